@@ -1,0 +1,116 @@
+"""Run identity: who ran what, with which effective prompt, so two runs compare only when they should."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from datetime import datetime
+from enum import Enum
+
+from pydantic import AliasChoices, Field
+
+from ghost_eval.records import Record
+
+__all__ = [
+    "METADATA_SCHEMA_VERSION",
+    "HashKind",
+    "RunMetadata",
+    "TokenUsage",
+    "effective_prompt_hash",
+    "make_run_id",
+    "parse_run_id",
+    "sha256_text",
+]
+
+METADATA_SCHEMA_VERSION = "2"
+_RUN_ID = re.compile(r"^(?P<use_case>.+)_(?P<model>[^_]+)_(?P<date>\d{8})_(?P<time>\d{6})$")
+
+
+class HashKind(str, Enum):
+    """What `system_prompt_hash` was computed over; hashes of different kinds never compare."""
+
+    AGENT_SOURCE = "agent_source_sha256"
+    """v1: sha256 of the agent's source file; the addon was not hashed."""
+    EFFECTIVE_PROMPT = "effective_prompt_sha256"
+    """sha256 of base prompt + environment block + addon, as sent to the model."""
+    UNKNOWN = "unknown"
+    """No hash was recorded (e.g. a backfilled run)."""
+
+
+class TokenUsage(Record):
+    """Token counts reported by the model vendor for the whole run."""
+
+    prompt: int | None = None
+    completion: int | None = None
+    total: int | None = None
+
+
+class RunMetadata(Record):
+    """`metadata.json`: a superset of the original sidecar, readable by v1 readers."""
+
+    schema_version: str = "1"
+    """"1" for sidecars written by the original tooling (no field), "2" for ours."""
+    run_id: str
+    """`<use_case_id>_<model_id>_<YYYYmmdd>_<HHMMSS>`."""
+    use_case_id: str | None = None
+    """Case letter (a … v) or behaviour case id."""
+    model_id: str | None = Field(default=None, validation_alias=AliasChoices("model_id", "model"))
+    """Model id as requested (v1 called this field `model`)."""
+    system_prompt_hash: str | None = None
+    """Hash identifying the experiment; its meaning depends on `hash_kind`."""
+    hash_kind: HashKind = HashKind.AGENT_SOURCE
+    """What the hash covers; v1 sidecars hashed the agent's source file."""
+    base_prompt_hash: str | None = None
+    """sha256 of the base system prompt alone."""
+    addon_name: str | None = None
+    """Name of the prompt addon appended for this run, if any."""
+    addon_hash: str | None = None
+    """sha256 of the addon text, if any."""
+    provider: str | None = None
+    """LLM vendor: `anthropic` or `google`."""
+    served_model_id: str | None = None
+    """Model id the vendor reported serving (differs from `model_id` on aliases)."""
+    temperature: float | None = None
+    run_label: str | None = None
+    """Free label for grouping (e.g. `baseline`, `variant-a`, `sentinel`)."""
+    repeat_index: int | None = None
+    """0-based index of this run among repeats of the same case × model × prompt."""
+    token_usage: TokenUsage | None = None
+    cost_usd: float | None = None
+    agent_commit: str | None = Field(default=None, validation_alias=AliasChoices("agent_commit", "ghost_agent_commit"))
+    """Commit of the agent code (v1 called this `ghost_agent_commit`)."""
+    agent_dirty: bool | None = None
+    """True when the agent's working tree had uncommitted changes."""
+    started_at: datetime | None = None
+    synthetic: bool = False
+    """True for demo or generated runs that no agent produced."""
+    backfilled: bool = False
+    """True when this sidecar was written after the run by `store backfill`."""
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def effective_prompt_hash(base_prompt: str, environment_block: str = "", addon: str | None = None) -> str:
+    """Hash of what the model actually saw; an addon changes it by itself, the base never needs editing."""
+    parts = [base_prompt, environment_block]
+    if addon:
+        parts.append(addon)
+    return sha256_text("\n\x1e\n".join(parts))
+
+
+def make_run_id(use_case_id: str, model_id: str, when: datetime) -> str:
+    return f"{use_case_id}_{model_id}_{when:%Y%m%d_%H%M%S}"
+
+
+def parse_run_id(run_id: str) -> tuple[str, str, datetime] | None:
+    """Split a run id into (use case, model, time); None when it does not follow the convention."""
+    m = _RUN_ID.match(run_id)
+    if not m:
+        return None
+    try:
+        when = datetime.strptime(m["date"] + m["time"], "%Y%m%d%H%M%S")
+    except ValueError:
+        return None
+    return m["use_case"], m["model"], when

@@ -1,0 +1,57 @@
+"""Base of every persisted record: typed, versioned, tolerant of unknown fields, strict on known ones."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ghost_eval.errors import RecordError
+
+__all__ = ["Record", "dump_json", "load_record", "parse_record"]
+
+R = TypeVar("R", bound=BaseModel)
+
+
+class Record(BaseModel):
+    """A persisted record; fields written by older or newer writers are kept, not dropped."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True, use_attribute_docstrings=True)
+
+
+def _first_error(exc: ValidationError) -> tuple[str, str]:
+    err = exc.errors()[0]
+    field = ".".join(str(p) for p in err["loc"]) or None
+    return field or "(root)", err["msg"]
+
+
+def parse_record(cls: type[R], data: Any, path: Path | str, error: type[RecordError] = RecordError) -> R:
+    """Validate already-decoded data, raising an error that names the file and field."""
+    try:
+        return cls.model_validate(data)
+    except ValidationError as exc:
+        field, msg = _first_error(exc)
+        raise error(path, msg, field) from None
+
+
+def load_record(cls: type[R], path: Path) -> R:
+    """Read and validate one JSON record file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise RecordError(path, "file is missing") from None
+    except OSError as exc:
+        raise RecordError(path, f"cannot be read ({exc.strerror})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        reason = "is empty" if not text.strip() else f"is not valid JSON ({exc.msg} at line {exc.lineno})"
+        raise RecordError(path, reason) from None
+    return parse_record(cls, data, path)
+
+
+def dump_json(record: BaseModel) -> str:
+    """Stable, human-readable JSON for a record (sorted keys keep diffs and checksums stable)."""
+    return json.dumps(record.model_dump(mode="json", by_alias=True, exclude_none=False), indent=2, sort_keys=True) + "\n"

@@ -1,0 +1,167 @@
+"""The artifact store as one object: open (v1 or ours), list and query, read, append, supersede, add verdicts."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from ghost_eval.errors import StoreError
+from ghost_eval.identity import RunMetadata
+from ghost_eval.records import dump_json
+from ghost_eval.store.index import RunIndex
+from ghost_eval.store.layout import (
+    MANIFEST_FILE,
+    METADATA_FILE,
+    SQLITE_FILE,
+    VERDICTS_DIR,
+    Coverage,
+    IndexEntry,
+    Problem,
+    read_v1_index,
+    resolve_inside,
+    run_folder,
+)
+from ghost_eval.store.query import RunFilter
+from ghost_eval.store.reader import RunRecord, read_run
+from ghost_eval.store.writer import publish_file, publish_run, write_view
+
+__all__ = ["STORE_ENV", "Store", "bundled_path", "default_store_path"]
+
+STORE_ENV = "GHOST_EVAL_STORE"
+
+
+def bundled_path(name: str) -> Path:
+    """Data shipped with the package (wheel) or beside it (a checkout)."""
+    here = Path(__file__).resolve().parents[1]
+    for candidate in (here / "_data" / name, here.parent / name):
+        if candidate.exists():
+            return candidate
+    raise StoreError(f"bundled data {name!r} not found next to the package")
+
+
+def default_store_path(explicit: str | Path | None = None) -> Path:
+    """Explicit path, else $GHOST_EVAL_STORE, else the bundled demo store."""
+    if explicit:
+        return Path(explicit)
+    env = os.environ.get(STORE_ENV)
+    return Path(env) if env else bundled_path("demo_store")
+
+
+class Store:
+    """An append-only artifact store rooted at a folder."""
+
+    def __init__(self, root: Path, *, create: bool = False) -> None:
+        if not root.is_dir():
+            if not create:
+                raise StoreError(f"store not found: {root} is not a directory")
+            root.mkdir(parents=True)
+        self.root = root
+        self.problems: list[Problem] = []
+        """Problems found in the index itself (the runs' own problems are on each RunRecord)."""
+        db = root / SQLITE_FILE
+        if db.exists() or create and not (root / "run_index.json").exists():
+            self._index = RunIndex.open(db)
+            self._adopted = True
+        else:
+            entries, self.problems = read_v1_index(root)
+            self._index = RunIndex.memory(entries)
+            self._adopted = False
+
+    def close(self) -> None:
+        self._index.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def runs(self, flt: RunFilter | None = None) -> list[IndexEntry]:
+        """Complete runs matching the filter, in append order; superseded ones only when asked."""
+        flt = flt or RunFilter()
+        done = self._index.select(flt)
+        # A writer killed between its rename and its index update left a published folder: it counts.
+        late = [e for e in self._index.select(flt, pending=True) if (self.root / e.path / MANIFEST_FILE).exists()]
+        return done + late
+
+    def get(self, run_id: str) -> IndexEntry:
+        found = self.runs(RunFilter(run_id=run_id, include_superseded=True))
+        if not found:
+            raise StoreError(f"run {run_id} is not in the store at {self.root}")
+        return found[0]
+
+    def read(self, entry: IndexEntry) -> RunRecord:
+        return read_run(self.root, entry)
+
+    def folder(self, entry: IndexEntry) -> Path:
+        return resolve_inside(self.root, entry.path)
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def _writable(self) -> RunIndex:
+        """First write to a v1 store: move its JSON index into SQLite, refusing if that would drop entries."""
+        if not self._adopted:
+            if self.problems:
+                listed = "; ".join(str(p) for p in self.problems)
+                raise StoreError(f"the v1 index has problems; fix them before writing to this store: {listed}")
+            entries = self._index.select(RunFilter(include_superseded=True))
+            self._index.close()
+            self._index = RunIndex.open(self.root / SQLITE_FILE)
+            self._index.load(entries)
+            self._adopted = True
+        return self._index
+
+    def append(
+        self,
+        metadata: RunMetadata,
+        files: Mapping[str, str | bytes],
+        *,
+        coverage: Coverage = Coverage.FULL,
+    ) -> IndexEntry:
+        """Store a complete run; refuses an existing run id. `files` must not include metadata.json."""
+        if metadata.use_case_id is None or metadata.model_id is None:
+            raise StoreError(f"run {metadata.run_id}: metadata needs use_case_id and model_id")
+        entry = IndexEntry(
+            run_id=metadata.run_id,
+            use_case_id=metadata.use_case_id,
+            model_id=metadata.model_id,
+            system_prompt_hash=metadata.system_prompt_hash,
+            backfilled=metadata.backfilled,
+            artifact_coverage=coverage,
+            path=run_folder(metadata.use_case_id, metadata.model_id, metadata.run_id),
+            hash_kind=metadata.hash_kind,
+            run_label=metadata.run_label,
+            repeat_index=metadata.repeat_index,
+        )
+        if METADATA_FILE in files:
+            raise StoreError("metadata.json is written from the metadata argument")
+        publish_run(self.root, self._writable(), entry, {**files, METADATA_FILE: dump_json(metadata)})
+        return entry
+
+    def supersede(self, old: str, new: str) -> None:
+        self._writable().supersede(old, new)
+        self.refresh_view()
+
+    def mark_backfilled(self, run_id: str) -> None:
+        self._writable().mark_backfilled(run_id)
+
+    def refresh_view(self) -> Path:
+        """Rewrite `run_index.json` from the index (batch commands call this; single appends do not)."""
+        return write_view(self.root, self._writable())
+
+    def add_verdict(self, entry: IndexEntry, scorer: str, record: BaseModel) -> Path | None:
+        """Keep a scorer's verdict beside the run, named by scorer and content; never replaces one.
+
+        Returns the new file, or None when the identical verdict is already stored.
+        """
+        body = dump_json(record)
+        digest = hashlib.sha256(body.encode()).hexdigest()[:12]
+        safe = scorer.replace("/", "_").replace(":", "_")
+        path = self.folder(entry) / VERDICTS_DIR / f"{safe}.{digest}.json"
+        return path if publish_file(path, body) else None

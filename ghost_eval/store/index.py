@@ -1,0 +1,199 @@
+"""The run index: SQLite is the source of truth, `run_index.json` a materialised view for v1 readers.
+
+Appending is one indexed INSERT (cost independent of store size) and a filtered query uses the
+(case, model) and hash indexes. The JSON view is rewritten atomically by batch operations and
+`store reindex`; v1 stores that have only the JSON are read from it into memory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from ghost_eval.cases import case_key
+from ghost_eval.errors import RunExistsError, StoreError
+from ghost_eval.store.layout import INDEX_SCHEMA_VERSION, Coverage, IndexEntry
+from ghost_eval.store.query import RunFilter
+
+__all__ = ["RunIndex", "writer_token"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL UNIQUE,
+    use_case_id TEXT NOT NULL,
+    case_key TEXT NOT NULL,
+    model_id TEXT NOT NULL,
+    system_prompt_hash TEXT,
+    hash_kind TEXT,
+    backfilled INTEGER NOT NULL DEFAULT 0,
+    artifact_coverage TEXT NOT NULL,
+    path TEXT NOT NULL,
+    superseded_by TEXT,
+    run_label TEXT,
+    repeat_index INTEGER,
+    extra TEXT,
+    state TEXT NOT NULL,
+    writer TEXT
+);
+CREATE INDEX IF NOT EXISTS runs_case_model ON runs(case_key, model_id);
+CREATE INDEX IF NOT EXISTS runs_model ON runs(model_id);
+CREATE INDEX IF NOT EXISTS runs_hash ON runs(system_prompt_hash);
+CREATE INDEX IF NOT EXISTS runs_state ON runs(state);
+"""
+_COLUMNS = (
+    "run_id", "use_case_id", "model_id", "system_prompt_hash", "hash_kind", "backfilled",
+    "artifact_coverage", "path", "superseded_by", "run_label", "repeat_index", "extra",
+)
+_KNOWN = set(IndexEntry.model_fields)
+
+
+def writer_token() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _writer_alive(token: str | None) -> bool:
+    """A pending row whose writer died on this host may be taken over; elsewhere we cannot tell."""
+    if not token:
+        return False
+    host, _, pid = token.rpartition(":")
+    if host != socket.gethostname():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, ValueError):
+        return True
+    return True
+
+
+def _row_values(entry: IndexEntry) -> tuple[Any, ...]:
+    extra = {k: v for k, v in entry.model_dump(mode="json").items() if k not in _KNOWN}
+    return (
+        entry.run_id, entry.use_case_id, entry.model_id, entry.system_prompt_hash,
+        entry.hash_kind.value if entry.hash_kind else None, int(entry.backfilled),
+        entry.artifact_coverage.value, entry.path, entry.superseded_by, entry.run_label,
+        entry.repeat_index, json.dumps(extra) if extra else None,
+    )
+
+
+def _entry(row: sqlite3.Row) -> IndexEntry:
+    data: dict[str, Any] = {k: row[k] for k in _COLUMNS if k != "extra"}
+    data["backfilled"] = bool(data["backfilled"])
+    data["artifact_coverage"] = Coverage(data["artifact_coverage"])
+    if row["extra"]:
+        data.update(json.loads(row["extra"]))
+    return IndexEntry.model_validate(data)
+
+
+class RunIndex:
+    """SQLite-backed index; `memory()` builds a throwaway one for read-only v1 stores."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self._conn.row_factory = sqlite3.Row
+        self._conn.executescript(_SCHEMA)
+
+    @classmethod
+    def open(cls, path: Path) -> RunIndex:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(path, timeout=60, isolation_level=None)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=FULL")
+        return cls(conn)
+
+    @classmethod
+    def memory(cls, entries: Iterable[IndexEntry]) -> RunIndex:
+        index = cls(sqlite3.connect(":memory:", isolation_level=None))
+        index.load(entries)
+        return index
+
+    def close(self) -> None:
+        self._conn.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """BEGIN IMMEDIATE serialises writers across processes; SQLite's busy timeout queues them."""
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")
+
+    def load(self, entries: Iterable[IndexEntry]) -> None:
+        """Bulk insert complete entries (adopting a v1 index, or a reindex)."""
+        placeholders = ",".join("?" * (len(_COLUMNS) + 3))
+        with self.transaction():
+            self._conn.executemany(
+                f"INSERT OR IGNORE INTO runs ({','.join(_COLUMNS)}, case_key, state, writer) VALUES ({placeholders})",
+                (_row_values(e) + (case_key(e.use_case_id), "complete", None) for e in entries),
+            )
+
+    def select(self, flt: RunFilter, *, pending: bool = False) -> list[IndexEntry]:
+        where, params = flt.to_sql()
+        state = "pending" if pending else "complete"
+        rows = self._conn.execute(f"SELECT * FROM runs WHERE state = ? AND {where} ORDER BY seq", [state, *params])
+        return [_entry(r) for r in rows]
+
+    def get(self, run_id: str) -> tuple[IndexEntry, str] | None:
+        """The entry and its state (`pending` or `complete`), whatever its state."""
+        row = self._conn.execute("SELECT * FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        return (_entry(row), row["state"]) if row else None
+
+    def count(self) -> int:
+        return int(self._conn.execute("SELECT COUNT(*) FROM runs WHERE state = 'complete'").fetchone()[0])
+
+    def claim(self, entry: IndexEntry) -> None:
+        """Reserve a run id before its folder is published; refuse ids that exist or are being written."""
+        with self.transaction():
+            row = self._conn.execute("SELECT state, writer FROM runs WHERE run_id = ?", (entry.run_id,)).fetchone()
+            if row is not None:
+                if row["state"] == "complete" or _writer_alive(row["writer"]):
+                    raise RunExistsError(f"run {entry.run_id} already exists in the store; runs are never overwritten")
+                self._conn.execute("DELETE FROM runs WHERE run_id = ?", (entry.run_id,))
+            self._conn.execute(
+                f"INSERT INTO runs ({','.join(_COLUMNS)}, case_key, state, writer) VALUES ({','.join('?' * (len(_COLUMNS) + 3))})",
+                _row_values(entry) + (case_key(entry.use_case_id), "pending", writer_token()),
+            )
+
+    def complete(self, run_id: str) -> None:
+        self._conn.execute("UPDATE runs SET state = 'complete', writer = NULL WHERE run_id = ?", (run_id,))
+
+    def release(self, run_id: str) -> None:
+        """Drop a claim whose folder was never published (the write failed before the rename)."""
+        self._conn.execute("DELETE FROM runs WHERE run_id = ? AND state = 'pending'", (run_id,))
+
+    def supersede(self, old: str, new: str) -> None:
+        with self.transaction():
+            for rid in (old, new):
+                found = self.get(rid)
+                if found is None or found[1] != "complete":
+                    raise StoreError(f"run {rid} is not in the store")
+            current = self.get(old)
+            assert current is not None
+            if current[0].superseded_by not in (None, new):
+                raise StoreError(f"run {old} is already superseded by {current[0].superseded_by}")
+            if old == new:
+                raise StoreError("a run cannot supersede itself")
+            self._conn.execute("UPDATE runs SET superseded_by = ? WHERE run_id = ?", (new, old))
+
+    def mark_backfilled(self, run_id: str) -> None:
+        self._conn.execute("UPDATE runs SET backfilled = 1 WHERE run_id = ?", (run_id,))
+
+    def view(self) -> dict[str, Any]:
+        """The v1-compatible JSON document for `run_index.json`."""
+        runs = [e.model_dump(mode="json", exclude_none=False) for e in self.select(RunFilter(include_superseded=True))]
+        for r in runs:
+            for k in ("hash_kind", "run_label", "repeat_index"):
+                if r.get(k) is None:
+                    r.pop(k, None)
+        return {"schema_version": INDEX_SCHEMA_VERSION, "runs": runs}
