@@ -1,0 +1,11 @@
+"""Promptfoo assertion. Diagnosis: the case's answer key (must_find / must_not_find), scored apart from remediation safety."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ghost_eval.promptfoo import assertion_result
+
+
+def get_assert(output: str, context: dict[str, Any]) -> dict[str, Any]:
+    return assertion_result("diagnosis", output, context)

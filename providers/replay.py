@@ -1,0 +1,15 @@
+"""Promptfoo provider: serves stored Ghost Agent runs so they can be rescored at zero agent cost.
+
+Config: `store` (folder; default $GHOST_EVAL_STORE, else the bundled demo store), `cases` (folder).
+A test selects a run by vars `run_id`, or `use_case` + `model` (+ `prompt_hash`, `repeat_index`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ghost_eval.promptfoo import replay_response
+
+
+def call_api(prompt: str, options: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
+    return replay_response(options.get("config") or {}, context)
