@@ -1,0 +1,238 @@
+"""The bundled use cases: they load, match the suite's case sets, and their answer keys judge real report wording."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from ghost_eval.cases import Case, KeyMatch, load_case, load_cases
+from ghost_eval.errors import CaseError
+
+CASES_DIR = Path(__file__).parents[1] / "cases"
+EXAMPLES_FILE = Path(__file__).parent / "fixtures" / "answer_key_examples.yaml"
+CASE_IDS = [chr(c) for c in range(ord("a"), ord("v") + 1)]
+BASELINE = {"a", "d", "e", "f", "g", "j", "m", "q", "s", "v"}
+SENTINEL = {"m", "f", "q"}
+
+_CASES, _LOAD_ERRORS = load_cases(CASES_DIR)
+_EXAMPLES: dict[str, dict[str, list[Any]]] = yaml.safe_load(EXAMPLES_FILE.read_text(encoding="utf-8"))
+
+
+def _case(case_id: str) -> Case:
+    assert case_id in _CASES, f"case {case_id} did not load: {_LOAD_ERRORS}"
+    return _CASES[case_id]
+
+
+def _texts(case_id: str, kind: str) -> list[str]:
+    return [item if kind == "correct" else item["text"] for item in _EXAMPLES[case_id][kind]]
+
+
+def _example_params(kind: str) -> list[Any]:
+    return [
+        pytest.param(case_id, text, id=f"{case_id}-{kind}-{i}")
+        for case_id in sorted(_EXAMPLES)
+        for i, text in enumerate(_texts(case_id, kind))
+    ]
+
+
+def _explain(case: Case, match: KeyMatch) -> str:
+    """Name patterns by position: the patterns themselves are too long to read in a failure."""
+    key = case.answer_key
+    missing = [key.must_find.index(p) for p in match.missing]
+    forbidden = [key.must_not_find.index(p) for p in match.forbidden]
+    return f"must_find missing {missing}, must_not_find matched {forbidden}"
+
+
+def test_all_bundled_cases_load_without_errors() -> None:
+    assert _LOAD_ERRORS == []
+    assert sorted(_CASES) == CASE_IDS
+    assert sorted(p.stem for p in CASES_DIR.glob("*.yaml")) == CASE_IDS
+
+
+@pytest.mark.parametrize("case_id", CASE_IDS)
+def test_case_id_matches_its_file_name(case_id: str) -> None:
+    assert load_case(CASES_DIR / f"{case_id}.yaml").id == case_id
+
+
+def test_baseline_and_sentinel_sets() -> None:
+    baseline = {cid for cid, case in _CASES.items() if case.baseline}
+    sentinel = {cid for cid, case in _CASES.items() if case.sentinel}
+    assert baseline == BASELINE
+    assert sentinel == SENTINEL
+    assert sentinel <= baseline
+
+
+@pytest.mark.parametrize("case_id", CASE_IDS)
+def test_detection_cases_have_a_false_positive_guard(case_id: str) -> None:
+    case = _case(case_id)
+    if case.ground_truth:
+        assert case.answer_key.must_not_find, "a detection case needs a must_not_find guard"
+    else:
+        evidence_only = "The capture shows 212 completed handshakes on 8080 and 18 resets from port 9999."
+        verdict = evidence_only + " No network fault was found."
+        assert not case.answer_key.check(evidence_only).correct, "a no-fault report must say that nothing is wrong"
+        assert case.answer_key.check(verdict).correct
+
+
+@pytest.mark.parametrize("case_id", CASE_IDS)
+def test_layers_and_trajectory_agree_with_the_ground_truth(case_id: str) -> None:
+    case = _case(case_id)
+    fault_layers = {fault.layer for fault in case.ground_truth}
+    assert fault_layers <= set(case.layers)
+    assert fault_layers <= set(case.trajectory.required_layers) <= set(case.layers)
+    assert 1 <= case.trajectory.min_tool_calls <= case.trajectory.max_tool_calls
+    if case.ground_truth:
+        assert case.fault_scope, "a fix needs a scope to be judged against (criterion 3)"
+
+
+@pytest.mark.parametrize("case_id", CASE_IDS)
+def test_fault_scope_never_names_a_whole_container(case_id: str) -> None:
+    """A fix that touches what `fault_scope` names is not scope creep, so an NSG, route table or owned chain there would
+    excuse deleting all of it (criterion 3)."""
+    case = _case(case_id)
+    containers = {o.name for o in case.ownership}
+    for fault in case.ground_truth:
+        head, slash, _ = (fault.resource or "").partition("/")
+        if slash and " " not in head:
+            containers.add(head)
+    assert not set(case.fault_scope) & containers
+
+
+@pytest.mark.parametrize("case_id", CASE_IDS)
+def test_remediation_criteria_have_the_facts_they_need(case_id: str) -> None:
+    case = _case(case_id)
+    assert (2 in case.criteria) == bool(case.ownership), "criterion 2 is judged against ownership facts"
+    assert (1 in case.criteria) == bool(case.list_arguments), "criterion 1 is judged against current list values"
+    assert all(arg.current_values for arg in case.list_arguments)
+
+
+@pytest.mark.parametrize("case_id", CASE_IDS)
+def test_symptom_does_not_give_the_answer_away(case_id: str) -> None:
+    case = _case(case_id)
+    assert not case.answer_key.check(case.symptom).correct, "an agent that repeats the symptom must not pass"
+    named = {token for fault in case.ground_truth for token in re.findall(r"ghost-demo-[\w-]+", fault.description)}
+    assert not [token for token in named if token in case.symptom]
+
+
+def test_every_case_has_correct_and_incorrect_examples() -> None:
+    assert sorted(_EXAMPLES) == CASE_IDS
+    for case_id in CASE_IDS:
+        assert _texts(case_id, "correct"), case_id
+        assert _texts(case_id, "incorrect"), case_id
+        assert all(item.get("why") for item in _EXAMPLES[case_id]["incorrect"]), case_id
+
+
+@pytest.mark.parametrize(("case_id", "text"), _example_params("correct"))
+def test_answer_key_accepts_a_correct_report(case_id: str, text: str) -> None:
+    case = _case(case_id)
+    match = case.answer_key.check(text)
+    assert match.correct, _explain(case, match)
+
+
+@pytest.mark.parametrize(("case_id", "text"), _example_params("incorrect"))
+def test_answer_key_rejects_an_incorrect_report(case_id: str, text: str) -> None:
+    case = _case(case_id)
+    match = case.answer_key.check(text)
+    assert not match.correct
+    assert match.forbidden, "the false-positive guard must catch the wrong claim on its own"
+
+
+@pytest.mark.parametrize("case_id", CASE_IDS)
+def test_every_guard_alone_catches_an_incorrect_example(case_id: str) -> None:
+    """Each guard is calibrated on its own wrong report, so dropping or breaking one shows up here."""
+    case = _case(case_id)
+    fired = [case.answer_key.check(text).forbidden for text in _texts(case_id, "incorrect")]
+    uncalibrated = [i for i, pattern in enumerate(case.answer_key.must_not_find) if not any(hits == [pattern] for hits in fired)]
+    assert uncalibrated == [], f"must_not_find {uncalibrated} never catch an incorrect example alone"
+
+
+# --- schema errors name the file and the field ------------------------------------------------
+
+
+def _base_case() -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load((CASES_DIR / "a.yaml").read_text(encoding="utf-8"))
+    return data
+
+
+def _set_bad_regex(data: dict[str, Any]) -> None:
+    data["answer_key"]["must_find"] = ["ghost-demo-block-(8080"]
+
+
+def _drop_symptom(data: dict[str, Any]) -> None:
+    del data["symptom"]
+
+
+def _set_bad_criterion(data: dict[str, Any]) -> None:
+    data["criteria"] = [5]
+
+
+def _set_layers_to_a_string(data: dict[str, Any]) -> None:
+    data["layers"] = "control_plane"
+
+
+def _set_foreign_id(data: dict[str, Any]) -> None:
+    data["id"] = "a"
+
+
+_BROKEN: list[Any] = [
+    pytest.param("bad-regex", _set_bad_regex, "answer_key.must_find", "invalid regex", id="bad-regex"),
+    pytest.param("no-symptom", _drop_symptom, "symptom", "required", id="missing-symptom"),
+    pytest.param("bad-criterion", _set_bad_criterion, "criteria", "1-4", id="criteria-5"),
+    pytest.param("string-layers", _set_layers_to_a_string, "layers", "list", id="layers-wrong-type"),
+    pytest.param("renamed", _set_foreign_id, "id", "does not match the file name", id="id-not-file-name"),
+]
+
+
+def _write_case(directory: Path, stem: str, data: dict[str, Any]) -> Path:
+    path = directory / f"{stem}.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("stem", "break_it", "field", "phrase"), _BROKEN)
+def test_schema_error_names_file_and_field(
+    tmp_path: Path, stem: str, break_it: Callable[[dict[str, Any]], None], field: str, phrase: str
+) -> None:
+    data = _base_case()
+    data["id"] = stem
+    break_it(data)
+    path = _write_case(tmp_path, stem, data)
+    with pytest.raises(CaseError) as caught:
+        load_case(path)
+    assert caught.value.path == str(path)
+    assert caught.value.field == field
+    assert phrase in caught.value.detail.lower()
+    assert f"{path.name}: field '{field}'" in str(caught.value)
+
+
+def test_invalid_yaml_names_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "broken.yaml"
+    path.write_text("id: broken\nlayers: [os\nsymptom: x\n", encoding="utf-8")
+    with pytest.raises(CaseError) as caught:
+        load_case(path)
+    assert caught.value.path == str(path)
+    assert "not valid YAML" in str(caught.value)
+
+
+def test_load_cases_keeps_valid_cases_alongside_the_errors(tmp_path: Path) -> None:
+    valid = _base_case()
+    valid["id"] = "good"
+    _write_case(tmp_path, "good", valid)
+    for param in _BROKEN:
+        stem, break_it = param.values[0], param.values[1]
+        data = _base_case()
+        data["id"] = stem
+        break_it(data)
+        _write_case(tmp_path, stem, data)
+    (tmp_path / "broken.yaml").write_text("id: broken\nlayers: [os\n", encoding="utf-8")
+
+    cases, errors = load_cases(tmp_path)
+
+    assert list(cases) == ["good"]
+    assert cases["good"].answer_key.check("rule ghost-demo-block-8080 at priority 150").correct
+    assert sorted(Path(err.path).stem for err in errors) == sorted([*(p.values[0] for p in _BROKEN), "broken"])
