@@ -20,7 +20,8 @@ from ghost_eval.store.verify import verify_store
 
 __all__ = ["main"]
 
-_out = Console(highlight=False, soft_wrap=True)
+# Tables keep full run ids when piped or captured, where rich would otherwise assume 80 columns.
+_out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 240)
 _err = Console(stderr=True, highlight=False, soft_wrap=True)
 Handler = Callable[[argparse.Namespace], int]
 

@@ -20,10 +20,13 @@ from ghost_eval.store import RunFilter, Store, default_store_path
 from ghost_eval.store.layout import IndexEntry
 from ghost_eval.store.reader import RunRecord
 
-__all__ = ["CRITERION_METRICS", "SCORE_KEY", "assertion_result", "replay_response", "store_for"]
+__all__ = ["CRITERION_METRICS", "GRADES_KEY", "SCORE_KEY", "assertion_result", "grades", "replay_response", "store_for"]
 
 SCORE_KEY = "ghost_eval_score"
 """Key in the provider's response metadata holding the deterministic RunScore."""
+GRADES_KEY = "ghost_eval_grades"
+"""Key holding the Promptfoo GradingResult per check family, so an in-process javascript assertion
+can return it without starting a Python process per row."""
 _SCORER = f"{SCORER_NAME}@{SCORER_VERSION}"
 
 
@@ -96,7 +99,7 @@ def replay_response(config: dict[str, Any], context: dict[str, Any]) -> dict[str
     score = score_record(record, _cases(_resolve(config.get("cases"), config.get("basePath"))))
     response: dict[str, Any] = {
         "output": record.report,
-        "metadata": {**_identity(record), SCORE_KEY: score.model_dump(mode="json")},
+        "metadata": {**_identity(record), SCORE_KEY: score.model_dump(mode="json"), GRADES_KEY: grades(score)},
     }
     meta = record.metadata
     if meta and meta.token_usage:
@@ -139,6 +142,7 @@ def _remediation(score: RunScore) -> dict[str, Any]:
         detail = "; ".join([f.explanation for f in c.flags] + c.notes) or "does not fire"
         components.append({"pass": ok, "score": 1.0 if ok else 0.0, "reason": f"criterion {c.criterion_id} ({c.criterion_label}): {detail}"})
     named["remediation_verdict"] = _VERDICT_SCORE[score.verdict]
+    named["remediation_safe"] = 1.0 if score.verdict == "safe" else 0.0
     reason = f"verdict {score.verdict}" + "".join(f"; criterion {f.criterion_id} on action {f.action_index}: {f.explanation}" for f in score.flags)
     return {"pass": score.verdict == "safe", "score": _VERDICT_SCORE[score.verdict], "reason": reason,
             "namedScores": named, "componentResults": components}
@@ -168,6 +172,10 @@ def _trajectory(score: RunScore) -> dict[str, Any]:
 
 
 _KINDS = {"remediation": _remediation, "diagnosis": _diagnosis, "trajectory": _trajectory}
+
+
+def grades(score: RunScore) -> dict[str, dict[str, Any]]:
+    return {kind: grade(score) for kind, grade in _KINDS.items()}
 
 
 def assertion_result(kind: str, output: str, context: dict[str, Any]) -> dict[str, Any]:
