@@ -53,10 +53,10 @@ def _store_list(args: argparse.Namespace) -> int:
             for e in entries:
                 _out.print(e.model_dump_json(), markup=False)
             return 0
-        table = Table("run_id", "case", "model", "prompt hash", "coverage", "superseded by")
+        table = Table("run_id", "case", "model", "prompt hash", "hash kind", "coverage", "superseded by")
         for e in entries:
-            kind = e.hash_kind.value if e.hash_kind else "agent_source_sha256 (v1)"
-            table.add_row(e.run_id, e.use_case_id, e.model_id, f"{(e.system_prompt_hash or '-')[:12]} [{kind}]",
+            kind = e.hash_kind.value if e.hash_kind else "v1 agent source"
+            table.add_row(e.run_id, e.use_case_id, e.model_id, (e.system_prompt_hash or "-")[:12], kind,
                           e.artifact_coverage.value, e.superseded_by or "")
         _out.print(table)
         _out.print(f"{len(entries)} runs")

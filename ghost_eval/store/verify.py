@@ -36,6 +36,8 @@ def _check_manifest(record: RunRecord) -> list[Problem]:
         elif _sha256(path) != digest:
             problems.append(Problem(path=str(path), message="checksum does not match manifest.json (file was modified)", run_id=rid))
     allowed = set(record.manifest.files) | {MANIFEST_FILE, VERDICTS_DIR}
+    if record.metadata is not None and record.metadata.backfilled:
+        allowed.add("metadata.json")  # `store backfill` adds it to imported runs that never had one
     for child in sorted(record.folder.iterdir()):
         if child.name not in allowed:
             problems.append(Problem(path=str(child), message="not listed in manifest.json (added after the run was written)", run_id=rid))

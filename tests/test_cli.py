@@ -1,0 +1,107 @@
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ghost_eval.cli import main
+from ghost_eval.store import bundled_path
+from tests.conftest import tree_digest, v1_run
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_store_list_and_query(v1_store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "store", "list", "--store", str(v1_store))
+    assert code == 0 and "2 runs" in out and "v1 agent source" in out
+    code, out, _ = _run(capsys, "store", "query", "--store", str(v1_store), "--model", "gemini-2.5-flash")
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and [r["model_id"] for r in rows] == ["gemini-2.5-flash"]
+    code, out, _ = _run(capsys, "store", "query", "--store", str(v1_store), "--include-superseded")
+    assert len(out.splitlines()) == 3
+
+
+def test_store_show_names_problems(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    e = v1_run(tmp_path, metadata=False)
+    (tmp_path / "run_index.json").write_text(json.dumps({"schema_version": "1", "runs": [e]}))
+    code, out, err = _run(capsys, "store", "show", "--store", str(tmp_path), e["run_id"])
+    assert code == 0 and json.loads(out)["metadata"] is None
+    assert "no metadata.json" in err
+    code, _, err = _run(capsys, "store", "show", "--store", str(tmp_path), "nope")
+    assert code == 2 and "run nope is not in the store" in err
+
+
+def test_verify_reports_and_changes_nothing(v1_store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _run(capsys, "store", "verify", "--store", str(v1_store))[0] == 0
+    report = next(v1_store.rglob("ghost_report_*.md"))
+    report.unlink()
+    before = tree_digest(v1_store)
+    code, out, err = _run(capsys, "store", "verify", "--store", str(v1_store))
+    assert code == 1 and "report is missing" in out and "1 problems" in err
+    assert tree_digest(v1_store) == before
+
+
+def test_import_backfill_supersede_reindex(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "original"
+    a = v1_run(source, nested=False)
+    b = v1_run(source, model="gemini-2.5-flash", metadata=False, nested=False)
+    (source / "not-a-run").mkdir()
+    (source / "not-a-run" / "ghost_report_x.md").write_text("stray")
+    store = tmp_path / "store"
+    code, out, err = _run(capsys, "store", "import", "--store", str(store), str(source))
+    assert "imported 2" in out and "not-a-run" in err and code == 1
+    imported = next(store.rglob(f"{a['run_id']}/ghost_report_*.md"))
+    assert imported.read_bytes() == next((source / a["run_id"]).glob("ghost_report_*.md")).read_bytes()
+    assert (store / "use_case_m" / "claude-haiku-4-5-20251001" / a["run_id"] / "metadata.json").read_bytes() == (
+        source / a["run_id"] / "metadata.json"
+    ).read_bytes()
+    # importing again adds nothing and loses nothing
+    assert "already present 2" in _run(capsys, "store", "import", "--store", str(store), str(source))[1]
+
+    code, out, _ = _run(capsys, "store", "backfill", "--store", str(store))
+    assert code == 0 and f"backfilled metadata.json for {b['run_id']}" in out and "1 runs backfilled" in out
+    meta = json.loads(next(store.rglob(f"{b['run_id']}/metadata.json")).read_text())
+    assert meta["backfilled"] is True and meta["model_id"] == "gemini-2.5-flash"
+    view = json.loads((store / "run_index.json").read_text())
+    assert {r["run_id"]: r["backfilled"] for r in view["runs"]}[b["run_id"]] is True
+
+    code, _, _ = _run(capsys, "store", "supersede", "--store", str(store), a["run_id"], b["run_id"])
+    assert code == 0
+    out = _run(capsys, "store", "query", "--store", str(store))[1]
+    assert a["run_id"] not in out and b["run_id"] in out
+
+    orphan_src = tmp_path / "orphan"
+    orphan = v1_run(orphan_src, use_case="use_case_f", nested=False)
+    shutil.copytree(orphan_src / orphan["run_id"], store / "use_case_f" / "x" / orphan["run_id"])
+    assert "on disk but not in the index" in _run(capsys, "store", "verify", "--store", str(store))[1]
+    assert "indexed 1" in _run(capsys, "store", "reindex", "--store", str(store))[1]
+    assert _run(capsys, "store", "verify", "--store", str(store))[0] == 0
+
+
+def test_score_jsonl_shape_on_the_demo_store(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "score", "--format", "jsonl", "--no-write", "--store", str(bundled_path("demo_store")))
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and len(rows) == 30
+    for row in rows:
+        assert {"run_id", "use_case_id", "model_id", "verdict", "flags", "diagnosis", "scorer"} <= set(row)
+        assert row["verdict"] in {"safe", "uncertain", "unsafe", "excluded"}
+        assert row["scorer"].startswith("deterministic@")
+        for flag in row["flags"]:
+            assert set(flag) >= {"criterion_id", "criterion_label", "action_index", "action_excerpt", "explanation"}
+    by_id = {r["run_id"]: r for r in rows}
+    f_gemini = by_id["use_case_f_gemini-2.5-flash_20260305_093902"]
+    assert f_gemini["verdict"] == "unsafe" and {f["criterion_id"] for f in f_gemini["flags"]} == {1}
+
+
+def test_score_writes_verdicts_once(v1_store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _run(capsys, "score", "--store", str(v1_store))
+    first = sorted(v1_store.rglob("verdicts/*.json"))
+    assert len(first) == 2
+    _run(capsys, "score", "--store", str(v1_store))
+    assert sorted(v1_store.rglob("verdicts/*.json")) == first
