@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -153,10 +153,9 @@ class Store:
         publish_run(self.root, self._writable(), entry, payload)
         return entry
 
-    def adopt(self, entry: IndexEntry) -> None:
-        """Index a run folder that is already on disk (reindex after a lost index update)."""
-        self.folder(entry)
-        self._writable().load([entry])
+    def adopt_many(self, entries: Iterable[IndexEntry]) -> None:
+        """Index run folders that are already on disk (reindex after a lost index update)."""
+        self._writable().load(entries)
 
     def supersede(self, old: str, new: str) -> None:
         self._writable().supersede(old, new)

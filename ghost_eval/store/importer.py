@@ -58,7 +58,7 @@ def reindex(store: Store) -> ImportReport:
         try:
             meta = _identity(folder)
             assert meta.use_case_id is not None and meta.model_id is not None
-            store.adopt(
+            store.adopt_many([
                 IndexEntry(
                     run_id=meta.run_id,
                     use_case_id=meta.use_case_id,
@@ -71,7 +71,7 @@ def reindex(store: Store) -> ImportReport:
                     run_label=meta.run_label,
                     repeat_index=meta.repeat_index,
                 )
-            )
+            ])
             report.imported.append(meta.run_id)
         except RecordError as exc:
             report.problems.append(Problem(path=exc.path, message=str(exc).removeprefix(exc.path + ": ")))
