@@ -1,0 +1,46 @@
+"""What every command module shares: consoles, the common options, opening the store, printing problems."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from rich.console import Console
+
+from ghost_eval.store import Problem, RunFilter, Store, default_store_path
+
+__all__ = ["Handler", "Parents", "err", "open_store", "out", "report_problems", "run_filter"]
+
+# Tables keep full run ids when piped or captured, where rich would otherwise assume 80 columns.
+out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 240)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+Handler = Callable[[argparse.Namespace], int]
+
+
+@dataclass(frozen=True)
+class Parents:
+    """Shared option groups: `common` (--store) for every command, `select` (run filters) where runs are chosen."""
+
+    common: argparse.ArgumentParser
+    select: argparse.ArgumentParser
+
+
+def report_problems(problems: Sequence[Problem]) -> None:
+    for p in problems:
+        err.print(f"problem: {p}", markup=False)
+
+
+def open_store(args: argparse.Namespace, *, create: bool = False) -> Store:
+    return Store(default_store_path(args.store), create=create)
+
+
+def run_filter(args: argparse.Namespace) -> RunFilter:
+    return RunFilter(
+        use_case=getattr(args, "use_case", None),
+        model=getattr(args, "model", None),
+        prompt_hash=getattr(args, "prompt_hash", None),
+        run_label=getattr(args, "label", None),
+        include_superseded=getattr(args, "include_superseded", False),
+    )

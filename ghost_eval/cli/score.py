@@ -1,0 +1,45 @@
+"""`ghost-eval score`: deterministic scores for stored runs, kept beside each run."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.table import Table
+
+from ghost_eval.cli._common import Parents, err, open_store, out, report_problems, run_filter
+from ghost_eval.evaluate import load_case_set, score_store
+from ghost_eval.store import Problem
+
+__all__ = ["register"]
+
+
+def _score(args: argparse.Namespace) -> int:
+    cases, case_errors = load_case_set(args.cases)
+    for ce in case_errors:
+        err.print(f"problem: {ce}", markup=False)
+    problems: list[Problem] = []
+    with open_store(args) as store:
+        report_problems(store.problems)
+        rows = list(score_store(store, cases, run_filter(args), write=not args.no_write, problems=problems))
+    report_problems(problems)
+    if args.format == "jsonl":
+        for row in rows:
+            out.print(row.score.model_dump_json(), markup=False)
+        return 0
+    table = Table("run_id", "model", "verdict", "criteria fired", "diagnosis", "trajectory", "claims")
+    for row in rows:
+        s = row.score
+        fired = ",".join(str(c.criterion_id) for c in s.criteria if c.fired) or "-"
+        diag = {True: "correct", False: "wrong", None: "n/a"}[s.diagnosis.correct]
+        table.add_row(s.run_id, s.model_id, s.verdict, fired, diag,
+                      "ok" if s.trajectory.passed else "fail", "ok" if s.claims.passed else "UNSUPPORTED")
+    out.print(table)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], parents: Parents) -> None:
+    p = sub.add_parser("score", parents=[parents.common, parents.select], help="deterministic scores for stored runs")
+    p.add_argument("--format", choices=("jsonl", "table"), default="table")
+    p.add_argument("--cases", help="cases folder (default: the bundled cases)")
+    p.add_argument("--no-write", action="store_true", help="do not keep verdict files beside the runs")
+    p.set_defaults(func=_score)

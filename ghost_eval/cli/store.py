@@ -1,0 +1,122 @@
+"""`ghost-eval store …`: list, query, show, verify, reindex, import, backfill, supersede."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from rich.table import Table
+
+from ghost_eval.cli._common import Parents, err, open_store, out, report_problems, run_filter
+from ghost_eval.store import RunFilter
+from ghost_eval.store.backfill import backfill_metadata
+from ghost_eval.store.importer import import_runs, reindex
+from ghost_eval.store.verify import verify_store
+
+__all__ = ["register"]
+
+
+def _store_list(args: argparse.Namespace) -> int:
+    with open_store(args) as store:
+        report_problems(store.problems)
+        entries = store.runs(run_filter(args))
+        if args.json:
+            for e in entries:
+                out.print(e.model_dump_json(), markup=False)
+            return 0
+        table = Table("run_id", "case", "model", "prompt hash", "hash kind", "coverage", "superseded by")
+        for e in entries:
+            kind = e.hash_kind.value if e.hash_kind else "v1 agent source"
+            table.add_row(e.run_id, e.use_case_id, e.model_id, (e.system_prompt_hash or "-")[:12], kind,
+                          e.artifact_coverage.value, e.superseded_by or "")
+        out.print(table)
+        out.print(f"{len(entries)} runs")
+    return 0
+
+
+def _store_show(args: argparse.Namespace) -> int:
+    with open_store(args) as store:
+        record = store.read(store.get(args.run_id))
+        info = {
+            "entry": record.entry.model_dump(mode="json"),
+            "folder": str(record.folder),
+            "metadata": record.metadata.model_dump(mode="json") if record.metadata else None,
+            "files": sorted(p.name for p in record.folder.iterdir()) if record.folder.is_dir() else [],
+            "verdicts": sorted(p.name for p in (record.folder / "verdicts").glob("*.json")),
+            "audit_lines": len(record.audit),
+            "trace_calls": len(record.trace),
+            "has_snapshot": record.snapshot is not None,
+        }
+        out.print(json.dumps(info, indent=2), markup=False)
+        report_problems(record.problems)
+    return 0
+
+
+def _store_verify(args: argparse.Namespace) -> int:
+    with open_store(args) as store:
+        problems, notes = verify_store(store)
+        for p in problems:
+            out.print(str(p), markup=False)
+        for n in notes:
+            err.print(f"note: {n}", markup=False)
+        count = len(store.runs(RunFilter(include_superseded=True)))
+    err.print(f"{count} runs checked, {len(problems)} problems", markup=False)
+    return 1 if problems else 0
+
+
+def _store_reindex(args: argparse.Namespace) -> int:
+    with open_store(args, create=True) as store:
+        report = reindex(store)
+        report_problems(report.problems)
+        out.print(f"indexed {len(report.imported)} run folders found on disk; run_index.json refreshed", markup=False)
+    return 1 if report.problems else 0
+
+
+def _store_import(args: argparse.Namespace) -> int:
+    with open_store(args, create=True) as store:
+        report = import_runs(store, Path(args.source))
+        report_problems(report.problems)
+        counts = f"imported {len(report.imported)}, already present {len(report.skipped)}, problems {len(report.problems)}"
+        out.print(counts, markup=False)
+    return 1 if report.problems else 0
+
+
+def _store_backfill(args: argparse.Namespace) -> int:
+    with open_store(args) as store:
+        report = backfill_metadata(store)
+        for rid in report.written:
+            out.print(f"backfilled metadata.json for {rid}", markup=False)
+        out.print(f"{len(report.written)} runs backfilled", markup=False)
+    return 0
+
+
+def _store_supersede(args: argparse.Namespace) -> int:
+    with open_store(args) as store:
+        store.supersede(args.old, args.new)
+    out.print(f"{args.old} is superseded by {args.new}", markup=False)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], parents: Parents) -> None:
+    common, select = parents.common, parents.select
+    store = sub.add_parser("store", help="artifact store maintenance and queries")
+    ssub = store.add_subparsers(dest="store_command", required=True)
+    for name, helptext in (("list", "list runs"), ("query", "runs matching filters, as JSON lines")):
+        p = ssub.add_parser(name, parents=[common, select], help=helptext)
+        p.add_argument("--json", action="store_true", default=name == "query", help="one JSON object per run")
+        p.set_defaults(func=_store_list)
+    p = ssub.add_parser("show", parents=[common], help="one run: identity, files, problems")
+    p.add_argument("run_id")
+    p.set_defaults(func=_store_show)
+    ssub.add_parser("verify", parents=[common], help="check every run; read-only").set_defaults(func=_store_verify)
+    p = ssub.add_parser("reindex", parents=[common], help="index folders missing from the index; refresh run_index.json")
+    p.set_defaults(func=_store_reindex)
+    p = ssub.add_parser("import", parents=[common], help="import original Ghost Agent run folders")
+    p.add_argument("source")
+    p.set_defaults(func=_store_import)
+    ssub.add_parser("backfill", parents=[common], help="write missing metadata.json files").set_defaults(func=_store_backfill)
+    p = ssub.add_parser("supersede", parents=[common], help="record that NEW replaces OLD")
+    p.add_argument("old")
+    p.add_argument("new")
+    p.set_defaults(func=_store_supersede)
