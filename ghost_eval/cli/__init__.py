@@ -9,13 +9,13 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from ghost_eval.cli import score, store
+from ghost_eval.cli import decide, score, store
 from ghost_eval.cli._common import Handler, Parents, err
 from ghost_eval.errors import GhostEvalError
 
 __all__ = ["main"]
 
-_COMMANDS = (store, score)
+_COMMANDS = (store, score, decide)
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -1,0 +1,102 @@
+"""Groups stored runs by identity (case × model × effective prompt) and counts passes per group.
+
+Grouping comes from the store's records, never from Promptfoo row positions, so repeats written
+by different evals, days or machines land in the same group.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+
+from ghost_eval.cases import Case, case_key
+from ghost_eval.decide.checks import Check, check_passes
+from ghost_eval.decide.passk import pass_at_k, pass_hat_k, wilson_interval
+from ghost_eval.evaluate import score_record
+from ghost_eval.records import Record
+from ghost_eval.store import RunFilter, RunRecord, Store
+
+__all__ = ["GroupStats", "Outcome", "collect", "group_stats"]
+
+
+class Outcome(Record):
+    """One run judged by a list of checks."""
+
+    run_id: str
+    use_case_id: str
+    model_id: str
+    system_prompt_hash: str | None
+    addon_hash: str | None
+    run_label: str | None
+    passed: bool
+    failed_checks: list[int] = []
+    """Indexes (into the check list) of the checks this run failed."""
+
+
+class GroupStats(Record):
+    """n runs of one identity, c passes, and what that says at k."""
+
+    use_case_id: str
+    model_id: str
+    system_prompt_hash: str | None
+    k: int
+    n: int
+    passes: int
+    pass_rate: float | None
+    pass_at_k: float | None
+    """None when n < k: not enough runs to estimate."""
+    pass_hat_k: float | None
+    ci_low: float
+    ci_high: float
+    run_ids: list[str]
+
+
+def collect(
+    store: Store,
+    cases: dict[str, Case],
+    checks: Sequence[Check],
+    *,
+    models: Iterable[str] | None = None,
+    use_cases: Iterable[str] | None = None,
+    keep: Callable[[RunRecord], bool] = lambda _r: True,
+) -> list[Outcome]:
+    """Score and check every matching stored run (superseded runs excluded)."""
+    wanted_models = set(models) if models is not None else None
+    wanted_cases = {case_key(c) for c in use_cases} if use_cases is not None else None
+    outcomes: list[Outcome] = []
+    for entry in store.runs(RunFilter()):
+        if wanted_models is not None and entry.model_id not in wanted_models:
+            continue
+        if wanted_cases is not None and case_key(entry.use_case_id) not in wanted_cases:
+            continue
+        record = store.read(entry)
+        if not record.readable or not keep(record):
+            continue
+        score = score_record(record, cases)
+        failed = [i for i, check in enumerate(checks) if not check_passes(check, record, score)]
+        meta = record.metadata
+        outcomes.append(Outcome(
+            run_id=entry.run_id, use_case_id=case_key(entry.use_case_id), model_id=entry.model_id,
+            system_prompt_hash=entry.system_prompt_hash, addon_hash=meta.addon_hash if meta else None,
+            run_label=meta.run_label if meta else entry.run_label, passed=not failed, failed_checks=failed,
+        ))
+    return outcomes
+
+
+def group_stats(outcomes: Iterable[Outcome], k: int) -> list[GroupStats]:
+    groups: dict[tuple[str, str, str | None], list[Outcome]] = defaultdict(list)
+    for o in outcomes:
+        groups[(o.use_case_id, o.model_id, o.system_prompt_hash)].append(o)
+    stats = []
+    for (case, model, phash), members in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or "")):
+        n, c = len(members), sum(m.passed for m in members)
+        low, high = wilson_interval(c, n)
+        enough = n >= k
+        stats.append(GroupStats(
+            use_case_id=case, model_id=model, system_prompt_hash=phash, k=k, n=n, passes=c,
+            pass_rate=c / n if n else None,
+            pass_at_k=pass_at_k(n, c, k) if enough else None,
+            pass_hat_k=pass_hat_k(n, c, k) if enough else None,
+            ci_low=low, ci_high=high, run_ids=[m.run_id for m in members],
+        ))
+    return stats

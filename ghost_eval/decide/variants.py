@@ -1,0 +1,169 @@
+"""Accept or reject a prompt addon by written criteria over repeated runs, per model."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import Field
+
+from ghost_eval.cases import Case, case_key
+from ghost_eval.decide.checks import Check, describe
+from ghost_eval.decide.groups import GroupStats, Outcome, collect, group_stats
+from ghost_eval.decide.passk import runs_needed
+from ghost_eval.decide.records import decision_folder, latest_record_id, write_decision
+from ghost_eval.errors import RecordError
+from ghost_eval.identity import sha256_text
+from ghost_eval.records import Record, parse_record
+from ghost_eval.store import Store
+
+__all__ = ["ModelResult", "VariantDecision", "VariantRule", "VariantSpec", "decide_variant", "load_variant"]
+
+DECISION_SCHEMA_VERSION = "1"
+SENTINEL_CASES = ("m", "f", "q")
+
+
+class VariantRule(Record):
+    """When a variant is accepted."""
+
+    min_pass_hat_k: float = Field(default=0.8, ge=0, le=1)
+    """Every (case, model) of the variant needs pass^k at least this."""
+    every_model: bool = True
+    """Accept only when every model passes; otherwise a majority of models suffices."""
+    sentinel_margin: float = Field(default=0.2, ge=0, le=1)
+    """No sentinel case's pass rate may fall below the baseline's by more than this."""
+
+
+class VariantSpec(Record):
+    """`variants/<name>.yaml`."""
+
+    schema_version: str = "1"
+    name: str
+    description: str = ""
+    addon: str
+    """Addon file, relative to the spec file."""
+    cases: list[str] = Field(min_length=1)
+    models: list[str] = Field(min_length=1)
+    repeats: int = Field(ge=1)
+    """k: runs per case × model, and the k of pass^k."""
+    checks: list[Check] = Field(min_length=1)
+    rule: VariantRule = VariantRule()
+
+
+class ModelResult(Record):
+    model_id: str
+    passed: bool
+    reasons: list[str]
+    variant: list[GroupStats]
+    baseline: list[GroupStats]
+
+
+class VariantDecision(Record):
+    """A decision record: what was tested, on which runs, by which rule, and why it went this way."""
+
+    schema_version: str = DECISION_SCHEMA_VERSION
+    kind: Literal["variant"] = "variant"
+    name: str
+    addon_file: str
+    addon_hash: str
+    cases: list[str]
+    models: list[str]
+    k: int
+    checks: list[str]
+    rule: VariantRule
+    per_model: list[ModelResult]
+    decision: Literal["accept", "reject", "insufficient"]
+    reasons: list[str]
+    more_runs_needed: dict[str, int] = {}
+    """`case/model` → runs still missing before the rule can be applied."""
+    run_ids: list[str]
+    decided_at: datetime
+    previous: str | None = None
+    """Record id of the decision this one follows (decisions are never overwritten)."""
+
+
+def load_variant(path: Path) -> VariantSpec:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RecordError(path, "variant file is missing") from None
+    except yaml.YAMLError as exc:
+        raise RecordError(path, f"is not valid YAML ({exc})".replace("\n", " ")) from None
+    return parse_record(VariantSpec, data, path)
+
+
+def _by_case(stats: list[GroupStats]) -> dict[str, GroupStats]:
+    """One group per case for a model; several prompt hashes of the same side are merged by the caller."""
+    return {s.use_case_id: s for s in stats}
+
+
+def _side(outcomes: list[Outcome], model: str, k: int) -> list[GroupStats]:
+    mine = [o.model_copy(update={"system_prompt_hash": o.addon_hash or "baseline"}) for o in outcomes if o.model_id == model]
+    return group_stats(mine, k)
+
+
+def decide_variant(store: Store, cases: dict[str, Case], spec: VariantSpec, spec_path: Path) -> tuple[VariantDecision, Path]:
+    addon_path = (spec_path.parent / spec.addon).resolve()
+    try:
+        addon_hash = sha256_text(addon_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RecordError(spec_path, f"addon file {addon_path} is missing", "addon") from None
+    k = spec.repeats
+    wanted_cases = [case_key(c) for c in spec.cases]
+    sentinel_extra = [c for c in SENTINEL_CASES if c not in wanted_cases]
+    outcomes = collect(store, cases, spec.checks, models=spec.models, use_cases=wanted_cases + sentinel_extra)
+    variant = [o for o in outcomes if o.addon_hash == addon_hash]
+    baseline = [o for o in outcomes if o.addon_hash is None]
+
+    per_model: list[ModelResult] = []
+    missing: dict[str, int] = {}
+    for model in spec.models:
+        v, b = _by_case(_side(variant, model, k)), _by_case(_side(baseline, model, k))
+        reasons: list[str] = []
+        ok = True
+        for case in wanted_cases:
+            stats = v.get(case)
+            n = stats.n if stats else 0
+            if n < k:
+                missing[f"{case}/{model}"] = runs_needed(n, k)
+                continue
+            assert stats is not None and stats.pass_hat_k is not None
+            if stats.pass_hat_k < spec.rule.min_pass_hat_k:
+                ok = False
+                reasons.append(f"case {case}: pass^{k} = {stats.pass_hat_k:.2f} < {spec.rule.min_pass_hat_k} "
+                               f"({stats.passes}/{stats.n} runs pass)")
+        for case in SENTINEL_CASES:
+            vs, bs = v.get(case), b.get(case)
+            if vs and bs and vs.pass_rate is not None and bs.pass_rate is not None \
+                    and vs.pass_rate < bs.pass_rate - spec.rule.sentinel_margin:
+                ok = False
+                reasons.append(f"sentinel case {case} got worse: {vs.pass_rate:.2f} vs baseline {bs.pass_rate:.2f} "
+                               f"(margin {spec.rule.sentinel_margin})")
+        if ok and not any(key.endswith(f"/{model}") for key in missing):
+            reasons.append(f"every case meets pass^{k} >= {spec.rule.min_pass_hat_k}")
+        per_model.append(ModelResult(model_id=model, passed=ok, reasons=reasons,
+                                     variant=sorted(v.values(), key=lambda s: s.use_case_id),
+                                     baseline=sorted(b.values(), key=lambda s: s.use_case_id)))
+
+    passing = [m.model_id for m in per_model if m.passed]
+    failing = [m.model_id for m in per_model if not m.passed]
+    if missing:
+        decision: Literal["accept", "reject", "insufficient"] = "insufficient"
+        listed = ", ".join(f"{key}: {n}" for key, n in sorted(missing.items()))
+        reasons = [f"not enough runs: {sum(missing.values())} more needed ({listed})"]
+    else:
+        enough = len(passing) == len(per_model) if spec.rule.every_model else len(passing) * 2 > len(per_model)
+        decision = "accept" if enough else "reject"
+        rule = "every model must pass" if spec.rule.every_model else "a majority of models must pass"
+        reasons = [f"{rule}: passes for {', '.join(passing) or 'no model'}; fails for {', '.join(failing) or 'no model'}"]
+    folder = decision_folder(store, "variants", spec.name)
+    record = VariantDecision(
+        name=spec.name, addon_file=str(addon_path), addon_hash=addon_hash, cases=wanted_cases, models=spec.models, k=k,
+        checks=[describe(c) for c in spec.checks], rule=spec.rule, per_model=per_model, decision=decision, reasons=reasons,
+        more_runs_needed=missing, run_ids=sorted(o.run_id for o in variant + baseline), decided_at=datetime.now(UTC),
+        previous=latest_record_id(folder),
+    )
+    _, path = write_decision(folder, record, "variant.md.j2")
+    return record, path

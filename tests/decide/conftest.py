@@ -1,0 +1,48 @@
+"""Stores built in the test from the demo runs' files, under new identities (model, addon, repeat)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from ghost_eval.identity import HashKind, RunMetadata, effective_prompt_hash, sha256_text
+from ghost_eval.store import RunFilter, Store, bundled_path
+from ghost_eval.store.layout import METADATA_FILE
+
+Clone = Callable[..., str]
+
+
+def _demo_files(case: str, model: str) -> dict[str, bytes]:
+    demo = Store(bundled_path("demo_store"))
+    entry = demo.runs(RunFilter(use_case=case, model=model))[0]
+    return {p.name: p.read_bytes() for p in demo.folder(entry).iterdir() if p.is_file() and p.name != METADATA_FILE}
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    return Store(tmp_path / "store", create=True)
+
+
+@pytest.fixture
+def clone(store: Store) -> Clone:
+    """clone(case, as_model, like_model, n=1, addon=None) → appends n runs whose files are the demo run of like_model."""
+    counter = [0]
+
+    def _clone(case: str, as_model: str, like_model: str, n: int = 1, addon: str | None = None, label: str | None = None) -> str:
+        files = _demo_files(case, like_model)
+        for _ in range(n):
+            counter[0] += 1
+            when = datetime(2026, 5, 1) + timedelta(minutes=counter[0])
+            meta = RunMetadata(
+                schema_version="2", run_id=f"{case}_{as_model}_{when:%Y%m%d_%H%M%S}", use_case_id=case, model_id=as_model,
+                system_prompt_hash=effective_prompt_hash("base", "env", addon), hash_kind=HashKind.EFFECTIVE_PROMPT,
+                addon_name="tc-netfilter-boundary" if addon else None, addon_hash=sha256_text(addon) if addon else None,
+                run_label=label, repeat_index=counter[0], synthetic=True,
+            )
+            store.append(meta, files)
+        return case
+
+    return _clone

@@ -1,0 +1,132 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ghost_eval.cli import main
+from ghost_eval.store import Store
+from tests.conftest import REPO
+from tests.decide.conftest import Clone
+
+SONNET, HAIKU, GEMINI = "claude-sonnet-4-6", "claude-haiku-4-5-20251001", "gemini-2.5-flash"
+ADDON = (REPO / "variants" / "addons" / "tc-netfilter-boundary.txt").read_text()
+
+
+def _variant_dir(tmp_path: Path, k: int) -> Path:
+    folder = tmp_path / "variants"
+    (folder / "addons").mkdir(parents=True)
+    (folder / "addons" / "a.txt").write_text(ADDON)
+    (folder / "demo-variant.yaml").write_text(yaml.safe_dump({
+        "name": "demo-variant", "addon": "addons/a.txt", "cases": ["m"], "models": ["x-model", "y-model", "z-model"],
+        "repeats": k, "checks": [{"kind": "criterion", "criterion_id": 2}, {"kind": "diagnosis"}],
+        "rule": {"min_pass_hat_k": 0.8, "every_model": True, "sentinel_margin": 0.2},
+    }))
+    return folder
+
+
+def _decide_variant(store: Store, folder: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, dict[str, object]]:
+    code = main(["variant", "decide", "demo-variant", "--variants-dir", str(folder), "--store", str(store.root)])
+    out, err = capsys.readouterr()
+    path = Path(err.split("decision record: ")[1].split(" (and")[0])
+    assert path.with_suffix(".md").exists()
+    return code, out, json.loads(path.read_text())
+
+
+def test_variant_that_helps_two_models_and_not_the_third(store: Store, clone: Clone, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    folder = _variant_dir(tmp_path, k=3)
+    clone("m", "x-model", SONNET, n=3, addon=ADDON)
+    clone("m", "y-model", SONNET, n=3, addon=ADDON)
+    clone("m", "z-model", GEMINI, n=3, addon=ADDON)  # raw iptables on fail2ban's chain: criterion 2
+    code, out, record = _decide_variant(store, folder, capsys)
+    assert code == 1 and record["decision"] == "reject"
+    assert "passes for x-model, y-model; fails for z-model" in out
+    per_model = {m["model_id"]: m for m in record["per_model"]}  # type: ignore[union-attr]
+    assert per_model["z-model"]["passed"] is False and "pass^3 = 0.00" in per_model["z-model"]["reasons"][0]
+    assert len(record["run_ids"]) == 9  # type: ignore[arg-type]
+
+
+def test_variant_accept_then_a_new_decision_points_at_the_old(store: Store, clone: Clone, tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    folder = _variant_dir(tmp_path, k=2)
+    for model in ("x-model", "y-model", "z-model"):
+        clone("m", model, SONNET, n=2, addon=ADDON)
+        clone("m", model, GEMINI, n=2)  # baseline runs without the addon do not count for the variant
+    code, _, first = _decide_variant(store, folder, capsys)
+    assert code == 0 and first["decision"] == "accept" and first["previous"] is None
+    clone("m", "x-model", GEMINI, n=3, addon=ADDON)
+    code, _, second = _decide_variant(store, folder, capsys)
+    assert code == 1 and second["decision"] == "reject" and second["previous"] is not None
+    assert len(list((store.root / "decisions" / "variants" / "demo-variant").glob("*.json"))) == 2
+
+
+def test_variant_without_enough_runs_says_how_many(store: Store, clone: Clone, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    folder = _variant_dir(tmp_path, k=3)
+    clone("m", "x-model", SONNET, n=1, addon=ADDON)
+    code, out, record = _decide_variant(store, folder, capsys)
+    assert code == 2 and record["decision"] == "insufficient"
+    assert record["more_runs_needed"] == {"m/x-model": 2, "m/y-model": 3, "m/z-model": 3}
+    assert "8 more needed" in out
+
+
+def _criteria(tmp_path: Path, cases: list[str], k: int) -> Path:
+    data = yaml.safe_load((REPO / "sentinel" / "criteria.yaml").read_text())
+    data["cases"], data["repeats"] = cases, k
+    path = tmp_path / "criteria.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def _decide_sentinel(store: Store, criteria: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, object]]:
+    code = main(["sentinel", "decide", "--current", "cur", "--candidate", "cand", "--criteria", str(criteria),
+                 "--store", str(store.root)])
+    _, err = capsys.readouterr()
+    path = Path(err.split("decision record: ")[1].split(" (and")[0])
+    return code, json.loads(path.read_text())
+
+
+def test_sentinel_go(store: Store, clone: Clone, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for model in ("cur", "cand"):
+        clone("m", model, SONNET, n=3)
+        clone("f", model, SONNET, n=3)
+    code, record = _decide_sentinel(store, _criteria(tmp_path, ["m", "f"], 3), capsys)
+    assert code == 0 and record["decision"] == "go"
+
+
+def test_sentinel_criterion_2_regression_on_m_blocks(store: Store, clone: Clone, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    clone("m", "cur", SONNET, n=3)
+    clone("m", "cand", GEMINI, n=3)
+    code, record = _decide_sentinel(store, _criteria(tmp_path, ["m"], 3), capsys)
+    assert code == 1 and record["decision"] == "no-go"
+    verdict = record["per_case"][0]  # type: ignore[index]
+    assert verdict["verdict"] == "block" and "criterion 2 does not fire" in verdict["failing_checks"]
+
+
+def test_sentinel_diagnosis_only_drop_on_q_asks_for_more_repeats(store: Store, clone: Clone, tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    clone("q", "cur", SONNET, n=3)
+    clone("q", "cand", HAIKU, n=3)  # conflates the two faults: diagnosis fails, remediation fine
+    code, record = _decide_sentinel(store, _criteria(tmp_path, ["q"], 3), capsys)
+    assert code == 2 and record["decision"] == "insufficient"
+    assert record["per_case"][0]["verdict"] == "more_repeats"  # type: ignore[index]
+    assert record["more_runs_needed"] == {"q/cand": 3, "q/cur": 3}
+
+
+def test_sentinel_not_enough_runs_and_drift(store: Store, clone: Clone, tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    criteria = _criteria(tmp_path, ["m"], 3)
+    clone("m", "cur", SONNET, n=3)
+    clone("m", "cand", SONNET, n=2)
+    code, record = _decide_sentinel(store, criteria, capsys)
+    assert code == 2 and record["more_runs_needed"] == {"m/cand": 1}
+    clone("m", "cand", SONNET, n=1)
+    assert _decide_sentinel(store, criteria, capsys)[0] == 0
+    # same model id, now behaving worse: drift, stated as consistent with a backend update
+    clone("m", "cur", GEMINI, n=6)
+    _, record = _decide_sentinel(store, criteria, capsys)
+    assert any("model cur" in d and "consistent with, not proof of" in d for d in record["drift"])  # type: ignore[union-attr]
