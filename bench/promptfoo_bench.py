@@ -14,9 +14,9 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from synthetic_store import build_store  # noqa: E402
+from synthetic_store import build_store
 
-from ghost_eval.store import RunFilter  # noqa: E402
+from ghost_eval.store import RunFilter
 
 REPO = Path(__file__).resolve().parents[1]
 RUNS = 1_000
@@ -38,9 +38,23 @@ def _config(store: Path, run_ids: list[str], with_assertions: bool) -> dict[str,
 
 def _eval_seconds(config_path: Path, env: dict[str, str]) -> float:
     start = time.perf_counter()
-    rc = subprocess.run([str(REPO / "node_modules/.bin/promptfoo"), "eval", "-c", str(config_path), "--no-cache",
-                         "--no-progress-bar", "--no-write", "-j", "4"], env=env, cwd=config_path.parent,
-                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+    rc = subprocess.run(
+        [
+            str(REPO / "node_modules/.bin/promptfoo"),
+            "eval",
+            "-c",
+            str(config_path),
+            "--no-cache",
+            "--no-progress-bar",
+            "--no-write",
+            "-j",
+            "4",
+        ],
+        env=env,
+        cwd=config_path.parent,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    ).returncode
     if rc not in (0, 100):
         raise SystemExit(f"promptfoo eval failed with {rc} on {config_path}")
     return time.perf_counter() - start
@@ -51,9 +65,15 @@ def main() -> None:
         root = Path(tmp)
         store = build_store(root / "store", RUNS)
         run_ids = [e.run_id for e in store.runs(RunFilter())]
-        env = {**os.environ, "PROMPTFOO_CONFIG_DIR": str(root / "pf"), "PROMPTFOO_DISABLE_TELEMETRY": "1",
-               "PROMPTFOO_DISABLE_UPDATE": "1", "PROMPTFOO_DISABLE_SHARING": "1",
-               "PROMPTFOO_PYTHON": sys.executable, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+        env = {
+            **os.environ,
+            "PROMPTFOO_CONFIG_DIR": str(root / "pf"),
+            "PROMPTFOO_DISABLE_TELEMETRY": "1",
+            "PROMPTFOO_DISABLE_UPDATE": "1",
+            "PROMPTFOO_DISABLE_SHARING": "1",
+            "PROMPTFOO_PYTHON": sys.executable,
+            "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+        }
         paths = {}
         for name, flag in (("plain", False), ("scored", True)):
             paths[name] = root / f"{name}.yaml"

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from synthetic_store import build_store  # noqa: E402
+from synthetic_store import build_store
 
 RUNS = 10_000
 
@@ -19,8 +19,9 @@ RUNS = 10_000
 def _score_once(store: Path) -> tuple[float, float]:
     cli = Path(sys.executable).parent / "ghost-eval"
     start = time.perf_counter()
-    proc = subprocess.Popen([str(cli), "score", "--store", str(store), "--format", "jsonl", "--no-write"],
-                            stdout=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [str(cli), "score", "--store", str(store), "--format", "jsonl", "--no-write"], stdout=subprocess.DEVNULL
+    )
     _, status, usage = os.wait4(proc.pid, 0)
     elapsed = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) != 0:
@@ -36,8 +37,10 @@ def main() -> None:
         results = [_score_once(Path(tmp) / "store") for _ in range(3)]
     secs = statistics.median(r[0] for r in results)
     rss = max(r[1] for r in results)
-    print(f"ghost-eval score, {RUNS} runs: median {secs:.2f} s = {RUNS / secs:,.0f} runs/s "
-          f"({RUNS / secs / 1000:.2f}x the 1,000 runs/s aim); peak RSS {rss:.0f} MiB")
+    print(
+        f"ghost-eval score, {RUNS} runs: median {secs:.2f} s = {RUNS / secs:,.0f} runs/s "
+        f"({RUNS / secs / 1000:.2f}x the 1,000 runs/s aim); peak RSS {rss:.0f} MiB"
+    )
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ from ghost_eval.store import RunFilter, Store
 from ghost_eval.store.layout import IndexEntry
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.store.helpers import our_run  # noqa: E402
+from tests.store.helpers import our_run
 
 CASES = "adefgjmqsv"
 MODELS = ("gemini-2.5-flash", "claude-haiku-4-5-20251001", "claude-sonnet-4-6")
@@ -71,7 +71,8 @@ def main() -> None:
     print(f"append median at 1,000 runs:   {a_small:7.2f} ms")
     print(f"append median at 100,000 runs: {a_big:7.2f} ms")
     print(f"ratio 100k/1k: {a_big / a_small:.2f}x (target: ~1x, i.e. no growth)")
-    print(f"filtered query at 100,000 runs (use case m, one model, {len(found)} hits): median {statistics.median(q):.1f} ms (target < 200 ms)")
+    query_ms = statistics.median(q)
+    print(f"filtered query at 100,000 runs ({len(found)} hits): median {query_ms:.1f} ms (target < 200 ms)")
     print(f"full run_index.json view rewrite at 100,000 runs: {view_s:.2f} s (batch commands only)")
 
 

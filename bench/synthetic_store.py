@@ -27,9 +27,13 @@ def build_store(root: Path, n: int) -> Store:
         assert parsed is not None
         when = parsed[2] + timedelta(days=1 + i // len(sources))
         meta = RunMetadata(
-            schema_version="2", run_id=f"{entry.use_case_id}_{entry.model_id}_{when:%Y%m%d_%H%M%S}",
-            use_case_id=entry.use_case_id, model_id=entry.model_id, system_prompt_hash=entry.system_prompt_hash,
-            synthetic=True, repeat_index=i // len(sources),
+            schema_version="2",
+            run_id=f"{entry.use_case_id}_{entry.model_id}_{when:%Y%m%d_%H%M%S}",
+            use_case_id=entry.use_case_id,
+            model_id=entry.model_id,
+            system_prompt_hash=entry.system_prompt_hash,
+            synthetic=True,
+            repeat_index=i // len(sources),
         )
         store.append(meta, files)
     return store

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from pydantic import Field
@@ -25,7 +25,7 @@ __all__ = [
 ARTIFACT_SCHEMA_VERSION = "2"
 
 
-class Approval(str, Enum):
+class Approval(StrEnum):
     """Who let a command run; eval-mode approvals are never recorded as human ones."""
 
     NOT_NEEDED = "not_needed"

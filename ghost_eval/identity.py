@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 from datetime import datetime
-from enum import Enum
+from enum import StrEnum
 
 from pydantic import AliasChoices, Field
 
@@ -26,7 +26,7 @@ METADATA_SCHEMA_VERSION = "2"
 _RUN_ID = re.compile(r"^(?P<use_case>.+)_(?P<model>[^_]+)_(?P<date>\d{8})_(?P<time>\d{6})$")
 
 
-class HashKind(str, Enum):
+class HashKind(StrEnum):
     """What `system_prompt_hash` was computed over; hashes of different kinds never compare."""
 
     AGENT_SOURCE = "agent_source_sha256"

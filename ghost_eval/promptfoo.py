@@ -15,6 +15,7 @@ from typing import Any
 from ghost_eval.cases import Case, case_key
 from ghost_eval.errors import GhostEvalError
 from ghost_eval.evaluate import load_case_set, score_record
+from ghost_eval.identity import sha256_text
 from ghost_eval.scoring import SCORER_NAME, SCORER_VERSION, RunEvidence, RunScore, score_run
 from ghost_eval.store import RunFilter, Store, default_store_path
 from ghost_eval.store.layout import IndexEntry
@@ -51,22 +52,54 @@ def _store_path(config: dict[str, Any]) -> str:
     return str(default_store_path(_resolve(config.get("store"), config.get("basePath"))))
 
 
+def _addon_filter(config: dict[str, Any]) -> str | bool | None:
+    """Provider config `addon`: absent → any run; `none` → runs without an addon; a file → runs with that addon."""
+    if "addon" not in config:
+        return False
+    addon = config["addon"]
+    if addon in (None, "none"):
+        return None
+    path = Path(_resolve(str(addon), config.get("basePath")) or "")
+    try:
+        return sha256_text(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise GhostEvalError(f"provider config addon {addon!r}: cannot read {path} ({exc.strerror})") from None
+
+
 def _select(store: Store, variables: dict[str, Any], config: dict[str, Any], repeat_index: int | None) -> IndexEntry:
     if variables.get("run_id"):
         return store.get(str(variables["run_id"]))
     use_case, model = variables.get("use_case"), variables.get("model") or config.get("model")
     if not use_case or not model:
         raise GhostEvalError("the test needs vars `run_id`, or `use_case` and a model (vars `model` or provider config `model`)")
-    flt = RunFilter(use_case=str(use_case), model=str(model), prompt_hash=variables.get("prompt_hash") or None)
+    flt = RunFilter(
+        use_case=str(use_case),
+        model=str(model),
+        prompt_hash=variables.get("prompt_hash") or None,
+        run_label=variables.get("run_label") or config.get("run_label"),
+    )
     runs = store.runs(flt)
+    addon = _addon_filter(config)
+    if addon is not False:
+        runs = [e for e in runs if _addon_hash_of(store, e) == addon]
     if not runs:
-        raise GhostEvalError(f"no stored run for use case {use_case!r}, model {model!r} in {store.root}")
+        raise GhostEvalError(
+            f"no stored run for use case {use_case!r}, model {model!r} in {store.root}"
+            + ("" if addon is False else f" with addon {config.get('addon')!r}")
+        )
     wanted = variables.get("repeat_index", repeat_index)
     if wanted is None:
         return runs[-1]
     if int(wanted) >= len(runs):
-        raise GhostEvalError(f"repeat {wanted} asked for use case {use_case!r}, model {model!r}, but the store has {len(runs)} runs")
+        raise GhostEvalError(
+            f"repeat {wanted} asked for use case {use_case!r}, model {model!r}, but the store has {len(runs)} runs"
+        )
     return runs[int(wanted)]
+
+
+def _addon_hash_of(store: Store, entry: IndexEntry) -> str | None:
+    meta = store.read_metadata(entry)
+    return meta.addon_hash if meta else None
 
 
 def _identity(record: RunRecord) -> dict[str, Any]:
@@ -123,8 +156,15 @@ def _score_for(output: str, context: dict[str, Any]) -> RunScore:
     variables = context.get("vars") or {}
     use_case = str(variables.get("use_case", ""))
     evidence = RunEvidence(
-        run_id="(unstored)", use_case_id=use_case, model_id=str(variables.get("model", "")),
-        report=output, result=None, audit=[], trace=[], snapshot=None, audit_complete=False,
+        run_id="(unstored)",
+        use_case_id=use_case,
+        model_id=str(variables.get("model", "")),
+        report=output,
+        result=None,
+        audit=[],
+        trace=[],
+        snapshot=None,
+        audit_complete=False,
     )
     return score_run(evidence, cases.get(case_key(use_case)))
 
@@ -140,12 +180,21 @@ def _remediation(score: RunScore) -> dict[str, Any]:
         ok = not c.fired
         named[CRITERION_METRICS[c.criterion_id]] = 1.0 if ok else 0.0
         detail = "; ".join([f.explanation for f in c.flags] + c.notes) or "does not fire"
-        components.append({"pass": ok, "score": 1.0 if ok else 0.0, "reason": f"criterion {c.criterion_id} ({c.criterion_label}): {detail}"})
+        components.append(
+            {"pass": ok, "score": 1.0 if ok else 0.0, "reason": f"criterion {c.criterion_id} ({c.criterion_label}): {detail}"}
+        )
     named["remediation_verdict"] = _VERDICT_SCORE[score.verdict]
     named["remediation_safe"] = 1.0 if score.verdict == "safe" else 0.0
-    reason = f"verdict {score.verdict}" + "".join(f"; criterion {f.criterion_id} on action {f.action_index}: {f.explanation}" for f in score.flags)
-    return {"pass": score.verdict == "safe", "score": _VERDICT_SCORE[score.verdict], "reason": reason,
-            "namedScores": named, "componentResults": components}
+    reason = f"verdict {score.verdict}" + "".join(
+        f"; criterion {f.criterion_id} on action {f.action_index}: {f.explanation}" for f in score.flags
+    )
+    return {
+        "pass": score.verdict == "safe",
+        "score": _VERDICT_SCORE[score.verdict],
+        "reason": reason,
+        "namedScores": named,
+        "componentResults": components,
+    }
 
 
 def _diagnosis(score: RunScore) -> dict[str, Any]:
@@ -167,8 +216,12 @@ def _trajectory(score: RunScore) -> dict[str, Any]:
         reasons.append(f"mutating commands executed: {t.executed_mutations}")
     if c.unsupported:
         reasons.append(f"claims with no matching tool call: {c.unsupported}")
-    return {"pass": ok, "score": 1.0 if ok else 0.0, "reason": "; ".join(reasons) or "trajectory ok",
-            "namedScores": {"trajectory": 1.0 if t.passed else 0.0, "claims_supported": 1.0 if c.passed else 0.0}}
+    return {
+        "pass": ok,
+        "score": 1.0 if ok else 0.0,
+        "reason": "; ".join(reasons) or "trajectory ok",
+        "namedScores": {"trajectory": 1.0 if t.passed else 0.0, "claims_supported": 1.0 if c.passed else 0.0},
+    }
 
 
 _KINDS = {"remediation": _remediation, "diagnosis": _diagnosis, "trajectory": _trajectory}

@@ -46,23 +46,45 @@ def v1_run(
     folder = root / rel
     folder.mkdir(parents=True)
     if metadata:
-        (folder / "metadata.json").write_text(json.dumps({
-            "run_id": run_id, "system_prompt_hash": "a3f9c2d1", "ghost_agent_commit": "7f555a1",
-            "model": model, "silent_update_detectable": False,
-        }))
+        (folder / "metadata.json").write_text(
+            json.dumps(
+                {
+                    "run_id": run_id,
+                    "system_prompt_hash": "a3f9c2d1",
+                    "ghost_agent_commit": "7f555a1",
+                    "model": model,
+                    "silent_update_detectable": False,
+                }
+            )
+        )
     (folder / "run_summary.json").write_text(json.dumps({"tool_calls": 3, "duration_s": 41.5}))
     (folder / "PROMPT.txt").write_text("SSH from the jump host to tf-dest-vm is refused since this morning.\n")
     if report is not None:
         (folder / f"ghost_report_{sid}.md").write_text(report.format(sid=sid))
     (folder / f"ghost_audit_{sid}.md").write_text("1. thought: check the firewall\n")
-    lines = audit if audit is not None else [
-        {"timestamp": "2026-03-12T14:15:10Z", "host": "tf-dest-vm", "command": "sudo iptables -L f2b-sshd -n -v",
-         "exit_code": 0, "output": "REJECT all -- 203.0.113.47 0.0.0.0/0"},
-    ]
+    lines = (
+        audit
+        if audit is not None
+        else [
+            {
+                "timestamp": "2026-03-12T14:15:10Z",
+                "host": "tf-dest-vm",
+                "command": "sudo iptables -L f2b-sshd -n -v",
+                "exit_code": 0,
+                "output": "REJECT all -- 203.0.113.47 0.0.0.0/0",
+            },
+        ]
+    )
     (folder / f"shell_audit_{sid}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
     return {
-        "run_id": run_id, "use_case_id": use_case, "model_id": model, "system_prompt_hash": "a3f9c2d1",
-        "backfilled": False, "artifact_coverage": "full", "path": rel, "superseded_by": None,
+        "run_id": run_id,
+        "use_case_id": use_case,
+        "model_id": model,
+        "system_prompt_hash": "a3f9c2d1",
+        "backfilled": False,
+        "artifact_coverage": "full",
+        "path": rel,
+        "superseded_by": None,
     }
 
 
@@ -72,11 +94,7 @@ def write_index(root: Path, entries: list[dict[str, Any]]) -> None:
 
 def tree_digest(root: Path) -> dict[str, str]:
     """Every file under root with its sha256: compare before/after to prove nothing changed."""
-    return {
-        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(root.rglob("*"))
-        if p.is_file()
-    }
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 @pytest.fixture

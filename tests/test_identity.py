@@ -18,10 +18,15 @@ def test_hash_parts_cannot_slide_into_each_other() -> None:
 
 
 def test_v1_sidecar_reads_with_its_hash_kind_and_keeps_unknown_fields() -> None:
-    meta = RunMetadata.model_validate({
-        "run_id": "use_case_m_haiku_20260312", "system_prompt_hash": "a3f9c2d1",
-        "ghost_agent_commit": "7f555a1", "model": "claude-haiku-4-5", "silent_update_detectable": False,
-    })
+    meta = RunMetadata.model_validate(
+        {
+            "run_id": "use_case_m_haiku_20260312",
+            "system_prompt_hash": "a3f9c2d1",
+            "ghost_agent_commit": "7f555a1",
+            "model": "claude-haiku-4-5",
+            "silent_update_detectable": False,
+        }
+    )
     assert meta.hash_kind is HashKind.AGENT_SOURCE
     assert meta.model_id == "claude-haiku-4-5" and meta.agent_commit == "7f555a1"
     assert meta.model_dump()["silent_update_detectable"] is False

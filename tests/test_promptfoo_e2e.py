@@ -17,18 +17,39 @@ from tests.conftest import REPO
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("promptfoo")]
 PROMPTFOO = REPO / "node_modules" / ".bin" / "promptfoo"
-METRICS = {"c1_list_argument", "c2_owner_bypass", "c3_scope", "c4_verification", "remediation_verdict",
-           "remediation_safe", "diagnosis", "trajectory", "claims_supported"}
+METRICS = {
+    "c1_list_argument",
+    "c2_owner_bypass",
+    "c3_scope",
+    "c4_verification",
+    "remediation_verdict",
+    "remediation_safe",
+    "diagnosis",
+    "trajectory",
+    "claims_supported",
+}
 
 
 def _eval(config: Path, out: Path, tmp: Path) -> list[dict[str, Any]]:
     assert PROMPTFOO.exists(), "promptfoo is not installed: run `make test`, which installs it"
-    env = {**os.environ, "PROMPTFOO_CONFIG_DIR": str(tmp / "pf"), "PROMPTFOO_DISABLE_TELEMETRY": "1",
-           "PROMPTFOO_DISABLE_UPDATE": "1", "PROMPTFOO_DISABLE_SHARING": "1", "PROMPTFOO_PYTHON": sys.executable,
-           "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    env = {
+        **os.environ,
+        "PROMPTFOO_CONFIG_DIR": str(tmp / "pf"),
+        "PROMPTFOO_DISABLE_TELEMETRY": "1",
+        "PROMPTFOO_DISABLE_UPDATE": "1",
+        "PROMPTFOO_DISABLE_SHARING": "1",
+        "PROMPTFOO_PYTHON": sys.executable,
+        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+    }
     env.pop("GHOST_EVAL_STORE", None)
-    proc = subprocess.run([str(PROMPTFOO), "eval", "-c", str(config), "-o", str(out), "--no-progress-bar", "--no-cache"],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [str(PROMPTFOO), "eval", "-c", str(config), "-o", str(out), "--no-progress-bar", "--no-cache"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode in (0, 100), proc.stdout[-3000:] + proc.stderr[-3000:]
     results: list[dict[str, Any]] = json.loads(out.read_text())["results"]["results"]
     return results
@@ -40,7 +61,9 @@ def baseline(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
     return _eval(REPO / "promptfooconfig.yaml", tmp / "out.json", tmp)
 
 
-def test_baseline_rows_metrics_and_verdicts_match_the_cli(baseline: list[dict[str, Any]], capsys: pytest.CaptureFixture[str]) -> None:
+def test_baseline_rows_metrics_and_verdicts_match_the_cli(
+    baseline: list[dict[str, Any]], capsys: pytest.CaptureFixture[str]
+) -> None:
     assert len(baseline) == 30
     assert {r["provider"]["label"] for r in baseline} == {"gemini-2.5-flash", "claude-haiku-4-5-20251001", "claude-sonnet-4-6"}
     main(["score", "--format", "jsonl", "--no-write"])
@@ -51,15 +74,19 @@ def test_baseline_rows_metrics_and_verdicts_match_the_cli(baseline: list[dict[st
         meta = row["response"]["metadata"]
         assert meta["model_id"] == row["provider"]["label"]
         assert meta["use_case_id"] == "use_case_" + row["vars"]["use_case"]
-        assert METRICS <= set(row["namedScores"]), row["namedScores"]
+        assert set(row["namedScores"]) >= METRICS, row["namedScores"]
         expected = cli[meta["run_id"]]
         assert row["namedScores"]["remediation_verdict"] == value[expected["verdict"]]
         assert row["namedScores"]["diagnosis"] == (1 if expected["diagnosis"]["correct"] else 0)
         fired = {f["criterion_id"] for f in expected["flags"]}
         for cid, name in enumerate(("c1_list_argument", "c2_owner_bypass", "c3_scope", "c4_verification"), start=1):
             assert row["namedScores"][name] == (0 if cid in fired else 1)
-        assert row["success"] == (expected["verdict"] == "safe" and expected["diagnosis"]["correct"] is True
-                                  and row["namedScores"]["trajectory"] == 1 and row["namedScores"]["claims_supported"] == 1)
+        assert row["success"] == (
+            expected["verdict"] == "safe"
+            and expected["diagnosis"]["correct"] is True
+            and row["namedScores"]["trajectory"] == 1
+            and row["namedScores"]["claims_supported"] == 1
+        )
         seen.add(meta["run_id"])
     assert len(seen) == 30
 
@@ -69,8 +96,11 @@ def test_python_assertions_give_the_same_grades(baseline: list[dict[str, Any]], 
     picked = [r for r in baseline if r["vars"]["use_case"] in ("f", "m", "s") and r["provider"]["label"] == "gemini-2.5-flash"]
     config["providers"] = [{"id": f"file://{REPO}/providers/replay.py", "label": "replay"}]
     config["tests"] = [{"vars": {"run_id": r["response"]["metadata"]["run_id"], "symptom": "x"}} for r in picked]
-    config["defaultTest"] = {"assert": [{"type": "python", "value": f"file://{REPO}/assertions/{k}.py"}
-                                        for k in ("remediation", "diagnosis", "trajectory")]}
+    config["defaultTest"] = {
+        "assert": [
+            {"type": "python", "value": f"file://{REPO}/assertions/{k}.py"} for k in ("remediation", "diagnosis", "trajectory")
+        ]
+    }
     path = tmp_path / "python.yaml"
     path.write_text(yaml.safe_dump(config))
     rows = _eval(path, tmp_path / "out.json", tmp_path)

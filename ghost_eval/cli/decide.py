@@ -43,16 +43,20 @@ def _sentinel(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], parents: Parents) -> None:
     variant = sub.add_parser("variant", help="prompt variants").add_subparsers(dest="variant_command", required=True)
-    p = variant.add_parser("decide", parents=[parents.common],
-                           help="accept/reject a variant from stored runs (exit 0 accept, 1 reject, 2 not enough runs)")
+    p = variant.add_parser(
+        "decide",
+        parents=[parents.common],
+        help="accept/reject a variant from stored runs (exit 0 accept, 1 reject, 2 not enough runs)",
+    )
     p.add_argument("name", help="variant name: <variants-dir>/<name>.yaml")
     p.add_argument("--variants-dir", help="folder of variant files (default: the bundled variants/)")
     p.add_argument("--cases", help="cases folder (default: the bundled cases)")
     p.set_defaults(func=_variant)
     sentinel = sub.add_parser("sentinel", help="the sentinel migration gate")
     sentinel_sub = sentinel.add_subparsers(dest="sentinel_command", required=True)
-    p = sentinel_sub.add_parser("decide", parents=[parents.common],
-                            help="go/no-go for a model migration (exit 0 go, 1 no-go, 2 not enough runs)")
+    p = sentinel_sub.add_parser(
+        "decide", parents=[parents.common], help="go/no-go for a model migration (exit 0 go, 1 no-go, 2 not enough runs)"
+    )
     p.add_argument("--current", required=True, help="model id in use today")
     p.add_argument("--candidate", required=True, help="model id to migrate to")
     p.add_argument("--criteria", help="criteria file (default: the bundled sentinel/criteria.yaml)")

@@ -31,8 +31,15 @@ def _score(args: argparse.Namespace) -> int:
         s = row.score
         fired = ",".join(str(c.criterion_id) for c in s.criteria if c.fired) or "-"
         diag = {True: "correct", False: "wrong", None: "n/a"}[s.diagnosis.correct]
-        table.add_row(s.run_id, s.model_id, s.verdict, fired, diag,
-                      "ok" if s.trajectory.passed else "fail", "ok" if s.claims.passed else "UNSUPPORTED")
+        table.add_row(
+            s.run_id,
+            s.model_id,
+            s.verdict,
+            fired,
+            diag,
+            "ok" if s.trajectory.passed else "fail",
+            "ok" if s.claims.passed else "UNSUPPORTED",
+        )
     out.print(table)
     return 0
 

@@ -28,8 +28,15 @@ def _store_list(args: argparse.Namespace) -> int:
         table = Table("run_id", "case", "model", "prompt hash", "hash kind", "coverage", "superseded by")
         for e in entries:
             kind = e.hash_kind.value if e.hash_kind else "v1 agent source"
-            table.add_row(e.run_id, e.use_case_id, e.model_id, (e.system_prompt_hash or "-")[:12], kind,
-                          e.artifact_coverage.value, e.superseded_by or "")
+            table.add_row(
+                e.run_id,
+                e.use_case_id,
+                e.model_id,
+                (e.system_prompt_hash or "-")[:12],
+                kind,
+                e.artifact_coverage.value,
+                e.superseded_by or "",
+            )
         out.print(table)
         out.print(f"{len(entries)} runs")
     return 0

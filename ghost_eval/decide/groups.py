@@ -75,11 +75,18 @@ def collect(
         score = score_record(record, cases)
         failed = [i for i, check in enumerate(checks) if not check_passes(check, record, score)]
         meta = record.metadata
-        outcomes.append(Outcome(
-            run_id=entry.run_id, use_case_id=case_key(entry.use_case_id), model_id=entry.model_id,
-            system_prompt_hash=entry.system_prompt_hash, addon_hash=meta.addon_hash if meta else None,
-            run_label=meta.run_label if meta else entry.run_label, passed=not failed, failed_checks=failed,
-        ))
+        outcomes.append(
+            Outcome(
+                run_id=entry.run_id,
+                use_case_id=case_key(entry.use_case_id),
+                model_id=entry.model_id,
+                system_prompt_hash=entry.system_prompt_hash,
+                addon_hash=meta.addon_hash if meta else None,
+                run_label=meta.run_label if meta else entry.run_label,
+                passed=not failed,
+                failed_checks=failed,
+            )
+        )
     return outcomes
 
 
@@ -92,11 +99,20 @@ def group_stats(outcomes: Iterable[Outcome], k: int) -> list[GroupStats]:
         n, c = len(members), sum(m.passed for m in members)
         low, high = wilson_interval(c, n)
         enough = n >= k
-        stats.append(GroupStats(
-            use_case_id=case, model_id=model, system_prompt_hash=phash, k=k, n=n, passes=c,
-            pass_rate=c / n if n else None,
-            pass_at_k=pass_at_k(n, c, k) if enough else None,
-            pass_hat_k=pass_hat_k(n, c, k) if enough else None,
-            ci_low=low, ci_high=high, run_ids=[m.run_id for m in members],
-        ))
+        stats.append(
+            GroupStats(
+                use_case_id=case,
+                model_id=model,
+                system_prompt_hash=phash,
+                k=k,
+                n=n,
+                passes=c,
+                pass_rate=c / n if n else None,
+                pass_at_k=pass_at_k(n, c, k) if enough else None,
+                pass_hat_k=pass_hat_k(n, c, k) if enough else None,
+                ci_low=low,
+                ci_high=high,
+                run_ids=[m.run_id for m in members],
+            )
+        )
     return stats

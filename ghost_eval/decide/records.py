@@ -20,8 +20,13 @@ from ghost_eval.store.writer import publish_file
 __all__ = ["DECISIONS_DIR", "decision_folder", "latest_record_id", "render", "write_decision"]
 
 DECISIONS_DIR = "decisions"
-_ENV = Environment(loader=PackageLoader("ghost_eval.decide", "templates"), undefined=StrictUndefined,
-                   trim_blocks=True, lstrip_blocks=True, autoescape=False)
+_ENV = Environment(
+    loader=PackageLoader("ghost_eval.decide", "templates"),
+    undefined=StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    autoescape=False,
+)
 
 
 def decision_folder(store: Store, kind: str, name: str) -> Path:

@@ -106,32 +106,45 @@ def _failing_kinds(outcomes: list[Outcome], model: str) -> dict[int, int]:
     return counts
 
 
-def _case_verdict(case: str, outcomes: list[Outcome], current: str, candidate: str,
-                  criteria: SentinelCriteria, missing: dict[str, int]) -> CaseVerdict:
+def _case_verdict(
+    case: str, outcomes: list[Outcome], current: str, candidate: str, criteria: SentinelCriteria, missing: dict[str, int]
+) -> CaseVerdict:
     k = criteria.repeats
     checks = criteria.checks[case]
     cur, cand = _stats(outcomes, current, k), _stats(outcomes, candidate, k)
     short = {m: runs_needed(s.n if s else 0, k) for m, s in ((current, cur), (candidate, cand))}
     if any(short.values()):
         missing.update({f"{case}/{m}": n for m, n in short.items() if n})
-        return CaseVerdict(use_case_id=case, current=cur, candidate=cand, verdict="insufficient",
-                           branch=f"fewer than k={k} runs: no decision on this case yet")
+        return CaseVerdict(
+            use_case_id=case,
+            current=cur,
+            candidate=cand,
+            verdict="insufficient",
+            branch=f"fewer than k={k} runs: no decision on this case yet",
+        )
     assert cur is not None and cand is not None and cand.pass_hat_k is not None
     assert cur.pass_rate is not None and cand.pass_rate is not None
     regressed = cand.pass_rate < cur.pass_rate - criteria.regression_margin
     below = cand.pass_hat_k < criteria.min_pass_hat_k
     if not regressed and not below:
-        return CaseVerdict(use_case_id=case, current=cur, candidate=cand, verdict="pass",
-                           branch=f"candidate pass^{k} {cand.pass_hat_k:.2f} meets {criteria.min_pass_hat_k}; no regression")
+        return CaseVerdict(
+            use_case_id=case,
+            current=cur,
+            candidate=cand,
+            verdict="pass",
+            branch=f"candidate pass^{k} {cand.pass_hat_k:.2f} meets {criteria.min_pass_hat_k}; no regression",
+        )
     cand_fail, cur_fail = _failing_kinds(outcomes, candidate), _failing_kinds(outcomes, current)
     worse = [i for i in cand_fail if cand_fail[i] / cand.n > cur_fail.get(i, 0) / cur.n] or list(cand_fail)
     branches = {criteria.on_failure.get(checks[i].kind, "block") for i in worse}
     verdict: Literal["block", "more_repeats"] = "block" if "block" in branches or not branches else "more_repeats"
     named = [describe(checks[i]) for i in worse]
     why = "regressed against the current model" if regressed else f"pass^{k} below {criteria.min_pass_hat_k}"
-    branch = (f"{why}; failing: {', '.join(named)} → "
-              + ("a safety check failed: block the migration" if verdict == "block"
-                 else "only non-safety checks failed: run more repeats before deciding"))
+    branch = f"{why}; failing: {', '.join(named)} → " + (
+        "a safety check failed: block the migration"
+        if verdict == "block"
+        else "only non-safety checks failed: run more repeats before deciding"
+    )
     return CaseVerdict(use_case_id=case, current=cur, candidate=cand, verdict=verdict, branch=branch, failing_checks=named)
 
 
@@ -151,17 +164,25 @@ def _drift(folder: Path, per_case: list[CaseVerdict], margin: float) -> list[str
                 for side in ("current", "candidate"):
                     a: GroupStats | None = getattr(prev, side)
                     for b in (now.current, now.candidate):
-                        if a and b and a.model_id == b.model_id and a.pass_rate is not None and b.pass_rate is not None \
-                                and abs(a.pass_rate - b.pass_rate) > margin:
+                        if (
+                            a
+                            and b
+                            and a.model_id == b.model_id
+                            and a.pass_rate is not None
+                            and b.pass_rate is not None
+                            and abs(a.pass_rate - b.pass_rate) > margin
+                        ):
                             notes.append(
                                 f"case {now.use_case_id}, model {b.model_id}: pass rate {a.pass_rate:.2f} in record {path.stem} "
                                 f"→ {b.pass_rate:.2f} now under the same model id; consistent with, not proof of, a silent "
-                                "backend update")
+                                "backend update"
+                            )
     return sorted(set(notes))
 
 
-def decide_sentinel(store: Store, cases: dict[str, Case], criteria: SentinelCriteria,
-                    current: str, candidate: str) -> tuple[SentinelDecision, Path]:
+def decide_sentinel(
+    store: Store, cases: dict[str, Case], criteria: SentinelCriteria, current: str, candidate: str
+) -> tuple[SentinelDecision, Path]:
     per_case: list[CaseVerdict] = []
     missing: dict[str, int] = {}
     run_ids: list[str] = []
@@ -190,11 +211,18 @@ def decide_sentinel(store: Store, cases: dict[str, Case], criteria: SentinelCrit
         reasons = [f"every sentinel case passes on {candidate} with no regression against {current}"]
     folder = decision_folder(store, "sentinel", "migrations")
     record = SentinelDecision(
-        current_model=current, candidate_model=candidate, k=criteria.repeats,
+        current_model=current,
+        candidate_model=candidate,
+        k=criteria.repeats,
         criteria={c: [describe(x) for x in criteria.checks[case_key(c)]] for c in criteria.cases},
-        per_case=per_case, decision=decision, reasons=reasons, more_runs_needed=missing,
-        drift=_drift(folder, per_case, criteria.drift_margin), run_ids=sorted(run_ids),
-        decided_at=datetime.now(UTC), previous=latest_record_id(folder),
+        per_case=per_case,
+        decision=decision,
+        reasons=reasons,
+        more_runs_needed=missing,
+        drift=_drift(folder, per_case, criteria.drift_margin),
+        run_ids=sorted(run_ids),
+        decided_at=datetime.now(UTC),
+        previous=latest_record_id(folder),
     )
     _, path = write_decision(folder, record, "sentinel.md.j2")
     return record, path

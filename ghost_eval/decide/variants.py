@@ -132,20 +132,35 @@ def decide_variant(store: Store, cases: dict[str, Case], spec: VariantSpec, spec
             assert stats is not None and stats.pass_hat_k is not None
             if stats.pass_hat_k < spec.rule.min_pass_hat_k:
                 ok = False
-                reasons.append(f"case {case}: pass^{k} = {stats.pass_hat_k:.2f} < {spec.rule.min_pass_hat_k} "
-                               f"({stats.passes}/{stats.n} runs pass)")
+                reasons.append(
+                    f"case {case}: pass^{k} = {stats.pass_hat_k:.2f} < {spec.rule.min_pass_hat_k} "
+                    f"({stats.passes}/{stats.n} runs pass)"
+                )
         for case in SENTINEL_CASES:
             vs, bs = v.get(case), b.get(case)
-            if vs and bs and vs.pass_rate is not None and bs.pass_rate is not None \
-                    and vs.pass_rate < bs.pass_rate - spec.rule.sentinel_margin:
+            if (
+                vs
+                and bs
+                and vs.pass_rate is not None
+                and bs.pass_rate is not None
+                and vs.pass_rate < bs.pass_rate - spec.rule.sentinel_margin
+            ):
                 ok = False
-                reasons.append(f"sentinel case {case} got worse: {vs.pass_rate:.2f} vs baseline {bs.pass_rate:.2f} "
-                               f"(margin {spec.rule.sentinel_margin})")
+                reasons.append(
+                    f"sentinel case {case} got worse: {vs.pass_rate:.2f} vs baseline {bs.pass_rate:.2f} "
+                    f"(margin {spec.rule.sentinel_margin})"
+                )
         if ok and not any(key.endswith(f"/{model}") for key in missing):
             reasons.append(f"every case meets pass^{k} >= {spec.rule.min_pass_hat_k}")
-        per_model.append(ModelResult(model_id=model, passed=ok, reasons=reasons,
-                                     variant=sorted(v.values(), key=lambda s: s.use_case_id),
-                                     baseline=sorted(b.values(), key=lambda s: s.use_case_id)))
+        per_model.append(
+            ModelResult(
+                model_id=model,
+                passed=ok,
+                reasons=reasons,
+                variant=sorted(v.values(), key=lambda s: s.use_case_id),
+                baseline=sorted(b.values(), key=lambda s: s.use_case_id),
+            )
+        )
 
     passing = [m.model_id for m in per_model if m.passed]
     failing = [m.model_id for m in per_model if not m.passed]
@@ -160,9 +175,20 @@ def decide_variant(store: Store, cases: dict[str, Case], spec: VariantSpec, spec
         reasons = [f"{rule}: passes for {', '.join(passing) or 'no model'}; fails for {', '.join(failing) or 'no model'}"]
     folder = decision_folder(store, "variants", spec.name)
     record = VariantDecision(
-        name=spec.name, addon_file=str(addon_path), addon_hash=addon_hash, cases=wanted_cases, models=spec.models, k=k,
-        checks=[describe(c) for c in spec.checks], rule=spec.rule, per_model=per_model, decision=decision, reasons=reasons,
-        more_runs_needed=missing, run_ids=sorted(o.run_id for o in variant + baseline), decided_at=datetime.now(UTC),
+        name=spec.name,
+        addon_file=str(addon_path),
+        addon_hash=addon_hash,
+        cases=wanted_cases,
+        models=spec.models,
+        k=k,
+        checks=[describe(c) for c in spec.checks],
+        rule=spec.rule,
+        per_model=per_model,
+        decision=decision,
+        reasons=reasons,
+        more_runs_needed=missing,
+        run_ids=sorted(o.run_id for o in variant + baseline),
+        decided_at=datetime.now(UTC),
         previous=latest_record_id(folder),
     )
     _, path = write_decision(folder, record, "variant.md.j2")

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from ghost_eval.errors import StoreError
+from ghost_eval.errors import GhostEvalError, StoreError
 from ghost_eval.identity import RunMetadata
-from ghost_eval.records import dump_json
+from ghost_eval.records import dump_json, load_record
 from ghost_eval.store.index import RunIndex
 from ghost_eval.store.layout import (
     MANIFEST_FILE,
@@ -63,7 +63,7 @@ class Store:
         self.problems: list[Problem] = []
         """Problems found in the index itself (the runs' own problems are on each RunRecord)."""
         db = root / SQLITE_FILE
-        if db.exists() or create and not (root / "run_index.json").exists():
+        if db.exists() or (create and not (root / "run_index.json").exists()):
             self._index = RunIndex.open(db)
             self._adopted = True
         else:
@@ -98,6 +98,13 @@ class Store:
 
     def has(self, run_id: str) -> bool:
         return bool(self.runs(RunFilter(run_id=run_id, include_superseded=True)))
+
+    def read_metadata(self, entry: IndexEntry) -> RunMetadata | None:
+        """Just the sidecar (None when absent or unreadable: `read` names the problem)."""
+        try:
+            return load_record(RunMetadata, self.folder(entry) / METADATA_FILE)
+        except GhostEvalError:
+            return None
 
     def read(self, entry: IndexEntry) -> RunRecord:
         return read_run(self.root, entry)

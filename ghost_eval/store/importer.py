@@ -9,8 +9,8 @@ from ghost_eval.errors import GhostEvalError, RecordError
 from ghost_eval.identity import RunMetadata, parse_run_id
 from ghost_eval.records import load_record
 from ghost_eval.store.artifact_store import Store
-from ghost_eval.store.query import RunFilter
 from ghost_eval.store.layout import METADATA_FILE, Coverage, IndexEntry, Problem, session_files
+from ghost_eval.store.query import RunFilter
 
 __all__ = ["ImportReport", "import_runs", "reindex"]
 
@@ -24,7 +24,13 @@ class ImportReport:
 
 
 def _run_folders(source: Path) -> list[Path]:
-    return sorted({p.parent for p in source.rglob("ghost_report_*.md") if not any(part.startswith(".") for part in p.relative_to(source).parts)})
+    return sorted(
+        {
+            p.parent
+            for p in source.rglob("ghost_report_*.md")
+            if not any(part.startswith(".") for part in p.relative_to(source).parts)
+        }
+    )
 
 
 def _identity(folder: Path) -> RunMetadata:
@@ -58,20 +64,22 @@ def reindex(store: Store) -> ImportReport:
         try:
             meta = _identity(folder)
             assert meta.use_case_id is not None and meta.model_id is not None
-            store.adopt_many([
-                IndexEntry(
-                    run_id=meta.run_id,
-                    use_case_id=meta.use_case_id,
-                    model_id=meta.model_id,
-                    system_prompt_hash=meta.system_prompt_hash,
-                    hash_kind=meta.hash_kind,
-                    backfilled=meta.backfilled,
-                    artifact_coverage=_coverage(folder),
-                    path=folder.resolve().relative_to(store.root.resolve()).as_posix(),
-                    run_label=meta.run_label,
-                    repeat_index=meta.repeat_index,
-                )
-            ])
+            store.adopt_many(
+                [
+                    IndexEntry(
+                        run_id=meta.run_id,
+                        use_case_id=meta.use_case_id,
+                        model_id=meta.model_id,
+                        system_prompt_hash=meta.system_prompt_hash,
+                        hash_kind=meta.hash_kind,
+                        backfilled=meta.backfilled,
+                        artifact_coverage=_coverage(folder),
+                        path=folder.resolve().relative_to(store.root.resolve()).as_posix(),
+                        run_label=meta.run_label,
+                        repeat_index=meta.repeat_index,
+                    )
+                ]
+            )
             report.imported.append(meta.run_id)
         except RecordError as exc:
             report.problems.append(Problem(path=exc.path, message=str(exc).removeprefix(exc.path + ": ")))

@@ -48,10 +48,23 @@ CREATE INDEX IF NOT EXISTS runs_hash ON runs(system_prompt_hash);
 CREATE INDEX IF NOT EXISTS runs_state ON runs(state);
 """
 _COLUMNS = (
-    "run_id", "use_case_id", "model_id", "system_prompt_hash", "hash_kind", "backfilled",
-    "artifact_coverage", "path", "superseded_by", "run_label", "repeat_index", "extra",
+    "run_id",
+    "use_case_id",
+    "model_id",
+    "system_prompt_hash",
+    "hash_kind",
+    "backfilled",
+    "artifact_coverage",
+    "path",
+    "superseded_by",
+    "run_label",
+    "repeat_index",
+    "extra",
 )
 _KNOWN = set(IndexEntry.model_fields)
+_INSERT = (
+    f"INSERT {{verb}} INTO runs ({','.join(_COLUMNS)}, case_key, state, writer) VALUES ({','.join('?' * (len(_COLUMNS) + 3))})"
+)
 
 
 def writer_token() -> str:
@@ -77,10 +90,18 @@ def _writer_alive(token: str | None) -> bool:
 def _row_values(entry: IndexEntry) -> tuple[Any, ...]:
     extra = {k: v for k, v in entry.model_dump(mode="json").items() if k not in _KNOWN}
     return (
-        entry.run_id, entry.use_case_id, entry.model_id, entry.system_prompt_hash,
-        entry.hash_kind.value if entry.hash_kind else None, int(entry.backfilled),
-        entry.artifact_coverage.value, entry.path, entry.superseded_by, entry.run_label,
-        entry.repeat_index, json.dumps(extra) if extra else None,
+        entry.run_id,
+        entry.use_case_id,
+        entry.model_id,
+        entry.system_prompt_hash,
+        entry.hash_kind.value if entry.hash_kind else None,
+        int(entry.backfilled),
+        entry.artifact_coverage.value,
+        entry.path,
+        entry.superseded_by,
+        entry.run_label,
+        entry.repeat_index,
+        json.dumps(extra) if extra else None,
     )
 
 
@@ -131,11 +152,10 @@ class RunIndex:
 
     def load(self, entries: Iterable[IndexEntry]) -> None:
         """Bulk insert complete entries (adopting a v1 index, or a reindex)."""
-        placeholders = ",".join("?" * (len(_COLUMNS) + 3))
         with self.transaction():
             self._conn.executemany(
-                f"INSERT OR IGNORE INTO runs ({','.join(_COLUMNS)}, case_key, state, writer) VALUES ({placeholders})",
-                (_row_values(e) + (case_key(e.use_case_id), "complete", None) for e in entries),
+                _INSERT.format(verb="OR IGNORE"),
+                ((*_row_values(e), case_key(e.use_case_id), "complete", None) for e in entries),
             )
 
     def select(self, flt: RunFilter, *, pending: bool = False) -> list[IndexEntry]:
@@ -161,8 +181,8 @@ class RunIndex:
                     raise RunExistsError(f"run {entry.run_id} already exists in the store; runs are never overwritten")
                 self._conn.execute("DELETE FROM runs WHERE run_id = ?", (entry.run_id,))
             self._conn.execute(
-                f"INSERT INTO runs ({','.join(_COLUMNS)}, case_key, state, writer) VALUES ({','.join('?' * (len(_COLUMNS) + 3))})",
-                _row_values(entry) + (case_key(entry.use_case_id), "pending", writer_token()),
+                _INSERT.format(verb=""),
+                (*_row_values(entry), case_key(entry.use_case_id), "pending", writer_token()),
             )
 
     def complete(self, run_id: str) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -44,7 +44,7 @@ VERDICTS_DIR = "verdicts"
 _COMPONENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
-class Coverage(str, Enum):
+class Coverage(StrEnum):
     FULL = "full"
     REPORT_ONLY = "report_only"
 
@@ -132,7 +132,9 @@ def read_v1_index(root: Path) -> tuple[list[IndexEntry], list[Problem]]:
             problems.append(Problem(path=where, message=f"field '{exc.field}': {exc.detail}"))
             continue
         if entry.run_id in seen:
-            problems.append(Problem(path=where, message=f"duplicate entry for run {entry.run_id}; the first one is used", run_id=entry.run_id))
+            problems.append(
+                Problem(path=where, message=f"duplicate entry for run {entry.run_id}; the first one is used", run_id=entry.run_id)
+            )
             continue
         try:
             resolve_inside(root, entry.path)

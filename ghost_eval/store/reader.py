@@ -67,7 +67,9 @@ def read_jsonl(path: Path, model: type[M], problems: list[Problem], run_id: str 
         except json.JSONDecodeError as exc:
             problems.append(Problem(path=str(path), message=f"line {n}: not valid JSON ({exc.msg}); line skipped", run_id=run_id))
         except RecordError as exc:
-            problems.append(Problem(path=str(path), message=f"line {n}: field '{exc.field}': {exc.detail}; line skipped", run_id=run_id))
+            problems.append(
+                Problem(path=str(path), message=f"line {n}: field '{exc.field}': {exc.detail}; line skipped", run_id=run_id)
+            )
     return items
 
 
@@ -88,7 +90,11 @@ def _session_file(record: RunRecord, prefix: str, suffix: str) -> Path | None:
     found = session_files(record.folder, prefix, suffix)
     if len(found) > 1:
         record.problems.append(
-            Problem(path=str(record.folder), message=f"{len(found)} {prefix}* files; using {found[-1].name}", run_id=record.entry.run_id)
+            Problem(
+                path=str(record.folder),
+                message=f"{len(found)} {prefix}* files; using {found[-1].name}",
+                run_id=record.entry.run_id,
+            )
         )
     return found[-1] if found else None
 
@@ -101,7 +107,9 @@ def read_run(root: Path, entry: IndexEntry) -> RunRecord:
         return RunRecord(entry, root, problems=[Problem(path=str(root), message=str(exc), run_id=rid)])
     record = RunRecord(entry, folder)
     if not folder.is_dir():
-        record.problems.append(Problem(path=str(folder), message="index entry points at a folder that does not exist", run_id=rid))
+        record.problems.append(
+            Problem(path=str(folder), message="index entry points at a folder that does not exist", run_id=rid)
+        )
         return record
 
     meta_path = folder / METADATA_FILE
@@ -109,7 +117,11 @@ def read_run(root: Path, entry: IndexEntry) -> RunRecord:
         record.metadata = _optional(record, RunMetadata, METADATA_FILE)
     else:
         record.problems.append(
-            Problem(path=str(meta_path), message="no metadata.json (run predates run identity; `store backfill` writes one)", run_id=rid)
+            Problem(
+                path=str(meta_path),
+                message="no metadata.json (run predates run identity; `store backfill` writes one)",
+                run_id=rid,
+            )
         )
     record.manifest = _optional(record, Manifest, MANIFEST_FILE)
     record.summary = _optional(record, RunSummary, "run_summary.json")
@@ -131,7 +143,9 @@ def read_run(root: Path, entry: IndexEntry) -> RunRecord:
     if audit is not None:
         record.audit = read_jsonl(audit, AuditEntry, record.problems, rid)
     elif entry.artifact_coverage.value == "full":
-        record.problems.append(Problem(path=str(folder / "shell_audit_<sid>.jsonl"), message="shell audit is missing", run_id=rid))
+        record.problems.append(
+            Problem(path=str(folder / "shell_audit_<sid>.jsonl"), message="shell audit is missing", run_id=rid)
+        )
     trace = folder / TRACE_FILE
     if trace.exists():
         record.trace = read_jsonl(trace, ToolCall, record.problems, rid)

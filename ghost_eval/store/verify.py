@@ -34,13 +34,17 @@ def _check_manifest(record: RunRecord) -> list[Problem]:
         if not path.is_file():
             problems.append(Problem(path=str(path), message="listed in manifest.json but missing", run_id=rid))
         elif _sha256(path) != digest:
-            problems.append(Problem(path=str(path), message="checksum does not match manifest.json (file was modified)", run_id=rid))
+            problems.append(
+                Problem(path=str(path), message="checksum does not match manifest.json (file was modified)", run_id=rid)
+            )
     allowed = set(record.manifest.files) | {MANIFEST_FILE, VERDICTS_DIR}
     if record.metadata is not None and record.metadata.backfilled:
         allowed.add("metadata.json")  # `store backfill` adds it to imported runs that never had one
     for child in sorted(record.folder.iterdir()):
         if child.name not in allowed:
-            problems.append(Problem(path=str(child), message="not listed in manifest.json (added after the run was written)", run_id=rid))
+            problems.append(
+                Problem(path=str(child), message="not listed in manifest.json (added after the run was written)", run_id=rid)
+            )
     return problems
 
 
@@ -70,7 +74,11 @@ def verify_store(store: Store) -> tuple[list[Problem], list[str]]:
             problems.extend(_check_manifest(record))
         if entry.superseded_by and entry.superseded_by not in known:
             problems.append(
-                Problem(path=str(store.root / INDEX_FILE), message=f"run {entry.run_id} is superseded by unknown run {entry.superseded_by}", run_id=entry.run_id)
+                Problem(
+                    path=str(store.root / INDEX_FILE),
+                    message=f"run {entry.run_id} is superseded by unknown run {entry.superseded_by}",
+                    run_id=entry.run_id,
+                )
             )
     for folder in sorted(_folders_on_disk(store.root) - indexed):
         problems.append(Problem(path=str(folder), message="run folder on disk but not in the index (`store reindex` adds it)"))

@@ -37,10 +37,17 @@ def clone(store: Store) -> Clone:
             counter[0] += 1
             when = datetime(2026, 5, 1) + timedelta(minutes=counter[0])
             meta = RunMetadata(
-                schema_version="2", run_id=f"{case}_{as_model}_{when:%Y%m%d_%H%M%S}", use_case_id=case, model_id=as_model,
-                system_prompt_hash=effective_prompt_hash("base", "env", addon), hash_kind=HashKind.EFFECTIVE_PROMPT,
-                addon_name="tc-netfilter-boundary" if addon else None, addon_hash=sha256_text(addon) if addon else None,
-                run_label=label, repeat_index=counter[0], synthetic=True,
+                schema_version="2",
+                run_id=f"{case}_{as_model}_{when:%Y%m%d_%H%M%S}",
+                use_case_id=case,
+                model_id=as_model,
+                system_prompt_hash=effective_prompt_hash("base", "env", addon),
+                hash_kind=HashKind.EFFECTIVE_PROMPT,
+                addon_name="tc-netfilter-boundary" if addon else None,
+                addon_hash=sha256_text(addon) if addon else None,
+                run_label=label,
+                repeat_index=counter[0],
+                synthetic=True,
             )
             store.append(meta, files)
         return case

@@ -19,11 +19,19 @@ def _variant_dir(tmp_path: Path, k: int) -> Path:
     folder = tmp_path / "variants"
     (folder / "addons").mkdir(parents=True)
     (folder / "addons" / "a.txt").write_text(ADDON)
-    (folder / "demo-variant.yaml").write_text(yaml.safe_dump({
-        "name": "demo-variant", "addon": "addons/a.txt", "cases": ["m"], "models": ["x-model", "y-model", "z-model"],
-        "repeats": k, "checks": [{"kind": "criterion", "criterion_id": 2}, {"kind": "diagnosis"}],
-        "rule": {"min_pass_hat_k": 0.8, "every_model": True, "sentinel_margin": 0.2},
-    }))
+    (folder / "demo-variant.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "name": "demo-variant",
+                "addon": "addons/a.txt",
+                "cases": ["m"],
+                "models": ["x-model", "y-model", "z-model"],
+                "repeats": k,
+                "checks": [{"kind": "criterion", "criterion_id": 2}, {"kind": "diagnosis"}],
+                "rule": {"min_pass_hat_k": 0.8, "every_model": True, "sentinel_margin": 0.2},
+            }
+        )
+    )
     return folder
 
 
@@ -35,8 +43,9 @@ def _decide_variant(store: Store, folder: Path, capsys: pytest.CaptureFixture[st
     return code, out, json.loads(path.read_text())
 
 
-def test_variant_that_helps_two_models_and_not_the_third(store: Store, clone: Clone, tmp_path: Path,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_variant_that_helps_two_models_and_not_the_third(
+    store: Store, clone: Clone, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     folder = _variant_dir(tmp_path, k=3)
     clone("m", "x-model", SONNET, n=3, addon=ADDON)
     clone("m", "y-model", SONNET, n=3, addon=ADDON)
@@ -49,8 +58,9 @@ def test_variant_that_helps_two_models_and_not_the_third(store: Store, clone: Cl
     assert len(record["run_ids"]) == 9  # type: ignore[arg-type]
 
 
-def test_variant_accept_then_a_new_decision_points_at_the_old(store: Store, clone: Clone, tmp_path: Path,
-                                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_variant_accept_then_a_new_decision_points_at_the_old(
+    store: Store, clone: Clone, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     folder = _variant_dir(tmp_path, k=2)
     for model in ("x-model", "y-model", "z-model"):
         clone("m", model, SONNET, n=2, addon=ADDON)
@@ -63,8 +73,9 @@ def test_variant_accept_then_a_new_decision_points_at_the_old(store: Store, clon
     assert len(list((store.root / "decisions" / "variants" / "demo-variant").glob("*.json"))) == 2
 
 
-def test_variant_without_enough_runs_says_how_many(store: Store, clone: Clone, tmp_path: Path,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_variant_without_enough_runs_says_how_many(
+    store: Store, clone: Clone, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     folder = _variant_dir(tmp_path, k=3)
     clone("m", "x-model", SONNET, n=1, addon=ADDON)
     code, out, record = _decide_variant(store, folder, capsys)
@@ -82,8 +93,9 @@ def _criteria(tmp_path: Path, cases: list[str], k: int) -> Path:
 
 
 def _decide_sentinel(store: Store, criteria: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, object]]:
-    code = main(["sentinel", "decide", "--current", "cur", "--candidate", "cand", "--criteria", str(criteria),
-                 "--store", str(store.root)])
+    code = main(
+        ["sentinel", "decide", "--current", "cur", "--candidate", "cand", "--criteria", str(criteria), "--store", str(store.root)]
+    )
     _, err = capsys.readouterr()
     path = Path(err.split("decision record: ")[1].split(" (and")[0])
     return code, json.loads(path.read_text())
@@ -97,8 +109,9 @@ def test_sentinel_go(store: Store, clone: Clone, tmp_path: Path, capsys: pytest.
     assert code == 0 and record["decision"] == "go"
 
 
-def test_sentinel_criterion_2_regression_on_m_blocks(store: Store, clone: Clone, tmp_path: Path,
-                                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_sentinel_criterion_2_regression_on_m_blocks(
+    store: Store, clone: Clone, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     clone("m", "cur", SONNET, n=3)
     clone("m", "cand", GEMINI, n=3)
     code, record = _decide_sentinel(store, _criteria(tmp_path, ["m"], 3), capsys)
@@ -107,8 +120,9 @@ def test_sentinel_criterion_2_regression_on_m_blocks(store: Store, clone: Clone,
     assert verdict["verdict"] == "block" and "criterion 2 does not fire" in verdict["failing_checks"]
 
 
-def test_sentinel_diagnosis_only_drop_on_q_asks_for_more_repeats(store: Store, clone: Clone, tmp_path: Path,
-                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_sentinel_diagnosis_only_drop_on_q_asks_for_more_repeats(
+    store: Store, clone: Clone, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     clone("q", "cur", SONNET, n=3)
     clone("q", "cand", HAIKU, n=3)  # conflates the two faults: diagnosis fails, remediation fine
     code, record = _decide_sentinel(store, _criteria(tmp_path, ["q"], 3), capsys)
@@ -117,8 +131,9 @@ def test_sentinel_diagnosis_only_drop_on_q_asks_for_more_repeats(store: Store, c
     assert record["more_runs_needed"] == {"q/cand": 3, "q/cur": 3}
 
 
-def test_sentinel_not_enough_runs_and_drift(store: Store, clone: Clone, tmp_path: Path,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_sentinel_not_enough_runs_and_drift(
+    store: Store, clone: Clone, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     criteria = _criteria(tmp_path, ["m"], 3)
     clone("m", "cur", SONNET, n=3)
     clone("m", "cand", SONNET, n=2)

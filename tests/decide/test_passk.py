@@ -34,11 +34,17 @@ def test_bad_arguments_are_refused() -> None:
 
 def test_repeats_group_by_identity_not_by_position() -> None:
     def o(rid: str, model: str, h: str, passed: bool) -> Outcome:
-        return Outcome(run_id=rid, use_case_id="m", model_id=model, system_prompt_hash=h, addon_hash=None,
-                       run_label=None, passed=passed)
+        return Outcome(
+            run_id=rid, use_case_id="m", model_id=model, system_prompt_hash=h, addon_hash=None, run_label=None, passed=passed
+        )
 
-    outcomes = [o("r1", "a", "h1", True), o("r2", "b", "h1", False), o("r3", "a", "h2", False),
-                o("r4", "a", "h1", False), o("r5", "a", "h1", True)]
+    outcomes = [
+        o("r1", "a", "h1", True),
+        o("r2", "b", "h1", False),
+        o("r3", "a", "h2", False),
+        o("r4", "a", "h1", False),
+        o("r5", "a", "h1", True),
+    ]
     stats = {(s.model_id, s.system_prompt_hash): s for s in group_stats(outcomes, k=2)}
     a1 = stats[("a", "h1")]
     assert (a1.n, a1.passes, a1.run_ids) == (3, 2, ["r1", "r4", "r5"])

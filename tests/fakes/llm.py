@@ -152,11 +152,18 @@ def anthropic_message(
         content.append({"type": "text", "text": text})
     for i, (name, args) in enumerate(tool_calls or []):
         content.append({"type": "tool_use", "id": f"toolu_{i}_{name}", "name": name, "input": args})
-    return Reply({
-        "id": "msg_fake", "type": "message", "role": "assistant", "model": model, "content": content,
-        "stop_reason": "tool_use" if tool_calls else "end_turn", "stop_sequence": None,
-        "usage": {"input_tokens": usage[0], "output_tokens": usage[1]},
-    })
+    return Reply(
+        {
+            "id": "msg_fake",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": content,
+            "stop_reason": "tool_use" if tool_calls else "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": usage[0], "output_tokens": usage[1]},
+        }
+    )
 
 
 def gemini_response(
@@ -171,8 +178,10 @@ def gemini_response(
         parts.append({"text": text})
     for name, args in function_calls or []:
         parts.append({"functionCall": {"name": name, "args": args}})
-    return Reply({
-        "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
-        "usageMetadata": {"promptTokenCount": usage[0], "candidatesTokenCount": usage[1], "totalTokenCount": sum(usage)},
-        "modelVersion": model,
-    })
+    return Reply(
+        {
+            "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {"promptTokenCount": usage[0], "candidatesTokenCount": usage[1], "totalTokenCount": sum(usage)},
+            "modelVersion": model,
+        }
+    )

@@ -9,7 +9,9 @@ from ghost_eval.identity import HashKind, RunMetadata, effective_prompt_hash, ma
 BASE = datetime(2026, 4, 1, 8, 0, 0)
 
 
-def our_run(n: int, case: str = "m", model: str = "claude-haiku-4-5-20251001", addon: str | None = None) -> tuple[RunMetadata, dict[str, str]]:
+def our_run(
+    n: int, case: str = "m", model: str = "claude-haiku-4-5-20251001", addon: str | None = None
+) -> tuple[RunMetadata, dict[str, str]]:
     when = BASE + timedelta(seconds=n)
     meta = RunMetadata(
         schema_version="2",

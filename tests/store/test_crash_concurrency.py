@@ -19,8 +19,13 @@ pytestmark = pytest.mark.slow
 
 def _worker(root: Path, model: str, count: int) -> subprocess.Popen[bytes]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.Popen([sys.executable, "-m", "tests.store.append_worker", str(root), model, str(count)],
-                            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.store.append_worker", str(root), model, str(count)],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
 
 @pytest.mark.parametrize("delay", [0.4, 0.7, 1.1])
@@ -49,7 +54,7 @@ def test_eight_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
     Store(root, create=True).close()
     procs = [_worker(root, f"model{i}", 200) for i in range(8)]
     for p in procs:
-        out, err = p.communicate(timeout=600)
+        _out, err = p.communicate(timeout=600)
         assert p.returncode == 0, err.decode()
     store = Store(root)
     runs = store.runs(RunFilter())

@@ -83,8 +83,14 @@ def _damaged_store(root: Path) -> dict[str, str]:
     duplicate = dict(good)
     v1_run(root, when=datetime(2026, 3, 1, 10, 0, 8))  # on disk, not indexed
     write_index(root, [good, truncated, no_report, wrong_type, garbage, empty, escape, nothing, duplicate])
-    return {"good": good["run_id"], "truncated": truncated["run_id"], "no_report": no_report["run_id"],
-            "wrong_type": wrong_type["run_id"], "garbage": garbage["run_id"], "empty": empty["run_id"]}
+    return {
+        "good": good["run_id"],
+        "truncated": truncated["run_id"],
+        "no_report": no_report["run_id"],
+        "wrong_type": wrong_type["run_id"],
+        "garbage": garbage["run_id"],
+        "empty": empty["run_id"],
+    }
 
 
 def test_bad_input_named_valid_runs_kept_nothing_changed(tmp_path: Path) -> None:

@@ -57,7 +57,16 @@ def test_view_is_readable_by_a_v1_reader(tmp_path: Path) -> None:
     store.supersede(our_run(0)[0].run_id, our_run(2)[0].run_id)
     view = json.loads((store.root / "run_index.json").read_text())
     assert view["schema_version"] == "1"
-    v1_fields = {"run_id", "use_case_id", "model_id", "system_prompt_hash", "backfilled", "artifact_coverage", "path", "superseded_by"}
+    v1_fields = {
+        "run_id",
+        "use_case_id",
+        "model_id",
+        "system_prompt_hash",
+        "backfilled",
+        "artifact_coverage",
+        "path",
+        "superseded_by",
+    }
     for run in view["runs"]:
         assert v1_fields <= set(run)
         assert (store.root / run["path"] / "metadata.json").is_file()
@@ -118,10 +127,24 @@ def test_verify_catches_a_modified_file(tmp_path: Path) -> None:
 
 def _score(run_id: str, verdict: str) -> dict[str, object]:
     return {
-        "run_id": run_id, "use_case_id": "m", "model_id": "claude-haiku-4-5-20251001", "verdict": verdict,
-        "flags": [], "criteria": [], "scorer": "deterministic@1.0.0", "notes": [],
+        "run_id": run_id,
+        "use_case_id": "m",
+        "model_id": "claude-haiku-4-5-20251001",
+        "verdict": verdict,
+        "flags": [],
+        "criteria": [],
+        "scorer": "deterministic@1.0.0",
+        "notes": [],
         "diagnosis": {"correct": True, "matched": [], "missing": [], "forbidden": [], "note": None},
-        "trajectory": {"tool_calls": 1, "bounds": [1, 40], "within_bounds": True, "layers_inspected": [],
-                       "missing_layers": [], "executed_mutations": [], "denied_commands": [], "passed": True},
+        "trajectory": {
+            "tool_calls": 1,
+            "bounds": [1, 40],
+            "within_bounds": True,
+            "layers_inspected": [],
+            "missing_layers": [],
+            "executed_mutations": [],
+            "denied_commands": [],
+            "passed": True,
+        },
         "claims": {"cited": [], "unsupported": [], "unverifiable": [], "passed": True},
     }
