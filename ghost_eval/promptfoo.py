@@ -13,15 +13,25 @@ from pathlib import Path
 from typing import Any
 
 from ghost_eval.cases import Case, case_key
+from ghost_eval.decide.variants import load_variant
 from ghost_eval.errors import GhostEvalError
 from ghost_eval.evaluate import load_case_set, score_record
 from ghost_eval.identity import sha256_text
 from ghost_eval.scoring import SCORER_NAME, SCORER_VERSION, RunEvidence, RunScore, score_run
-from ghost_eval.store import RunFilter, Store, default_store_path
+from ghost_eval.store import RunFilter, Store, bundled_path, default_store_path
 from ghost_eval.store.layout import IndexEntry
 from ghost_eval.store.reader import RunRecord
 
-__all__ = ["CRITERION_METRICS", "GRADES_KEY", "SCORE_KEY", "assertion_result", "grades", "replay_response", "store_for"]
+__all__ = [
+    "suite_tests",
+    "CRITERION_METRICS",
+    "GRADES_KEY",
+    "SCORE_KEY",
+    "assertion_result",
+    "grades",
+    "replay_response",
+    "store_for",
+]
 
 SCORE_KEY = "ghost_eval_score"
 """Key in the provider's response metadata holding the deterministic RunScore."""
@@ -112,6 +122,8 @@ def _identity(record: RunRecord) -> dict[str, Any]:
         "hash_kind": (record.entry.hash_kind or (meta.hash_kind if meta else None) or "agent_source_sha256"),
         "artifact_coverage": record.entry.artifact_coverage.value,
         "run_label": meta.run_label if meta else None,
+        "addon_name": meta.addon_name if meta else None,
+        "addon_hash": meta.addon_hash if meta else None,
         "repeat_index": meta.repeat_index if meta else None,
         "synthetic": bool(meta and meta.synthetic),
         "store_path": str(record.folder),
@@ -237,3 +249,30 @@ def assertion_result(kind: str, output: str, context: dict[str, Any]) -> dict[st
         return _KINDS[kind](_score_for(output, context))
     except GhostEvalError as exc:
         return {"pass": False, "score": 0.0, "reason": f"cannot score: {exc}"}
+
+
+def suite_tests(suite: str, cases_dir: str | None = None) -> list[dict[str, Any]]:
+    """Promptfoo test rows for a suite, generated from the case files so symptoms never drift.
+
+    `baseline` and `sentinel` take the cases flagged so; `variant:<name>` takes the variant's cases
+    plus the sentinel cases it must not make worse. Rows are ordered by case id: the viewer lines
+    up evals by row index, so the order must not change between runs.
+    """
+    cases = _cases(cases_dir)
+    if suite == "baseline":
+        ids = [c.id for c in cases.values() if c.baseline]
+    elif suite == "sentinel":
+        ids = [c.id for c in cases.values() if c.sentinel]
+    elif suite.startswith("variant:"):
+        spec = load_variant(bundled_path("variants") / f"{suite.removeprefix('variant:')}.yaml")
+        sentinel = [c.id for c in cases.values() if c.sentinel]
+        ids = [case_key(c) for c in spec.cases] + [c for c in sentinel if c not in {case_key(x) for x in spec.cases}]
+    else:
+        raise GhostEvalError(f"unknown suite {suite!r}: baseline, sentinel or variant:<name>")
+    missing = [i for i in ids if i not in cases]
+    if missing:
+        raise GhostEvalError(f"suite {suite!r} names cases that are missing or invalid: {missing}")
+    return [
+        {"description": f"{i}: {cases[i].title}", "vars": {"use_case": i, "symptom": " ".join(cases[i].symptom.split())}}
+        for i in sorted(ids)
+    ]

@@ -1,0 +1,88 @@
+"""The variants and sentinel suites through the real `promptfoo eval`, replaying a store built here."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ghost_eval.identity import sha256_text
+from ghost_eval.store import Store
+from tests.conftest import REPO
+from tests.decide.conftest import Clone
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("promptfoo")]
+MODELS = ("gemini-2.5-flash", "claude-haiku-4-5-20251001", "claude-sonnet-4-6")
+ADDON = (REPO / "variants" / "addons" / "tc-netfilter-boundary.txt").read_text()
+
+
+def _eval(config: Path, store: Store, tmp: Path, repeat: int) -> list[dict[str, Any]]:
+    env = {
+        **os.environ,
+        "GHOST_EVAL_STORE": str(store.root),
+        "PROMPTFOO_CONFIG_DIR": str(tmp / "pf"),
+        "PROMPTFOO_DISABLE_TELEMETRY": "1",
+        "PROMPTFOO_DISABLE_UPDATE": "1",
+        "PROMPTFOO_DISABLE_SHARING": "1",
+        "PROMPTFOO_PYTHON": sys.executable,
+        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+    }
+    out = tmp / "out.json"
+    proc = subprocess.run(
+        [
+            str(REPO / "node_modules/.bin/promptfoo"),
+            "eval",
+            "-c",
+            str(config),
+            "-o",
+            str(out),
+            "--repeat",
+            str(repeat),
+            "--no-progress-bar",
+            "--no-cache",
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode in (0, 100), proc.stdout[-3000:] + proc.stderr[-3000:]
+    rows: list[dict[str, Any]] = json.loads(out.read_text())["results"]["results"]
+    return rows
+
+
+def test_variants_suite_pairs_baseline_and_addon_runs(store: Store, clone: Clone, tmp_path: Path) -> None:
+    for case in ("f", "g", "j", "m", "q"):
+        for model in MODELS:
+            clone(case, model, model, n=2)
+            clone(case, model, "claude-sonnet-4-6", n=2, addon=ADDON)
+    rows = _eval(REPO / "variants" / "promptfooconfig.yaml", store, tmp_path, repeat=2)
+    assert len(rows) == 5 * 6 * 2
+    assert not [r for r in rows if r.get("error") and "no stored run" in r["error"]]
+    seen: dict[str, set[str]] = {}
+    for row in rows:
+        meta = row["response"]["metadata"]
+        side = row["provider"]["label"].split(" / ")[1]
+        assert meta["addon_hash"] == (sha256_text(ADDON) if side == "tc-netfilter-boundary" else None)
+        assert meta["model_id"] == row["provider"]["label"].split(" / ")[0]
+        seen.setdefault(f"{meta['use_case_id']}/{meta['model_id']}/{side}", set()).add(meta["run_id"])
+    # each repeat replays a different stored run of the same identity
+    assert all(len(ids) == 2 for ids in seen.values()) and len(seen) == 30
+
+
+def test_sentinel_suite_replays_m_f_q(store: Store, clone: Clone, tmp_path: Path) -> None:
+    for case in ("f", "m", "q"):
+        for model in MODELS:
+            clone(case, model, model, n=3)
+    rows = _eval(REPO / "sentinel" / "promptfooconfig.yaml", store, tmp_path, repeat=3)
+    assert len(rows) == 3 * 3 * 3
+    assert sorted({r["vars"]["use_case"] for r in rows}) == ["f", "m", "q"]
+    assert len({r["response"]["metadata"]["run_id"] for r in rows}) == 27
+    gemini_m = [r for r in rows if r["vars"]["use_case"] == "m" and r["provider"]["label"] == "gemini-2.5-flash"]
+    assert all(r["namedScores"]["c2_owner_bypass"] == 0 for r in gemini_m)
