@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import Field, field_validator
+from pydantic import Field, PrivateAttr, ValidationInfo, field_validator
 
 from ghost_eval.errors import CaseError
 from ghost_eval.records import Record, parse_record
@@ -77,34 +77,118 @@ class KeyMatch(Record):
     matched: list[str]
     missing: list[str]
     forbidden: list[str]
-    """`must_not_find` patterns that matched: signs of a wrong or conflated diagnosis."""
+    """`must_not_find` patterns asserted somewhere in the text: signs of a wrong or conflated diagnosis."""
 
     @property
     def correct(self) -> bool:
         return not self.missing and not self.forbidden
 
 
+_FLAGS = re.IGNORECASE | re.MULTILINE
+_REFUTATION = r"\b(?:refuted|ruled\W+out|disproven|disproved|excluded|rejected|eliminated)\b"
+_HEDGE = re.compile(
+    r"\b(?:hypothes\w*|suspect\w*|whether|if|could|might|may|possibl[ey]|perhaps|assum\w*|consider\w*|initially"
+    r"|claim\w*|reported|said|stated|according)\b",
+    _FLAGS,
+)
+_REFUTED_AFTER = re.compile(rf"{_REFUTATION}|\?(?=\W*$)", _FLAGS)
+"""A refutation, or the question mark that ends the sentence (not one inside a `--query "[?…]"`)."""
+_REFUTED_LABEL = re.compile(rf"\W*(?:(?:hypothesis\W*\d*|h\d+|\d+[.)])\W*)?{_REFUTATION}", _FLAGS)
+"""A board label opening the sentence: "Refuted: …", "H2 (refuted): …", "Ruled out - …"."""
+_CLAUSE_CHAR = (
+    r"(?:(?!\b(?:not|no|nothing|never|nor|neither|without|rather|instead|than)\b|n['\u2019]t\b"
+    r"|[.;:!?](?:\s|$))[\s\S])"
+)
+"""What `.` means in a must_not_find pattern: a character of the same clause (line wraps included) that does not
+start a negation."""
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n(?=[ \t]*(?:[-*+#>|]|\d+[.)]|\r?\n))|^[ \t]*[#|][^\n]*", re.MULTILINE)
+"""A sentence ends at `.`/`!`/`?` before a space, before a list item, heading, quote, table row or blank line, and
+a heading or table row is a sentence of its own; a plain line wrap does not end one."""
+_REGEX_TOKEN = re.compile(r"\\.|\[\^?\]?(?:\\.|[^\]\\])*\]|.", re.DOTALL)
+
+
+def _sentences(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence, leaving out those that open with a refutation."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for end in [m.end() for m in _SENTENCE_END.finditer(text)] + [len(text)]:
+        if end > start and not _REFUTED_LABEL.match(text, start, end):
+            spans.append((start, end))
+        start = end
+    return spans
+
+
+def _clause_pattern(pattern: str) -> str:
+    """Turn every `.` outside a character class into a clause character (escaped dots stay literal)."""
+    return "".join(_CLAUSE_CHAR if token == "." else token for token in _REGEX_TOKEN.findall(pattern))
+
+
+def _asserted(guard: re.Pattern[str], text: str, start: int, end: int) -> bool:
+    """Whether the sentence text[start:end] asserts the guard's claim: unhedged before it, unrefuted after it."""
+    pos = start
+    while (m := guard.search(text, pos, end)) is not None:
+        if _HEDGE.search(text, start, m.start()):
+            return False
+        if not _REFUTED_AFTER.search(text, m.end(), end):
+            return True
+        pos = m.start() + 1
+    return False
+
+
 class AnswerKey(Record):
-    """Regexes (case-insensitive) a correct report must / must not contain."""
+    """Regexes (case-insensitive) a correct report must contain (`must_find`) and must not assert (`must_not_find`).
+
+    A `must_find` pattern matches anywhere. A `must_not_find` pattern is a claim, and reports often mention a wrong
+    claim without making it: agents keep hypothesis boards ("H3 iptables dropping 8080 - ruled out", "Refuted: H2,
+    NSG blocks outbound 443"), hedge ("we checked whether the NSG blocks it") and negate ("the NSG is not blocking").
+    So a claim counts only when it is asserted, within one sentence (a line wrap continues a sentence; a list item,
+    heading, table row or blank line starts a new one):
+    - no hedge word (if, whether, suspected, hypothesis, could, may, claimed, reported…) comes before it in the sentence;
+    - no refutation (refuted, ruled out, disproven, excluded, rejected, eliminated) and no closing question mark
+      comes after it in the sentence, and the sentence does not open with one ("Refuted: …", "H2 (refuted): …");
+    - `.` in the pattern stays inside the clause and never crosses a negation (not, no, never, without, rather,
+      than, n't…), so `nsg.{0,40}blocking` is a gap of up to 40 characters that does not read "NSG is not blocking".
+      Negations written into the pattern itself (`is not listening`) are part of the claim.
+    Patterns are compiled once, when the key is validated.
+    """
 
     must_find: list[str] = Field(min_length=1)
-    must_not_find: list[str] = []
+    must_not_find: list[str] = Field(default_factory=list)
+    _find: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
+    _guards: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
+
+    def model_post_init(self, context: Any, /) -> None:
+        self._find = [re.compile(p, _FLAGS) for p in self.must_find]
+        self._guards = [re.compile(_clause_pattern(p), _FLAGS) for p in self.must_not_find]
 
     def check(self, text: str) -> KeyMatch:
-        """Match the key against a report; every must_find must match and no must_not_find may."""
-        found = [p for p in self.must_find if re.search(p, text, re.IGNORECASE | re.MULTILINE)]
+        """Match the key against a report; every must_find must match and no must_not_find may be asserted."""
+        found = [p for p, rx in zip(self.must_find, self._find, strict=True) if rx.search(text)]
+        sentences = _sentences(text) if self._guards else []
         return KeyMatch(
             matched=found,
             missing=[p for p in self.must_find if p not in found],
-            forbidden=[p for p in self.must_not_find if re.search(p, text, re.IGNORECASE | re.MULTILINE)],
+            forbidden=[
+                p
+                for p, guard in zip(self.must_not_find, self._guards, strict=True)
+                if any(_asserted(guard, text, start, end) for start, end in sentences)
+            ],
         )
+
+    @field_validator("must_find", "must_not_find", mode="before")
+    @classmethod
+    def _joins_lines(cls, patterns: Any) -> Any:
+        """A long pattern may be written over several lines (a YAML `|-` block): its line breaks are not part of it."""
+        if isinstance(patterns, list):
+            return ["".join(p.splitlines()) if isinstance(p, str) else p for p in patterns]
+        return patterns
 
     @field_validator("must_find", "must_not_find")
     @classmethod
-    def _compiles(cls, patterns: list[str]) -> list[str]:
+    def _compiles(cls, patterns: list[str], info: ValidationInfo) -> list[str]:
         for p in patterns:
             try:
-                re.compile(p)
+                re.compile(_clause_pattern(p) if info.field_name == "must_not_find" else p)
             except re.error as exc:
                 raise ValueError(f"invalid regex {p!r}: {exc}") from None
         return patterns

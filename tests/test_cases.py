@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from ghost_eval.cases import Case, KeyMatch, load_case, load_cases
+from ghost_eval.cases import AnswerKey, Case, KeyMatch, case_key, load_case, load_cases
 from ghost_eval.errors import CaseError
 
 CASES_DIR = Path(__file__).parents[1] / "cases"
@@ -236,3 +236,165 @@ def test_load_cases_keeps_valid_cases_alongside_the_errors(tmp_path: Path) -> No
     assert list(cases) == ["good"]
     assert cases["good"].answer_key.check("rule ghost-demo-block-8080 at priority 150").correct
     assert sorted(Path(err.path).stem for err in errors) == sorted([*(p.values[0] for p in _BROKEN), "broken"])
+
+
+# --- must_not_find counts only asserted claims ------------------------------------------------
+
+_NSG_BLOCKS = AnswerKey(must_find=["443"], must_not_find=[r"\bnsg\b.{0,40}\b(blocks|blocking)\b"])
+
+
+def _asserts_nsg_block(text: str) -> bool:
+    return _NSG_BLOCKS.check(text).forbidden == _NSG_BLOCKS.must_not_find
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("The NSG blocks 443.", id="plain"),
+        pytest.param("The NSG blocks 443, as we suspected.", id="hedge-after-the-claim"),
+        pytest.param("We suspected routing. The NSG blocks 443.", id="hedge-in-the-previous-sentence"),
+        pytest.param("The NSG blocks 443. Routing was ruled out.", id="refutation-in-the-next-sentence"),
+        pytest.param("Once routing was ruled out, the NSG blocks 443.", id="refutation-earlier-but-not-at-the-start"),
+        pytest.param("Confirmed: H2, NSG blocks outbound 443", id="board-confirmed"),
+        pytest.param("The NSG attached to tf-dest-vm-nic\nblocks 443.", id="line-wrap"),
+        pytest.param("- The NSG attached to the NIC\n  blocks 443.", id="line-wrap-in-a-list-item"),
+        pytest.param("- We checked whether routing matters\n- The NSG blocks 443", id="hedge-in-the-previous-item"),
+        pytest.param("- The NSG blocks 443\n- ruled out: routing", id="refutation-in-the-next-item"),
+        pytest.param("## Hypotheses considered\nThe NSG blocks 443.", id="hedge-in-the-heading-above"),
+        pytest.param("| H1 | NSG blocks 443 | confirmed |\n| H2 | routing | ruled out |", id="table-row"),
+        pytest.param("The NSG blocks 443 (`--query \"[?access=='Deny']\"`).", id="question-mark-inside-a-query"),
+        pytest.param("12 rejected SYNs show that the NSG blocks 443.", id="refutation-word-not-a-label"),
+    ],
+)
+def test_an_asserted_claim_is_forbidden(text: str) -> None:
+    assert _asserts_nsg_block(text)
+    assert not _NSG_BLOCKS.check(text).correct
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("We checked whether the NSG blocks 443.", id="hedge-before"),
+        pytest.param("We checked whether\nthe NSG blocks 443.", id="hedge-before-a-line-wrap"),
+        pytest.param("H1 hypothesis: the NSG blocks 443.", id="hypothesis"),
+        pytest.param("The NSG is not blocking 443.", id="not"),
+        pytest.param("The NSG isn't blocking 443.", id="n't"),
+        pytest.param("The NSG never blocks 443.", id="never"),
+        pytest.param("The NSG is clean; iptables blocks 443.", id="clause-end"),
+        pytest.param("H3 NSG blocking 443 - ruled out.", id="refuted-after"),
+        pytest.param("The NSG blocks 443, which the effective rules refuted.", id="refuted-later-in-the-sentence"),
+        pytest.param("Does the NSG block 443? Is the NSG blocking it?", id="question"),
+        pytest.param("Is the NSG blocking 443?**", id="question-in-bold"),
+        pytest.param("- H3 NSG blocks 443 - ruled out\n- 2) Rejected: NSG blocks 443", id="board-list"),
+        pytest.param("- Refuted: H2, NSG blocks outbound 443", id="board-refuted-item"),
+        pytest.param("Refuted: NSG blocks 443.", id="board-refuted"),
+        pytest.param("H2 (refuted): the NSG blocks 443.", id="board-h2-refuted"),
+        pytest.param("Ruled out \u2013 the NSG blocks 443.", id="board-ruled-out"),
+        pytest.param("**Hypothesis 2 (rejected)**: the NSG blocks 443.", id="board-bold"),
+        pytest.param("- The NSG\n- blocks 443", id="split-across-list-items"),
+        pytest.param("1. The NSG\n2. blocks 443", id="split-across-numbered-items"),
+        pytest.param("The NSG\n\nblocks 443", id="split-by-a-blank-line"),
+        pytest.param("The NSG. It blocks 443.", id="split-across-sentences"),
+    ],
+)
+def test_a_claim_that_is_not_asserted_is_not_forbidden(text: str) -> None:
+    assert not _asserts_nsg_block(text)
+    assert _NSG_BLOCKS.check(text).correct
+
+
+def test_a_later_asserted_claim_in_the_same_sentence_still_counts() -> None:
+    assert _asserts_nsg_block("The NSG blocks 80 (refuted) and the NSG blocks 443.")
+    assert not _asserts_nsg_block("The NSG blocks 443 and the NSG blocks 80 (refuted).")
+
+
+def test_negations_written_into_the_pattern_are_part_of_the_claim() -> None:
+    key = AnswerKey(must_find=["x"], must_not_find=[r"\bservice\b.{0,30}\bis\W+not\W+listening\b"])
+    assert key.check("The service on tf-dest-vm is not listening on 5432.").forbidden
+    assert not key.check("The service is up; it is not listening only on 6432.").forbidden
+    assert not key.check("If the service is not listening, restart it.").forbidden
+
+
+def test_escaped_and_bracketed_dots_stay_literal() -> None:
+    key = AnswerKey(must_find=["x"], must_not_find=[r"10\.0\.1\.5[.]8080"])
+    assert key.check("Traffic to 10.0.1.5.8080 hangs.").forbidden
+    assert not key.check("Traffic to 10x0y1z5a8080 hangs.").forbidden
+
+
+def test_must_find_matches_anywhere_even_hedged_or_negated() -> None:
+    key = AnswerKey(must_find=[r"nsg.{0,40}blocks", r"^root cause"])
+    match = key.check("Intro.\nRoot cause: we checked whether the NSG never blocks 443?")
+    assert match.missing == []
+    assert match.correct
+
+
+def test_a_pattern_written_over_several_lines_is_one_pattern() -> None:
+    source = r"""
+must_find:
+  - |-
+    ghost-demo-
+    block-8080
+must_not_find:
+  - |-
+    \bnsg\b.{0,40}
+    \bblocks\b
+"""
+    key = AnswerKey.model_validate(yaml.safe_load(source))
+    assert key.must_find == ["ghost-demo-block-8080"]
+    assert key.must_not_find == [r"\bnsg\b.{0,40}\bblocks\b"]
+    assert key.check("ghost-demo-block-8080: the NSG blocks 8080.").forbidden == key.must_not_find
+
+
+def test_check_uses_the_patterns_compiled_with_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    key = _CASES["f"].answer_key
+    expected = key.check(_texts("f", "incorrect")[0])
+
+    def _no_compiling(*args: object, **kwargs: object) -> None:
+        raise AssertionError("check() compiled a pattern")
+
+    for name in ("compile", "search", "match", "fullmatch", "finditer", "findall", "sub", "split"):
+        monkeypatch.setattr(re, name, _no_compiling)
+    assert key.check(_texts("f", "incorrect")[0]) == expected
+    assert expected.forbidden
+
+
+def test_an_invalid_must_not_find_regex_names_the_field(tmp_path: Path) -> None:
+    data = _base_case()
+    data["id"] = "bad-guard"
+    data["answer_key"]["must_not_find"] = [r"\bnsg\b.{0,40}(blocks"]
+    with pytest.raises(CaseError) as caught:
+        load_case(_write_case(tmp_path, "bad-guard", data))
+    assert caught.value.field == "answer_key.must_not_find"
+    assert "invalid regex" in caught.value.detail
+
+
+# --- the demo store's reports are judged as intended -----------------------------------------
+
+DEMO_STORE = Path(__file__).parents[1] / "demo_store"
+
+
+def _intended_diagnoses() -> dict[str, bool]:
+    """run_id -> 'diagnosis correct' from the demo store's EXPECTED.md table."""
+    lines = (DEMO_STORE / "EXPECTED.md").read_text(encoding="utf-8").splitlines()
+    table = [[cell.strip() for cell in line.strip().strip("|").split("|")] for line in lines if line.startswith("|")]
+    column = table[0].index("diagnosis correct")
+    return {row[0].strip("`"): row[column] == "yes" for row in table[2:]}
+
+
+def _demo_reports() -> list[Any]:
+    return [
+        pytest.param(path.parent.name, case_key(path.parts[-4]), path, id=path.parent.name)
+        for path in sorted(DEMO_STORE.glob("use_case_*/*/*/ghost_report_*.md"))
+    ]
+
+
+def test_the_demo_store_has_an_intended_diagnosis_for_each_report() -> None:
+    intended = _intended_diagnoses()
+    assert sorted(p.values[0] for p in _demo_reports()) == sorted(intended)
+    assert set(intended.values()) == {True, False}, "the agreement test below must see both outcomes"
+
+
+@pytest.mark.parametrize(("run_id", "case_id", "path"), _demo_reports())
+def test_answer_key_agrees_with_the_demo_store(run_id: str, case_id: str, path: Path) -> None:
+    case = _case(case_id)
+    match = case.answer_key.check(path.read_text(encoding="utf-8"))
+    assert match.correct == _intended_diagnoses()[run_id], _explain(case, match)
