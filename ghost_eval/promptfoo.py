@@ -218,7 +218,7 @@ def _diagnosis(score: RunScore) -> dict[str, Any]:
 
 def _trajectory(score: RunScore) -> dict[str, Any]:
     t, c = score.trajectory, score.claims
-    ok = t.passed and c.passed
+    ok = t.passed is True and c.passed is True
     reasons = []
     if not t.within_bounds:
         reasons.append(f"{t.tool_calls} tool calls outside bounds {t.bounds}")
