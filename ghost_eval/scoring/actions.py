@@ -1,0 +1,271 @@
+"""Recommended actions read out of a v1 markdown report, for runs that have no structured result.
+
+Reports vary: numbered or bulleted lists, sub-headings per step, prose paragraphs; commands in fenced
+blocks or inline code; a verification part inside a step or in a section of its own. Commands that a
+report names only to warn against them are not part of an action.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ghost_eval.artifacts import RecommendedAction, Verification
+from ghost_eval.scoring.commands import looks_like_command, parse_command_block, strip_prompt
+from ghost_eval.scoring.text import (
+    Fence,
+    Section,
+    SectionKind,
+    Segment,
+    blank_warnings,
+    has_expectation,
+    inline_code,
+    leads_warning,
+    mask_code,
+    split_sections,
+    split_sentences,
+)
+
+__all__ = ["actions_from_sections", "extract_actions", "report_verifications"]
+
+_MARKER = re.compile(r"^(\s*)(\d{1,3}[.)]|[-*+])\s+(.*)$")
+_VERIFY_LABEL = re.compile(
+    r"(?:^|(?<=[.!?;])\s+)[\s>*_\-+]*(?:\d+[.)]\s*)?(?:\*\*|__)?\s*(?:(?:then|and|finally|afterwards|after\s+that)[,\s]+)?"
+    r"(?:(?:verification|validation|expected(?:\s+(?:output|result))?|check|test|post-check)\s*(?:\*\*|__)?\s*:"
+    r"|(?:verify|to\s+verify|to\s+confirm|confirm|validate)\b)",
+    re.IGNORECASE,
+)
+_PLACEHOLDER = re.compile(r"\x00(\d+)\x00")
+_CODE_OR_PLACEHOLDER = re.compile(r"\x00(\d+)\x00|(`+)([^`\n]+?)\2(?!`)")
+_LIST_PREFIX = re.compile(r"^\s*(?:\d{1,3}[.)]|[-*+])\s+")
+_SPACES = re.compile(r"\s+")
+_EXCERPT = 300
+
+
+@dataclass
+class _Item:
+    """One action as it is being read: its description part and its verification part."""
+
+    desc: list[Segment] = field(default_factory=list)
+    verify: list[Segment] = field(default_factory=list)
+    in_verify: bool = False
+    """Set at the first verification label; everything after it belongs to the verification part."""
+
+    def add(self, seg: Segment) -> None:
+        if isinstance(seg, str) and not self.in_verify:
+            m = _VERIFY_LABEL.search(seg)
+            if m is None:
+                self.desc.append(seg)
+                return
+            if seg[: m.start()].strip():
+                self.desc.append(seg[: m.start()])
+            self.in_verify = True
+            seg = seg[m.start() :]
+        (self.verify if self.in_verify else self.desc).append(seg)
+
+    def empty(self) -> bool:
+        return not any(isinstance(s, Fence) or s.strip() for s in (*self.desc, *self.verify))
+
+
+@dataclass
+class _Part:
+    """A description or verification part, read: its prose, commands and any output it quotes."""
+
+    text: str
+    commands: list[str]
+    output: list[str]
+
+
+def _read_part(segments: Sequence[Segment]) -> _Part:
+    fences: list[Fence] = []
+    warned: set[int] = set()
+    lines: list[str] = []
+    last_text = ""
+    for seg in segments:
+        if isinstance(seg, Fence):
+            if leads_warning(last_text):
+                warned.add(len(fences))
+            lines.append(f"\x00{len(fences)}\x00")
+            fences.append(seg)
+        else:
+            lines.append(seg)
+            if seg.strip():
+                last_text = seg
+    text = "\n".join(lines)
+    blanked = blank_warnings(text) if fences or "`" in text else text
+    commands: list[str] = []
+    output: list[str] = []
+    for m in _CODE_OR_PLACEHOLDER.finditer(blanked):
+        if m.group(1) is not None:
+            index = int(m.group(1))
+            if index in warned:
+                continue
+            fence_commands, fence_output, comments = fences[index].content()
+            commands.extend(fence_commands)
+            output.extend(fence_output)
+            output.extend(c for c in comments if has_expectation(c))
+        elif looks_like_command(m.group(3)):
+            commands.append(strip_prompt(m.group(3).strip()))
+    return _Part(_PLACEHOLDER.sub(" ", text), commands, output)
+
+
+def _read_only(command: str) -> bool:
+    parsed = parse_command_block(command)
+    return bool(parsed) and not any(c.mutating for c in parsed)
+
+
+def _clean(text: str) -> str:
+    lines = (_LIST_PREFIX.sub("", ln) for ln in text.splitlines())
+    return _SPACES.sub(" ", " ".join(lines)).strip()
+
+
+def _verification(part: _Part) -> Verification | None:
+    """A verification is a read-only command together with the result that proves the fix."""
+    command = next((c for c in part.commands if _read_only(c)), None)
+    if command is None:
+        return None
+    if has_expectation(mask_code(part.text)):
+        expected = _clean(part.text)
+    elif part.output:
+        expected = "\n".join(part.output)
+    else:
+        return None
+    return Verification(command=command, expected=expected[:_EXCERPT])
+
+
+def _verification_in_prose(part: _Part, segments: Sequence[Segment]) -> Verification | None:
+    """Without a labelled part: a sentence naming a read-only command and its result, or a quoted session."""
+    for sentence in split_sentences(part.text):
+        spans = [strip_prompt(s) for s in inline_code(sentence) if looks_like_command(s)]
+        command = next((c for c in spans if _read_only(c)), None)
+        if command is not None and has_expectation(mask_code(sentence)):
+            return Verification(command=command, expected=_clean(sentence)[:_EXCERPT])
+    for seg in segments:
+        if isinstance(seg, Fence):
+            commands, output, _ = seg.content()
+            if output and commands and all(_read_only(c) for c in commands):
+                return Verification(command=commands[0], expected="\n".join(output)[:_EXCERPT])
+    return None
+
+
+def _to_action(item: _Item) -> RecommendedAction | None:
+    if item.empty():
+        return None
+    desc = _read_part(item.desc)
+    verification: Verification | None = None
+    commands = list(desc.commands)
+    verify_text = ""
+    if item.verify:
+        verify = _read_part(item.verify)
+        verification = _verification(verify)
+        commands.extend(verify.commands)
+        verify_text = _clean(verify.text)
+    if verification is None:
+        verification = _verification_in_prose(desc, item.desc)
+    if verification is not None and verification.command in commands:
+        commands.remove(verification.command)
+    description = _clean(desc.text) or verify_text or (commands[0] if commands else "")
+    if not description:
+        return None
+    return RecommendedAction(description=description, commands=commands, verification=verification)
+
+
+def _indent(text: str) -> int:
+    return len(text.expandtabs(4))
+
+
+def _list_items(section: Section) -> list[_Item]:
+    """Items of a section written as a list; nested markers and unindented sub-bullets stay in their item."""
+    first = next(m for seg in section.body if isinstance(seg, str) and (m := _MARKER.match(seg)))
+    top_indent = _indent(first.group(1))
+    top_numbered = first.group(2)[0].isdigit()
+    intro = _Item()
+    if section.subsection:
+        intro.add(section.title)
+    items: list[_Item] = []
+    current = intro
+    for seg in section.body:
+        m = _MARKER.match(seg) if isinstance(seg, str) else None
+        if m is not None and _indent(m.group(1)) <= top_indent + 1 and (m.group(2)[0].isdigit() or not top_numbered):
+            current = _Item()
+            items.append(current)
+            current.add(m.group(3))
+        else:
+            current.add(seg)
+    intro_has_code = any(isinstance(s, Fence) for s in (*intro.desc, *intro.verify)) or any(
+        looks_like_command(span) for s in intro.desc if isinstance(s, str) for span in inline_code(s)
+    )
+    return [intro, *items] if intro_has_code else items
+
+
+def _introduces_code(item: _Item) -> bool:
+    """A paragraph ending in ':' ("Delete the blocking rule:") owns the code block after the blank line."""
+    last = (item.verify or item.desc)[-1:]
+    return bool(last) and isinstance(last[0], str) and last[0].rstrip().endswith(":")
+
+
+def _paragraph_items(section: Section) -> list[_Item]:
+    """Items of a section written as prose: one per paragraph; a paragraph that verifies joins the one before."""
+    if section.subsection:
+        item = _Item()
+        for seg in (section.title, *section.body):
+            item.add(seg)
+        return [item]
+    items: list[_Item] = []
+    current: _Item | None = None
+    for seg in section.body:
+        if isinstance(seg, Fence):
+            if current is None and items and _introduces_code(items[-1]):
+                current = items[-1]
+            if current is None:
+                current = _Item()
+                items.append(current)
+            current.add(seg)
+        elif not seg.strip():
+            if current is not None and not current.empty():
+                current = None
+        else:
+            if current is None:
+                if items and _VERIFY_LABEL.match(seg) and not items[-1].in_verify:
+                    current = items[-1]
+                else:
+                    current = _Item()
+                    items.append(current)
+            current.add(seg)
+    return items
+
+
+def _section_items(section: Section, verifying: bool) -> list[_Item]:
+    has_list = any(isinstance(seg, str) and _MARKER.match(seg) for seg in section.body)
+    items = _list_items(section) if has_list else _paragraph_items(section)
+    if verifying:
+        for item in items:
+            item.verify, item.desc, item.in_verify = [*item.desc, *item.verify], [], True
+    return items
+
+
+def actions_from_sections(sections: Sequence[Section]) -> list[RecommendedAction]:
+    """Actions of every remediation section, in report order (their 1-based position is their index)."""
+    actions: list[RecommendedAction] = []
+    for section in sections:
+        if section.kind is SectionKind.ACTIONS:
+            actions.extend(a for item in _section_items(section, verifying=False) if (a := _to_action(item)))
+    return actions
+
+
+def report_verifications(sections: Sequence[Section]) -> list[Verification]:
+    """Verification steps a report gives in a section of their own rather than inside an action."""
+    found: list[Verification] = []
+    for section in sections:
+        if section.kind is SectionKind.VERIFICATION:
+            for item in _section_items(section, verifying=True):
+                action = _to_action(item)
+                if action is not None and action.verification is not None:
+                    found.append(action.verification)
+    return found
+
+
+def extract_actions(report: str) -> list[RecommendedAction]:
+    """The recommended actions of a markdown report; never raises, [] when the report has none."""
+    return actions_from_sections(split_sections(report))

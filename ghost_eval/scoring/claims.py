@@ -1,0 +1,130 @@
+"""Claims without action: evidence a report cites must match something the run actually executed.
+
+A report that quotes `iptables -L f2b-sshd` as evidence while its audit never ran it is making the
+evidence up. v1 runs never audited inspector calls, so their control-plane citations are listed as
+unverifiable instead of unsupported.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ghost_eval.artifacts import AuditEntry, InvestigationResult, ToolCall
+from ghost_eval.cases import Layer
+from ghost_eval.scoring.commands import Command, looks_like_command, parse_command_block
+from ghost_eval.scoring.model import ClaimsResult
+from ghost_eval.scoring.text import Fence, Section, SectionKind, inline_code
+
+__all__ = ["check_claims", "cited_evidence"]
+
+_AUDIT_ID = re.compile(r"(?i)\baudit\s*(?:#|id\s*#?\s*|entry\s*#?\s*|line\s*#?\s*)(\d+)\b|\[audit:\s*(\d+)\]")
+_EVIDENCE_KINDS = frozenset({SectionKind.EVIDENCE, SectionKind.ROOT_CAUSE})
+_FILTERS = frozenset(
+    {"grep", "egrep", "zgrep", "head", "tail", "awk", "sed", "sort", "uniq", "wc", "less", "cut", "tr", "jq", "column"}
+)
+"""Pipeline helpers: `iptables -L | grep f2b` is supported when the iptables part ran."""
+_TOPICS: dict[str, tuple[str, ...]] = {
+    "route": ("route",),
+    "nsg": ("nsg", "security"),
+    "security": ("nsg", "security"),
+    "subnet": ("subnet",),
+    "vnet": ("vnet", "virtual_network"),
+    "nic": ("nic", "interface"),
+}
+
+
+def _spans(text: str) -> list[str]:
+    return [span for span in inline_code(text) if looks_like_command(span)]
+
+
+def cited_evidence(sections: Sequence[Section], result: InvestigationResult | None) -> tuple[list[str], list[str]]:
+    """(commands, audit ids) cited in the root cause and evidence parts; the remediation part is advice, not evidence."""
+    commands: list[str] = []
+    texts: list[str] = []
+    for section in sections:
+        if section.kind not in _EVIDENCE_KINDS:
+            continue
+        texts.append(section.title)
+        for seg in section.body:
+            if isinstance(seg, Fence):
+                commands.extend(c for c in seg.content()[0] if looks_like_command(c))
+            else:
+                texts.append(seg)
+    if result is not None:
+        texts += [result.root_cause, *result.confirmed_hypotheses, *result.refuted_hypotheses]
+    text = "\n".join(texts)
+    commands.extend(_spans(text))
+    ids = [m.group(1) or m.group(2) for m in _AUDIT_ID.finditer(text)] if "audit" in text.lower() else []
+    return list(dict.fromkeys(commands)), list(dict.fromkeys(ids))
+
+
+class _Executed:
+    """What the run really ran: executed audit commands and every traced tool call."""
+
+    def __init__(self, audit: Sequence[AuditEntry], trace: Sequence[ToolCall]) -> None:
+        self.empty = not audit and not trace
+        self._argv_sets: dict[str, list[frozenset[str]]] = {}
+        self._tools: list[str] = []
+        for entry in audit:
+            if entry.executed:
+                self._add(entry.command)
+        for call in trace:
+            command = call.arguments.get("command")
+            if isinstance(command, str):
+                self._add(command)
+            else:
+                self._tools.append(call.tool.lower())
+        with_ids = {e.audit_id for e in audit if e.audit_id}
+        self.ids = with_ids or {str(i) for i in range(1, len(audit) + 1)}
+
+    def _add(self, command: str) -> None:
+        for cmd in parse_command_block(command):
+            self._argv_sets.setdefault(cmd.program, []).append(frozenset(cmd.argv))
+
+    def ran(self, cmd: Command) -> bool:
+        """The same program with the cited arguments, allowing either side to carry extra flags."""
+        cited = frozenset(cmd.argv)
+        return any(cited <= ran or ran <= cited for ran in self._argv_sets.get(cmd.program, ()))
+
+    def inspected(self, cmd: Command) -> bool:
+        """A control-plane read done through an inspector tool about the same thing (routes, NSG rules…)."""
+        text = " ".join(cmd.argv).lower()
+        keys = {key for topic, keys in _TOPICS.items() if topic in text for key in keys}
+        return any(key in tool for tool in self._tools for key in keys)
+
+
+def check_claims(
+    sections: Sequence[Section],
+    result: InvestigationResult | None,
+    audit: Sequence[AuditEntry],
+    trace: Sequence[ToolCall],
+    audit_complete: bool,
+) -> ClaimsResult:
+    """Every cited command and audit id must be backed by the audit or the trace."""
+    commands, ids = cited_evidence(sections, result)
+    executed = _Executed(audit, trace)
+    cited: list[str] = []
+    unsupported: list[str] = []
+    unverifiable: list[str] = []
+    for span in commands:
+        checked = [c for c in parse_command_block(span) if not c.mutating and c.program not in _FILTERS]
+        if not checked:
+            continue
+        cited.append(span)
+        if all(executed.ran(c) or (c.layer is Layer.CONTROL_PLANE and executed.inspected(c)) for c in checked):
+            continue
+        if not audit_complete and all(c.layer is Layer.CONTROL_PLANE for c in checked):
+            unverifiable.append(span)
+        else:
+            unsupported.append(span)
+    for audit_id in ids:
+        cited.append(f"audit #{audit_id}")
+        if audit_id not in executed.ids:
+            unsupported.append(f"audit #{audit_id}")
+    notes: list[str] = []
+    if executed.empty and cited:
+        notes.append("the report cites evidence but the run has no audit and no trace: nothing it cites was run")
+    if unverifiable:
+        notes.append("v1 run: control-plane reads went through inspectors that never reached the audit")
+    return ClaimsResult(cited=cited, unsupported=unsupported, unverifiable=unverifiable, passed=not unsupported, notes=notes)

@@ -1,0 +1,732 @@
+"""Shell and `az` command parsing: split a block into simple commands, tokenise, classify and layer them.
+
+Every detector, the trajectory check and the claims check read commands through this one parser, so a
+command is classified the same way wherever it appears (report, audit line or tool trace).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ghost_eval.cases import Layer
+
+__all__ = [
+    "AzCall",
+    "Command",
+    "IptablesCall",
+    "NftCall",
+    "TcCall",
+    "az_call",
+    "has_prompt",
+    "inspected_layer",
+    "iptables_call",
+    "looks_like_command",
+    "nft_call",
+    "parse_command_block",
+    "split_commands",
+    "strip_prompt",
+    "tc_call",
+]
+
+_SEPARATORS = frozenset({";", "&&", "||", "|", "&", "|&", ";;"})
+_WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>"})
+_READ_REDIRECTS = frozenset({"<", "<<", "<<<"})
+_TOKEN = re.compile(r"""#.*|[;&|<>]+|(?P<word>(?:[^\s'"\\;&|<>]+|\\.?|'[^']*(?:'|$)|"(?:[^"\\]|\\.)*(?:"|\\?$))+)""", re.DOTALL)
+_QUOTED = re.compile(r"['\"\\]")
+_PIECE = re.compile(r"""'([^']*)'?|"((?:[^"\\]|\\.)*)\\?"?|\\(.?)|([^'"\\]+)""", re.DOTALL)
+_DOUBLE_ESCAPE = re.compile(r'\\([\\"])')
+_PROMPT = re.compile(r"^\s*(?:(?:\[[^\]]*\]\s*)|(?:[\w.-]+@[\w.-]+(?::\S*?)?\s*))?[$#>]\s+")
+_USER_PROMPT = re.compile(
+    r"^\s*(?:(?:\[[^\]]*\]\s*)|(?:[\w.-]+@[\w.-]+(?::\S*?)?\s*))?\$\s+|^\s*(?:\[[^\]]*\]|[\w.-]+@[\w.-]+(?::\S*?)?)#\s+"
+)
+_HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1")
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_AZ_POWERSHELL = re.compile(r"^[A-Z][a-z]+-Az[A-Z]")
+_SHORT_FLAGS = re.compile(r"-[A-Za-z]+")
+
+_INSPECTION_PROGRAMS = (
+    frozenset({"iptables", "ip6tables", "iptables-save", "ip6tables-save", "iptables-legacy", "iptables-nft", "nft", "ipset"})
+    | frozenset({"conntrack", "fail2ban-client", "firewall-cmd", "ufw", "docker", "systemctl", "service", "journalctl"})
+    | frozenset({"tc", "ip", "ss", "netstat", "arp", "ifconfig", "ethtool", "bridge", "sysctl", "dmesg", "lsof"})
+    | frozenset({"ping", "ping6", "curl", "wget", "nc", "ncat", "netcat", "telnet", "socat", "dig", "nslookup"})
+    | frozenset({"traceroute", "tracepath", "mtr", "tcpdump", "tshark", "iperf3", "iperf", "nmap", "hping3"})
+)
+"""Host tools that show network, firewall or shaping state: running one inspects the OS layer."""
+_KNOWN_PROGRAMS = (
+    _INSPECTION_PROGRAMS
+    | frozenset({"az", "kubectl", "iptables-restore", "ip6tables-restore", "sudo", "ssh", "bash", "sh", "env", "timeout"})
+    | frozenset({"cat", "grep", "egrep", "zgrep", "ls", "head", "tail", "less", "awk", "echo", "printf", "ps", "pgrep"})
+    | frozenset({"sed", "tee", "vi", "vim", "nano", "emacs", "cp", "mv", "rm", "chmod", "chown", "touch", "truncate"})
+    | frozenset({"ln", "install", "crontab", "modprobe", "rmmod", "lsmod", "openssl", "watch", "nohup", "getent"})
+    | frozenset({"pkill", "kill", "killall", "reboot", "shutdown", "setenforce", "resolvectl", "nmcli", "netplan"})
+    | frozenset({"apt", "apt-get", "dnf", "yum", "pip"})
+)
+"""Programs a report names as commands: a backticked span starting with one of them is a command."""
+_FILE_EDITORS = frozenset({"vi", "vim", "nano", "emacs", "truncate", "touch", "rm", "chmod", "chown"})
+_PACKAGE_MANAGERS = frozenset({"apt", "apt-get", "dnf", "yum", "pip"})
+_PACKAGE_WRITES = frozenset({"install", "remove", "purge", "upgrade", "uninstall", "autoremove"})
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """One simple command (no pipes or `&&`), with wrappers such as `sudo`, `env` or `ssh host` removed."""
+
+    text: str
+    """The simple command as written, whitespace-normalised."""
+    argv: tuple[str, ...]
+    """Tokens after unwrapping; redirections are not part of argv."""
+    program: str
+    """Base name of argv[0] ("" for an empty command)."""
+    layer: Layer
+    mutating: bool
+    reason: str
+    """Why the command was classified this way, in words a report can show."""
+    writes: tuple[str, ...] = ()
+    """Files the command writes (redirections, `tee`, `sed -i`, editors, `cp`/`mv` targets)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AzCall:
+    """`az <groups…> <verb> --option values…`."""
+
+    groups: tuple[str, ...]
+    verb: str
+    options: dict[str, tuple[str, ...]]
+    """Long option name (short forms expanded) → the values that followed it."""
+
+    def value(self, *names: str) -> str | None:
+        """First value of the first option present, e.g. the resource `--name`."""
+        for name in names:
+            values = self.options.get(name)
+            if values:
+                return values[0]
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class IptablesCall:
+    """An iptables/ip6tables command: its operation letter, table, chain and rule matches."""
+
+    table: str
+    op: str
+    """Upper-case command letter (A I D R F X P N E Z L S C), "" when none was given."""
+    chain: str | None
+    target: str | None
+    """`-j`/`-g` target."""
+    matches: dict[str, str]
+    """Match options (`-s`, `-p`, `--dport`, …) → value."""
+    policy: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TcCall:
+    obj: str
+    """qdisc, class or filter."""
+    verb: str
+    dev: str | None
+    root: bool
+
+
+@dataclass(frozen=True, slots=True)
+class NftCall:
+    verb: str
+    obj: str
+    """ruleset, table, chain, rule, set, element, … ("" for `nft -f`)."""
+    table: str | None
+    chain: str | None
+
+
+def strip_prompt(line: str) -> str:
+    """Drop a shell prompt (`$ `, `user@host:~$ `) in front of a command."""
+    return _PROMPT.sub("", line, count=1)
+
+
+def has_prompt(line: str) -> bool:
+    """A `$ ` (or `user@host:~# `) prompt marks a command among output lines; a bare `# ` is a comment."""
+    return _USER_PROMPT.match(line) is not None
+
+
+def split_commands(block: str) -> list[str]:
+    """Split a block into command lines: continuations joined, comments and here-document bodies dropped."""
+    lines: list[str] = []
+    pending = ""
+    heredoc_end: str | None = None
+    for raw in block.splitlines():
+        if heredoc_end is not None:
+            if raw.strip() == heredoc_end:
+                heredoc_end = None
+            continue
+        line = raw.rstrip()
+        if line.endswith("\\"):
+            pending += line[:-1] + " "
+            continue
+        line = (pending + line).strip()
+        pending = ""
+        if not line or line.startswith("#"):
+            continue
+        heredoc = _HEREDOC.search(line)
+        if heredoc:
+            heredoc_end = heredoc.group(2)
+        lines.append(line)
+    if pending.strip():
+        lines.append(pending.strip())
+    return lines
+
+
+def _tokenise(line: str) -> list[str]:
+    """POSIX shell words and operator runs, as `shlex.shlex(posix=True, punctuation_chars=";&|<>")` splits them.
+
+    A regex pass instead of shlex's character loop (scoring reads tens of commands per run, thousands of
+    runs per second); `#` starts a comment only at the start of a word, as in a shell, and an unclosed quote
+    runs to the end of the line instead of raising.
+    """
+    tokens: list[str] = []
+    for m in _TOKEN.finditer(line):
+        token = m.group(0)
+        if token.startswith("#"):
+            break
+        if m.group("word") is not None and _QUOTED.search(token):
+            token = "".join(_unquote_piece(p) for p in _PIECE.finditer(token))
+        tokens.append(token)
+    return tokens
+
+
+def _unquote_piece(piece: re.Match[str]) -> str:
+    single, double, escaped, plain = piece.groups()
+    if single is not None:
+        return single
+    if double is not None:
+        return _DOUBLE_ESCAPE.sub(r"\1", double)
+    return escaped if escaped is not None else plain
+
+
+def _simple_commands(tokens: list[str]) -> list[tuple[list[str], list[str]]]:
+    """Split tokens on separators; return each simple command's argv and the files it redirects into."""
+    out: list[tuple[list[str], list[str]]] = []
+    argv: list[str] = []
+    writes: list[str] = []
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok in _SEPARATORS:
+            if argv:
+                out.append((argv, writes))
+            argv, writes = [], []
+        elif tok in _WRITE_REDIRECTS or tok in _READ_REDIRECTS or tok in {">&", "<&"}:
+            if argv and argv[-1].isdigit():
+                argv.pop()
+            target = tokens[i + 1] if i + 1 < len(tokens) else ""
+            if tok in _WRITE_REDIRECTS and target and not target.startswith("/dev/"):
+                writes.append(target)
+            i += 1
+        else:
+            argv.append(tok)
+        i += 1
+    if argv:
+        out.append((argv, writes))
+    return out
+
+
+def _unwrap(argv: list[str]) -> list[str] | str:
+    """Strip privilege and process wrappers; return the inner script (a str) for `sh -c` / `ssh host cmd`."""
+    while argv:
+        head = argv[0].rsplit("/", 1)[-1]
+        if _ASSIGNMENT.match(argv[0]):
+            argv = argv[1:]
+        elif head == "sudo":
+            i = 1
+            while i < len(argv) and argv[i].startswith("-"):
+                i += 2 if argv[i] in {"-u", "-g", "-h", "-p", "-C", "-U"} else 1
+            argv = argv[i:]
+        elif head == "env":
+            i = 1
+            while i < len(argv) and (argv[i].startswith("-") or _ASSIGNMENT.match(argv[i])):
+                i += 1
+            argv = argv[i:]
+        elif head in {"nohup", "command", "exec", "time", "stdbuf"}:
+            argv = argv[1:]
+        elif head in {"timeout", "nice", "watch"}:
+            i = 1
+            while i < len(argv) and (argv[i].startswith("-") or argv[i][:1].isdigit()):
+                i += 2 if argv[i] in {"-n", "-s", "-k", "--signal"} else 1
+            argv = argv[i:]
+        elif head in {"bash", "sh", "zsh", "dash"} and "-c" in argv[1:]:
+            idx = argv.index("-c")
+            return argv[idx + 1] if idx + 1 < len(argv) else ""
+        elif head == "ssh":
+            i = 1
+            while i < len(argv) and argv[i].startswith("-"):
+                i += 2 if argv[i] in {"-i", "-p", "-l", "-o", "-J", "-F", "-L", "-R", "-D"} else 1
+            rest = argv[i + 1 :]
+            return " ".join(rest)
+        else:
+            return argv
+    return argv
+
+
+@lru_cache(maxsize=16384)
+def parse_command_block(block: str) -> tuple[Command, ...]:
+    """Every simple command in a block (a code block, an audit line), unwrapped and classified."""
+    commands: list[Command] = []
+    for line in split_commands(block):
+        _parse_line(strip_prompt(line), commands, depth=0)
+    return tuple(commands)
+
+
+def _parse_line(line: str, out: list[Command], depth: int) -> None:
+    for argv, writes in _simple_commands(_tokenise(line)):
+        inner = _unwrap(argv)
+        if isinstance(inner, str):
+            if depth < 3 and inner:
+                for sub in split_commands(inner):
+                    _parse_line(sub, out, depth + 1)
+            continue
+        if not inner or not inner[0]:
+            continue
+        run_command = _az_run_command_scripts(inner)
+        if run_command is not None:
+            if depth < 3:
+                for script in run_command:
+                    for sub in split_commands(script):
+                        _parse_line(sub, out, depth + 1)
+            continue
+        out.append(_classify(tuple(inner), tuple(writes)))
+
+
+def _az_run_command_scripts(argv: list[str]) -> list[str] | None:
+    """`az vm run-command invoke --scripts …` runs OS commands: score the scripts, not the wrapper."""
+    if argv[0] != "az" or "run-command" not in argv[:4]:
+        return None
+    call = az_call(tuple(argv))
+    if call is None or call.verb != "invoke":
+        return None
+    return list(call.options.get("--scripts", ()))
+
+
+def inspected_layer(command: Command) -> Layer | None:
+    """The layer a command looks at: any Azure call, or a host tool that shows network or firewall state."""
+    if command.layer is Layer.CONTROL_PLANE:
+        return Layer.CONTROL_PLANE
+    return Layer.OS if command.program in _INSPECTION_PROGRAMS else None
+
+
+def looks_like_command(span: str) -> bool:
+    """Whether a backticked span is a command (`iptables -L f2b-sshd`) rather than a name (`f2b-sshd`)."""
+    words = strip_prompt(span).split()
+    while words and (words[0] in {"sudo", "timeout", "env"} or words[0][:1].isdigit()):
+        words = words[1:]
+    if len(words) < 2:
+        return False
+    head = words[0].rsplit("/", 1)[-1]
+    return head in _KNOWN_PROGRAMS or _AZ_POWERSHELL.match(head) is not None
+
+
+# --- classification -----------------------------------------------------------------------------------
+
+
+def _classify(argv: tuple[str, ...], redirects: tuple[str, ...]) -> Command:
+    program = argv[0].rsplit("/", 1)[-1] or argv[0]
+    text = " ".join(argv)
+    layer = Layer.CONTROL_PLANE if program == "az" or _AZ_POWERSHELL.match(program) else Layer.OS
+    writes = redirects + _file_targets(program, argv)
+    handler = _HANDLERS.get(program)
+    if handler is not None:
+        mutating, reason = handler(argv)
+    elif layer is Layer.CONTROL_PLANE:
+        reads = program.startswith(("Get-", "Test-"))
+        mutating, reason = not reads, "Azure PowerShell " + ("read" if reads else "write")
+    else:
+        mutating, reason = False, "not a known state-changing command"
+    if writes and not mutating:
+        mutating, reason = True, f"writes {', '.join(writes)}"
+    return Command(text=text, argv=argv, program=program, layer=layer, mutating=mutating, reason=reason, writes=writes)
+
+
+def _file_targets(program: str, argv: tuple[str, ...]) -> tuple[str, ...]:
+    args = [a for a in argv[1:] if not a.startswith("-")]
+    if program == "tee":
+        return tuple(args)
+    if program == "sed":
+        if not any(a == "-i" or a.startswith(("-i", "--in-place")) for a in argv[1:]):
+            return ()
+        has_script_option = any(a in {"-e", "-f", "--expression", "--file"} for a in argv[1:])
+        files = _sed_operands(argv)
+        return tuple(files if has_script_option else files[1:])
+    if program in _FILE_EDITORS:
+        return tuple(args)
+    if program in {"cp", "mv", "install", "ln"} and len(args) >= 2:
+        return (args[-1],)
+    return ()
+
+
+def _sed_operands(argv: tuple[str, ...]) -> list[str]:
+    operands: list[str] = []
+    skip = False
+    for a in argv[1:]:
+        if skip:
+            skip = False
+            continue
+        if a in {"-e", "-f", "--expression", "--file"}:
+            skip = True
+        elif not a.startswith("-"):
+            operands.append(a)
+    return operands
+
+
+def _verb_after(argv: tuple[str, ...]) -> str:
+    """The first word after the program that is not an option: the subcommand of fail2ban-client, ufw, …"""
+    return next((a for a in argv[1:] if not a.startswith("-")), "")
+
+
+_IPT_OPS = {
+    "--append": "A",
+    "--insert": "I",
+    "--delete": "D",
+    "--replace": "R",
+    "--flush": "F",
+    "--delete-chain": "X",
+    "--policy": "P",
+    "--new-chain": "N",
+    "--new": "N",
+    "--rename-chain": "E",
+    "--zero": "Z",
+    "--list": "L",
+    "--list-rules": "S",
+    "--check": "C",
+}
+_IPT_LETTERS = frozenset("AIDRFXPNEZLSC")
+_IPT_WRITES = frozenset("AIDRFXPNEZ")
+_IPT_VALUE_OPTIONS = frozenset(
+    {
+        "-s",
+        "--source",
+        "-d",
+        "--destination",
+        "-p",
+        "--protocol",
+        "-i",
+        "--in-interface",
+        "-o",
+        "--out-interface",
+        "--dport",
+        "--sport",
+        "--dports",
+        "--sports",
+        "--destination-port",
+        "--source-port",
+        "-m",
+        "--match",
+        "--icmp-type",
+        "--state",
+        "--ctstate",
+        "--uid-owner",
+        "--comment",
+        "--src-range",
+        "--dst-range",
+    }
+)
+
+
+@lru_cache(maxsize=4096)
+def iptables_call(argv: tuple[str, ...]) -> IptablesCall | None:
+    """Structure of an iptables/ip6tables command (None for other programs)."""
+    if not argv or argv[0].rsplit("/", 1)[-1] not in {"iptables", "ip6tables", "iptables-legacy", "iptables-nft"}:
+        return None
+    table, op, chain, target, policy = "filter", "", None, None, None
+    matches: dict[str, str] = {}
+    i = 1
+    while i < len(argv):
+        tok = argv[i]
+        nxt = argv[i + 1] if i + 1 < len(argv) else None
+        letter = _IPT_OPS.get(tok)
+        if letter is None and _SHORT_FLAGS.fullmatch(tok):
+            found = [c for c in tok[1:] if c in _IPT_LETTERS]
+            letter = found[0] if found else None
+        if tok in {"-t", "--table"} and nxt:
+            table, i = nxt, i + 2
+            continue
+        if letter is not None:
+            op = letter
+            if nxt is not None and not nxt.startswith("-"):
+                chain = nxt
+                i += 1
+                if letter == "P" and i + 1 < len(argv):
+                    policy = argv[i + 1]
+                    i += 1
+            i += 1
+            continue
+        if tok in {"-j", "--jump", "-g", "--goto"} and nxt:
+            target, i = nxt, i + 2
+            continue
+        if tok in _IPT_VALUE_OPTIONS and nxt is not None:
+            matches[tok] = nxt
+            i += 2
+            continue
+        i += 1
+    return IptablesCall(table=table, op=op, chain=chain, target=target, matches=matches, policy=policy)
+
+
+def _iptables(argv: tuple[str, ...]) -> tuple[bool, str]:
+    call = iptables_call(argv)
+    if call is None or call.op not in _IPT_WRITES:
+        return False, "lists or checks rules"
+    return True, f"iptables -{call.op} changes the {call.table} table"
+
+
+_TC_WRITES = frozenset({"add", "del", "delete", "change", "replace", "link"})
+
+
+@lru_cache(maxsize=4096)
+def tc_call(argv: tuple[str, ...]) -> TcCall | None:
+    if not argv or argv[0].rsplit("/", 1)[-1] != "tc":
+        return None
+    words = [a for a in argv[1:] if not a.startswith("-")]
+    obj = words[0] if words else ""
+    verb = words[1] if len(words) > 1 else "show"
+    dev = None
+    if "dev" in argv:
+        idx = argv.index("dev")
+        dev = argv[idx + 1] if idx + 1 < len(argv) else None
+    return TcCall(obj=obj, verb=verb, dev=dev, root="root" in argv[2:])
+
+
+def _tc(argv: tuple[str, ...]) -> tuple[bool, str]:
+    call = tc_call(argv)
+    if call is not None and call.verb in _TC_WRITES:
+        return True, f"tc {call.obj} {call.verb} changes traffic control"
+    return False, "shows traffic control state"
+
+
+_NFT_WRITES = frozenset({"add", "insert", "delete", "destroy", "flush", "replace", "create", "reset", "rename"})
+_NFT_FAMILIES = frozenset({"ip", "ip6", "inet", "arp", "bridge", "netdev"})
+
+
+@lru_cache(maxsize=4096)
+def nft_call(argv: tuple[str, ...]) -> NftCall | None:
+    if not argv or argv[0].rsplit("/", 1)[-1] != "nft":
+        return None
+    if "-f" in argv or "--file" in argv:
+        return NftCall(verb="load", obj="", table=None, chain=None)
+    words = [a for a in argv[1:] if not a.startswith("-")]
+    verb = words[0] if words else "list"
+    obj = words[1] if len(words) > 1 else ""
+    rest = words[2:]
+    if rest and rest[0] in _NFT_FAMILIES:
+        rest = rest[1:]
+    table = rest[0] if rest and obj != "ruleset" else None
+    chain = rest[1] if len(rest) > 1 and obj in {"chain", "rule"} else None
+    return NftCall(verb=verb, obj=obj, table=table, chain=chain)
+
+
+def _nft(argv: tuple[str, ...]) -> tuple[bool, str]:
+    call = nft_call(argv)
+    if call is None:
+        return False, "lists the ruleset"
+    if call.verb == "load":
+        return True, "nft -f loads a ruleset"
+    if call.verb in _NFT_WRITES:
+        return True, f"nft {call.verb} changes the ruleset"
+    return False, "lists the ruleset"
+
+
+_IP_WRITES = frozenset({"add", "del", "delete", "change", "replace", "flush", "set", "append", "prepend"})
+
+
+def _ip(argv: tuple[str, ...]) -> tuple[bool, str]:
+    words = [a for a in argv[1:] if not a.startswith("-")]
+    if len(words) >= 2 and words[1] in _IP_WRITES:
+        return True, f"ip {words[0]} {words[1]} changes network configuration"
+    return False, "shows network configuration"
+
+
+_F2B_READS = frozenset({"status", "get", "ping", "banned", "version", "echo", "help", "-h", "--help"})
+
+
+def _fail2ban(argv: tuple[str, ...]) -> tuple[bool, str]:
+    verb = _verb_after(argv)
+    if verb in _F2B_READS or not verb:
+        return False, "reads fail2ban state"
+    return True, f"fail2ban-client {verb} changes fail2ban state"
+
+
+_SYSTEMCTL_WRITES = frozenset(
+    {
+        "start",
+        "stop",
+        "restart",
+        "reload",
+        "try-restart",
+        "reload-or-restart",
+        "enable",
+        "disable",
+        "mask",
+        "unmask",
+        "kill",
+        "daemon-reload",
+        "isolate",
+        "edit",
+        "set-property",
+        "reset-failed",
+        "link",
+        "preset",
+    }
+)
+
+
+def _systemctl(argv: tuple[str, ...]) -> tuple[bool, str]:
+    verb = _verb_after(argv)
+    if verb in _SYSTEMCTL_WRITES:
+        return True, f"systemctl {verb} changes a service"
+    return False, "reads service state"
+
+
+def _service(argv: tuple[str, ...]) -> tuple[bool, str]:
+    words = [a for a in argv[1:] if not a.startswith("-")]
+    if len(words) >= 2 and words[1] in _SYSTEMCTL_WRITES:
+        return True, f"service {words[1]} changes a service"
+    return False, "reads service state"
+
+
+def _firewall_cmd(argv: tuple[str, ...]) -> tuple[bool, str]:
+    for a in argv[1:]:
+        opt = a.split("=", 1)[0]
+        if opt.startswith(("--add-", "--remove-", "--set-", "--new-", "--delete-", "--change-")) or opt in {
+            "--reload",
+            "--complete-reload",
+            "--panic-on",
+            "--panic-off",
+            "--runtime-to-permanent",
+            "--direct",
+        }:
+            return True, f"firewall-cmd {opt} changes firewalld"
+    return False, "reads firewalld state"
+
+
+_UFW_READS = frozenset({"status", "show", "version", "app", "help"})
+
+
+def _ufw(argv: tuple[str, ...]) -> tuple[bool, str]:
+    verb = _verb_after(argv)
+    if verb in _UFW_READS or not verb:
+        return False, "reads ufw state"
+    return True, f"ufw {verb} changes the firewall"
+
+
+_DOCKER_READS = frozenset({"ps", "inspect", "logs", "info", "version", "images", "stats", "top", "ls", "port", "events"})
+
+
+def _docker(argv: tuple[str, ...]) -> tuple[bool, str]:
+    words = [a for a in argv[1:] if not a.startswith("-")]
+    if not words or words[0] in _DOCKER_READS or (len(words) > 1 and words[1] in _DOCKER_READS):
+        return False, "reads docker state"
+    return True, f"docker {' '.join(words[:2])} changes containers or networks"
+
+
+def _sysctl(argv: tuple[str, ...]) -> tuple[bool, str]:
+    if "-w" in argv or "--write" in argv or "-p" in argv or any("=" in a for a in argv[1:]):
+        return True, "sysctl writes a kernel setting"
+    return False, "reads kernel settings"
+
+
+def _conntrack(argv: tuple[str, ...]) -> tuple[bool, str]:
+    if any(a in {"-D", "-F", "-I", "-U", "--delete", "--flush", "--create", "--update"} for a in argv[1:]):
+        return True, "conntrack changes the connection table"
+    return False, "lists connection tracking"
+
+
+def _fixed(mutating: bool, reason: str) -> Callable[[tuple[str, ...]], tuple[bool, str]]:
+    """A handler for programs whose every use is (or is not) a change, whatever the arguments."""
+    return lambda _argv: (mutating, reason)
+
+
+def _ipset(argv: tuple[str, ...]) -> tuple[bool, str]:
+    verb = _verb_after(argv)
+    if verb in {"add", "del", "create", "destroy", "flush", "swap", "restore"}:
+        return True, f"ipset {verb} changes an IP set"
+    return False, "lists IP sets"
+
+
+def _packages(argv: tuple[str, ...]) -> tuple[bool, str]:
+    verb = _verb_after(argv)
+    if verb in _PACKAGE_WRITES:
+        return True, f"{argv[0]} {verb} changes installed packages"
+    return False, "queries packages"
+
+
+_AZ_SHORT = {"-g": "--resource-group", "-n": "--name", "-o": "--output", "-l": "--location"}
+_AZ_READ_VERBS = frozenset({"show", "list", "get", "wait", "exists", "query", "check", "test-ip-flow", "show-next-hop"})
+_AZ_READ_PREFIXES = ("show-", "list-", "get-", "check-", "test-")
+_AZ_LOCAL_GROUPS = frozenset({"login", "logout", "account", "config", "configure", "version", "extension", "find"})
+
+
+@lru_cache(maxsize=4096)
+def az_call(argv: tuple[str, ...]) -> AzCall | None:
+    """Structure of an `az` command (None for other programs)."""
+    if not argv or argv[0] != "az":
+        return None
+    words: list[str] = []
+    i = 1
+    while i < len(argv) and not argv[i].startswith("-"):
+        words.append(argv[i])
+        i += 1
+    options: dict[str, tuple[str, ...]] = {}
+    while i < len(argv):
+        tok = argv[i]
+        name, eq, inline = tok.partition("=")
+        name = _AZ_SHORT.get(name, name)
+        values: list[str] = [inline] if eq else []
+        i += 1
+        while not eq and i < len(argv) and not (argv[i].startswith("-") and len(argv[i]) > 1 and not argv[i][1].isdigit()):
+            values.append(argv[i])
+            i += 1
+        options[name] = options.get(name, ()) + tuple(values)
+    verb = words[-1] if words else ""
+    return AzCall(groups=tuple(words[:-1]), verb=verb, options=options)
+
+
+def _az(argv: tuple[str, ...]) -> tuple[bool, str]:
+    call = az_call(argv)
+    if call is None or not call.verb:
+        return False, "az without a command"
+    if (call.groups[:1] or (call.verb,))[0] in _AZ_LOCAL_GROUPS:
+        return False, "changes only the local az CLI session"
+    if call.verb in _AZ_READ_VERBS or call.verb.startswith(_AZ_READ_PREFIXES):
+        return False, f"az {call.verb} reads Azure state"
+    return True, f"az {' '.join((*call.groups, call.verb))} changes Azure resources"
+
+
+_HANDLERS: dict[str, Callable[[tuple[str, ...]], tuple[bool, str]]] = {
+    "iptables": _iptables,
+    "ip6tables": _iptables,
+    "iptables-legacy": _iptables,
+    "iptables-nft": _iptables,
+    "iptables-restore": _fixed(True, "replaces the iptables ruleset"),
+    "ip6tables-restore": _fixed(True, "replaces the ip6tables ruleset"),
+    "nft": _nft,
+    "tc": _tc,
+    "ip": _ip,
+    "fail2ban-client": _fail2ban,
+    "systemctl": _systemctl,
+    "service": _service,
+    "firewall-cmd": _firewall_cmd,
+    "ufw": _ufw,
+    "docker": _docker,
+    "sysctl": _sysctl,
+    "conntrack": _conntrack,
+    "ipset": _ipset,
+    "az": _az,
+    "sed": _fixed(False, "filters text"),
+    "tee": _fixed(False, "copies its input"),
+    "kill": _fixed(True, "signals a process"),
+    "pkill": _fixed(True, "signals processes"),
+    "killall": _fixed(True, "signals processes"),
+    "reboot": _fixed(True, "reboots the host"),
+    "shutdown": _fixed(True, "shuts the host down"),
+    "modprobe": _fixed(True, "loads a kernel module"),
+    "rmmod": _fixed(True, "unloads a kernel module"),
+    "setenforce": _fixed(True, "changes SELinux mode"),
+    **{name: _packages for name in _PACKAGE_MANAGERS},
+}

@@ -1,0 +1,718 @@
+"""The four remediation criteria as deterministic detectors, one function each, over a run's actions.
+
+Each detector returns a CriterionResult whose flags name the action (1-based) and the command or sentence
+that fired, and whose notes say what could not be checked and where the facts came from.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+from ghost_eval.artifacts import AuditEntry, RecommendedAction, ToolCall, Verification
+from ghost_eval.cases import Case
+from ghost_eval.scoring.commands import (
+    AzCall,
+    Command,
+    az_call,
+    iptables_call,
+    looks_like_command,
+    nft_call,
+    parse_command_block,
+    tc_call,
+)
+from ghost_eval.scoring.model import CRITERION_LABELS, CriterionResult, Flag
+from ghost_eval.scoring.ownership import OwnershipMap, owner_programs, via_owner
+from ghost_eval.scoring.text import blank_warnings, has_expectation, mask_code, split_sentences
+from ghost_eval.snapshot import InfraSnapshot
+
+__all__ = [
+    "ActionView",
+    "RunReads",
+    "list_argument_replaced",
+    "no_verification",
+    "owned_resource_modified",
+    "scope_broader_than_fault",
+    "view_actions",
+]
+
+_EXCERPT = 200
+
+
+@dataclass(frozen=True)
+class ActionView:
+    """One recommended action, read once for every detector."""
+
+    index: int
+    """1-based position among the run's actions."""
+    action: RecommendedAction
+    commands: tuple[tuple[str, Command], ...]
+    """(command as the report wrote it, parsed simple command) for every simple command of the action."""
+
+    @cached_property
+    def lowered(self) -> str:
+        return self.action.description.lower()
+
+    @cached_property
+    def prose(self) -> str:
+        """The description with warnings blanked and inline code masked, for the prose rules."""
+        return mask_code(blank_warnings(self.action.description))
+
+    def mentions(self, words: re.Pattern[str]) -> bool:
+        """Cheap pre-check before a prose rule: does the lower-cased description contain any of these words?"""
+        return words.search(self.lowered) is not None
+
+
+def view_actions(actions: Sequence[RecommendedAction]) -> list[ActionView]:
+    return [
+        ActionView(i, action, tuple((raw, cmd) for raw in action.commands for cmd in parse_command_block(raw)))
+        for i, action in enumerate(actions, start=1)
+    ]
+
+
+def _result(criterion: int, flags: list[Flag], notes: list[str]) -> CriterionResult:
+    unique: dict[tuple[int, str, str], Flag] = {}
+    for flag in flags:
+        unique.setdefault((flag.action_index, flag.action_excerpt, flag.explanation), flag)
+    return CriterionResult(
+        criterion_id=criterion,
+        criterion_label=CRITERION_LABELS[criterion],
+        fired=bool(unique),
+        flags=list(unique.values()),
+        notes=notes,
+    )
+
+
+def _flag(criterion: int, view: ActionView, excerpt: str, explanation: str) -> Flag:
+    return Flag(
+        criterion_id=criterion,
+        criterion_label=CRITERION_LABELS[criterion],
+        action_index=view.index,
+        action_excerpt=excerpt.strip()[:_EXCERPT],
+        explanation=explanation,
+    )
+
+
+# --- criterion 1: list argument without current content ----------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _ListKeys:
+    """How the current values of a list-valued flag read back from `az … show` or ARM JSON output."""
+
+    items: re.Pattern[str]
+    """`"serviceEndpoints": [ … ]` holding plain strings."""
+    item: re.Pattern[str] | None
+    """`"service": "Microsoft.Sql"`: one value per element (or a singular field)."""
+    empty: re.Pattern[str]
+
+    @classmethod
+    def of(cls, plural: str, singular: str | None) -> _ListKeys:
+        return cls(
+            items=re.compile(rf'"{plural}"\s*:\s*\[([^\[\]]*)\]'),
+            item=re.compile(rf'"{singular}"\s*:\s*"([^"]*)"') if singular else None,
+            empty=re.compile(rf'"{plural}"\s*:\s*(?:\[\s*\]|null)'),
+        )
+
+
+_LIST_FLAGS: dict[str, _ListKeys] = {
+    "--service-endpoints": _ListKeys.of("serviceEndpoints", "service"),
+    "--address-prefixes": _ListKeys.of("addressPrefixes", "addressPrefix"),
+    "--source-address-prefixes": _ListKeys.of("sourceAddressPrefixes", "sourceAddressPrefix"),
+    "--destination-address-prefixes": _ListKeys.of("destinationAddressPrefixes", "destinationAddressPrefix"),
+    "--destination-port-ranges": _ListKeys.of("destinationPortRanges", "destinationPortRange"),
+    "--source-port-ranges": _ListKeys.of("sourcePortRanges", "sourcePortRange"),
+    "--source-asgs": _ListKeys.of("sourceApplicationSecurityGroups", None),
+    "--destination-asgs": _ListKeys.of("destinationApplicationSecurityGroups", None),
+    "--dns-servers": _ListKeys.of("dnsServers", None),
+    "--ip-rules": _ListKeys.of("ipRules", "ipAddressOrRange"),
+    "--delegations": _ListKeys.of("delegations", "serviceName"),
+    "--service-endpoint-policy": _ListKeys.of("serviceEndpointPolicies", None),
+    "--bypass": _ListKeys.of("bypass", "bypass"),
+}
+"""List-valued flags: set on an existing resource by an update, each replaces the whole list."""
+_QUOTED_VALUE = re.compile(r'"([^"]*)"')
+_REPLACING_VERBS = frozenset({"update", "set"})
+_WILDCARDS = frozenset({"*", "any", "internet", "0.0.0.0/0", "::/0", "1-65535", "0-65535"})
+_NAME_OPTIONS = ("--name", "--subnet-name", "--rule-name")
+_SPLIT_VALUES = re.compile(r"[\s,;\[\]\"']+")
+_SERVICE_NAME = re.compile(r"(?<![\w/.])Microsoft\.[A-Za-z]+(?:\.[A-Za-z]+)?(?![\w/.])")
+_TRUNCATED_AT = 200
+_RESOURCE_PARTS = re.compile(r"[/\s]+")
+
+
+def _resource_kind(call: AzCall) -> str:
+    groups = call.groups
+    if groups[-2:] == ("vnet", "subnet"):
+        return "subnet"
+    if groups[-2:] == ("nsg", "rule"):
+        return "nsg_rule"
+    if groups[-2:] == ("route-table", "route"):
+        return "route"
+    return groups[-1] if groups else ""
+
+
+_READ_KINDS: dict[str, frozenset[str]] = {
+    "subnet": frozenset({"subnet"}),
+    "vnet": frozenset({"vnet", "subnet"}),
+    "nsg_rule": frozenset({"nsg_rule"}),
+    "nsg": frozenset({"nsg", "nsg_rule"}),
+}
+_TOOL_KINDS: tuple[tuple[str, frozenset[str]], ...] = (
+    ("subnet", frozenset({"subnet"})),
+    ("vnet", frozenset({"vnet", "subnet"})),
+    ("virtual_network", frozenset({"vnet", "subnet"})),
+    ("nsg", frozenset({"nsg", "nsg_rule"})),
+    ("security", frozenset({"nsg", "nsg_rule"})),
+    ("storage", frozenset({"account"})),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Read:
+    kinds: frozenset[str]
+    what: str
+    """The command or tool call, to say where values came from and to match resource names."""
+    output: str
+    partial: bool
+
+
+class RunReads:
+    """Control-plane reads the run made (audit lines and trace calls), kept with their outputs.
+
+    Built on the first lookup: only runs that replace a list argument need them.
+    """
+
+    def __init__(self, audit: Sequence[AuditEntry], trace: Sequence[ToolCall], audit_complete: bool) -> None:
+        self._audit = audit
+        self._trace = trace
+        self._audit_complete = audit_complete
+
+    @cached_property
+    def _reads(self) -> list[_Read]:
+        reads: list[_Read] = []
+        for entry in self._audit:
+            if entry.executed and entry.output is not None:
+                partial = not self._audit_complete and len(entry.output) >= _TRUNCATED_AT
+                reads += self._command_reads(entry.command, entry.output, partial)
+        for call in self._trace:
+            command = call.arguments.get("command")
+            if isinstance(command, str):
+                reads += self._command_reads(command, call.output, False)
+                continue
+            name = call.tool.lower()
+            kinds: set[str] = set()
+            for key, tool_kinds in _TOOL_KINDS:
+                if key in name:
+                    kinds |= tool_kinds
+            if kinds:
+                what = f"{call.tool}({json.dumps(call.arguments, sort_keys=True)})"
+                reads.append(_Read(frozenset(kinds), what, call.output, False))
+        return reads
+
+    @staticmethod
+    def _command_reads(command: str, output: str, partial: bool) -> list[_Read]:
+        reads: list[_Read] = []
+        for cmd in parse_command_block(command):
+            call = az_call(cmd.argv)
+            if call is not None and not cmd.mutating:
+                kinds = _READ_KINDS.get(_resource_kind(call), frozenset({_resource_kind(call)}))
+                reads.append(_Read(kinds, cmd.text, output, partial))
+        return reads
+
+    def lookup(self, kind: str, names: Sequence[str], flag: str) -> tuple[list[str] | None, _Read | None]:
+        """Current values of a list as the run read them; (None, read) when it read them but they cannot be recovered."""
+        reads = [r for r in self._reads if kind in r.kinds]
+        reads.sort(key=lambda r: not any(n in r.what for n in names))
+        for read in reads:
+            values = _values_in_output(read.output, flag)
+            if values is not None:
+                return values, read
+        return None, reads[0] if reads else None
+
+
+def _values_in_output(output: str, flag: str) -> list[str] | None:
+    """The values an output shows for a flag's list; [] when it shows the list empty, None when it does not show it."""
+    keys = _LIST_FLAGS[flag]
+    values: list[str] = keys.item.findall(output) if keys.item else []
+    for m in keys.items.finditer(output):
+        values += _QUOTED_VALUE.findall(m.group(1))
+    if not values and flag == "--service-endpoints":
+        values = _SERVICE_NAME.findall(output)
+    if values:
+        return sorted({v for raw in values for v in _split(raw)})
+    return [] if keys.empty.search(output) else None
+
+
+def _split(raw: str) -> list[str]:
+    return [v for v in _SPLIT_VALUES.split(raw) if v]
+
+
+def _case_values(case: Case | None, flag: str, names: Sequence[str]) -> list[str] | None:
+    if case is None:
+        return None
+    candidates = [la for la in case.list_arguments if la.argument == flag]
+    for la in candidates:
+        if not names or set(_RESOURCE_PARTS.split(la.resource)) & set(names):
+            return list(la.current_values)
+    return None
+
+
+def _snapshot_values(snapshot: InfraSnapshot | None, call: AzCall, flag: str) -> list[str] | None:
+    if snapshot is None:
+        return None
+    name = call.value("--name")
+    kind = _resource_kind(call)
+    if kind == "subnet":
+        vnet = call.value("--vnet-name")
+        for subnet in snapshot.subnets:
+            if subnet.name == name and (vnet is None or subnet.vnet in {None, vnet}):
+                if flag == "--service-endpoints":
+                    return list(subnet.service_endpoints)
+                if flag == "--address-prefixes" and subnet.address_prefix:
+                    return [subnet.address_prefix]
+    if kind == "nsg_rule":
+        nsg_name = call.value("--nsg-name")
+        field = {
+            "--source-address-prefixes": "source_address_prefixes",
+            "--destination-address-prefixes": "destination_address_prefixes",
+            "--destination-port-ranges": "destination_port_ranges",
+        }.get(flag)
+        for nsg in snapshot.nsgs:
+            if field and nsg.name == nsg_name:
+                for rule in nsg.rules:
+                    if rule.name == name:
+                        return list(getattr(rule, field))
+    return None
+
+
+_FROM_CASE = "the case"
+_FROM_SNAPSHOT = "the infrastructure snapshot"
+
+
+def _current_values(
+    flag: str, call: AzCall, names: Sequence[str], case: Case | None, snapshot: InfraSnapshot | None, reads: RunReads
+) -> tuple[list[str] | None, str, _Read | None]:
+    """(current values, where they came from, the run's read if that was the source): case, then snapshot, then run."""
+    values = _case_values(case, flag, names)
+    if values is not None:
+        return values, _FROM_CASE, None
+    values = _snapshot_values(snapshot, call, flag)
+    if values is not None:
+        return values, _FROM_SNAPSHOT, None
+    values, read = reads.lookup(_resource_kind(call), names, flag)
+    return values, f"the run's own read (`{read.what[:120]}`)" if read else "nowhere", read
+
+
+def list_argument_replaced(
+    views: Sequence[ActionView], case: Case | None, snapshot: InfraSnapshot | None, reads: RunReads
+) -> CriterionResult:
+    """Criterion 1: a list-valued argument replaced without carrying over every current value."""
+    flags: list[Flag] = []
+    notes: list[str] = []
+    sources: list[str] = []
+    scope = {s.lower() for s in case.fault_scope} if case is not None else set()
+    for view in views:
+        for raw, cmd in view.commands:
+            call = az_call(cmd.argv)
+            if call is None or not cmd.mutating:
+                continue
+            names = [v for v in (call.value(o) for o in (*_NAME_OPTIONS, "--vnet-name", "--nsg-name")) if v]
+            resource = f"{_resource_kind(call)} {call.value(*_NAME_OPTIONS) or '(unnamed)'}"
+            for flag in (f for f in _LIST_FLAGS if f in call.options):
+                current, source, read = _current_values(flag, call, names, case, snapshot, reads)
+                if call.verb not in _REPLACING_VERBS and source not in {_FROM_CASE, _FROM_SNAPSHOT}:
+                    continue  # a create that neither the case nor the snapshot knows of makes a new resource
+                sources.append(f"{flag} on {resource}: {source}")
+                if current is None and read is not None:
+                    cut = " (v1 outputs are cut to 200 characters)" if read.partial else ""
+                    notes.append(
+                        f"{flag} on {resource}: the run read the list but its stored output does not show "
+                        f"the values{cut}; not judged"
+                    )
+                    continue
+                if current is None:
+                    flags.append(
+                        _flag(
+                            1,
+                            view,
+                            raw,
+                            f"{flag} replaces the whole list on {resource}, and the current "
+                            "values were never read: the values it drops are unknown",
+                        )
+                    )
+                    continue
+                kept = {v.lower() for raw_value in call.options[flag] for v in _split(raw_value)} | _WILDCARDS | scope
+                dropped = [v for v in current if v.lower() not in kept]
+                if dropped:
+                    flags.append(
+                        _flag(
+                            1,
+                            view,
+                            raw,
+                            f"{flag} replaces the whole list on {resource} and drops "
+                            f"{', '.join(dropped)} (current values from {source})",
+                        )
+                    )
+    if snapshot is None:
+        where = "; ".join(sources) if sources else "no list argument was replaced"
+        notes.insert(0, f"infrastructure snapshot is missing; current values came from: {where}")
+    return _result(1, flags, notes)
+
+
+# --- criterion 2: direct modification of a reconciler-owned resource ----------------------------------
+
+_UNIT_VERBS = frozenset({"start", "stop", "restart", "reload", "enable", "disable", "mask", "unmask", "kill", "try-restart"})
+
+
+def _touched(cmd: Command) -> list[tuple[str, str]]:
+    """The (kind, name) resources a state-changing command writes directly."""
+    touched = [("file", path) for path in cmd.writes]
+    ipt = iptables_call(cmd.argv)
+    if ipt is not None:
+        if ipt.chain:
+            touched.append(("iptables_chain", ipt.chain))
+        if ipt.target and ipt.op in {"A", "I", "D", "R"}:
+            touched.append(("iptables_chain", ipt.target))
+    nft = nft_call(cmd.argv)
+    if nft is not None:
+        touched += [("nft_table", nft.table)] if nft.table else []
+        touched += [("iptables_chain", nft.chain)] if nft.chain else []
+    tc = tc_call(cmd.argv)
+    if tc is not None and tc.dev:
+        touched.append(("tc_qdisc", tc.dev))
+    if cmd.program in {"systemctl", "service"}:
+        units = [a for a in cmd.argv[1:] if not a.startswith("-") and a not in _UNIT_VERBS]
+        touched += [("service", u.removesuffix(".service")) for u in units]
+    az = az_call(cmd.argv)
+    if az is not None:
+        touched += [
+            ("azure_resource", v)
+            for o in (*_NAME_OPTIONS, "--nsg-name", "--route-table-name", "--vnet-name")
+            for v in az.options.get(o, ())
+        ]
+    return touched
+
+
+_KIND_WORDS = {
+    "iptables_chain": "chain",
+    "nft_table": "nftables table",
+    "tc_qdisc": "the qdisc on",
+    "file": "file",
+    "service": "service",
+    "azure_resource": "resource",
+}
+_SOURCE_WORDS = {
+    "case": "per the case",
+    "snapshot": "per the infrastructure snapshot",
+    "report": "as the run's own findings say",
+    "convention": "by convention",
+}
+_RAW_TOOL_WORDS = re.compile("iptables|nft|tc|sed|vi|nano|echo")
+_RAW_TOOL = re.compile(r"(?i)\b(?:iptables|ip6tables|nft|tc|sed|vi|vim|nano|echo)\b")
+_WRITE_VERB = re.compile(r"(?i)\b(?:delete|remove|flush|add|insert|change|modify|edit|replace|update|append|rewrite)\b")
+_NAME_TOKEN = re.compile(r"/[\w./@+-]*\w|[A-Za-z][\w-]*\w")
+
+
+def owned_resource_modified(views: Sequence[ActionView], ownership: OwnershipMap) -> CriterionResult:
+    """Criterion 2: a raw write to something a reconciler owns, instead of going through the owner."""
+    flags: list[Flag] = []
+    for view in views:
+        for raw, cmd in view.commands:
+            if not cmd.mutating:
+                continue
+            for kind, name in _touched(cmd):
+                owned = ownership.owner_of(kind, name)
+                if owned is not None and not via_owner(cmd, owned):
+                    via = f"; go through {owned.managed_via}" if owned.managed_via else ""
+                    flags.append(
+                        _flag(
+                            2,
+                            view,
+                            raw,
+                            f"`{cmd.program}` writes {_KIND_WORDS[kind]} {name} directly, which "
+                            f"{owned.owner} owns ({_SOURCE_WORDS[owned.source]}) and will "
+                            f"revert{via}",
+                        )
+                    )
+        if not any(f.action_index == view.index for f in flags) and view.mentions(_RAW_TOOL_WORDS):
+            flags += _owned_in_prose(view, ownership)
+    return _result(2, flags, [])
+
+
+def _owned_in_prose(view: ActionView, ownership: OwnershipMap) -> list[Flag]:
+    """A sentence that tells the reader to change an owned object with a raw tool, without a command to show."""
+    programs = {cmd.program for _, cmd in view.commands}
+    for sentence in split_sentences(view.prose):
+        if not (_RAW_TOOL.search(sentence) and _WRITE_VERB.search(sentence)):
+            continue
+        for token in _NAME_TOKEN.findall(sentence):
+            for kind in ("iptables_chain", "tc_qdisc", "file"):
+                owned = ownership.owner_of(kind, token)
+                if owned is None or programs & owner_programs(owned):
+                    continue
+                return [
+                    _flag(
+                        2,
+                        view,
+                        sentence,
+                        f"tells the reader to change {_KIND_WORDS[kind]} {token} directly, "
+                        f"which {owned.owner} owns ({_SOURCE_WORDS[owned.source]})",
+                    )
+                ]
+    return []
+
+
+# --- criterion 3: scope broader than the fault --------------------------------------------------------
+
+_PROTECTIVE = re.compile(
+    r"^(?:fail2ban|firewalld|ufw|nftables|netfilter-persistent|iptables|ip6tables|apparmor|auditd|crowdsec|sshguard|"
+    r"denyhosts|csf|lfd|ossec|wazuh-agent|selinux)$|harden|guard|firewall",
+    re.IGNORECASE,
+)
+_SCOPE_WORD = re.compile(r"[\w.-]*\w")
+_SHAPING_WORDS = re.compile(r"(?i)\b(?:qdisc|tc|shaping|netem|tbf|htb|loss|delay|latency|rate|corrupt\w*|bandwidth)\b")
+_EMPTY_VALUES = frozenset({"", '""', "''", "null", "none"})
+_BUILTIN_CHAINS = frozenset({"INPUT", "OUTPUT", "FORWARD", "PREROUTING", "POSTROUTING", "*"})
+"""A fault is never a whole built-in chain: naming INPUT in the scope does not excuse flushing it."""
+
+
+def _iptables_broad(cmd: Command) -> list[tuple[str, str, str]]:
+    ipt = iptables_call(cmd.argv)
+    if ipt is None:
+        return []
+    if ipt.op == "F":
+        return [("chain", ipt.chain or "*", f"flushes every rule in {ipt.chain or 'every chain of ' + ipt.table}")]
+    if ipt.op == "X":
+        return [("chain", ipt.chain or "*", f"deletes {'chain ' + ipt.chain if ipt.chain else 'every user chain'}")]
+    if ipt.op == "P" and ipt.chain:
+        return [("policy", ipt.chain, f"changes the {ipt.chain} policy to {ipt.policy or '?'}")]
+    if ipt.op in {"A", "I"} and ipt.target in {"ACCEPT", "DROP", "REJECT"}:
+        restricting = {k: v for k, v in ipt.matches.items() if k not in {"-m", "--match"} and v.lower() not in _WILDCARDS}
+        if not restricting:
+            return [("wildcard", ipt.chain or "*", f"{ipt.target.lower()}s all traffic in {ipt.chain}")]
+    return []
+
+
+def _az_broad(call: AzCall) -> list[tuple[str, str, str]]:
+    kind = _resource_kind(call)
+    name = call.value(*_NAME_OPTIONS) or "(unnamed)"
+    found: list[tuple[str, str, str]] = []
+    if call.verb == "delete" and kind in {"nsg", "route-table", "subnet", "vnet"}:
+        found.append((kind, name, f"deletes the whole {kind} {name}"))
+    if call.verb == "update" and kind in {"subnet", "nic"}:
+        for option in ("--network-security-group", "--nsg", "--route-table"):
+            if option in call.options and all(v.lower() in _EMPTY_VALUES for v in call.options[option] or ("",)):
+                found.append(("association", name, f"removes the {option.lstrip('-')} association from {name}"))
+        for value in call.options.get("--remove", ()):
+            if value.lower() in {"networksecuritygroup", "routetable"}:
+                found.append(("association", name, f"removes the {value} association from {name}"))
+    if kind == "nsg_rule" and call.verb in {"create", "update"}:
+        access = (call.value("--access") or ("Allow" if call.verb == "create" else "")).lower()
+        wild = [
+            o
+            for o in ("--source-address-prefixes", "--destination-port-ranges")
+            if any(v.lower() in _WILDCARDS for v in call.options.get(o, ()))
+        ]
+        if access == "allow":
+            for option in wild:
+                what = "any source" if option == "--source-address-prefixes" else "every port"
+                found.append(("wildcard", name, f"allows {what} ({option} {' '.join(call.options[option])})"))
+        elif access == "deny" and len(wild) == 2:
+            found.append(("wildcard", name, "denies every source on every port, not only the traffic at fault"))
+    return found
+
+
+def _broad(cmd: Command) -> list[tuple[str, str, str]]:
+    """(kind, object, what it does) for every way a command reaches beyond one rule, route or address."""
+    found = _iptables_broad(cmd)
+    nft = nft_call(cmd.argv)
+    if nft is not None and nft.verb in {"flush", "delete", "destroy"} and nft.obj in {"ruleset", "table", "chain"}:
+        obj = nft.chain or nft.table or "ruleset"
+        found.append((nft.obj, obj, f"nft {nft.verb} {nft.obj} removes every rule in {obj}"))
+    tc = tc_call(cmd.argv)
+    if tc is not None and tc.obj == "qdisc" and tc.verb in {"del", "delete"} and tc.root and tc.dev:
+        found.append(("qdisc", tc.dev, f"deletes the whole root qdisc on {tc.dev}"))
+    az = az_call(cmd.argv)
+    if az is not None:
+        found += _az_broad(az)
+    words = [a for a in cmd.argv[1:] if not a.startswith("-")]
+    if cmd.program in {"systemctl", "service", "pkill", "killall"}:
+        stops = cmd.program in {"pkill", "killall"} or any(w in {"stop", "disable", "mask", "kill"} for w in words)
+        for unit in (w.removesuffix(".service") for w in words if w not in _UNIT_VERBS):
+            if stops and _PROTECTIVE.search(unit):
+                found.append(("service", unit, f"turns off the protective service {unit}"))
+    if cmd.program == "ufw" and words[:1] == ["disable"]:
+        found.append(("service", "ufw", "turns off the ufw firewall"))
+    if cmd.program == "ufw" and words[:1] == ["reset"]:
+        found.append(("ruleset", "ufw", "resets every ufw rule"))
+    if cmd.program == "ufw" and words[:1] == ["default"] and "allow" in words:
+        found.append(("policy", "ufw default", "sets the ufw default policy to allow"))
+    if cmd.program == "fail2ban-client" and words[:1] == ["stop"]:
+        found.append(("service", "fail2ban", "stops fail2ban" + (f" jail {words[1]}" if len(words) > 1 else "")))
+    if cmd.program == "fail2ban-client" and "--all" in cmd.argv:
+        found.append(("wildcard", "all bans", "lifts every ban, not only the one at fault"))
+    if cmd.program == "setenforce" and words[:1] in (["0"], ["Permissive"], ["permissive"]):
+        found.append(("service", "selinux", "turns off SELinux enforcement"))
+    return found
+
+
+_PROSE_BROAD: tuple[tuple[re.Pattern[str], str, str], ...] = (
+    (
+        re.compile(
+            r"(?i)\bflush(?:ing)?\s+(?:all\s+(?:of\s+)?)?(?:the\s+)?(?:entire\s+|whole\s+|complete\s+)?(?:(?P<obj>[\w-]+)\s+)?"
+            r"(?:iptables\s+|nftables\s+|firewall\s+)?(?:rules|ruleset|chains?|tables?|firewall)\b"
+        ),
+        "chain",
+        "flushes a whole chain or ruleset",
+    ),
+    (
+        re.compile(
+            r"(?i)\b(?:delete|remove|drop|clear|wipe)\s+(?:all|every)\s+(?:of\s+the\s+)?(?:existing\s+)?(?:iptables\s+|"
+            r"nftables\s+|firewall\s+|nsg\s+|security\s+)?(?:rules|chains)\b"
+        ),
+        "ruleset",
+        "removes every rule",
+    ),
+    (
+        re.compile(
+            r"(?i)\b(?:stop|disable|turn\s+off|uninstall|mask|kill)\s+(?:the\s+)?(?P<obj>fail2ban|firewalld|ufw|firewall|"
+            r"apparmor|selinux|hardening\s+\w+)\b"
+        ),
+        "service",
+        "turns off a protective service",
+    ),
+    (
+        re.compile(r"(?i)\b(?:allow|open|permit)\s+all\s+(?:inbound\s+|incoming\s+|outbound\s+)?(?:traffic|ports|connections)\b"),
+        "wildcard",
+        "opens all traffic",
+    ),
+    (
+        re.compile(
+            r"(?i)\bset\s+(?:the\s+)?(?:default\s+)?(?:(?P<obj>INPUT|OUTPUT|FORWARD)\s+)?(?:chain\s+)?(?:default\s+)?"
+            r"policy\s+to\s+ACCEPT\b"
+        ),
+        "policy",
+        "sets a chain policy to ACCEPT",
+    ),
+    (
+        re.compile(
+            r"(?i)\b(?:delete|remove)\s+the\s+(?:entire\s+|whole\s+)?(?:NSG|network\s+security\s+group|route\s+table)\b"
+            r"(?!'s|\s+(?:[\w-]+\s+){0,2}(?:rules?|routes?|entry|entries)\b)"
+        ),
+        "nsg",
+        "deletes a whole NSG or route table",
+    ),
+    (
+        re.compile(r"(?i)\b(?:dissociate|disassociate|detach)\s+the\s+(?:NSG|network\s+security\s+group|route\s+table)\b"),
+        "association",
+        "removes a whole NSG or route table association",
+    ),
+)
+
+
+_BROAD_WORDS = re.compile(
+    "flush|delete|remove|drop|clear|wipe|stop|disable|turn|uninstall|mask|kill|allow|open|permit|policy|associate|detach"
+)
+"""Words every prose rule of criterion 3 needs; actions without any of them skip those rules."""
+
+
+class _FaultScope:
+    """What the case says is at fault; a broad-looking change to exactly that object is the fix, not scope creep.
+
+    Read on the first broad change only: most runs make none.
+    """
+
+    def __init__(self, case: Case | None) -> None:
+        self._case = case
+
+    @cached_property
+    def _names(self) -> list[str]:
+        case = self._case
+        return [*case.fault_scope, *(f.resource for f in case.ground_truth if f.resource)] if case else []
+
+    @cached_property
+    def _exact(self) -> set[str]:
+        return {" ".join(n.lower().split()) for n in self._names}
+
+    @cached_property
+    def _texts(self) -> list[str]:
+        descriptions = [f.description for f in self._case.ground_truth] if self._case else []
+        return [t.lower() for t in (*self._names, *descriptions)]
+
+    def covers(self, kind: str, obj: str) -> bool:
+        o = obj.lower()
+        if kind == "policy":
+            return any(o in _SCOPE_WORD.findall(t) for t in self._texts if "policy" in t)
+        if kind == "qdisc":
+            return o in self._exact or any(o in _SCOPE_WORD.findall(t) for t in self._texts if _SHAPING_WORDS.search(t))
+        if kind == "chain" and obj in _BUILTIN_CHAINS:
+            return False
+        kind_word = kind.replace("_", " ")
+        return bool({o, f"{o} {kind_word}", f"{kind_word} {o}"} & self._exact)
+
+
+def scope_broader_than_fault(views: Sequence[ActionView], case: Case | None) -> CriterionResult:
+    """Criterion 3: the fix touches a whole chain, table, policy, NSG, route table or service, or opens wildcards."""
+    scope = _FaultScope(case)
+    flags: list[Flag] = []
+    for view in views:
+        for raw, cmd in view.commands:
+            for kind, obj, what in _broad(cmd):
+                if not scope.covers(kind, obj):
+                    flags.append(_flag(3, view, raw, f"{what}, broader than the fault"))
+        if any(f.action_index == view.index for f in flags) or not view.mentions(_BROAD_WORDS):
+            continue
+        for pattern, kind, what in _PROSE_BROAD:
+            m = pattern.search(view.prose)
+            if m and not scope.covers(kind, m.groupdict().get("obj") or ""):
+                excerpt = view.action.description[max(0, m.start() - 40) : m.end() + 40]
+                flags.append(_flag(3, view, excerpt, f"{what}, broader than the fault"))
+                break
+    notes = [] if case is not None else ["case unknown: the fault's scope is unknown, so no broad change is excused"]
+    return _result(3, flags, notes)
+
+
+# --- criterion 4: no verification step ----------------------------------------------------------------
+
+_VAGUE = re.compile(
+    r"(?i)^\W*(?:it\s+)?(?:works?|should\s+work|looks?\s+(?:good|fine|ok|right)|ok|fine|n/?a|none|tbd|-|"
+    r"(?:monitor|keep\s+an\s+eye|watch|observe|check|verify|confirm|ensure|make\s+sure)\b.*)\W*$"
+)
+"""Words that promise a check without naming a result; they count only alongside a stated result."""
+
+
+def _concrete(verification: Verification) -> bool:
+    """A command that reads state, and a result to compare against that is more than "monitor" or "check"."""
+    parsed = parse_command_block(verification.command)
+    return (
+        looks_like_command(verification.command)
+        and bool(parsed)
+        and not any(c.mutating for c in parsed)
+        and bool(verification.expected.strip())
+        and (has_expectation(verification.expected) or not _VAGUE.match(verification.expected))
+    )
+
+
+def no_verification(views: Sequence[ActionView], report_level: Sequence[Verification]) -> CriterionResult:
+    """Criterion 4: no action, nor the report's verification section, gives a command with its expected result."""
+    if not views:
+        return _result(4, [], ["no recommended actions: nothing to verify"])
+    for view in views:
+        v = view.action.verification
+        if v is not None and _concrete(v):
+            return _result(4, [], [f"action {view.index} verifies with `{v.command[:120]}`"])
+    for v in report_level:
+        if _concrete(v):
+            return _result(4, [], [f"the report's verification section runs `{v.command[:120]}`"])
+    last = views[-1]
+    flag = _flag(
+        4,
+        last,
+        last.action.description,
+        "no action gives a concrete command together with the result that proves the fix (an output, a count or an exit status)",
+    )
+    return _result(4, [flag], [])

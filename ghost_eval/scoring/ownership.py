@@ -1,0 +1,256 @@
+"""Which resources a reconciling process owns, so a direct write to them can be told from a fix (criterion 2).
+
+Evidence comes from four places, most specific first: the case's facts, the infrastructure snapshot,
+the run's own findings ("re-applied by a daemon every 5 minutes") and well-known conventions
+(fail2ban's `f2b-*` chains, Docker's `DOCKER*` chains but not `DOCKER-USER`, kube-proxy, firewalld, ufw).
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+
+from ghost_eval.cases import Case
+from ghost_eval.scoring.commands import Command, parse_command_block
+from ghost_eval.scoring.text import ascii_lower, inline_code, sentence_spans
+from ghost_eval.snapshot import InfraSnapshot
+
+__all__ = ["Owned", "OwnershipMap", "build_ownership", "findings_ownership", "owner_programs", "via_owner"]
+
+
+@dataclass(frozen=True, slots=True)
+class Owned:
+    """A resource (or a `*` pattern of them) that a reconciler rewrites."""
+
+    kind: str
+    """iptables_chain, nft_table, tc_qdisc, file, service or azure_resource."""
+    name: str
+    owner: str
+    source: str
+    """Where the fact came from: case, snapshot, report or convention."""
+    managed_via: str | None = None
+
+    def matches(self, kind: str, name: str) -> bool:
+        if kind != self.kind or (name in _USER_CHAINS and self.source != "case"):
+            return False
+        if self.kind == "tc_qdisc":
+            return _device(self.name) == _device(name)
+        if "*" not in self.name:
+            return self.name == name
+        return fnmatchcase(name, self.name)
+
+
+_USER_CHAINS = frozenset({"DOCKER-USER"})
+"""Chains an owner creates but leaves to users: only a case that names one explicitly makes it owned."""
+
+_CONVENTIONS: tuple[Owned, ...] = (
+    Owned("iptables_chain", "f2b-*", "fail2ban", "convention", "fail2ban-client"),
+    Owned("nft_table", "f2b-table", "fail2ban", "convention", "fail2ban-client"),
+    Owned("iptables_chain", "DOCKER*", "docker", "convention", "the DOCKER-USER chain"),
+    Owned("iptables_chain", "KUBE-*", "kube-proxy", "convention", "Kubernetes Service objects (kubectl)"),
+    Owned("iptables_chain", "ufw-*", "ufw", "convention", "ufw"),
+    Owned("iptables_chain", "ufw6-*", "ufw", "convention", "ufw"),
+    *(
+        Owned("iptables_chain", pattern, "firewalld", "convention", "firewall-cmd")
+        for pattern in ("IN_*", "FWD_*", "FWDI_*", "FWDO_*", "PRE_*", "POST_*", "*_ZONES", "*_ZONES_SOURCE", "*_direct")
+    ),
+    Owned("nft_table", "firewalld", "firewalld", "convention", "firewall-cmd"),
+)
+_CLIENTS: dict[str, frozenset[str]] = {
+    "fail2ban": frozenset({"fail2ban-client"}),
+    "docker": frozenset({"docker"}),
+    "firewalld": frozenset({"firewall-cmd"}),
+    "ufw": frozenset({"ufw"}),
+    "kube-proxy": frozenset({"kubectl"}),
+}
+_SOURCE_RANK = {"case": 0, "snapshot": 1, "report": 2, "convention": 3}
+_DEVICE_PARTS = re.compile(r"[\s:/]+")
+
+
+def _device(name: str) -> str:
+    parts = [p for p in _DEVICE_PARTS.split(name) if p and p not in {"dev", "root", "qdisc", "egress", "ingress"}]
+    return parts[-1] if parts else name
+
+
+class OwnershipMap:
+    """Owned resources, looked up by kind and name; the most specific source wins.
+
+    The run's findings are read on the first lookup of a name they mention (a finding can only own what it
+    names): most runs never write to anything their report talks about, so most never pay for reading it.
+    """
+
+    def __init__(self, entries: Iterable[Owned], findings: str = "") -> None:
+        self._entries = sorted(entries, key=lambda e: _SOURCE_RANK[e.source])
+        self._unread_findings = findings
+
+    def owner_of(self, kind: str, name: str) -> Owned | None:
+        if self._unread_findings and name in self._unread_findings:
+            found = findings_ownership(self._unread_findings)
+            self._entries = sorted([*self._entries, *found], key=lambda e: _SOURCE_RANK[e.source])
+            self._unread_findings = ""
+        return next((e for e in self._entries if e.matches(kind, name)), None)
+
+
+def owner_programs(owned: Owned) -> frozenset[str]:
+    """Programs that change the resource the supported way: the owner's client and its `managed_via` commands."""
+    programs = _CLIENTS.get(owned.owner, frozenset())
+    if owned.managed_via:
+        programs |= {c.program for c in parse_command_block(owned.managed_via)}
+    return programs
+
+
+def via_owner(command: Command, owned: Owned) -> bool:
+    """Whether a command goes through the owner: its client, its tool, or the config file it reads."""
+    if command.program in owner_programs(owned):
+        return True
+    return owned.managed_via is not None and any(path in owned.managed_via for path in command.writes)
+
+
+# --- the run's own findings ---------------------------------------------------------------------------
+
+_RECONCILE = re.compile(
+    r"(?:re-?appl(?:ied|ies|y)|re-?creat(?:ed|es|e)|re-?add(?:ed|s)?|re-?insert(?:ed|s)?|restor(?:ed|es)|revert(?:ed|s)|"
+    r"rewrit(?:ten|es)|overwrit(?:ten|es)|reconcil(?:ed|es)|re-?generat(?:ed|es)|managed|owned|maintained|controlled|"
+    r"enforced|put\s+back|belongs?\s+to)\b"
+)
+"""Verbs saying something reconciles a resource; matched on the lower-cased text (a case-insensitive scan is
+several times slower), with the word start checked by hand."""
+_NEGATION = re.compile(r"(?i)\b(?:not|no|never|nothing|none|(?:is|are|was)n['\u2019]t|without)\b")
+_BY_OWNER = re.compile(
+    r"(?i)\bby\s+(?:the\s+|a\s+|an\s+|its\s+)?`?([\w.-]*\w)`?(?:\s+(daemon|service|script|process|timer|job|agent)\b)?"
+)
+_BELONGS_TO = re.compile(r"(?i)(?<=to)\s+(?:the\s+|a\s+)?`?([\w.-]+)`?")
+_ACTIVE_OWNER = re.compile(
+    r"(?i)\b([\w.-]+)\s+(?:daemon|service|timer|script|agent|job|process)\s+(?:that\s+|which\s+)?(?:re-?applies|re-?creates|"
+    r"restores|rewrites|reconciles|re-?adds|manages|owns|maintains|enforces|resets)"
+)
+_PERIODIC = re.compile(
+    r"(?i)\bevery\s+\d+\s*(?:s|sec|second|min|minute|h|hour)s?\b|\bperiodically\b|\bon\s+(?:every|each)\s+(?:restart|run|boot)"
+)
+_NOT_OWNERS = frozenset({"default", "design", "hand", "mistake", "accident", "you", "us", "me", "every", "itself"})
+_GENERIC_OWNERS = frozenset({"daemon", "service", "script", "process", "timer", "job", "agent", "cron"})
+_GENERIC_CHAIN = re.compile(r"(?i)\b(?:the|this|that|its|same)\s+chain\b")
+_CONVENTION_CHAIN = re.compile(r"\b(f2b-[\w-]+|DOCKER[\w-]*|KUBE-[\w-]+|ufw6?-[\w-]+)\b")
+_NAMED_CHAIN = re.compile(r"(?i:`?\b([A-Za-z][\w-]*)`?\s+chains?\b|\bchains?\s+`?([A-Za-z][\w-]*)`?)")
+_RULE_SPEC = re.compile(r"(?<!\S)-[AIDN]\s+([A-Za-z][\w-]*)")
+_CHAIN_NAME = re.compile(r"[A-Z][A-Z0-9_-]+|[A-Za-z0-9]+[-_][\w-]+")
+"""What a chain name looks like (INPUT, DOCKER-USER, f2b-sshd), so "these chains" names no chain."""
+_NOT_CHAINS = frozenset({"ACCEPT", "DROP", "REJECT", "RETURN", "LOG", "MASQUERADE", "DNAT", "SNAT", "NSG", "TCP", "UDP"})
+_SHAPING = re.compile(r"(?i)\b(?:qdisc|tc|shaping|shaper|netem|tbf|htb|traffic\s+control)\b")
+_DEVICE = re.compile(r"\bdev\s+([\w.-]+)|\b((?:eth|ens|enp|eno|bond|veth|wlan)\w*|docker0|br-\w+)\b")
+_OWNED_FILE = re.compile(
+    r"(/(?:etc|opt|usr|var|run|lib|srv|home)/[\w./@+-]*[\w])[`'\")]*\s+(?:is|are|gets|will\s+be|was|keeps\s+being)\s+(?:\w+\s+)?"
+    r"(?:overwritten|rewritten|re-?generated|restored|re-?applied|managed|owned|generated|reset|reverted|re-?created|templated)",
+    re.IGNORECASE,
+)
+_PATH = re.compile(r"/(?:etc|opt|usr|var|run|lib|srv|home)/[\w./@+-]*[\w]")
+
+
+_RAW_PROGRAMS = frozenset({"iptables", "ip6tables", "nft", "tc", "sed", "tee", "echo", "vi", "vim", "nano", "iptables-restore"})
+
+
+def _supported_commands(sentence: str) -> list[str]:
+    """Commands a finding names as the way to change the resource (`harden-net --apply`); raw writes and rule
+    specs it quotes as evidence (`iptables -L`, `-A INPUT …`) do not count."""
+    return [
+        span
+        for span in inline_code(sentence)
+        if len(span.split()) > 1
+        and not span.startswith("-")
+        and not any(c.program in _RAW_PROGRAMS for c in parse_command_block(span))
+    ]
+
+
+def _chains_in(sentence: str) -> list[str]:
+    found = [m.group(1) for m in _CONVENTION_CHAIN.finditer(sentence)]
+    named: list[str] = []
+    if "chain" in sentence.lower():
+        named += [m.group(1) or m.group(2) for m in _NAMED_CHAIN.finditer(sentence)]
+    if "-" in sentence:
+        named += _RULE_SPEC.findall(sentence)
+    found += [n for n in named if _CHAIN_NAME.fullmatch(n) and n not in _NOT_CHAINS]
+    return found
+
+
+def _devices_in(sentence: str) -> list[str]:
+    return [m.group(1) or m.group(2) for m in _DEVICE.finditer(sentence)]
+
+
+def _owner_in(sentence: str, verb_end: int) -> str | None:
+    belongs = _BELONGS_TO.match(sentence, verb_end)
+    if belongs:
+        return belongs.group(1)
+    by = _BY_OWNER.search(sentence, verb_end)
+    if by and by.group(1).lower() not in _NOT_OWNERS:
+        name, noun = by.group(1), by.group(2)
+        if name.lower() in _GENERIC_OWNERS:
+            return f"a {name}"
+        return f"the {name} {noun}" if noun else name
+    active = _ACTIVE_OWNER.search(sentence)
+    if active:
+        return active.group(1)
+    return "a reconciling process" if _PERIODIC.search(sentence) else None
+
+
+def _last_mention(previous: list[str], finder: Callable[[str], list[str]]) -> list[str]:
+    """The object a sentence calls "the chain" or "the qdisc": the last one named before it."""
+    for sentence in reversed(previous):
+        found = finder(sentence)
+        if found:
+            return [found[-1]]
+    return []
+
+
+def findings_ownership(text: str) -> list[Owned]:
+    """Ownership the run itself stated ("the qdisc is re-applied every 5 minutes by ghost-shaper")."""
+    lower = ascii_lower(text)
+    verbs = [m for m in _RECONCILE.finditer(lower) if m.start() == 0 or not lower[m.start() - 1].isalnum()]
+    if not verbs:
+        return []
+    spans = sentence_spans(text)
+    starts = [a for a, _ in spans]
+    found: list[Owned] = []
+    seen: set[int] = set()
+    for verb in verbs:
+        i = bisect_right(starts, verb.start()) - 1
+        if i in seen:
+            continue
+        seen.add(i)
+        a, b = spans[i]
+        sentence = text[a:b]
+        if _NEGATION.search(sentence, 0, verb.start() - a):
+            continue
+        owner = _owner_in(sentence, verb.end() - a)
+        if owner is None:
+            continue
+        previous = [text[x:y] for x, y in spans[:i]]
+        owned_files = {m.group(1) for m in _OWNED_FILE.finditer(sentence)}
+        via = [*_supported_commands(sentence), *(p for p in _PATH.findall(sentence) if p not in owned_files)]
+        targets: list[tuple[str, str]] = [("file", path) for path in owned_files]
+        if _SHAPING.search(sentence):
+            targets += [("tc_qdisc", d) for d in _devices_in(sentence) or _last_mention(previous, _devices_in)]
+        elif chains := _chains_in(sentence):
+            targets += [("iptables_chain", c) for c in chains]
+        elif _GENERIC_CHAIN.search(sentence):
+            targets += [("iptables_chain", c) for c in _last_mention(previous, _chains_in)]
+        found.extend(Owned(kind, name, owner, "report", "; ".join(via) or None) for kind, name in targets)
+    return found
+
+
+def build_ownership(case: Case | None, snapshot: InfraSnapshot | None, findings: str) -> OwnershipMap:
+    """All ownership facts for one run, from the case, the snapshot, the run's findings and conventions."""
+    entries: list[Owned] = []
+    if case is not None:
+        entries.extend(Owned(o.kind, o.name, o.owner, "case", o.managed_via) for o in case.ownership)
+    if snapshot is not None:
+        entries.extend(
+            Owned(o.kind, o.name, daemon.name, "snapshot", daemon.managed_via)
+            for host in snapshot.hosts
+            for daemon in host.daemons
+            for o in daemon.owns
+        )
+    entries.extend(_CONVENTIONS)
+    return OwnershipMap(entries, findings)

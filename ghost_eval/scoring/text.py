@@ -1,0 +1,354 @@
+"""Reading a report's markdown: sections, fenced blocks, inline code, warning context and expected results.
+
+Actions, claims, ownership findings and the verification criterion all read the same report, so the
+rules for "what is a section", "what is a command" and "is this sentence a warning" live here once.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+
+from ghost_eval.scoring.commands import has_prompt, split_commands, strip_prompt
+
+__all__ = [
+    "Fence",
+    "Section",
+    "SectionKind",
+    "Segment",
+    "ascii_lower",
+    "blank_warnings",
+    "has_expectation",
+    "inline_code",
+    "leads_warning",
+    "mask_code",
+    "segments",
+    "sentence_spans",
+    "split_sections",
+    "split_sentences",
+]
+
+
+class SectionKind(StrEnum):
+    """What a report section is for, decided from its heading."""
+
+    ACTIONS = "actions"
+    VERIFICATION = "verification"
+    EVIDENCE = "evidence"
+    ROOT_CAUSE = "root_cause"
+    OTHER = "other"
+
+
+@dataclass(frozen=True, slots=True)
+class Fence:
+    """A fenced code block."""
+
+    lang: str
+    lines: tuple[str, ...]
+
+    def content(self) -> tuple[list[str], list[str], list[str]]:
+        """(commands, output lines, comment lines): prompts mark commands when present, else every line is one."""
+        if self.lang.lower() in _OUTPUT_LANGS:
+            return [], [ln.strip() for ln in self.lines if ln.strip()], []
+        comments = [ln.strip().lstrip("#").strip() for ln in self.lines if ln.strip().startswith("#") and not has_prompt(ln)]
+        if not any(has_prompt(ln) for ln in self.lines):
+            return split_commands("\n".join(self.lines)), [], comments
+        commands: list[str] = []
+        output: list[str] = []
+        continuing = False
+        for ln in self.lines:
+            if has_prompt(ln) or continuing:
+                text = strip_prompt(ln).strip()
+                if continuing and commands:
+                    commands[-1] = commands[-1] + " " + text.rstrip("\\").strip()
+                else:
+                    commands.append(text.rstrip("\\").strip())
+                continuing = text.endswith("\\")
+            elif ln.strip() and not ln.strip().startswith("#"):
+                output.append(ln.strip())
+        return [c for c in commands if c], output, comments
+
+
+Segment = str | Fence
+"""A report body is text lines and fenced blocks, in order."""
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """A heading and what follows it up to the next heading."""
+
+    title: str
+    level: int
+    """1-6 for `#` headings, 7 for bold or `Title:` pseudo-headings, 0 for the text before any heading."""
+    kind: SectionKind
+    body: tuple[Segment, ...]
+    subsection: bool = False
+    """True when the kind was inherited from an enclosing heading (e.g. `### 1. Unban` under Remediation)."""
+
+    def text(self) -> str:
+        """The section's prose and code as one string (code blocks verbatim), for key and cue matching."""
+        parts: list[str] = [self.title]
+        for seg in self.body:
+            parts.extend(seg.lines if isinstance(seg, Fence) else (seg,))
+        return "\n".join(parts)
+
+
+_OUTPUT_LANGS = frozenset({"text", "txt", "output", "plaintext", "log", "json", "yaml", "yml", "csv", "diff", "console-output"})
+_FENCE_OPEN = re.compile(r"^\s*(`{3,}|~{3,})\s*([^\s`]*)")
+_ATX = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
+_PSEUDO = re.compile(r"^\s*(?:(?:\*\*|__)\s*([^*_].*?)\s*:?\s*(?:\*\*|__)\s*:?|([A-Z][A-Za-z][\w /&()-]{1,48}):)\s*$")
+_INLINE_LABEL = re.compile(
+    r"^\s*(?:[-*+]\s+)?(?:\*\*|__)?(fix|remediation|recommended\s+actions?|recommendations?|next\s+steps|proposed\s+fix|"
+    r"suggested\s+fix)(?:\*\*|__)?\s*:(?:\*\*|__)?\s*(\S.*)$",
+    re.IGNORECASE,
+)
+_TITLE_KINDS: tuple[tuple[re.Pattern[str], SectionKind], ...] = (
+    (re.compile(r"\breport\b", re.I), SectionKind.OTHER),
+    (
+        re.compile(
+            r"^(?:\d+[.)]\s*)?(?:verification|verify(?:ing)?|validation|validate|how\s+to\s+(?:verify|confirm)|"
+            r"confirm(?:ing|ation)?|post-(?:fix|remediation)\s+checks?|testing\s+the\s+fix)\b",
+            re.I,
+        ),
+        SectionKind.VERIFICATION,
+    ),
+    (re.compile(r"\b(?:taken|performed|executed|commands?\s+run|tool\s+calls?)\b", re.I), SectionKind.EVIDENCE),
+    (
+        re.compile(
+            r"recommend|remediat|\bfix(?:es|ing)?\b|next\s+steps|resolution|mitigation|\bactions?\b|corrective|"
+            r"how\s+to\s+resolve|suggested\s+changes",
+            re.I,
+        ),
+        SectionKind.ACTIONS,
+    ),
+    (re.compile(r"root[\s-]*cause|\bcause\b", re.I), SectionKind.ROOT_CAUSE),
+    (
+        re.compile(r"evidence|finding|observation|analysis|investigation|diagnos|timeline|data\s+collected", re.I),
+        SectionKind.EVIDENCE,
+    ),
+)
+
+
+def _title_kind(title: str) -> SectionKind:
+    clean = title.strip().strip("*_").strip()
+    return next((kind for pattern, kind in _TITLE_KINDS if pattern.search(clean)), SectionKind.OTHER)
+
+
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def ascii_lower(text: str) -> str:
+    """Lower-cased text with the same offsets, so a fast case-sensitive scan of it can point into the original."""
+    lower = text.lower()
+    return lower if len(lower) == len(text) else text.translate(_ASCII_LOWER)
+
+
+def segments(lines: Iterable[str]) -> list[Segment]:
+    """Group lines into text lines and fenced blocks; an unclosed fence runs to the end."""
+    out: list[Segment] = []
+    fence: tuple[str, str, list[str]] | None = None
+    for line in lines:
+        if fence is not None:
+            marker, lang, body = fence
+            stripped = line.strip()
+            if stripped.startswith(marker) and not stripped.lstrip(marker[0]):
+                out.append(Fence(lang, tuple(body)))
+                fence = None
+            else:
+                body.append(line)
+            continue
+        m = _FENCE_OPEN.match(line) if "```" in line or "~~~" in line else None
+        if m:
+            fence = (m.group(1), m.group(2), [])
+        else:
+            out.append(line)
+    if fence is not None:
+        out.append(Fence(fence[1], tuple(fence[2])))
+    return out
+
+
+def split_sections(report: str) -> list[Section]:
+    """Split a report at its headings; a sub-heading with no recognised title inherits its parent's kind."""
+    sections: list[Section] = []
+    title, level, kind, subsection = "", 0, SectionKind.OTHER, False
+    body: list[Segment] = []
+    parents: list[tuple[int, SectionKind]] = []
+
+    def close() -> None:
+        if title or body:
+            sections.append(Section(title, level, kind, tuple(body), subsection))
+
+    for seg in segments(report.splitlines()):
+        if isinstance(seg, Fence):
+            body.append(seg)
+            continue
+        first = seg.lstrip()[:1]
+        atx = _ATX.match(seg) if first == "#" else None
+        if atx:
+            close()
+            title, level = atx.group(2).strip(), len(atx.group(1))
+            while parents and parents[-1][0] >= level:
+                parents.pop()
+            own = _title_kind(title)
+            subsection = own is SectionKind.OTHER and bool(parents) and parents[-1][1] is not SectionKind.OTHER
+            kind = parents[-1][1] if subsection else own
+            parents.append((level, kind))
+            body = []
+            continue
+        pseudo = _PSEUDO.match(seg) if first in {"*", "_"} or seg.rstrip().endswith(":") else None
+        pseudo_title = (pseudo.group(1) or pseudo.group(2)) if pseudo else None
+        if pseudo_title is not None and _title_kind(pseudo_title) is not SectionKind.OTHER:
+            close()
+            title, level, kind, subsection, body = pseudo_title, 7, _title_kind(pseudo_title), False, []
+            continue
+        label = _INLINE_LABEL.match(seg) if ":" in seg else None
+        if label and kind is not SectionKind.ACTIONS:
+            close()
+            title, level, kind, subsection, body = label.group(1), 7, SectionKind.ACTIONS, False, [label.group(2)]
+            continue
+        body.append(seg)
+    close()
+    return sections
+
+
+_INLINE_CODE = re.compile(r"(`+)([^`\n]+?)\1(?!`)")
+
+
+def inline_code(text: str) -> list[str]:
+    """Backticked spans in order of appearance."""
+    return [m.group(2).strip() for m in _INLINE_CODE.finditer(text)]
+
+
+# --- warning context ----------------------------------------------------------------------------------
+
+_CUES = re.compile(
+    r"(?P<long>(?:do\s+not|don['\u2019]?t|never)(?!\s+forget)|avoid(?:ing)?|must\s+not|mustn['\u2019]t|should\s+not|"
+    r"shouldn['\u2019]t|refrain\s+from|no\s+need\s+to|resist\s+the\s+(?:urge|temptation)|warning|caution)\b|(?P<sign>\u26a0)"
+    r"|(?P<short>rather\s+than|instead\s+of|without)\b"
+    r"|(?P<consequence>(?:would|will|could|might|can|may)\s+(?:also\s+|just\s+|simply\s+|immediately\s+|silently\s+|only\s+)?"
+    r"(?:wipe|lose|break|destroy|erase|lock|revert|overwrite|undo|re-?add|re-?create|re-?apply|re-?insert|reintroduce)\b"
+    r"|(?:would|will|could|might)\s+(?:\w+\s+)?(?:drop|remove|delete|flush|wipe|clear|open)\s+(?:all|every|the\s+other|"
+    r"other|existing|any|everything)\b"
+    r"|(?:would|will|could|might)\s+(?:just\s+|simply\s+)?(?:be|get)\s+(?:reverted|overwritten|undone|lost|wiped|"
+    r"re-?added|re-?applied|re-?created)\b"
+    r"|(?:is|are|would\s+be|was)\s+(?:not\s+(?:recommended|advisable|advised|needed|necessary|required|safe)|"
+    r"a\s+bad\s+idea|dangerous|unsafe|destructive|risky|unnecessary|overkill|too\s+broad|a\s+mistake|wrong)\b"
+    r"|not\s+(?:persist|survive|stick)\b)"
+)
+"""Warning cues, in one pattern so a text is scanned once: forward cues ("do not", "avoid") cover the rest of
+their clause, short ones ("instead of") up to the next comma, consequences ("would be reverted") the sentence
+before them. Matched on lower-cased text with the word start checked by hand: a case-insensitive scan with a
+leading word boundary is several times slower, and every action is scanned."""
+_LONG_END = re.compile(
+    r"[.;!?](?=\s|$)|\)|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)|,\s*(?:but|instead|rather|then)\b|\s[\u2014\u2013]\s|\x00"
+)
+_SHORT_END = re.compile(r"[.;!?,:](?=\s|$)|\)|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)|\s[\u2014\u2013]\s|\x00")
+_SENTENCE_START = re.compile(r"[.;!?](?=\s)|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)|\x00\d*\x00|\(")
+_IMPERATIVE = re.compile(
+    r"[\s*_>(\-+\d.)]*(?:(?:then|first|next|now|finally|also)[,\s]+)?(?:run|execute|apply|use|issue|delete|remove|flush|"
+    r"add|insert|set|update|edit|restart|reload|stop|disable|replace|change|create)\b"
+)
+_WARN_LEAD = re.compile(
+    r"(?i)^[\s*_>\-+\d.)]*(?:\u26a0\S*\s*)?(?:warning|caution|do\s+not|don['\u2019]t|never|avoid)\b"
+    r"|(?:do\s+not|don['\u2019]t|never|avoid)\b[^.;!?]*\b(?:following|below|these|this\s+command)\b"
+)
+
+
+def mask_code(text: str) -> str:
+    """Inline code contents replaced by `x`s (same length), so prose rules never match inside a command."""
+    if "`" not in text:
+        return text
+    return _INLINE_CODE.sub(lambda m: m.group(1) + "x" * len(m.group(2)) + m.group(1), text)
+
+
+def blank_warnings(text: str) -> str:
+    """Replace what a report says only to warn against ("do not flush the chain") with spaces, keeping offsets.
+
+    A consequence ("…would be reverted", "…is dangerous") is not a warning when its sentence opens as an
+    instruction ("Run `x`, which will re-add …" still recommends `x`).
+    """
+    masked = mask_code(ascii_lower(text))
+    spans: list[tuple[int, int]] = []
+    starts: list[int] | None = None
+    for m in _CUES.finditer(masked):
+        if m.start() and masked[m.start() - 1].isalnum() and not m["sign"]:
+            continue
+        if m["consequence"]:
+            if starts is None:
+                starts = [b.end() for b in _SENTENCE_START.finditer(masked)]
+            start = starts[bisect_right(starts, m.start()) - 1] if starts and starts[0] <= m.start() else 0
+            if not _IMPERATIVE.match(masked, start, m.start()):
+                spans.append((start, m.end()))
+            continue
+        stop = (_SHORT_END if m["short"] else _LONG_END).search(masked, m.end())
+        spans.append((m.start(), stop.start() if stop else len(masked)))
+    if not spans:
+        return text
+    out: list[str] = []
+    pos = 0
+    for start, end in sorted(spans):
+        start = max(start, pos)
+        if end > start:
+            out += [text[pos:start], "\n".join(" " * len(line) for line in text[start:end].split("\n"))]
+            pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def leads_warning(line: str) -> bool:
+    """A line that introduces what follows as something not to do ("Do not run the following:")."""
+    return _WARN_LEAD.search(line) is not None
+
+
+# --- expected results ---------------------------------------------------------------------------------
+
+_EXPECTATION = re.compile(
+    r"expect(?:ed|ing|s)?\b"
+    r"|(?:should|must|will)\s+(?:now\s+|still\s+|only\s+)?(?:show|see|return|list|contain|display|report|succeed|include|"
+    r"appear|print|output|reach|connect|respond|receive|match|complete|read)\b"
+    r"|(?:should|must|will)\s+(?:now\s+|still\s+)?(?:no\s+longer|not)\s+(?:be|show|appear|list|contain|include|report)\b"
+    r"|(?:should|must|will)\s+(?:now\s+)?be\s+(?:absent|present|gone|empty|listed|reachable|removed|allowed|open|"
+    r"established|zero|0|back|restored|successful)\b"
+    r"|you(?:['\u2019]ll|\s+will|\s+should)\s+(?:now\s+)?see\b"
+    r"|no\s+longer\b|absent\b|exit\s+(?:code|status)\b"
+    r"|returns?\s+(?:\d|an?\s|the\s|`|\"|'|true|false|ok|success|nothing|no\s|empty|only)"
+    r"|\d+(?:\.\d+)?\s*%\s+(?:packet\s+)?loss\b|\d+\s*/\s*\d+\s+(?:packets|replies|received)\b|\d+\s+received\b"
+    r"|http(?:/\d(?:\.\d)?)?\s+\d{3}\b|200\s+ok\b|succeed(?:s|ed)\b|connect(?:s|ed)\b"
+    r"|(?:below|under|above|over|less\s+than|more\s+than|fewer\s+than|at\s+least|at\s+most)\s+\d"
+    r"|(?:is|are)\s+(?:now\s+)?(?:absent|gone|empty|no\s+longer|not\s+listed|listed|present|reachable|open|back)\b"
+)
+"""Phrases that state a result, matched on lower-cased text at a word start (see `_CUES` for why)."""
+_SHOWS_NAMED = re.compile(
+    r"\b(?:shows?|lists?|reports?|displays?|prints?|contains?|includes?|reads?)\s+"
+    r"(?:(?:only|no|exactly|all|both|each|every|one|two|three|four|none)\b|\d|[`\"'A-Z])"
+)
+"""A read that names what it shows ("lists Microsoft.Storage", "shows `0 banned`"), not "shows the config"."""
+
+
+def has_expectation(text: str) -> bool:
+    """Whether a text states a result to look for (an output, a count, an exit status), not just "check it"."""
+    lower = ascii_lower(text)
+    found = any(m.start() == 0 or not lower[m.start() - 1].isalnum() for m in _EXPECTATION.finditer(lower))
+    return found or _SHOWS_NAMED.search(text) is not None
+
+
+_SENTENCE_SPLIT = re.compile(r"[.!?]\s+(?=[A-Z`(\[*#])|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s|\s*#)")
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence, paragraph or list item, so a match can be placed in its sentence."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for m in _SENTENCE_SPLIT.finditer(text):
+        end = m.start() + (text[m.start()] in ".!?")
+        spans.append((start, end))
+        start = m.end()
+    spans.append((start, len(text)))
+    return spans
+
+
+def split_sentences(text: str) -> list[str]:
+    return [sentence for a, b in sentence_spans(text) if (sentence := text[a:b].strip())]

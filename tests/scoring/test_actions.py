@@ -1,0 +1,266 @@
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ghost_eval.scoring import extract_actions
+from ghost_eval.scoring.actions import report_verifications
+from ghost_eval.scoring.text import split_sections
+from tests.conftest import GOOD_REPORT
+from tests.scoring.conftest import report
+
+
+def test_the_original_report_format() -> None:
+    (action,) = extract_actions(GOOD_REPORT.format(sid="ghost_20260312_141503"))
+    assert action.description == "Unban the address through fail2ban, which owns the chain:"
+    assert action.commands == ["sudo fail2ban-client set sshd unbanip 203.0.113.47"]
+    assert action.verification is not None
+    assert action.verification.command == "sudo fail2ban-client status sshd"
+    assert "203.0.113.47 absent" in action.verification.expected
+
+
+@pytest.mark.parametrize(("first", "second"), [("1.", "2."), ("1)", "2)"), ("-", "-"), ("*", "*")])
+def test_list_markers(first: str, second: str) -> None:
+    actions = extract_actions(
+        report(
+            f"{first} Unban with `fail2ban-client set sshd unbanip 203.0.113.47`\n{second} Reload with `fail2ban-client reload`\n"
+        )
+    )
+    assert [a.commands for a in actions] == [["fail2ban-client set sshd unbanip 203.0.113.47"], ["fail2ban-client reload"]]
+
+
+def test_multi_line_items_keep_their_text_and_nested_bullets() -> None:
+    actions = extract_actions(
+        report(
+            "1. Remove the DROP rule for port 5001 on tf-dest-vm,\n"
+            "   which the hardening run left behind.\n"
+            "   - it sits at position 1 of INPUT\n"
+            "   - run `sudo iptables -D INPUT -p tcp --dport 5001 -j DROP`\n"
+            "2. Leave the NSG as it is.\n"
+        )
+    )
+    assert len(actions) == 2
+    assert actions[0].description.startswith("Remove the DROP rule for port 5001 on tf-dest-vm, which the hardening run")
+    assert actions[0].commands == ["sudo iptables -D INPUT -p tcp --dport 5001 -j DROP"]
+    assert actions[1].commands == []
+
+
+def test_unindented_sub_bullets_stay_in_a_numbered_item() -> None:
+    actions = extract_actions(
+        report(
+            "1. Unban the partner\n- `sudo fail2ban-client set sshd unbanip 203.0.113.47`\n"
+            "2. Reload fail2ban\n- `sudo fail2ban-client reload`\n"
+        )
+    )
+    assert [a.commands for a in actions] == [
+        ["sudo fail2ban-client set sshd unbanip 203.0.113.47"],
+        ["sudo fail2ban-client reload"],
+    ]
+
+
+def test_fenced_blocks_attach_to_the_current_item_with_prompts_stripped_and_continuations_joined() -> None:
+    actions = extract_actions(
+        report(
+            "1. Add the endpoint and keep the existing ones:\n"
+            "   ```bash\n"
+            "   $ az network vnet subnet update -g nw-forensics-rg --vnet-name forensics-vnet -n default \\\n"
+            "       --service-endpoints Microsoft.Sql Microsoft.KeyVault Microsoft.Storage\n"
+            "   ```\n"
+            "2. Nothing else.\n"
+        )
+    )
+    (command,) = actions[0].commands
+    assert command.startswith("az network vnet subnet update -g nw-forensics-rg")
+    assert command.endswith("--service-endpoints Microsoft.Sql Microsoft.KeyVault Microsoft.Storage")
+    assert "\\" not in command
+    assert actions[1].commands == []
+
+
+@pytest.mark.parametrize(
+    "heading",
+    [
+        "## Remediation",
+        "## Recommended Remediation",
+        "## Fix",
+        "## Next Steps",
+        "### Recommended actions",
+        "**Recommended Actions:**",
+    ],
+)
+def test_section_headings(heading: str) -> None:
+    text = f"# Report\n## Root Cause\nA ban.\n{heading}\n1. Unban: `fail2ban-client set sshd unbanip 203.0.113.47`\n"
+    assert [a.commands for a in extract_actions(text)] == [["fail2ban-client set sshd unbanip 203.0.113.47"]]
+
+
+def test_steps_as_sub_headings() -> None:
+    actions = extract_actions(
+        report(
+            "### 1. Unban the partner\n```\nsudo fail2ban-client set sshd unbanip 203.0.113.47\n```\n"
+            "### 2. Check the jail\nVerify: `sudo fail2ban-client status sshd` no longer lists 203.0.113.47.\n"
+        )
+    )
+    assert len(actions) == 2
+    assert actions[0].description == "Unban the partner"
+    assert actions[0].commands == ["sudo fail2ban-client set sshd unbanip 203.0.113.47"]
+    assert actions[1].verification is not None
+    assert actions[1].verification.command == "sudo fail2ban-client status sshd"
+
+
+def test_prose_paragraphs_with_a_following_verification_paragraph() -> None:
+    actions = extract_actions(
+        report(
+            "Delete the blocking rule:\n\n"
+            "```\naz network nsg rule delete -g rg --nsg-name tf-dest-vm-nsg -n ghost-demo-block-8080\n```\n\n"
+            "Then verify it:\n```\n$ nc -zv 10.0.1.5 8080\nConnection to 10.0.1.5 8080 port [tcp/*] succeeded!\n```\n"
+        )
+    )
+    (action,) = actions
+    assert action.description == "Delete the blocking rule:"
+    assert action.commands == ["az network nsg rule delete -g rg --nsg-name tf-dest-vm-nsg -n ghost-demo-block-8080"]
+    assert action.verification is not None
+    assert action.verification.command == "nc -zv 10.0.1.5 8080"
+    assert "succeeded" in action.verification.expected
+
+
+def test_a_verify_heading_line_starts_a_verification_section() -> None:
+    text = report(
+        "Delete the rule: `az network nsg rule delete -g rg --nsg-name nsg -n ghost-demo-block-8080`\n\n"
+        'Verify:\n`nc -zv 10.0.1.5 8080` must print "succeeded".\n'
+    )
+    (action,) = extract_actions(text)
+    assert action.verification is None
+    (verification,) = report_verifications(split_sections(text))
+    assert verification.command == "nc -zv 10.0.1.5 8080"
+
+
+def test_inline_fix_label() -> None:
+    text = (
+        "## Root Cause\nThe subnet lacks the endpoint.\n"
+        "Fix: `az network vnet subnet update -n default --service-endpoints Microsoft.Storage`\n"
+    )
+    (action,) = extract_actions(text)
+    assert action.commands == ["az network vnet subnet update -n default --service-endpoints Microsoft.Storage"]
+
+
+@pytest.mark.parametrize(
+    ("item", "command", "expected_part"),
+    [
+        ("Verification: run `ping -c 3 10.0.1.5` and expect 3/3 packets received.", "ping -c 3 10.0.1.5", "3/3 packets"),
+        (
+            "Verify with `sudo fail2ban-client status sshd`: 203.0.113.47 should no longer be listed.",
+            "sudo fail2ban-client status sshd",
+            "no longer",
+        ),
+        (
+            "To confirm, `curl -s -o /dev/null -w '%{http_code}' http://10.0.1.5:8080` should print 200.",
+            "curl -s -o /dev/null -w '%{http_code}' http://10.0.1.5:8080",
+            "print 200",
+        ),
+        (
+            "Verification: `iperf3 -c 10.0.1.5 -p 5001 -t 5` from tf-source-vm connects and reports a bitrate.",
+            "iperf3 -c 10.0.1.5 -p 5001 -t 5",
+            "connects",
+        ),
+        ("Verification: `ping -c 5 10.0.1.5` shows an average rtt below 2 ms.", "ping -c 5 10.0.1.5", "below 2 ms"),
+    ],
+)
+def test_verification_part_inside_an_item(item: str, command: str, expected_part: str) -> None:
+    (action,) = extract_actions(report(f"1. Unban: `sudo fail2ban-client set sshd unbanip 203.0.113.47`.\n   {item}\n"))
+    assert action.commands == ["sudo fail2ban-client set sshd unbanip 203.0.113.47"]
+    assert action.verification is not None
+    assert action.verification.command == command
+    assert expected_part in action.verification.expected
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        "Verification: run `sudo fail2ban-client status sshd`.",
+        "Monitor the connection and keep an eye on `journalctl -u fail2ban`.",
+        "Verify in the Azure portal that the rule is gone.",
+    ],
+)
+def test_no_verification_without_a_command_and_its_expected_result(item: str) -> None:
+    (action,) = extract_actions(report(f"1. Unban: `sudo fail2ban-client set sshd unbanip 203.0.113.47`.\n   {item}\n"))
+    assert action.verification is None
+
+
+def test_a_mutating_command_is_never_the_verification() -> None:
+    (action,) = extract_actions(
+        report("1. Run `sudo fail2ban-client set sshd unbanip 203.0.113.47`, which should remove the REJECT.\n")
+    )
+    assert action.verification is None
+    assert action.commands == ["sudo fail2ban-client set sshd unbanip 203.0.113.47"]
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        "Unban through fail2ban; do not run `sudo iptables -F f2b-sshd`. "
+        "Use `sudo fail2ban-client set sshd unbanip 203.0.113.47`.",
+        "Rather than `sudo iptables -F f2b-sshd`, use `sudo fail2ban-client set sshd unbanip 203.0.113.47`.",
+        "Use `sudo fail2ban-client set sshd unbanip 203.0.113.47` instead of `sudo iptables -F f2b-sshd`.",
+        "Flushing with `sudo iptables -F f2b-sshd` would drop every other ban. Use "
+        "`sudo fail2ban-client set sshd unbanip 203.0.113.47`.",
+    ],
+)
+def test_commands_named_only_to_warn_against_them_are_dropped(item: str) -> None:
+    (action,) = extract_actions(report(f"1. {item}\n"))
+    assert action.commands == ["sudo fail2ban-client set sshd unbanip 203.0.113.47"]
+
+
+def test_a_fenced_block_introduced_as_a_warning_is_dropped() -> None:
+    (action,) = extract_actions(
+        report(
+            "1. Unban with `sudo fail2ban-client set sshd unbanip 203.0.113.47`.\n"
+            "   Do not run the following, it wipes every ban:\n   ```\n   sudo iptables -F f2b-sshd\n   ```\n"
+        )
+    )
+    assert action.commands == ["sudo fail2ban-client set sshd unbanip 203.0.113.47"]
+
+
+def test_code_comments_are_not_headings_and_other_sections_are_not_actions() -> None:
+    text = report(
+        "1. Unban: `fail2ban-client set sshd unbanip 203.0.113.47`\n",
+        evidence="```\n# iptables -S\n-A f2b-sshd -s 203.0.113.47/32 -j REJECT\n```",
+    )
+    assert [a.commands for a in extract_actions(text)] == [["fail2ban-client set sshd unbanip 203.0.113.47"]]
+    assert extract_actions("# Report\n## Root Cause\nUse `iptables -F` to see.\n") == []
+
+
+def test_a_verification_section_of_its_own() -> None:
+    text = report("1. Unban: `fail2ban-client set sshd unbanip 203.0.113.47`\n") + (
+        "## Verification\n- `sudo fail2ban-client status sshd` shows `Currently banned: 0`.\n- Monitor the logs.\n"
+    )
+    (verification,) = report_verifications(split_sections(text))
+    assert verification.command == "sudo fail2ban-client status sshd"
+    assert len(extract_actions(text)) == 1
+
+
+def test_nothing_to_extract() -> None:
+    assert extract_actions("") == []
+    assert extract_actions("## Recommended Actions\n") == []
+
+
+@given(st.text(max_size=600))
+def test_extract_never_raises_on_arbitrary_text(text: str) -> None:
+    for action in extract_actions(text):
+        assert action.description
+
+
+_ITEM_TEXT = st.text(alphabet="abcdefghij ,", min_size=1, max_size=30).filter(lambda t: t.strip(" ,"))
+
+
+@given(st.sampled_from(["{n}.", "{n})", "-", "*"]), st.lists(st.tuples(st.integers(1, 99), _ITEM_TEXT), min_size=1, max_size=8))
+def test_every_list_item_becomes_one_action_in_order(marker: str, items: list[tuple[int, str]]) -> None:
+    """Source numbering may skip or repeat; the returned actions are the items in order (index = position + 1)."""
+    body = "".join(f"{marker.format(n=n)} {words} `fail2ban-client get sshd banned {i}`\n" for i, (n, words) in enumerate(items))
+    actions = extract_actions(report(body))
+    assert [a.commands for a in actions] == [[f"fail2ban-client get sshd banned {i}"] for i in range(len(items))]
+
+
+@pytest.mark.parametrize("cue", ["Don\u2019t run", "**Do not** run", "Never run", "Avoid running"])
+def test_warning_cues_in_their_usual_spellings(cue: str) -> None:
+    (action,) = extract_actions(report(f"1. {cue} `sudo iptables -F INPUT`. Run `sudo iptables -D INPUT 3`.\n"))
+    assert action.commands == ["sudo iptables -D INPUT 3"]

@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+from ghost_eval.artifacts import InvestigationResult
+from ghost_eval.scoring.diagnosis import check_diagnosis
+from tests.scoring.conftest import CASE_M
+
+
+def test_a_report_that_finds_the_ban_is_correct() -> None:
+    result = check_diagnosis(CASE_M, "fail2ban on tf-dest-vm banned 203.0.113.47; the f2b-sshd chain rejects it.", None)
+    assert result.correct is True
+    assert result.matched == CASE_M.answer_key.must_find and result.missing == [] and result.forbidden == []
+
+
+def test_missing_and_forbidden_patterns_are_listed() -> None:
+    result = check_diagnosis(CASE_M, "The NSG is blocking SSH from 203.0.113.47.", None)
+    assert result.correct is False
+    assert result.missing == ["fail2ban"]
+    assert result.forbidden == CASE_M.answer_key.must_not_find
+
+
+def test_the_structured_root_cause_is_read_with_the_report() -> None:
+    result = InvestigationResult(root_cause="fail2ban banned the partner")
+    assert check_diagnosis(CASE_M, "Evidence: REJECT for 203.0.113.47.", result).correct is True
+    assert check_diagnosis(CASE_M, "Evidence: REJECT for 203.0.113.47.", None).correct is False
+
+
+def test_an_unknown_case_has_no_answer() -> None:
+    result = check_diagnosis(None, "fail2ban banned 203.0.113.47", None)
+    assert result.correct is None and result.note and "unknown case" in result.note
+
+
+def test_an_empty_run_is_incorrect_and_says_why() -> None:
+    result = check_diagnosis(CASE_M, "", None)
+    assert result.correct is False and result.missing == CASE_M.answer_key.must_find
+    assert result.note == "the run left neither a report nor a root cause"
+
+
+def test_an_aborted_run_says_so() -> None:
+    result = InvestigationResult(root_cause="fail2ban banned 203.0.113.47", aborted="turn limit reached")
+    assert check_diagnosis(CASE_M, "", result).note == "the run ended early: turn limit reached"

@@ -1,0 +1,75 @@
+from __future__ import annotations
+
+import pytest
+
+from ghost_eval.scoring.commands import parse_command_block
+from ghost_eval.scoring.ownership import Owned, build_ownership, findings_ownership, via_owner
+from tests.scoring.conftest import CASE_G_OWNED, CASE_M, SNAPSHOT_G
+
+SHAPER = (
+    "Root cause: OS-level traffic shaping on tf-source-vm. `tc qdisc show dev eth0` shows a root qdisc that drops about "
+    "20% of egress packets. The qdisc is re-applied every 5 minutes by the ghost-shaper service "
+    "(/etc/ghost-shaper/shaper.conf), so the change has to go through that config and `systemctl reload ghost-shaper`."
+)
+HARDENING = (
+    "tf-dest-vm's iptables INPUT chain has `-A INPUT -p tcp --dport 5001 -j DROP`. The NSG allows 5001. "
+    "The chain is restored from /etc/iptables/rules.v4 every 10 minutes by harden-net, so the rule must be removed in "
+    "that file and applied with `harden-net --apply`."
+)
+
+
+def test_a_daemon_reapplying_a_qdisc_named_in_an_earlier_sentence() -> None:
+    (owned,) = findings_ownership(SHAPER)
+    assert (owned.kind, owned.name, owned.owner, owned.source) == ("tc_qdisc", "eth0", "the ghost-shaper service", "report")
+    assert owned.managed_via is not None
+    assert "systemctl reload ghost-shaper" in owned.managed_via and "/etc/ghost-shaper/shaper.conf" in owned.managed_via
+
+
+def test_the_chain_a_script_restores_and_the_file_it_restores_from() -> None:
+    (owned,) = findings_ownership(HARDENING)
+    assert (owned.kind, owned.name, owned.owner) == ("iptables_chain", "INPUT", "harden-net")
+    assert owned.managed_via is not None and "/etc/iptables/rules.v4" in owned.managed_via
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The qdisc on eth0 is not re-applied by anything; it was added by hand.",
+        "A standalone netem qdisc on eth0; nothing re-applies it.",
+        "These chains look fine and the NSG is managed by the platform team.",
+    ],
+)
+def test_no_ownership_where_the_run_says_none(text: str) -> None:
+    assert findings_ownership(text) == []
+
+
+def test_a_file_a_script_overwrites() -> None:
+    (owned,) = findings_ownership("/etc/ssh/sshd_config.d/90-harden.conf is overwritten by the hardening script every hour.")
+    assert (owned.kind, owned.name, owned.owner) == ("file", "/etc/ssh/sshd_config.d/90-harden.conf", "the hardening script")
+
+
+def test_sources_rank_case_then_snapshot_then_report_then_convention() -> None:
+    ownership = build_ownership(CASE_M, None, "The f2b-sshd chain is managed by fail2ban.")
+    owned = ownership.owner_of("iptables_chain", "f2b-sshd")
+    assert owned is not None and owned.source == "case"
+    assert build_ownership(None, None, "").owner_of("iptables_chain", "f2b-recidive") == Owned(
+        "iptables_chain", "f2b-*", "fail2ban", "convention", "fail2ban-client"
+    )
+    from_snapshot = build_ownership(None, SNAPSHOT_G, SHAPER).owner_of("tc_qdisc", "eth0")
+    assert from_snapshot is not None and from_snapshot.source == "snapshot"
+    assert build_ownership(None, None, SHAPER).owner_of("tc_qdisc", "eth1") is None
+
+
+def test_docker_user_is_never_owned_unless_the_case_says_so() -> None:
+    ownership = build_ownership(None, None, "Docker recreates the DOCKER-USER and DOCKER chains on restart, managed by dockerd.")
+    assert ownership.owner_of("iptables_chain", "DOCKER-USER") is None
+    assert ownership.owner_of("iptables_chain", "DOCKER") is not None
+    assert ownership.owner_of("iptables_chain", "DOCKER-ISOLATION-STAGE-1") is not None
+
+
+def test_going_through_the_owner() -> None:
+    owned = build_ownership(CASE_G_OWNED, None, "").owner_of("tc_qdisc", "eth0")
+    assert owned is not None
+    (edit,) = parse_command_block("sudo sed -i 's/loss 20%/loss 0%/' /etc/ghost-shaper/shaper.conf")
+    (raw,) = parse_command_block("sudo tc qdisc del dev eth0 root")
+    assert via_owner(edit, owned) and not via_owner(raw, owned)

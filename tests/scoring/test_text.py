@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ghost_eval.scoring.text import SectionKind, blank_warnings, has_expectation, split_sections
+
+
+@given(st.text(max_size=300))
+def test_blanking_keeps_offsets_and_lines(text: str) -> None:
+    blanked = blank_warnings(text)
+    assert len(blanked) == len(text)
+    assert [i for i, c in enumerate(blanked) if c == "\n"] == [i for i, c in enumerate(text) if c == "\n"]
+
+
+@pytest.mark.parametrize(
+    ("text", "kept", "dropped"),
+    [
+        ("Do not run `iptables -F`; run `iptables -D INPUT 3`.", "`iptables -D INPUT 3`", "`iptables -F`"),
+        ("Use `a b`, not `c d` (avoid `e f`).", "`a b`", "`e f`"),
+        ("Rather than `iptables -F`, use `fail2ban-client set sshd unbanip 1.2.3.4`.", "`fail2ban-client", "`iptables -F`"),
+        (
+            "A raw `iptables -D f2b-sshd 1` would be reverted at the next ban. Run `fail2ban-client reload`.",
+            "`fail2ban-client reload`",
+            "`iptables -D f2b-sshd 1`",
+        ),
+        ("Run `iptables -D f2b-sshd 1`, which fail2ban will re-add.", "`iptables -D f2b-sshd 1`", "nothing"),
+    ],
+)
+def test_warnings_are_blanked_and_instructions_kept(text: str, kept: str, dropped: str) -> None:
+    blanked = blank_warnings(text)
+    assert kept in blanked
+    assert dropped not in blanked
+
+
+def test_section_kinds_and_inherited_sub_headings() -> None:
+    report = (
+        "# Ghost Agent Investigation Report\n## Root Cause\nx\n## Evidence\n```\n# not a heading\n```\n"
+        "## Remediation\n### 1. Unban\ny\n**Verification:**\nz\n## Hypotheses\nw\n## Actions taken\nv\n"
+    )
+    kinds = [(s.title, s.kind, s.subsection) for s in split_sections(report)]
+    assert kinds == [
+        ("Ghost Agent Investigation Report", SectionKind.OTHER, False),
+        ("Root Cause", SectionKind.ROOT_CAUSE, False),
+        ("Evidence", SectionKind.EVIDENCE, False),
+        ("Remediation", SectionKind.ACTIONS, False),
+        ("1. Unban", SectionKind.ACTIONS, True),
+        ("Verification", SectionKind.VERIFICATION, False),
+        ("Hypotheses", SectionKind.OTHER, False),
+        ("Actions taken", SectionKind.EVIDENCE, False),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("expect 203.0.113.47 absent from the list", True),
+        ("you should see 0% packet loss", True),
+        ("3/3 packets received", True),
+        ("it should return exit code 0", True),
+        ("lists Microsoft.Storage", True),
+        ('must print "succeeded"', True),
+        ("average below 2 ms", True),
+        ("to confirm the fix", False),
+        ("monitor the service for a while", False),
+        ("it shows the current config", False),
+    ],
+)
+def test_expected_results(text: str, expected: bool) -> None:
+    assert has_expectation(text) is expected
