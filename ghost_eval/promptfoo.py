@@ -220,7 +220,7 @@ def _trajectory(score: RunScore) -> dict[str, Any]:
     t, c = score.trajectory, score.claims
     ok = t.passed is True and c.passed is True
     reasons = []
-    if not t.within_bounds:
+    if t.within_bounds is False:
         reasons.append(f"{t.tool_calls} tool calls outside bounds {t.bounds}")
     if t.missing_layers:
         reasons.append(f"layers not inspected: {t.missing_layers}")
