@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
@@ -31,7 +31,7 @@ __all__ = [
 CASE_SCHEMA_VERSION = "1"
 
 
-class Layer(str, Enum):
+class Layer(StrEnum):
     """Where a fault lives: inside the VM, or in Azure's control plane."""
 
     OS = "os"
