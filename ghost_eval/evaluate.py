@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from ghost_eval.cases import Case, case_key, load_cases
 from ghost_eval.errors import CaseError, GhostEvalError
-from ghost_eval.scoring import SCORER_NAME, SCORER_VERSION, RunEvidence, RunScore, score_run
-from ghost_eval.store import Problem, RunFilter, RunRecord, Store, bundled_path
+from ghost_eval.scoring import SCORER, RunEvidence, RunScore, score_run
+from ghost_eval.store import IndexEntry, Problem, RunFilter, RunRecord, Store, bundled_path
 
 __all__ = ["ScoredRun", "default_cases_dir", "evidence_of", "load_case_set", "score_record", "score_store"]
+
+_CHUNK = 200
+"""Runs per task sent to a scoring process: large enough to amortise the hand-off, small enough to balance."""
 
 
 def default_cases_dir(explicit: str | Path | None = None) -> Path:
@@ -43,10 +47,41 @@ def score_record(record: RunRecord, cases: dict[str, Case]) -> RunScore:
 
 @dataclass
 class ScoredRun:
-    record: RunRecord
+    entry: IndexEntry
     score: RunScore
     verdict_file: Path | None
     """Where the verdict was kept (None when not written or already stored)."""
+
+
+def _score_entry(store: Store, cases: dict[str, Case], entry: IndexEntry, write: bool) -> tuple[ScoredRun | None, list[Problem]]:
+    """Score one run; a run that cannot be read yields only its problems."""
+    record = store.read(entry)
+    problems = list(record.problems)
+    if not record.readable:
+        return None, problems
+    score = score_record(record, cases)
+    kept = None
+    if write:
+        try:
+            kept = store.add_verdict(entry, SCORER, score)
+        except (GhostEvalError, OSError) as exc:
+            problems.append(Problem(path=str(record.folder), message=f"verdict not stored: {exc}", run_id=entry.run_id))
+    return ScoredRun(entry, score, kept), problems
+
+
+_worker: tuple[Store, dict[str, Case], bool] | None = None
+"""Each pool process opens the store and loads the cases once."""
+
+
+def _init_worker(root: str, cases_dir: str | None, write: bool) -> None:
+    global _worker
+    _worker = (Store(Path(root)), load_case_set(cases_dir)[0], write)
+
+
+def _score_chunk(entries: list[IndexEntry]) -> list[tuple[ScoredRun | None, list[Problem]]]:
+    assert _worker is not None
+    store, cases, write = _worker
+    return [_score_entry(store, cases, e, write) for e in entries]
 
 
 def score_store(
@@ -56,21 +91,26 @@ def score_store(
     *,
     write: bool = True,
     problems: list[Problem] | None = None,
+    jobs: int = 1,
+    cases_dir: str | Path | None = None,
 ) -> Iterator[ScoredRun]:
-    """Score every selected run; a run that cannot be read is reported in `problems` and skipped."""
-    scorer = f"{SCORER_NAME}@{SCORER_VERSION}"
-    for entry in store.runs(flt):
-        record = store.read(entry)
+    """Score every selected run, in store order; unreadable runs are reported in `problems` and skipped.
+
+    With jobs > 1 the runs are scored by a process pool (scoring is CPU-bound and each process holds
+    its own store handle and cases, loaded from `cases_dir`).
+    """
+    entries = store.runs(flt)
+    if jobs <= 1 or len(entries) < 2 * _CHUNK:
+        results: Iterable[tuple[ScoredRun | None, list[Problem]]] = (_score_entry(store, cases, e, write) for e in entries)
+    else:
+        chunks = [entries[i : i + _CHUNK] for i in range(0, len(entries), _CHUNK)]
+        pool = ProcessPoolExecutor(
+            jobs, initializer=_init_worker, initargs=(str(store.root), str(cases_dir) if cases_dir else None, write)
+        )
+        with pool:
+            results = [item for chunk in pool.map(_score_chunk, chunks) for item in chunk]
+    for scored, found in results:
         if problems is not None:
-            problems.extend(record.problems)
-        if not record.readable:
-            continue
-        score = score_record(record, cases)
-        kept = None
-        if write:
-            try:
-                kept = store.add_verdict(entry, scorer, score)
-            except (GhostEvalError, OSError) as exc:
-                if problems is not None:
-                    problems.append(Problem(path=str(record.folder), message=f"verdict not stored: {exc}", run_id=entry.run_id))
-        yield ScoredRun(record, score, kept)
+            problems.extend(found)
+        if scored is not None:
+            yield scored

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 
 from rich.table import Table
 
@@ -20,7 +21,11 @@ def _score(args: argparse.Namespace) -> int:
     problems: list[Problem] = []
     with open_store(args) as store:
         report_problems(store.problems)
-        rows = list(score_store(store, cases, run_filter(args), write=not args.no_write, problems=problems))
+        rows = list(
+            score_store(
+                store, cases, run_filter(args), write=not args.no_write, problems=problems, jobs=args.jobs, cases_dir=args.cases
+            )
+        )
     report_problems(problems)
     if args.format == "jsonl":
         for row in rows:
@@ -49,4 +54,5 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], parents: 
     p.add_argument("--format", choices=("jsonl", "table"), default="table")
     p.add_argument("--cases", help="cases folder (default: the bundled cases)")
     p.add_argument("--no-write", action="store_true", help="do not keep verdict files beside the runs")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="scoring processes (default: one per CPU)")
     p.set_defaults(func=_score)
