@@ -37,7 +37,7 @@ def evidence_of(record: RunRecord) -> RunEvidence:
         audit=record.audit,
         trace=record.trace,
         snapshot=record.snapshot,
-        audit_complete=record.written_by_us and bool(record.trace),
+        audit_complete=record.written_by_us and record.has_trace,
     )
 
 

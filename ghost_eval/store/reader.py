@@ -39,6 +39,8 @@ class RunRecord:
     result: InvestigationResult | None = None
     snapshot: InfraSnapshot | None = None
     manifest: Manifest | None = None
+    has_trace: bool = False
+    """A tool trace file exists (it may be empty: a run that called no tool)."""
     problems: list[Problem] = field(default_factory=list)
 
     @property
@@ -148,5 +150,6 @@ def read_run(root: Path, entry: IndexEntry) -> RunRecord:
         )
     trace = folder / TRACE_FILE
     if trace.exists():
+        record.has_trace = True
         record.trace = read_jsonl(trace, ToolCall, record.problems, rid)
     return record

@@ -13,4 +13,5 @@ if __name__ == "__main__":
     store = Store(root, create=True)
     for n in range(count):
         store.append(*our_run(n, model=model))
+        print(f"appended {n}", flush=True)
     print("done", flush=True)
