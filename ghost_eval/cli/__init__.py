@@ -9,13 +9,13 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from ghost_eval.cli import decide, score, store
+from ghost_eval.cli import calibrate, decide, judge, report, score, store
 from ghost_eval.cli._common import Handler, Parents, err
 from ghost_eval.errors import GhostEvalError
 
 __all__ = ["main"]
 
-_COMMANDS = (store, score, decide)
+_COMMANDS = (store, score, decide, judge, report, calibrate)
 
 
 def _parser() -> argparse.ArgumentParser:

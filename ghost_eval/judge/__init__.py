@@ -1,0 +1,100 @@
+"""The LLM judge: four remediation criteria asked one at a time of Claude or Gemini, guarded, cached and anchored.
+
+`judge_store` judges a store, `judge_entry` one stored run, `judge_evidence` one run's evidence; the Promptfoo
+assertion's logic is `ghost_eval.judge.assertion.judge_assertion`.
+"""
+
+from __future__ import annotations
+
+from ghost_eval.judge.anchor import anchor
+from ghost_eval.judge.answer import Answer, JudgeAnswer, MalformedAnswer, is_hedged, parse_answer
+from ghost_eval.judge.clients import (
+    ANTHROPIC_BASE_URL_ENV,
+    ANTHROPIC_KEY_ENV,
+    DEFAULT_JUDGES,
+    GEMINI_BASE_URL_ENV,
+    GEMINI_KEY_ENVS,
+    AnthropicJudge,
+    Completion,
+    GeminiJudge,
+    JudgeAuthError,
+    JudgeCallError,
+    JudgeClient,
+    MissingKeyError,
+    RetryPolicy,
+    default_judges,
+    make_client,
+    missing_key_message,
+)
+from ghost_eval.judge.family import Assignment, assign_judge, model_family
+from ghost_eval.judge.judging import Judgement, ask_criterion, excluded_verdict, judge_evidence
+from ghost_eval.judge.pricing import PRICES_PER_MILLION, cost_usd
+from ghost_eval.judge.prompt import CRITERIA, JudgePrompt, build_prompt, recommended_actions, template_hash
+from ghost_eval.judge.record import (
+    Anchor,
+    CriterionAnswer,
+    Disagreement,
+    JudgeVerdict,
+    JudgeVerdictValue,
+    TokenCount,
+    combine,
+    judge_scorer,
+)
+from ghost_eval.judge.runner import JudgeOptions, JudgeOutcome, JudgeSummary, judge_entry, judge_store, sample_entries
+from ghost_eval.judge.stored import cached_answers, latest_verdict, stored_verdicts
+
+__all__ = [
+    "ANTHROPIC_BASE_URL_ENV",
+    "ANTHROPIC_KEY_ENV",
+    "CRITERIA",
+    "DEFAULT_JUDGES",
+    "GEMINI_BASE_URL_ENV",
+    "GEMINI_KEY_ENVS",
+    "PRICES_PER_MILLION",
+    "Anchor",
+    "Answer",
+    "AnthropicJudge",
+    "Assignment",
+    "Completion",
+    "CriterionAnswer",
+    "Disagreement",
+    "GeminiJudge",
+    "JudgeAnswer",
+    "JudgeAuthError",
+    "JudgeCallError",
+    "JudgeClient",
+    "JudgeOptions",
+    "JudgeOutcome",
+    "JudgePrompt",
+    "JudgeSummary",
+    "JudgeVerdict",
+    "JudgeVerdictValue",
+    "Judgement",
+    "MalformedAnswer",
+    "MissingKeyError",
+    "RetryPolicy",
+    "TokenCount",
+    "anchor",
+    "ask_criterion",
+    "assign_judge",
+    "build_prompt",
+    "cached_answers",
+    "combine",
+    "cost_usd",
+    "default_judges",
+    "excluded_verdict",
+    "is_hedged",
+    "judge_entry",
+    "judge_evidence",
+    "judge_scorer",
+    "judge_store",
+    "latest_verdict",
+    "make_client",
+    "missing_key_message",
+    "model_family",
+    "parse_answer",
+    "recommended_actions",
+    "sample_entries",
+    "stored_verdicts",
+    "template_hash",
+]

@@ -1,0 +1,159 @@
+"""The judge's prompt for one criterion: the case facts a careful reviewer needs, and the run's words wrapped as data.
+
+Templates are jinja2 files in `templates/`; their combined sha256 (with the version of the code that fills them)
+is the template hash that names every verdict and keys the cache, so a changed prompt never reuses an old answer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import jinja2
+
+from ghost_eval.artifacts import AuditEntry, RecommendedAction, ToolCall
+from ghost_eval.cases import Case
+from ghost_eval.scoring import CRITERION_LABELS, RunEvidence, extract_actions
+from ghost_eval.scoring.text import SectionKind, split_sections
+
+__all__ = ["BUILDER_VERSION", "CRITERIA", "TEMPLATE_DIR", "JudgePrompt", "build_prompt", "recommended_actions", "template_hash"]
+
+TEMPLATE_DIR = Path(__file__).parent / "templates"
+_TEMPLATE_FILES = ("system.j2", "criterion.j2")
+BUILDER_VERSION = "1"
+"""Bump when this module changes what goes into a prompt (selection, clipping), so cached answers are not reused."""
+CRITERIA = (1, 2, 3, 4)
+_MAX_REPORT = 30_000
+_MAX_SNAPSHOT = 20_000
+_MAX_OUTPUT = 2_000
+_MAX_CALLS = 60
+_V1_NOTE = (
+    "This run was recorded by the original tooling: only shell commands reached its audit (inspector calls such as "
+    "effective routes or NSG reads are missing) and each output was cut to 200 characters."
+)
+
+
+@dataclass(frozen=True)
+class JudgePrompt:
+    """One rendered question: what is sent, and what the answer will be checked against."""
+
+    criterion_id: int
+    system: str
+    user: str
+    data_tag: str
+    """Name of the tag wrapping the run data; derived from that data, so the data cannot forge its closing tag."""
+    action_count: int
+    snapshot_missing: bool
+
+
+@lru_cache(maxsize=1)
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+
+
+@lru_cache(maxsize=1)
+def template_hash() -> str:
+    """sha256 over the builder version and the judge's template files, in a fixed order."""
+    digest = hashlib.sha256(f"builder {BUILDER_VERSION}\0".encode())
+    for name in _TEMPLATE_FILES:
+        digest.update(name.encode() + b"\0" + (TEMPLATE_DIR / name).read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def recommended_actions(evidence: RunEvidence) -> list[RecommendedAction]:
+    """The structured result's actions when the run has one, else those read from the report."""
+    if evidence.result is not None:
+        return list(evidence.result.recommended_actions)
+    return extract_actions(evidence.report)
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f"\n[... {len(text) - limit} more characters not shown]"
+
+
+def _root_cause(evidence: RunEvidence) -> str:
+    if evidence.result is not None:
+        return evidence.result.root_cause
+    found = [s.text().split("\n", 1)[-1].strip() for s in split_sections(evidence.report) if s.kind is SectionKind.ROOT_CAUSE]
+    return "\n\n".join(t for t in found if t) or "(the report has no root-cause section; see the full report)"
+
+
+@dataclass(frozen=True)
+class _Call:
+    header: str
+    output: str
+
+
+def _from_trace(call: ToolCall) -> _Call:
+    args = json.dumps(call.arguments, sort_keys=True, ensure_ascii=False)
+    status = "error" if call.is_error else "ok"
+    return _Call(f"{call.tool} {args} ({status})", _clip(call.output, _MAX_OUTPUT) or "(no output)")
+
+
+def _from_audit(entry: AuditEntry) -> _Call:
+    where = f"on {entry.host}: " if entry.host else ""
+    if not entry.executed:
+        state = "denied, not executed"
+    else:
+        state = f"exit {entry.exit_code}" if entry.exit_code is not None else "exit status not recorded"
+    return _Call(f"{where}`{entry.command}` ({state})", _clip(entry.output or "", _MAX_OUTPUT) or "(no output)")
+
+
+def _tool_evidence(evidence: RunEvidence) -> tuple[list[_Call], str]:
+    """The trace when the run kept one (full outputs), else the shell audit, with what it cannot show."""
+    calls = [_from_trace(c) for c in evidence.trace] if evidence.trace else [_from_audit(a) for a in evidence.audit]
+    note = "" if evidence.audit_complete else _V1_NOTE
+    if len(calls) > _MAX_CALLS:
+        note = f"{note} Only the first {_MAX_CALLS} of {len(calls)} tool calls are shown.".strip()
+        calls = calls[:_MAX_CALLS]
+    return calls, note
+
+
+def build_prompt(evidence: RunEvidence, case: Case | None, criterion_id: int) -> JudgePrompt:
+    """The system and user messages asking criterion `criterion_id` (1-4) about one run."""
+    if criterion_id not in CRITERIA:
+        raise ValueError(f"criterion must be one of {CRITERIA}, got {criterion_id}")
+    actions = recommended_actions(evidence)
+    calls, note = _tool_evidence(evidence)
+    report = _clip(evidence.report, _MAX_REPORT) if evidence.report.strip() else "(the run left no report)"
+    root_cause = _root_cause(evidence)
+    untrusted = json.dumps(
+        [report, root_cause, [a.model_dump(mode="json") for a in actions], [(c.header, c.output) for c in calls]],
+        ensure_ascii=False,
+    )
+    data_tag = "run_data_" + hashlib.sha256(untrusted.encode()).hexdigest()[:16]
+    snapshot = (
+        _clip(evidence.snapshot.model_dump_json(indent=1, exclude_none=True), _MAX_SNAPSHOT) if evidence.snapshot else None
+    )
+    env = _environment()
+    user = env.get_template("criterion.j2").render(
+        case=case,
+        use_case_id=evidence.use_case_id,
+        snapshot=snapshot,
+        data_tag=data_tag,
+        root_cause=root_cause,
+        actions=actions,
+        evidence=calls,
+        evidence_note=note,
+        report=report,
+        criterion_id=criterion_id,
+        criterion_label=CRITERION_LABELS[criterion_id],
+    )
+    return JudgePrompt(
+        criterion_id=criterion_id,
+        system=env.get_template("system.j2").render(),
+        user=user,
+        data_tag=data_tag,
+        action_count=len(actions),
+        snapshot_missing=evidence.snapshot is None,
+    )

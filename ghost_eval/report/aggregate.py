@@ -1,0 +1,220 @@
+"""The aggregate remediation report: verdicts per model, where each criterion fires, and the diagnosis/safety gap.
+
+Every run counts once, repeats included (five repeats of a case are five runs, not one). Deterministic verdicts are
+computed afresh; judge verdicts are read from the store, and a judge error is listed, never counted.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from datetime import UTC, datetime
+
+from pydantic import Field
+
+from ghost_eval.cases import Case
+from ghost_eval.evaluate import score_record
+from ghost_eval.judge import CRITERIA, JudgeVerdict, latest_verdict, stored_verdicts
+from ghost_eval.records import Record
+from ghost_eval.report.calibration import MIN_LABELS_FOR_SPLIT, latest_calibration
+from ghost_eval.scoring import SCORER, RunScore
+from ghost_eval.store import Problem, RunFilter, Store
+
+__all__ = [
+    "REPORT_SCHEMA_VERSION",
+    "CalibrationStatus",
+    "DisagreementItem",
+    "FiringCell",
+    "ModelRow",
+    "RemediationReport",
+    "ReviewItem",
+    "build_report",
+]
+
+REPORT_SCHEMA_VERSION = "1"
+_USABLE = ("safe", "uncertain", "unsafe")
+
+
+class ModelRow(Record):
+    model_id: str
+    runs: int
+    deterministic: dict[str, int] = Field(default_factory=dict)
+    """Verdict → runs, from the deterministic scorer."""
+    judge: dict[str, int] = Field(default_factory=dict)
+    """Verdict → runs, from each run's latest judge verdict; `not_judged` counts runs with none."""
+    diagnosis_known: int = 0
+    """Runs whose case has an answer key."""
+    diagnosis_correct: int = 0
+    diagnosis_accuracy: float | None = None
+    safe_rate_deterministic: float | None = None
+    judged: int = 0
+    """Runs with a usable judge verdict (safe, uncertain or unsafe)."""
+    safe_rate_judge: float | None = None
+    gap_deterministic: float | None = None
+    """Diagnosis accuracy minus the safe-remediation rate: runs that found the fault but did not fix it safely."""
+    gap_judge: float | None = None
+
+
+class FiringCell(Record):
+    """One case × model: how many of its runs each criterion fired on."""
+
+    use_case_id: str
+    model_id: str
+    runs: int
+    judged: int
+    deterministic: dict[int, int] = Field(default_factory=dict)
+    judge: dict[int, int] = Field(default_factory=dict)
+    """Criterion → runs with a clear YES from the judge."""
+
+
+class ReviewItem(Record):
+    run_id: str
+    use_case_id: str
+    model_id: str
+    reason: str
+
+
+class DisagreementItem(Record):
+    run_id: str
+    criterion_id: int
+    judge_model: str | None
+    judge_answer: str
+    deterministic_fired: bool
+
+
+class CalibrationStatus(Record):
+    calibrated: bool
+    summary: str
+    labelled_runs: int | None = None
+    split: str | None = None
+    computed_at: datetime | None = None
+    judge_kappa: dict[int, float | None] = Field(default_factory=dict)
+    judge_false_safe: int | None = None
+    """Runs a human called unsafe that the judge called safe, on the split shown."""
+    warnings: list[str] = Field(default_factory=list)
+
+
+class RemediationReport(Record):
+    """`remediation_verdicts.json`; the markdown report is rendered from the same record."""
+
+    schema_version: str = REPORT_SCHEMA_VERSION
+    generated_at: datetime
+    store: str
+    deterministic_scorer: str = SCORER
+    runs: int
+    cells: int
+    """Distinct case × model pairs."""
+    cells_with_repeats: int
+    models: list[ModelRow] = Field(default_factory=list)
+    firing: list[FiringCell] = Field(default_factory=list)
+    excluded: list[ReviewItem] = Field(default_factory=list)
+    """Runs no configured judge may score (self-judging guard): for human review."""
+    judge_errors: list[ReviewItem] = Field(default_factory=list)
+    """Runs whose judge call finally failed: left out of the judge's counts."""
+    disagreements: list[DisagreementItem] = Field(default_factory=list)
+    self_judged: list[str] = Field(default_factory=list)
+    calibration: CalibrationStatus
+    problems: list[str] = Field(default_factory=list)
+
+
+def _rate(part: int, whole: int) -> float | None:
+    return part / whole if whole else None
+
+
+def _gap(accuracy: float | None, safe: float | None) -> float | None:
+    return accuracy - safe if accuracy is not None and safe is not None else None
+
+
+def _model_row(model: str, scores: list[RunScore], judged: list[JudgeVerdict | None]) -> ModelRow:
+    det = Counter(s.verdict for s in scores)
+    judge = Counter(v.verdict if v is not None else "not_judged" for v in judged)
+    known = [s for s in scores if s.diagnosis.correct is not None]
+    correct = sum(1 for s in known if s.diagnosis.correct)
+    usable = sum(judge[v] for v in _USABLE)
+    accuracy = _rate(correct, len(known))
+    safe_det = _rate(det["safe"], len(scores))
+    safe_judge = _rate(judge["safe"], usable)
+    return ModelRow(
+        model_id=model, runs=len(scores), deterministic=dict(det), judge=dict(judge),
+        diagnosis_known=len(known), diagnosis_correct=correct, diagnosis_accuracy=accuracy,
+        safe_rate_deterministic=safe_det, judged=usable, safe_rate_judge=safe_judge,
+        gap_deterministic=_gap(accuracy, safe_det), gap_judge=_gap(accuracy, safe_judge),
+    )
+
+
+def _firing_cell(use_case: str, model: str, rows: list[tuple[RunScore, JudgeVerdict | None]]) -> FiringCell:
+    usable = [v for _, v in rows if v is not None and v.verdict in _USABLE]
+    det = Counter(c.criterion_id for s, _ in rows for c in s.criteria if c.fired)
+    judge = Counter(c for v in usable for c in {f.criterion_id for f in v.flags})
+    return FiringCell(use_case_id=use_case, model_id=model, runs=len(rows), judged=len(usable),
+                      deterministic=dict(sorted(det.items())), judge=dict(sorted(judge.items())))
+
+
+def _calibration_status(store: Store, problems: list[Problem]) -> CalibrationStatus:
+    result = latest_calibration(store, problems)
+    if result is None or result.headline is None:
+        return CalibrationStatus(
+            calibrated=False,
+            summary="not calibrated: no human labels compared yet (`ghost-eval label`, then `ghost-eval calibrate`); "
+                    "treat judge verdicts as advice",
+        )
+    split = result.headline
+    kappa = {c: split.judge.criteria[c].kappa if c in split.judge.criteria else None for c in CRITERIA}
+    leaky = result.labelled_runs < MIN_LABELS_FOR_SPLIT
+    summary = (
+        f"calibrated on {result.labelled_runs} labelled runs ({split.name} split, {split.runs} runs)"
+        + (": too few labels for a held-out split, the numbers are optimistic" if leaky else "")
+    )
+    return CalibrationStatus(
+        calibrated=True, summary=summary, labelled_runs=result.labelled_runs, split=split.name,
+        computed_at=result.computed_at, judge_kappa=kappa, judge_false_safe=split.judge.verdict.false_safe,
+        warnings=result.warnings,
+    )
+
+
+def build_report(store: Store, cases: dict[str, Case], flt: RunFilter | None = None) -> RemediationReport:
+    """Score and gather every selected run of the store (superseded runs are skipped unless the filter asks)."""
+    problems: list[Problem] = list(store.problems)
+    by_model: dict[str, list[tuple[RunScore, JudgeVerdict | None]]] = defaultdict(list)
+    by_cell: dict[tuple[str, str], list[tuple[RunScore, JudgeVerdict | None]]] = defaultdict(list)
+    report_lists: dict[str, list[ReviewItem]] = {"excluded": [], "error": []}
+    disagreements: list[DisagreementItem] = []
+    self_judged: list[str] = []
+    for entry in store.runs(flt):
+        record = store.read(entry)
+        problems.extend(record.problems)
+        if not record.readable:
+            continue
+        score = score_record(record, cases)
+        verdict = latest_verdict(stored_verdicts(record.folder, problems, entry.run_id))
+        if verdict is not None and verdict.verdict in report_lists:
+            reason = verdict.excluded_reason or "; ".join(verdict.errors)
+            report_lists[verdict.verdict].append(
+                ReviewItem(run_id=entry.run_id, use_case_id=entry.use_case_id, model_id=entry.model_id, reason=reason)
+            )
+        if verdict is not None and verdict.self_judged:
+            self_judged.append(entry.run_id)
+        if verdict is not None and verdict.anchor is not None:
+            disagreements.extend(
+                DisagreementItem(run_id=entry.run_id, criterion_id=d.criterion_id, judge_model=verdict.judge_model,
+                                 judge_answer=d.judge_answer, deterministic_fired=d.deterministic_fired)
+                for d in verdict.anchor.disagreements
+            )
+        by_model[entry.model_id].append((score, verdict))
+        by_cell[(entry.use_case_id, entry.model_id)].append((score, verdict))
+
+    firing = [_firing_cell(use_case, model, rows) for (use_case, model), rows in sorted(by_cell.items())]
+    return RemediationReport(
+        generated_at=datetime.now(UTC),
+        store=str(store.root),
+        runs=sum(len(rows) for rows in by_model.values()),
+        cells=len(by_cell),
+        cells_with_repeats=sum(1 for rows in by_cell.values() if len(rows) > 1),
+        models=[_model_row(m, [s for s, _ in rows], [v for _, v in rows]) for m, rows in sorted(by_model.items())],
+        firing=firing,
+        excluded=report_lists["excluded"],
+        judge_errors=report_lists["error"],
+        disagreements=disagreements,
+        self_judged=self_judged,
+        calibration=_calibration_status(store, problems),
+        problems=[str(p) for p in problems],
+    )

@@ -1,0 +1,77 @@
+"""Shared by the judge and report tests: a private copy of the demo store, scripted judge answers, a fast retry policy."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ghost_eval.judge import ANTHROPIC_BASE_URL_ENV, ANTHROPIC_KEY_ENV, GEMINI_BASE_URL_ENV, RetryPolicy
+from ghost_eval.store import bundled_path
+from tests.fakes.llm import FakeLLMServer, Recorded, Reply
+
+__all__ = [
+    "Sleeps", "criterion_of", "demo_copy", "fast_policy", "judge_env", "reply_json", "scripted", "system_text", "user_text",
+]
+
+_CRITERION = re.compile(r"# Question: criterion (\d)")
+
+
+def demo_copy(tmp_path: Path) -> Path:
+    """The bundled demo store without any verdicts or index a checkout may have added."""
+    root = tmp_path / "store"
+    shutil.copytree(bundled_path("demo_store"), root, ignore=shutil.ignore_patterns("verdicts", ".index", ".staging"))
+    return root
+
+
+def reply_json(answer: str, index: int | None = None, reason: str = "Plain reason.", excerpt: str = "") -> str:
+    return json.dumps({"answer": answer, "action_index": index, "excerpt": excerpt, "reason": reason})
+
+
+def user_text(rec: Recorded) -> str:
+    """The user message a judge request carried, for either vendor."""
+    if "messages" in rec.body:
+        return str(rec.body["messages"][0]["content"])
+    return str(rec.body["contents"][0]["parts"][0]["text"])
+
+
+def system_text(rec: Recorded) -> str:
+    if "system" in rec.body:
+        return str(rec.body["system"])
+    return str(rec.body["systemInstruction"]["parts"][0]["text"])
+
+
+def criterion_of(rec: Recorded) -> int:
+    found = _CRITERION.search(user_text(rec))
+    assert found, "a judge request without a criterion question"
+    return int(found.group(1))
+
+
+def scripted(make: Callable[..., Reply], answers: Mapping[int, str]) -> Callable[[Recorded], Reply]:
+    """A responder answering each criterion with its scripted JSON (NO when not scripted)."""
+    return lambda rec: make(answers.get(criterion_of(rec), reply_json("NO")))
+
+
+def judge_env(anthropic: FakeLLMServer | None = None, gemini: FakeLLMServer | None = None) -> dict[str, str]:
+    env: dict[str, str] = {}
+    if anthropic is not None:
+        env |= {ANTHROPIC_KEY_ENV: "test-key", ANTHROPIC_BASE_URL_ENV: anthropic.url}
+    if gemini is not None:
+        env |= {"GEMINI_API_KEY": "test-key", GEMINI_BASE_URL_ENV: gemini.url}
+    return env
+
+
+class Sleeps(list[float]):
+    """Records the waits a retry policy asks for instead of sleeping."""
+
+    def __call__(self, seconds: float) -> None:
+        self.append(seconds)
+
+
+def fast_policy(sleeps: Sleeps | None = None, **overrides: Any) -> RetryPolicy:
+    fields: dict[str, Any] = {"attempts": 3, "initial_wait": 0.0, "max_wait": 30.0, "timeout": 5.0,
+                              "sleep": sleeps if sleeps is not None else Sleeps()}
+    return RetryPolicy(**{**fields, **overrides})
