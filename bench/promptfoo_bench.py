@@ -22,17 +22,23 @@ REPO = Path(__file__).resolve().parents[1]
 RUNS = 1_000
 
 
-def _config(store: Path, run_ids: list[str], with_assertions: bool) -> dict[str, object]:
+PYTHON_ASSERTIONS = {
+    "assert": [
+        {"type": "python", "value": f"file://{REPO}/assertions/{kind}.py"} for kind in ("remediation", "diagnosis", "trajectory")
+    ]
+}
+
+
+def _config(store: Path, run_ids: list[str], default_test: object) -> dict[str, object]:
     baseline = yaml.safe_load((REPO / "promptfooconfig.yaml").read_text())
     config: dict[str, object] = {
-        "description": f"rescoring bench ({'assertions' if with_assertions else 'provider only'})",
+        "description": "rescoring bench",
         "prompts": baseline["prompts"],
         "providers": [{"id": f"file://{REPO}/providers/replay.py", "label": "replay", "config": {"store": str(store)}}],
         "tests": [{"vars": {"run_id": rid, "symptom": "replayed"}} for rid in run_ids],
     }
-    if with_assertions:
-        asserts = baseline["defaultTest"]["assert"]
-        config["defaultTest"] = {"assert": [{**a, "value": a["value"].replace("file://", f"file://{REPO}/")} for a in asserts]}
+    if default_test is not None:
+        config["defaultTest"] = default_test
     return config
 
 
@@ -74,17 +80,23 @@ def main() -> None:
             "PROMPTFOO_PYTHON": sys.executable,
             "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
         }
+        variants = {
+            "replay only": None,
+            "baseline assertions (assertions/grades.yaml)": f"file://{REPO}/assertions/grades.yaml",
+        }
         paths = {}
-        for name, flag in (("plain", False), ("scored", True)):
-            paths[name] = root / f"{name}.yaml"
-            paths[name].write_text(yaml.safe_dump(_config(root / "store", run_ids, flag), sort_keys=False))
-        times: dict[str, list[float]] = {"plain": [], "scored": []}
+        for i, (name, default_test) in enumerate(variants.items()):
+            paths[name] = root / f"config{i}.yaml"
+            paths[name].write_text(yaml.safe_dump(_config(root / "store", run_ids, default_test), sort_keys=False))
+        times: dict[str, list[float]] = {name: [] for name in variants}
         for _ in range(3):
-            for name in ("plain", "scored"):
+            for name in variants:
                 times[name].append(_eval_seconds(paths[name], env))
-    plain, scored = statistics.median(times["plain"]), statistics.median(times["scored"])
-    print(f"promptfoo eval, {RUNS} stored runs: replay only median {plain:.1f} s; with baseline assertions {scored:.1f} s")
-    print(f"ratio: {scored / plain:.2f}x (aim: under 3x)")
+    base = statistics.median(times["replay only"])
+    for name in variants:
+        median = statistics.median(times[name])
+        print(f"promptfoo eval, {RUNS} stored runs, {name}: median {median:.1f} s = {median / base:.2f}x replay only")
+    print("aim: baseline assertions under 3x replay only")
 
 
 if __name__ == "__main__":
