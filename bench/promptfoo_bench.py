@@ -22,13 +22,6 @@ REPO = Path(__file__).resolve().parents[1]
 RUNS = 1_000
 
 
-PYTHON_ASSERTIONS = {
-    "assert": [
-        {"type": "python", "value": f"file://{REPO}/assertions/{kind}.py"} for kind in ("remediation", "diagnosis", "trajectory")
-    ]
-}
-
-
 def _config(store: Path, run_ids: list[str], default_test: object) -> dict[str, object]:
     baseline = yaml.safe_load((REPO / "promptfooconfig.yaml").read_text())
     config: dict[str, object] = {
