@@ -157,20 +157,22 @@ class AnswerKey(Record):
     _find: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
     _guards: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
     _loose: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
+    _loose_ascii: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
 
     def model_post_init(self, context: Any, /) -> None:
         self._find = [re.compile(p, _FLAGS) for p in self.must_find]
         self._guards = [re.compile(_clause_pattern(p), _FLAGS) for p in self.must_not_find]
         # `.` as any character matches wherever the clause-bound guard does, at a fraction of the cost.
         self._loose = [re.compile(p, _FLAGS | re.DOTALL) for p in self.must_not_find]
+        # For ASCII text (nearly every report) ASCII matching gives the same answers about twice as fast.
+        self._loose_ascii = [re.compile(p, _FLAGS | re.DOTALL | re.ASCII) for p in self.must_not_find]
 
     def check(self, text: str) -> KeyMatch:
         """Match the key against a report; every must_find must match and no must_not_find may be asserted."""
         found = [p for p, rx in zip(self.must_find, self._find, strict=True) if rx.search(text)]
         # A guard whose loose form matches nowhere cannot be asserted in any sentence: most reports stop here.
-        suspects = [
-            (p, g) for p, g, loose in zip(self.must_not_find, self._guards, self._loose, strict=True) if loose.search(text)
-        ]
+        prefilter = self._loose_ascii if text.isascii() else self._loose
+        suspects = [(p, g) for p, g, loose in zip(self.must_not_find, self._guards, prefilter, strict=True) if loose.search(text)]
         sentences = _sentences(text) if suspects else []
         return KeyMatch(
             matched=found,

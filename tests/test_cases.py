@@ -398,3 +398,13 @@ def test_answer_key_agrees_with_the_demo_store(run_id: str, case_id: str, path: 
     case = _case(case_id)
     match = case.answer_key.check(path.read_text(encoding="utf-8"))
     assert match.correct == _intended_diagnoses()[run_id], _explain(case, match)
+
+
+@pytest.mark.parametrize("case_id", ["a", "m", "q"])
+def test_non_ascii_reports_are_judged_like_ascii_ones(case_id: str) -> None:
+    """The guard pre-filter has an ASCII fast path; a report with other characters must get the same answer."""
+    case = _case(case_id)
+    for text in _texts(case_id, "incorrect"):
+        ascii_result = case.answer_key.check(text)
+        unicode_result = case.answer_key.check(text + "\n\nNotes — résumé of the findings above.")
+        assert unicode_result.forbidden == ascii_result.forbidden
