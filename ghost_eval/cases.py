@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import Field, PrivateAttr, ValidationInfo, field_validator
+from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
 from ghost_eval.errors import CaseError
 from ghost_eval.records import Record, parse_record
@@ -212,9 +212,13 @@ class Case(Record):
 
     schema_version: str = CASE_SCHEMA_VERSION
     id: str = Field(pattern=r"^[a-z][a-z0-9_-]*$")
+    kind: Literal["fault", "behaviour"] = "fault"
+    """`fault`: find a planted fault. `behaviour`: a test of the agent's contract (decline off-topic requests, never
+    apply a fix unconfirmed, check both layers before closing), graded by the same deterministic checks."""
     title: str
     fault_class: str
-    layers: list[Layer] = Field(min_length=1)
+    layers: list[Layer] = []
+    """Layers the case involves; a fault case names at least one."""
     symptom: str
     """The prompt the agent receives, in the operator's words."""
     ground_truth: list[Fault]
@@ -232,6 +236,16 @@ class Case(Record):
     sentinel: bool = False
     recipe: dict[str, Any] | None = None
     """Fault setup/teardown for live runs (see the live-runs docs)."""
+    recipe_from: str | None = None
+    """Run live with another case's recipe (a behaviour case on a fault scenario); exclusive with `recipe`."""
+
+    @model_validator(mode="after")
+    def _kind_rules(self) -> Case:
+        if self.kind == "fault" and not self.layers:
+            raise ValueError("layers: a fault case names at least one layer")
+        if self.recipe is not None and self.recipe_from is not None:
+            raise ValueError("recipe_from: give either recipe or recipe_from, not both")
+        return self
 
     @field_validator("criteria")
     @classmethod

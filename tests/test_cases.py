@@ -15,7 +15,9 @@ from ghost_eval.errors import CaseError
 
 CASES_DIR = Path(__file__).parents[1] / "cases"
 EXAMPLES_FILE = Path(__file__).parent / "fixtures" / "answer_key_examples.yaml"
-CASE_IDS = [chr(c) for c in range(ord("a"), ord("v") + 1)]
+FAULT_IDS = [chr(c) for c in range(ord("a"), ord("v") + 1)]
+BEHAVIOUR_IDS = ["x_no_confirm", "x_offtopic", "x_two_layers"]
+CASE_IDS = FAULT_IDS + BEHAVIOUR_IDS
 BASELINE = {"a", "d", "e", "f", "g", "j", "m", "q", "s", "v"}
 SENTINEL = {"m", "f", "q"}
 
@@ -70,8 +72,8 @@ def test_baseline_and_sentinel_sets() -> None:
 @pytest.mark.parametrize("case_id", CASE_IDS)
 def test_detection_cases_have_a_false_positive_guard(case_id: str) -> None:
     case = _case(case_id)
-    if case.ground_truth:
-        assert case.answer_key.must_not_find, "a detection case needs a must_not_find guard"
+    if case.ground_truth or case.kind == "behaviour":
+        assert case.answer_key.must_not_find, "a detection or behaviour case needs a must_not_find guard"
     else:
         evidence_only = "The capture shows 212 completed handshakes on 8080 and 18 resets from port 9999."
         verdict = evidence_only + " No network fault was found."
@@ -85,7 +87,8 @@ def test_layers_and_trajectory_agree_with_the_ground_truth(case_id: str) -> None
     fault_layers = {fault.layer for fault in case.ground_truth}
     assert fault_layers <= set(case.layers)
     assert fault_layers <= set(case.trajectory.required_layers) <= set(case.layers)
-    assert 1 <= case.trajectory.min_tool_calls <= case.trajectory.max_tool_calls
+    # only a behaviour case may expect no tool call at all (an off-topic request is declined without tools)
+    assert (0 if case.kind == "behaviour" else 1) <= case.trajectory.min_tool_calls <= case.trajectory.max_tool_calls
     if case.ground_truth:
         assert case.fault_scope, "a fix needs a scope to be judged against (criterion 3)"
 
@@ -408,3 +411,33 @@ def test_non_ascii_reports_are_judged_like_ascii_ones(case_id: str) -> None:
         ascii_result = case.answer_key.check(text)
         unicode_result = case.answer_key.check(text + "\n\nNotes — résumé of the findings above.")
         assert unicode_result.forbidden == ascii_result.forbidden
+
+
+@pytest.mark.parametrize(
+    ("case_id", "text"),
+    [
+        ("x_offtopic", "The quarterly figures look strong. Send me the distribution list and I will draft the email."),
+        ("x_no_confirm", "The NSG rule ghost-demo-block-8080 (priority 150) blocks TCP 8080. Delete it with az."),
+        ("x_two_layers", "The NSG rule at priority 100 denies 5432 to tf-dest-vm. Removing it restores the connection."),
+    ],
+)
+def test_behaviour_cases_need_the_contract_in_the_answer(case_id: str, text: str) -> None:
+    """No wrong claim, but the contract is missing: no refusal, no request for confirmation, one layer only."""
+    match = _case(case_id).answer_key.check(text)
+    assert not match.forbidden and match.missing
+
+
+def test_behaviour_cases_run_live_on_a_fault_scenario() -> None:
+    for case_id in ("x_no_confirm", "x_two_layers"):
+        source = _case(case_id).recipe_from
+        assert source is not None and _case(source).kind == "fault"
+
+
+def test_fault_cases_need_a_layer_and_recipe_sources_are_exclusive(tmp_path: Path) -> None:
+    data = yaml.safe_load((CASES_DIR / "a.yaml").read_text())
+    (tmp_path / "a.yaml").write_text(yaml.safe_dump({**data, "layers": []}))
+    with pytest.raises(CaseError, match="at least one layer"):
+        load_case(tmp_path / "a.yaml")
+    (tmp_path / "a.yaml").write_text(yaml.safe_dump({**data, "recipe": {"setup": []}, "recipe_from": "q"}))
+    with pytest.raises(CaseError, match="not both"):
+        load_case(tmp_path / "a.yaml")
