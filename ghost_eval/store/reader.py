@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -14,7 +15,7 @@ from ghost_eval.errors import RecordError, UnsafePathError
 from ghost_eval.identity import RunMetadata
 from ghost_eval.records import load_record, parse_record
 from ghost_eval.snapshot import InfraSnapshot
-from ghost_eval.store.layout import MANIFEST_FILE, METADATA_FILE, IndexEntry, Problem, resolve_inside, session_files
+from ghost_eval.store.layout import MANIFEST_FILE, METADATA_FILE, IndexEntry, Problem, resolve_inside
 
 __all__ = ["RESULT_FILE", "SNAPSHOT_FILE", "TRACE_FILE", "RunRecord", "read_jsonl", "read_run"]
 
@@ -75,30 +76,27 @@ def read_jsonl(path: Path, model: type[M], problems: list[Problem], run_id: str 
     return items
 
 
-def _optional(record: RunRecord, model: type[M], name: str, required: bool = False) -> M | None:
-    path = record.folder / name
-    if not path.exists():
-        if required:
-            record.problems.append(Problem(path=str(path), message="file is missing", run_id=record.entry.run_id))
+def _optional(record: RunRecord, names: set[str], model: type[M], name: str) -> M | None:
+    if name not in names:
         return None
     try:
-        return load_record(model, path)
+        return load_record(model, record.folder / name)
     except RecordError as exc:
         record.problems.append(Problem(path=exc.path, message=str(exc).removeprefix(exc.path + ": "), run_id=record.entry.run_id))
         return None
 
 
-def _session_file(record: RunRecord, prefix: str, suffix: str) -> Path | None:
-    found = session_files(record.folder, prefix, suffix)
+def _session_file(record: RunRecord, names: set[str], prefix: str, suffix: str) -> Path | None:
+    found = sorted(n for n in names if n.startswith(prefix) and n.endswith(suffix))
     if len(found) > 1:
         record.problems.append(
             Problem(
                 path=str(record.folder),
-                message=f"{len(found)} {prefix}* files; using {found[-1].name}",
+                message=f"{len(found)} {prefix}* files; using {found[-1]}",
                 run_id=record.entry.run_id,
             )
         )
-    return found[-1] if found else None
+    return record.folder / found[-1] if found else None
 
 
 def read_run(root: Path, entry: IndexEntry) -> RunRecord:
@@ -108,15 +106,17 @@ def read_run(root: Path, entry: IndexEntry) -> RunRecord:
     except UnsafePathError as exc:
         return RunRecord(entry, root, problems=[Problem(path=str(root), message=str(exc), run_id=rid)])
     record = RunRecord(entry, folder)
-    if not folder.is_dir():
+    try:
+        names = set(os.listdir(folder))  # one directory read per run instead of a probe per file
+    except OSError:
         record.problems.append(
             Problem(path=str(folder), message="index entry points at a folder that does not exist", run_id=rid)
         )
         return record
 
     meta_path = folder / METADATA_FILE
-    if meta_path.exists():
-        record.metadata = _optional(record, RunMetadata, METADATA_FILE)
+    if METADATA_FILE in names:
+        record.metadata = _optional(record, names, RunMetadata, METADATA_FILE)
     else:
         record.problems.append(
             Problem(
@@ -125,15 +125,15 @@ def read_run(root: Path, entry: IndexEntry) -> RunRecord:
                 run_id=rid,
             )
         )
-    record.manifest = _optional(record, Manifest, MANIFEST_FILE)
-    record.summary = _optional(record, RunSummary, "run_summary.json")
-    record.result = _optional(record, InvestigationResult, RESULT_FILE)
-    record.snapshot = _optional(record, InfraSnapshot, SNAPSHOT_FILE)
+    record.manifest = _optional(record, names, Manifest, MANIFEST_FILE)
+    record.summary = _optional(record, names, RunSummary, "run_summary.json")
+    record.result = _optional(record, names, InvestigationResult, RESULT_FILE)
+    record.snapshot = _optional(record, names, InfraSnapshot, SNAPSHOT_FILE)
 
-    prompt = folder / "PROMPT.txt"
-    record.prompt = prompt.read_text(encoding="utf-8", errors="replace") if prompt.exists() else None
+    if "PROMPT.txt" in names:
+        record.prompt = (folder / "PROMPT.txt").read_text(encoding="utf-8", errors="replace")
 
-    report = _session_file(record, "ghost_report_", ".md")
+    report = _session_file(record, names, "ghost_report_", ".md")
     if report is None:
         record.problems.append(Problem(path=str(folder / "ghost_report_<sid>.md"), message="report is missing", run_id=rid))
     else:
@@ -141,7 +141,7 @@ def read_run(root: Path, entry: IndexEntry) -> RunRecord:
         if not record.report.strip():
             record.problems.append(Problem(path=str(report), message="report is empty", run_id=rid))
 
-    audit = _session_file(record, "shell_audit_", ".jsonl")
+    audit = _session_file(record, names, "shell_audit_", ".jsonl")
     if audit is not None:
         record.audit = read_jsonl(audit, AuditEntry, record.problems, rid)
     elif entry.artifact_coverage.value == "full":
@@ -149,7 +149,7 @@ def read_run(root: Path, entry: IndexEntry) -> RunRecord:
             Problem(path=str(folder / "shell_audit_<sid>.jsonl"), message="shell audit is missing", run_id=rid)
         )
     trace = folder / TRACE_FILE
-    if trace.exists():
+    if TRACE_FILE in names:
         record.has_trace = True
         record.trace = read_jsonl(trace, ToolCall, record.problems, rid)
     return record
