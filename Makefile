@@ -13,7 +13,7 @@ export PROMPTFOO_PYTHON := $(BIN)/python
 PROMPTFOO := $(CURDIR)/node_modules/.bin/promptfoo
 RESULTS := results
 
-.PHONY: bootstrap eval test view lint clean-results
+.PHONY: bootstrap eval test view lint clean-results lab-deps
 
 bootstrap: $(VENV)/.installed node_modules/.installed
 
@@ -44,7 +44,20 @@ eval: bootstrap
 	rc=$$?; if [ $$rc -eq 100 ]; then echo "eval complete: some runs failed their checks (see $(RESULTS)/baseline.json or 'make view')"; exit 0; fi; exit $$rc
 	$(BIN)/ghost-eval score --format table
 
-test: lint
+# The local lab (tests/lab, tests/live) needs these Debian packages; installed only when missing, as root.
+LAB_PACKAGES := openssh-server iptables nftables fail2ban iproute2 iputils-ping procps
+lab-deps:
+	@missing=$$(for p in $(LAB_PACKAGES); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed$$' || echo $$p; done); \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if ! command -v apt-get >/dev/null; then echo "lab-deps: no apt-get here; install by hand: $$missing"; exit 1; fi; \
+	if [ "$$(id -u)" -ne 0 ]; then echo "lab-deps: missing $$missing; run as root to install them"; exit 1; fi; \
+	echo "lab-deps: installing $$missing"; \
+	export DEBIAN_FRONTEND=noninteractive RUNLEVEL=1; \
+	apt-get install -y -qq --no-install-recommends $$missing >/dev/null || \
+	{ apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null; }
+
+test: lint lab-deps
 	$(BIN)/pytest -q -n 2 --dist loadgroup
 
 view: bootstrap

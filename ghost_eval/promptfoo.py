@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ghost_eval.cases import Case, case_key
 from ghost_eval.decide.variants import load_variant
@@ -18,11 +18,12 @@ from ghost_eval.errors import GhostEvalError
 from ghost_eval.evaluate import load_case_set, score_record
 from ghost_eval.identity import sha256_text
 from ghost_eval.scoring import SCORER_NAME, SCORER_VERSION, RunEvidence, RunScore, score_run
-from ghost_eval.store import RunFilter, Store, bundled_path, default_store_path
+from ghost_eval.store import STORE_ENV, RunFilter, Store, bundled_path, default_store_path
 from ghost_eval.store.layout import IndexEntry
 from ghost_eval.store.reader import RunRecord
 
 __all__ = [
+    "live_response",
     "suite_tests",
     "CRITERION_METRICS",
     "GRADES_KEY",
@@ -131,16 +132,11 @@ def _identity(record: RunRecord) -> dict[str, Any]:
     }
 
 
-def replay_response(config: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
-    """A Promptfoo provider response for a stored run: the report as output, identity and score as metadata."""
-    try:
-        store = store_for(_store_path(config))
-        entry = _select(store, context.get("vars") or {}, config, context.get("repeatIndex"))
-        record = store.read(entry)
-    except GhostEvalError as exc:
-        return {"error": str(exc)}
+def _response(record: RunRecord, config: dict[str, Any]) -> dict[str, Any]:
+    """The report as output; identity, score and grades as metadata; tokens and cost when known."""
     if record.report is None or not record.report.strip():
-        return {"error": f"run {entry.run_id}: " + "; ".join(str(p) for p in record.problems), "metadata": _identity(record)}
+        problems = "; ".join(str(p) for p in record.problems)
+        return {"error": f"run {record.entry.run_id}: {problems}", "metadata": _identity(record)}
     score = score_record(record, _cases(_resolve(config.get("cases"), config.get("basePath"))))
     response: dict[str, Any] = {
         "output": record.report,
@@ -151,6 +147,68 @@ def replay_response(config: dict[str, Any], context: dict[str, Any]) -> dict[str
         response["tokenUsage"] = meta.token_usage.model_dump(exclude_none=True)
     if meta and meta.cost_usd is not None:
         response["cost"] = meta.cost_usd
+    return response
+
+
+def replay_response(config: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
+    """A Promptfoo provider response for a stored run."""
+    try:
+        store = store_for(_store_path(config))
+        record = store.read(_select(store, context.get("vars") or {}, config, context.get("repeatIndex")))
+    except GhostEvalError as exc:
+        return {"error": str(exc)}
+    return _response(record, config)
+
+
+def _live_store(config: dict[str, Any]) -> Path:
+    """Live runs are written somewhere the user chose: never into the bundled demo store."""
+    path = _resolve(config.get("store"), config.get("basePath")) or os.environ.get(STORE_ENV)
+    if not path:
+        raise GhostEvalError(f"the live provider needs a store: set provider config `store` or ${STORE_ENV}")
+    return Path(path)
+
+
+def live_response(config: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
+    """Run one case live (fault, snapshot, agent, capture, teardown) and answer like the replay provider.
+
+    A run that aborted (timeout, crash, turn limit) is still stored and shows as an error row.
+    """
+    # Imported here: the agent pulls in the vendor and Azure SDKs, which replay never needs.
+    from ghost_eval.agent.loop import Limits
+    from ghost_eval.live.run import LiveConfig, run_case
+
+    variables = context.get("vars") or {}
+    try:
+        use_case = str(variables.get("use_case") or "")
+        cases = _cases(_resolve(config.get("cases"), config.get("basePath")))
+        case = cases.get(case_key(use_case))
+        if case is None:
+            raise GhostEvalError(f"the test needs var `use_case` naming a case with a recipe (got {use_case!r})")
+        recipe_case = cases.get(case.recipe_from) if case.recipe_from else None
+        model = str(variables.get("model") or config.get("model") or "")
+        vendor = config.get("provider") or ("gemini" if model.startswith("gemini") else "anthropic")
+        if vendor not in ("anthropic", "gemini"):
+            raise GhostEvalError(f"provider config `provider` must be anthropic or gemini, not {vendor!r}")
+        provider: Literal["anthropic", "gemini"] = "gemini" if vendor == "gemini" else "anthropic"
+        addon = config.get("addon")
+        live = LiveConfig(
+            provider=provider,
+            model=model,
+            store=_live_store(config),
+            target=str(config.get("target", "lab")),
+            agent=str(config.get("agent", "reference")),
+            addon_file=Path(_resolve(addon, config.get("basePath")) or "") if addon else None,
+            run_label=config.get("run_label"),
+            auto_approve=bool(config.get("auto_approve", False)),
+            limits=Limits(**config.get("limits", {})),
+        )
+        run = run_case(case, live, context.get("repeatIndex"), recipe_case)
+        store = store_for(str(live.store))
+        response = _response(store.read(store.get(run.entry.run_id)), config)
+    except GhostEvalError as exc:
+        return {"error": str(exc)}
+    if run.aborted:
+        response["error"] = f"run {run.entry.run_id} aborted: {run.aborted}"
     return response
 
 

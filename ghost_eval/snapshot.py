@@ -40,6 +40,11 @@ class NsgRuleState(Record):
     source_address_prefixes: list[str] = []
     destination_address_prefixes: list[str] = []
     destination_port_ranges: list[str] = []
+    source_port_ranges: list[str] = []
+    nsg: str | None = None
+    """In effective rules: the NSG the rule comes from."""
+    scope: str | None = None
+    """In effective rules: `subnet` or `nic`, where that NSG is associated."""
 
 
 class NsgState(Record):
@@ -54,6 +59,8 @@ class RouteState(Record):
     next_hop_ip: str | None = None
     source: str | None = None
     """`Default` or `User` in effective routes."""
+    state: str | None = None
+    """`Active` or `Invalid` (a system route overridden by a user route) in effective routes."""
 
 
 class OwnedResource(Record):
@@ -88,3 +95,7 @@ class InfraSnapshot(Record):
     effective_routes: dict[str, list[RouteState]] = {}
     """NIC name → effective routes."""
     hosts: list[HostState] = []
+    effective_nsg_rules: dict[str, list[NsgRuleState]] = {}
+    """NIC name → effective security rules (subnet NSG and NIC NSG, default rules included)."""
+    target: str | None = None
+    """Name of the target the snapshot was taken of (`lab` or an environment)."""

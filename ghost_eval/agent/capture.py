@@ -1,0 +1,200 @@
+"""A run's artifacts: the original three files, plus the structured result, the full trace and the run's identity.
+
+`artifact_files` renders a run into file contents; `write_artifacts` puts them in an audit folder (the
+command-line contract); `read_artifacts` reads such a folder back; `store_payload` turns the files into
+`(RunMetadata, files)` for `Store.append`. The same path serves a run made in-process and one made by
+`python -m ghost_eval.agent`, so the live provider captures both alike.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+
+from ghost_eval.agent._templates import templates
+from ghost_eval.agent.runner import AgentRun
+from ghost_eval.artifacts import RunSummary
+from ghost_eval.errors import GhostEvalError
+from ghost_eval.identity import METADATA_SCHEMA_VERSION, HashKind, RunMetadata, TokenUsage, make_run_id
+from ghost_eval.records import Record, dump_json, parse_record
+from ghost_eval.store.reader import RESULT_FILE, TRACE_FILE
+
+__all__ = [
+    "AGENT_RUN_FILE",
+    "AgentRunInfo",
+    "artifact_files",
+    "read_artifacts",
+    "render_report",
+    "store_payload",
+    "write_artifacts",
+]
+
+AGENT_RUN_FILE = "agent_run.json"
+_PROMPT_FILE = "PROMPT.txt"
+_SYSTEM_PROMPT_FILE = "system_prompt.txt"
+_SUMMARY_FILE = "run_summary.json"
+_FIXED_FILES = (AGENT_RUN_FILE, _PROMPT_FILE, _SYSTEM_PROMPT_FILE, _SUMMARY_FILE, RESULT_FILE, TRACE_FILE)
+_SESSION_FILES = (("ghost_report_", ".md"), ("ghost_audit_", ".md"), ("shell_audit_", ".jsonl"))
+_VENDORS = {"anthropic": "anthropic", "gemini": "google"}
+"""`--llm-provider` value → the vendor name `RunMetadata.provider` records."""
+
+
+class AgentRunInfo(Record):
+    """`agent_run.json`: who ran, with what, and what it cost — everything `RunMetadata` needs except the case."""
+
+    schema_version: str = "1"
+    session_id: str
+    provider: str
+    """Vendor: `anthropic` or `google`."""
+    model_id: str
+    served_model_id: str | None = None
+    temperature: float | None = None
+    started_at: datetime
+    duration_s: float
+    outcome: str
+    """`completed`, `answered` (ended with a message and no investigation) or `aborted`."""
+    aborted: str | None = None
+    turns: int
+    max_turns: int
+    auto_approve: bool
+    base_prompt_hash: str
+    effective_prompt_hash: str
+    addon_name: str | None = None
+    addon_hash: str | None = None
+    token_usage: TokenUsage
+    cost_usd: float | None = None
+    agent_commit: str | None = None
+    agent_dirty: bool | None = None
+
+
+def _source_state() -> tuple[str | None, bool | None]:
+    """The agent code's commit and whether its working tree has changes (None outside a git checkout)."""
+    here = Path(__file__).resolve().parent
+    try:
+        commit = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
+        if commit.returncode != 0:
+            return None, None
+        status = subprocess.run(
+            ["git", "-C", str(here), "status", "--porcelain", "--", str(here)], capture_output=True, text=True, timeout=10
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None, None
+    return commit.stdout.strip(), bool(status.stdout.strip()) if status.returncode == 0 else None
+
+
+def render_report(run: AgentRun) -> str:
+    """`ghost_report_<sid>.md` in the v1 shape: Root Cause / Evidence / Hypotheses / Recommended Actions."""
+    result = run.result
+    extra = result.model_extra or {}
+    settled = set(result.confirmed_hypotheses) | set(result.refuted_hypotheses)
+    return templates().get_template("report.md.j2").render(
+        sid=run.session_id, model=run.config.model, result=result, answer=extra.get("answer", ""),
+        evidence=extra.get("evidence", []), open_hypotheses=[h.text for h in run.hypotheses if h.text not in settled],
+    )
+
+
+def _info(run: AgentRun) -> AgentRunInfo:
+    commit, dirty = _source_state()
+    addon = run.prompt.addon
+    return AgentRunInfo(
+        session_id=run.session_id, provider=_VENDORS[run.config.provider], model_id=run.config.model,
+        served_model_id=run.loop.served_model, temperature=run.config.temperature, started_at=run.started_at,
+        duration_s=run.duration_s, outcome=run.loop.outcome, aborted=run.loop.aborted, turns=len(run.loop.steps),
+        max_turns=run.config.limits.max_turns, auto_approve=run.config.auto_approve,
+        base_prompt_hash=run.prompt.base_hash, effective_prompt_hash=run.prompt.effective_hash,
+        addon_name=addon.name if addon else None, addon_hash=addon.hash if addon else None,
+        token_usage=run.loop.usage.token_usage(), cost_usd=run.loop.usage.cost_usd(run.config.model),
+        agent_commit=commit, agent_dirty=dirty,
+    )
+
+
+def artifact_files(run: AgentRun) -> dict[str, str]:
+    """Every file of a run, by name; all text is already redacted."""
+    info = _info(run)
+    sid = run.session_id
+    reasoning = templates().get_template("audit.md.j2").render(
+        sid=sid, model=run.config.model, provider=info.provider, served_model=info.served_model_id,
+        started=run.started_at.isoformat(), prompt_hash=info.effective_prompt_hash, addon=info.addon_name,
+        steps=[{"turn": s.turn, "thought": s.thought, "calls": [run.trace[i].model_dump(mode="json") for i in s.calls]}
+               for s in run.loop.steps],
+        outcome=info.outcome, aborted=info.aborted, tool_calls=len(run.trace), shell_commands=len(run.audit),
+        tokens=info.token_usage, cost=info.cost_usd,
+    )
+    summary = RunSummary(tool_calls=len(run.trace), shell_commands=len(run.audit), duration_s=run.duration_s,
+                         outcome=run.loop.outcome)
+    return {
+        f"ghost_report_{sid}.md": render_report(run),
+        f"ghost_audit_{sid}.md": reasoning,
+        f"shell_audit_{sid}.jsonl": "".join(e.model_dump_json() + "\n" for e in run.audit),
+        RESULT_FILE: dump_json(run.result),
+        TRACE_FILE: "".join(c.model_dump_json() + "\n" for c in run.trace),
+        _PROMPT_FILE: run.symptom + "\n",
+        _SYSTEM_PROMPT_FILE: run.prompt.text,
+        _SUMMARY_FILE: dump_json(summary),
+        AGENT_RUN_FILE: dump_json(info),
+    }
+
+
+def write_artifacts(run: AgentRun, audit_dir: Path) -> dict[str, Path]:
+    """Write the run's files into `audit_dir`; a folder that already holds a run is refused, nothing is overwritten."""
+    audit_dir.mkdir(parents=True, exist_ok=True)
+    if (audit_dir / AGENT_RUN_FILE).exists():
+        raise GhostEvalError(f"{audit_dir}: already holds a run ({AGENT_RUN_FILE}); use a fresh audit folder")
+    written: dict[str, Path] = {}
+    for name, content in artifact_files(run).items():
+        path = audit_dir / name
+        with open(path, "x", encoding="utf-8") as fh:
+            fh.write(content)
+        written[name] = path
+    return written
+
+
+def read_artifacts(audit_dir: Path) -> dict[str, str]:
+    """The files of the one run in an audit folder, by name (the session files found by their prefixes)."""
+    files: dict[str, str] = {}
+    for name in _FIXED_FILES:
+        if (audit_dir / name).is_file():
+            files[name] = (audit_dir / name).read_text(encoding="utf-8")
+    for prefix, suffix in _SESSION_FILES:
+        found = sorted(audit_dir.glob(f"{prefix}ghost_*{suffix}"))
+        if len(found) > 1:
+            raise GhostEvalError(f"{audit_dir}: {len(found)} {prefix}* files; an audit folder holds one run")
+        for path in found:
+            files[path.name] = path.read_text(encoding="utf-8")
+    if AGENT_RUN_FILE not in files:
+        raise GhostEvalError(f"{audit_dir}: no {AGENT_RUN_FILE}; not a run of the reference agent")
+    return files
+
+
+def store_payload(
+    files: Mapping[str, str], use_case_id: str, *, run_label: str | None = None, repeat_index: int | None = None
+) -> tuple[RunMetadata, dict[str, str]]:
+    """`(RunMetadata, files)` ready for `Store.append`: identity from `agent_run.json`, the case from the caller."""
+    if AGENT_RUN_FILE not in files:
+        raise GhostEvalError(f"run files lack {AGENT_RUN_FILE}")
+    info = parse_record(AgentRunInfo, json.loads(files[AGENT_RUN_FILE]), AGENT_RUN_FILE)
+    metadata = RunMetadata(
+        schema_version=METADATA_SCHEMA_VERSION,
+        run_id=make_run_id(use_case_id, info.model_id, info.started_at),
+        use_case_id=use_case_id,
+        model_id=info.model_id,
+        system_prompt_hash=info.effective_prompt_hash,
+        hash_kind=HashKind.EFFECTIVE_PROMPT,
+        base_prompt_hash=info.base_prompt_hash,
+        addon_name=info.addon_name,
+        addon_hash=info.addon_hash,
+        provider=info.provider,
+        served_model_id=info.served_model_id,
+        temperature=info.temperature,
+        run_label=run_label,
+        repeat_index=repeat_index,
+        token_usage=info.token_usage,
+        cost_usd=info.cost_usd,
+        agent_commit=info.agent_commit,
+        agent_dirty=info.agent_dirty,
+        started_at=info.started_at,
+    )
+    return metadata, dict(files)

@@ -1,0 +1,82 @@
+"""Gemini through the google-genai SDK: one conversation, functionCall in, functionResponse out.
+
+The base URL comes from `GHOST_EVAL_GEMINI_BASE_URL` (tests point it at a local fake) and the key from
+`GEMINI_API_KEY` or `GOOGLE_API_KEY`. Automatic function calling is off: the loop runs every tool itself,
+through the gate.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import httpx2
+from google import genai
+from google.genai import errors, types
+
+from ghost_eval.agent.loop import Limits, ModelTurn, ToolRequest, ToolResult, retry_after_seconds
+from ghost_eval.agent.tools import TOOLS
+from ghost_eval.errors import GhostEvalError
+
+__all__ = ["BASE_URL_ENV", "GeminiAdapter", "gemini_tools"]
+
+BASE_URL_ENV = "GHOST_EVAL_GEMINI_BASE_URL"
+
+
+def gemini_tools() -> list[types.Tool]:
+    return [types.Tool(function_declarations=[
+        types.FunctionDeclaration(name=t.name, description=t.description, parameters_json_schema=t.parameters) for t in TOOLS
+    ])]
+
+
+class GeminiAdapter:
+    provider = "google"
+
+    def __init__(self, model: str, system: str, user: str, *, temperature: float | None, limits: Limits) -> None:
+        key = os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
+        if not key:
+            raise GhostEvalError("GEMINI_API_KEY (or GOOGLE_API_KEY) is not set")
+        self.model = model
+        self._client = genai.Client(api_key=key, http_options=types.HttpOptions(
+            base_url=os.environ.get(BASE_URL_ENV) or None, timeout=int(limits.call_timeout_s * 1000),
+        ))
+        self._config = types.GenerateContentConfig(
+            system_instruction=system, temperature=temperature, max_output_tokens=limits.max_output_tokens,
+            tools=gemini_tools(),
+            automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
+        )
+        self._contents: list[types.Content] = [types.Content(role="user", parts=[types.Part(text=user)])]
+
+    def send(self) -> ModelTurn:
+        response = self._client.models.generate_content(model=self.model, contents=self._contents, config=self._config)
+        candidate = response.candidates[0] if response.candidates else None
+        content = candidate.content if candidate and candidate.content else types.Content(role="model", parts=[])
+        parts = content.parts or []
+        requests = tuple(
+            ToolRequest(p.function_call.id or f"call_{i}", p.function_call.name or "", dict(p.function_call.args or {}))
+            for i, p in enumerate(parts) if p.function_call is not None
+        )
+        usage = response.usage_metadata
+        output_tokens = (usage.candidates_token_count or 0) + (usage.thoughts_token_count or 0) if usage else 0
+        return ModelTurn(
+            text="\n".join(p.text for p in parts if p.text and not p.thought).strip(), tool_requests=requests,
+            input_tokens=(usage.prompt_token_count or 0) if usage else 0, output_tokens=output_tokens,
+            served_model=response.model_version, message=content,
+        )
+
+    def add_results(self, turn: ModelTurn, results: Sequence[ToolResult]) -> None:
+        self._contents.append(turn.message)
+        self._contents.append(types.Content(role="user", parts=[
+            types.Part(function_response=types.FunctionResponse(
+                id=r.request.id if not r.request.id.startswith("call_") else None, name=r.request.name,
+                response={"error" if r.is_error else "output": r.output},
+            ))
+            for r in results
+        ]))
+
+    def retryable(self, exc: BaseException) -> tuple[bool, float | None]:
+        if isinstance(exc, errors.APIError):
+            transient = exc.code == 429 or exc.code >= 500
+            headers = getattr(getattr(exc, "response", None), "headers", None)
+            return transient, retry_after_seconds(headers) if transient else None
+        return isinstance(exc, httpx2.TransportError), None

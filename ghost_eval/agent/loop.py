@@ -1,0 +1,192 @@
+"""The tool loop, once for every vendor: call the model, run the tools it asks for, repeat until it completes.
+
+A vendor adapter (`anthropic_adapter`, `gemini_adapter`) translates one conversation turn to and from its SDK;
+everything else lives here: the turn limit, the run deadline, retries with backoff on 429/5xx that honour
+`retry-after`, token accounting, and turning any failure into an aborted result rather than a lost run.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, stop_before_delay, wait_exponential_jitter
+
+from ghost_eval.agent.cost import Usage
+from ghost_eval.agent.redact import redact
+from ghost_eval.agent.tools import Toolbox
+
+__all__ = [
+    "Limits", "LoopResult", "ModelAdapter", "ModelTurn", "Step", "ToolRequest", "ToolResult", "retry_after_seconds", "run_loop",
+]
+
+Outcome = Literal["completed", "answered", "aborted"]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds of one run; every wait in it is bounded by one of these."""
+
+    max_turns: int = 30
+    """Model calls before the run is aborted."""
+    run_timeout_s: float = 900.0
+    """Wall-clock budget of the whole run."""
+    call_timeout_s: float = 120.0
+    """One model call (the SDK's request timeout)."""
+    command_timeout_s: float = 60.0
+    """One shell command or control-plane read."""
+    max_attempts: int = 5
+    """Attempts per model call on 429/5xx/connection errors."""
+    max_backoff_s: float = 60.0
+    max_output_tokens: int = 4096
+
+
+@dataclass(frozen=True)
+class ToolRequest:
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    request: ToolRequest
+    output: str
+    is_error: bool
+
+
+@dataclass(frozen=True)
+class ModelTurn:
+    """One model answer in vendor-neutral form; `message` is the vendor's own, appended back as it came."""
+
+    text: str
+    tool_requests: tuple[ToolRequest, ...]
+    input_tokens: int
+    output_tokens: int
+    served_model: str | None
+    message: Any
+
+
+class ModelAdapter(Protocol):
+    """One conversation with one vendor's SDK."""
+
+    provider: str
+    model: str
+
+    def send(self) -> ModelTurn:
+        """Call the model with the conversation so far."""
+        ...
+
+    def add_results(self, turn: ModelTurn, results: Sequence[ToolResult]) -> None:
+        """Append the model's turn and the tool results to the conversation."""
+        ...
+
+    def retryable(self, exc: BaseException) -> tuple[bool, float | None]:
+        """Whether the error is transient (429, 5xx, connection), and the delay the server asked for."""
+        ...
+
+
+@dataclass
+class Step:
+    """One model turn as the reasoning trace shows it: its text and the tool calls it made (trace indices)."""
+
+    turn: int
+    thought: str
+    calls: list[int] = field(default_factory=list)
+
+
+@dataclass
+class LoopResult:
+    outcome: Outcome
+    steps: list[Step]
+    usage: Usage
+    served_model: str | None = None
+    final_text: str = ""
+    """The model's closing text when it ended without completing an investigation (e.g. a declined request)."""
+    aborted: str | None = None
+
+
+def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
+    """The server's requested delay: `retry-after-ms`, `retry-after` in seconds, or `retry-after` as an HTTP date."""
+    if not headers:
+        return None
+    lowered = {k.lower(): v for k, v in headers.items()}
+    if (ms := lowered.get("retry-after-ms")) is not None:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    value = lowered.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        when = email.utils.parsedate_to_datetime(value) if email.utils.parsedate_tz(value) else None
+        return max(0.0, when.timestamp() - time.time()) if when is not None else None
+
+
+def _call_with_retries(
+    adapter: ModelAdapter, limits: Limits, remaining_s: float, sleep: Callable[[float], None]
+) -> ModelTurn:
+    backoff = wait_exponential_jitter(initial=1, max=limits.max_backoff_s)
+
+    def wait(state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        asked = adapter.retryable(exc)[1] if exc is not None else None
+        return min(asked, limits.max_backoff_s) if asked is not None else backoff(state)
+
+    retrying = Retrying(
+        retry=retry_if_exception(lambda e: adapter.retryable(e)[0]),
+        wait=wait,
+        stop=stop_after_attempt(limits.max_attempts) | stop_before_delay(max(remaining_s, 0.0)),
+        sleep=sleep,
+        reraise=True,
+    )
+    return retrying(adapter.send)
+
+
+def run_loop(
+    adapter: ModelAdapter,
+    toolbox: Toolbox,
+    limits: Limits,
+    *,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> LoopResult:
+    """Drive the conversation to a completion, a plain answer, or an abort (turn limit, timeout, model failure, crash)."""
+    result = LoopResult(outcome="aborted", steps=[], usage=Usage())
+    deadline = clock() + limits.run_timeout_s
+    try:
+        for turn_no in range(1, limits.max_turns + 1):
+            if clock() >= deadline:
+                result.aborted = f"timeout: the run exceeded {limits.run_timeout_s:g} s"
+                return result
+            try:
+                turn = _call_with_retries(adapter, limits, deadline - clock(), sleep)
+            except Exception as exc:
+                result.aborted = f"model call failed: {type(exc).__name__}: {redact(str(exc))}"
+                return result
+            result.usage.add(turn.input_tokens, turn.output_tokens)
+            result.served_model = turn.served_model or result.served_model
+            step = Step(turn=turn_no, thought=redact(turn.text))
+            result.steps.append(step)
+            if not turn.tool_requests:
+                result.outcome, result.final_text = "answered", redact(turn.text)
+                return result
+            results: list[ToolResult] = []
+            for request in turn.tool_requests:
+                outcome = toolbox.call(request.name, request.arguments)
+                step.calls.append(len(toolbox.trace) - 1)
+                results.append(ToolResult(request, toolbox.for_model(outcome), outcome.is_error))
+            if toolbox.completion is not None:
+                result.outcome = "completed"
+                return result
+            adapter.add_results(turn, results)
+        result.aborted = f"turn limit: {limits.max_turns} model turns without a completed investigation"
+    except Exception as exc:
+        result.aborted = f"crash: {type(exc).__name__}: {redact(str(exc))}"
+    return result

@@ -1,0 +1,72 @@
+"""`ghost-eval lab up|down|status`: the local lab (network-namespace VMs and the ARM emulator) for live runs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from rich.table import Table
+
+from ghost_eval.cli._common import Parents, err, out
+from ghost_eval.lab import default_state_dir, lab_down, lab_status, lab_up
+
+__all__ = ["register"]
+
+
+def _state_dir(args: argparse.Namespace) -> Path:
+    return Path(args.state_dir) if args.state_dir else default_state_dir()
+
+
+def _up(args: argparse.Namespace) -> int:
+    path = _state_dir(args)
+    target = lab_up(path)
+    if args.json:
+        out.print(target.model_dump_json(), markup=False)
+        return 0
+    out.print(f"lab is up; target written to {path / 'target.json'}", markup=False)
+    out.print(f"  ARM emulator  {target.arm_endpoint} (CA {target.ca_bundle})", markup=False)
+    for host in target.hosts.values():
+        out.print(f"  {host.name:<13} ssh -i {host.key_file} -o UserKnownHostsFile={host.known_hosts_file} "
+                  f"{host.user}@{host.address}", markup=False)
+    return 0
+
+
+def _down(args: argparse.Namespace) -> int:
+    removed = lab_down(_state_dir(args))
+    for item in removed:
+        out.print(f"removed {item}", markup=False)
+    if not removed:
+        out.print("nothing to remove", markup=False)
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    status = lab_status(_state_dir(args))
+    if args.json:
+        out.print(json.dumps({"state_dir": str(status.state_dir), "up": status.up, "healthy": status.healthy,
+                              "checks": status.checks}), markup=False)
+    else:
+        table = Table("check", "result")
+        for check, result in status.checks.items():
+            table.add_row(check, result)
+        out.print(table)
+        if status.up and not status.healthy:
+            err.print("lab is unhealthy: `ghost-eval lab down` then `ghost-eval lab up` rebuilds it", markup=False)
+    return 0 if status.healthy else 1
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], parents: Parents) -> None:
+    lab = sub.add_parser("lab", help="the local lab: two namespace VMs and an Azure ARM emulator (root only)")
+    lsub = lab.add_subparsers(dest="lab_command", required=True)
+    state = argparse.ArgumentParser(add_help=False)
+    state.add_argument("--state-dir", help="lab state folder (default: $GHOST_EVAL_LAB_DIR, else /run/ghost-eval-lab)")
+    p = lsub.add_parser("up", parents=[parents.common, state], help="build the lab (or keep the healthy one); "
+                                                                    "writes target.json")
+    p.add_argument("--json", action="store_true", help="print the Target as JSON")
+    p.set_defaults(func=_up)
+    p = lsub.add_parser("down", parents=[parents.common, state], help="remove every trace of the lab, even after a crash")
+    p.set_defaults(func=_down)
+    p = lsub.add_parser("status", parents=[parents.common, state], help="what answers; exit 1 unless healthy")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_status)

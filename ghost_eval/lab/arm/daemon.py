@@ -1,0 +1,64 @@
+"""The emulator as the lab runs it: a background process that serves HTTPS, enforces its state on the fabric and
+keeps that state on disk (`arm/state.json`) so `lab status` and a restarted emulator see the same subscription.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ghost_eval.lab.arm.paths import CONFIG_NAME, ENDPOINT_NAME, STATE_NAME, write_json_atomic
+from ghost_eval.lab.arm.seed import seed
+from ghost_eval.lab.arm.server import ArmServer
+from ghost_eval.lab.arm.state import ArmState
+from ghost_eval.lab.fabric import apply_fabric, compile_fabric
+from ghost_eval.lab.layout import LOCATION, RESOURCE_GROUP, SUBSCRIPTION_ID, VMS
+
+__all__ = ["main"]
+
+
+def _on_change(arm_dir: Path, fabric_netns: str | None) -> Any:
+    def changed(state: ArmState) -> None:
+        if fabric_netns:
+            apply_fabric(fabric_netns, compile_fabric(state))
+        write_json_atomic(arm_dir / STATE_NAME, state.dump())
+
+    return changed
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="ghost-lab-arm", description=__doc__)
+    parser.add_argument("arm_dir", type=Path, help="the lab's arm/ folder (holds config.json)")
+    args = parser.parse_args(argv)
+    arm_dir: Path = args.arm_dir
+    config = json.loads((arm_dir / CONFIG_NAME).read_text(encoding="utf-8"))
+    state = ArmState(SUBSCRIPTION_ID, RESOURCE_GROUP, LOCATION)
+    saved = arm_dir / STATE_NAME
+    if saved.exists():
+        state.load(json.loads(saved.read_text(encoding="utf-8")))
+    else:
+        seed(state, VMS)
+    state.on_change = _on_change(arm_dir, config.get("fabric_netns"))
+    state.on_change(state)
+    server = ArmServer(state, config["token"], Path(config["cert"]), Path(config["key"]),
+                       log_file=arm_dir / "requests.jsonl")
+    write_json_atomic(arm_dir / ENDPOINT_NAME, {"pid": os.getpid(), "port": server.port, "url": server.url})
+
+    def stop(signum: int, frame: object) -> None:
+        threading.Thread(target=server.stop, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    server.serve_forever()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,266 @@
+"""The ARM emulator's HTTPS front: the REST paths, bearer-token check and long-running-operation pattern of Azure.
+
+It answers what azure-mgmt-network sends for VNets, subnets, NSGs, security rules, route tables, routes and NICs
+(GET, list, PUT, DELETE) and the two long-running POSTs on a NIC (`effectiveRouteTable`,
+`effectiveNetworkSecurityGroups`): 202 with `Azure-AsyncOperation`, `Location` and `Retry-After: 0`, then
+`{"status": "Succeeded"}` on the operation URL and the result on the Location URL. A request without the lab's
+bearer token gets ARM's 401. Every request is recorded (method, path, status, body) so tests can see exactly
+what the SDK sent.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import ssl
+import threading
+import uuid
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from ghost_eval.lab.arm.state import ArmError, ArmState, Json
+
+__all__ = ["ArmServer", "RecordedRequest"]
+
+_NET = r"/subscriptions/(?P<sub>[^/]+)/resourcegroups/(?P<rg>[^/]+)/providers/microsoft\.network"
+_ROUTES: list[tuple[str, re.Pattern[str]]] = [
+    ("rg", re.compile(r"^/subscriptions/(?P<sub>[^/]+)/resourcegroups/(?P<rg>[^/]+)$")),
+    ("list_all", re.compile(r"^/subscriptions/(?P<sub>[^/]+)/providers/microsoft\.network/(?P<kind>[a-z]+)$")),
+    ("operation", re.compile(r"^/subscriptions/(?P<sub>[^/]+)/providers/microsoft\.network/locations/[^/]+/"
+                             r"(?P<what>operations|operationresults)/(?P<op>[^/]+)$")),
+    ("list", re.compile(rf"^{_NET}/(?P<kind>[a-z]+)$")),
+    ("action", re.compile(rf"^{_NET}/networkinterfaces/(?P<name>[^/]+)/"
+                          r"(?P<action>effectiveroutetable|effectivenetworksecuritygroups)$")),
+    ("item", re.compile(rf"^{_NET}/(?P<kind>[a-z]+)/(?P<name>[^/]+)$")),
+    ("children", re.compile(rf"^{_NET}/(?P<kind>[a-z]+)/(?P<name>[^/]+)/(?P<child>[a-z]+)$")),
+    ("child", re.compile(rf"^{_NET}/(?P<kind>[a-z]+)/(?P<name>[^/]+)/(?P<child>[a-z]+)/(?P<cname>[^/]+)$")),
+]
+_CHILD_SEGMENTS = {"subnets": "virtualnetworks", "securityrules": "networksecuritygroups", "routes": "routetables",
+                   "defaultsecurityrules": "networksecuritygroups"}
+
+
+@dataclass
+class RecordedRequest:
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    status: int
+    body: Any = None
+
+
+@dataclass
+class _Reply:
+    status: int
+    body: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+class ArmServer:
+    """An HTTPS ARM endpoint over one `ArmState`; `start()` serves it on a background thread."""
+
+    def __init__(self, state: ArmState, token: str, cert_file: Path, key_file: Path, host: str = "127.0.0.1",
+                 port: int = 0, log_file: Path | None = None) -> None:
+        self.state = state
+        self.token = token
+        self.requests: list[RecordedRequest] = []
+        self._ops: dict[str, tuple[int, Any]] = {}
+        self._lock = threading.Lock()
+        self._log_file = log_file
+        self._thread: threading.Thread | None = None
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+            def _serve(self) -> None:
+                server._handle(self)
+
+            do_GET = do_PUT = do_DELETE = do_POST = do_PATCH = _serve
+
+        self._httpd = ThreadingHTTPServer((host, port), Handler)
+        self._httpd.daemon_threads = True
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(str(cert_file), str(key_file))
+        self._httpd.socket = ctx.wrap_socket(self._httpd.socket, server_side=True)
+
+    @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"https://127.0.0.1:{self.port}"
+
+    def start(self) -> ArmServer:
+        self._thread = threading.Thread(target=self.serve_forever, name="arm-emulator", daemon=True)
+        self._thread.start()
+        return self
+
+    def serve_forever(self) -> None:
+        self._httpd.serve_forever(poll_interval=0.05)
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    # -- request handling ----------------------------------------------------------------------------
+
+    def _handle(self, h: BaseHTTPRequestHandler) -> None:
+        split = urlsplit(h.path)
+        query = parse_qs(split.query)
+        length = int(h.headers.get("Content-Length") or 0)
+        raw = h.rfile.read(length) if length else b""
+        body: Any = None
+        try:
+            if raw:
+                try:
+                    body = json.loads(raw)
+                except json.JSONDecodeError:
+                    raise ArmError(400, "InvalidRequestContent", "The request content was invalid and could not be "
+                                                                 "deserialized.") from None
+            self._authorize(h.headers.get("Authorization"))
+            if not query.get("api-version"):
+                raise ArmError(400, "MissingApiVersionParameter", "The api-version query parameter (?api-version=) "
+                                                                  "is required for all requests.")
+            reply = self._dispatch(h.command, split.path, body, f"https://{h.headers.get('Host')}", query)
+        except (KeyError, TypeError, AttributeError, ValueError) as exc:  # a body the emulator could not read
+            reply = _Reply(400, {"error": {"code": "InvalidRequestContent", "message": f"{type(exc).__name__}: {exc}"}})
+        except ArmError as exc:
+            reply = _Reply(exc.status, exc.body())
+            if exc.status == 401:
+                reply.headers["WWW-Authenticate"] = ('Bearer authorization_uri="https://login.microsoftonline.com/common", '
+                                                     'error="invalid_token", error_description="' + exc.message + '"')
+        self._record(RecordedRequest(h.command, split.path, query, reply.status, body))
+        payload = b"" if reply.body is None else json.dumps(reply.body).encode()
+        h.send_response(reply.status)
+        h.send_header("x-ms-request-id", str(uuid.uuid4()))
+        for k, v in reply.headers.items():
+            h.send_header(k, v)
+        if payload:
+            h.send_header("Content-Type", "application/json; charset=utf-8")
+        h.send_header("Content-Length", str(len(payload)))
+        h.end_headers()
+        h.wfile.write(payload)
+
+    def _record(self, rec: RecordedRequest) -> None:
+        with self._lock:
+            self.requests.append(rec)
+            if self._log_file is not None:
+                with self._log_file.open("a", encoding="utf-8") as f:
+                    f.write(json.dumps({"method": rec.method, "path": rec.path, "status": rec.status}) + "\n")
+
+    def _authorize(self, header: str | None) -> None:
+        if not header:
+            raise ArmError(401, "AuthenticationFailed", "Authentication failed. The 'Authorization' header is missing.")
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or token.strip() != self.token:
+            raise ArmError(401, "InvalidAuthenticationToken", "The access token is invalid.")
+
+    def _check_scope(self, groups: dict[str, str]) -> None:
+        if groups["sub"].lower() != self.state.subscription_id.lower():
+            raise ArmError(404, "SubscriptionNotFound", f"The subscription '{groups['sub']}' could not be found.")
+        if "rg" in groups and groups["rg"].lower() != self.state.resource_group.lower():
+            raise ArmError(404, "ResourceGroupNotFound", f"Resource group '{groups['rg']}' could not be found.")
+
+    def _accepted(self, base: str, api_version: str, status: int, result: Any) -> _Reply:
+        op = str(uuid.uuid4())
+        with self._lock:
+            self._ops[op] = (status, result)
+        root = f"{base}/subscriptions/{self.state.subscription_id}/providers/Microsoft.Network/locations/{self.state.location}"
+        return _Reply(202, None, {
+            "Azure-AsyncOperation": f"{root}/operations/{op}?api-version={api_version}",
+            "Location": f"{root}/operationResults/{op}?api-version={api_version}",
+            "Retry-After": "0",
+        })
+
+    def _dispatch(self, method: str, path: str, body: Any, base: str, query: dict[str, list[str]]) -> _Reply:
+        low = path.lower().rstrip("/")
+        api_version = query["api-version"][0]
+        for route, pattern in _ROUTES:
+            m = pattern.match(low)
+            if m is None:
+                continue
+            groups = m.groupdict()
+            self._check_scope(groups)
+            # names keep the caller's spelling: take them from the original path at the same positions
+            parts = [unquote(p) for p in path.rstrip("/").split("/")]
+            return self._route(route, method, groups, parts, body, base, api_version)
+        raise ArmError(404, "InvalidResourceType", f"No route for {method} {path}.")
+
+    def _route(self, route: str, method: str, g: dict[str, str], parts: list[str], body: Any, base: str,
+               api_version: str) -> _Reply:
+        state = self.state
+        allowed = {"rg": {"GET"}, "list_all": {"GET"}, "operation": {"GET"}, "list": {"GET"}, "action": {"POST"},
+                   "item": {"GET", "PUT", "DELETE"}, "children": {"GET"}, "child": {"GET", "PUT", "DELETE"}}[route]
+        if method not in allowed:
+            raise ArmError(405, "MethodNotAllowed", f"{method} is not supported on this resource.")
+        with state.lock:
+            if route == "rg":
+                return _Reply(200, {"id": state.rg_id, "name": state.resource_group, "location": state.location,
+                                    "type": "Microsoft.Resources/resourceGroups",
+                                    "properties": {"provisioningState": "Succeeded"}})
+            if route == "operation":
+                with self._lock:
+                    found = self._ops.get(g["op"])
+                if found is None:
+                    raise ArmError(404, "OperationNotFound", f"Operation {g['op']} was not found.")
+                if g["what"] == "operations":
+                    return _Reply(200, {"name": g["op"], "status": "Succeeded"})
+                return _Reply(found[0], found[1])
+            if route in ("list", "list_all"):
+                return _Reply(200, {"value": state.list_resources(g["kind"])})
+            if route == "action":
+                name = parts[-2]
+                result = (state.effective_routes(name) if g["action"] == "effectiveroutetable"
+                          else state.effective_security_groups(name))
+                return self._accepted(base, api_version, 200, result)
+            name = parts[8]
+            if route == "item":
+                return self._item(method, g["kind"], name, body, base, api_version)
+            if _CHILD_SEGMENTS.get(g["child"]) != g["kind"]:
+                raise ArmError(404, "InvalidResourceType", f"'{g['child']}' is not a child of '{g['kind']}'.")
+            if route == "children":
+                if g["child"] == "defaultsecurityrules":
+                    state.render(g["kind"], name)
+                    return _Reply(200, {"value": state.render(g["kind"], name)["properties"]["defaultSecurityRules"]})
+                return _Reply(200, {"value": state.list_children(g["kind"], name)})
+            child = parts[10]
+            if g["child"] == "defaultsecurityrules":
+                if method != "GET":
+                    raise ArmError(405, "MethodNotAllowed", "Default security rules are read-only.")
+                return _Reply(200, state.render_default_rule(name, child))
+            return self._child(method, g["kind"], name, child, body, base, api_version)
+
+    def _written(self, rendered: Json, created: bool, base: str, api_version: str) -> _Reply:
+        op = self._accepted(base, api_version, 200, rendered)
+        return _Reply(201 if created else 200, rendered, {"Azure-AsyncOperation": op.headers["Azure-AsyncOperation"]})
+
+    def _item(self, method: str, kind: str, name: str, body: Any, base: str, api_version: str) -> _Reply:
+        if method == "GET":
+            return _Reply(200, self.state.render(kind, name))
+        if method == "PUT":
+            rendered, created = self.state.put(kind, name, _object(body))
+            return self._written(rendered, created, base, api_version)
+        return self._accepted(base, api_version, 204, None) if self.state.delete(kind, name) else _Reply(204)
+
+    def _child(self, method: str, kind: str, name: str, child: str, body: Any, base: str, api_version: str) -> _Reply:
+        if method == "GET":
+            return _Reply(200, self.state.render_child(kind, name, child))
+        if method == "PUT":
+            rendered, created = self.state.put_child(kind, name, child, _object(body))
+            return self._written(rendered, created, base, api_version)
+        return self._accepted(base, api_version, 204, None) if self.state.delete_child(kind, name, child) else _Reply(204)
+
+
+def _object(body: Any) -> Json:
+    if not isinstance(body, dict):
+        raise ArmError(400, "InvalidRequestContent", "The request content must be a JSON object.")
+    return body

@@ -1,0 +1,106 @@
+"""Namespaces, bridges and veth pairs of one lab: building them, and removing them by name even after a crash.
+
+The data path: each VM's eth0 (10.0.1.x/24, default route via the fabric's 10.0.1.1) is a port of br0 in the
+fabric namespace, where bridged IPv4 goes through netfilter so the emulator's NSGs and routes apply. The
+management path: each VM's mgmt0 (198.18.N.x/24) is an isolated port of a bridge in the host namespace that
+holds 198.18.N.1, so the host reaches every VM and the VMs cannot reach each other that way.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import re
+from pathlib import Path
+
+from ghost_eval.lab.errors import LabError
+from ghost_eval.lab.layout import FABRIC_GATEWAY, MGMT_PREFIX, SUBNET_PREFIX, LabLayout
+from ghost_eval.lab.shell import kill_pids, netns_pids, run
+
+__all__ = ["choose_mgmt_index", "create_network", "destroy_network", "lab_links", "lab_namespaces"]
+
+_PLEN = ipaddress.ip_network(SUBNET_PREFIX).prefixlen
+
+
+def _ip(*args: str, netns: str | None = None) -> None:
+    run(["ip", *(["-n", netns] if netns else []), *args])
+
+
+def _sysctl(netns: str, key: str, value: str) -> None:
+    run(["ip", "netns", "exec", netns, "sysctl", "-qw", f"{key}={value}"])
+
+
+def choose_mgmt_index(layout: LabLayout) -> int:
+    """A 198.18.N.0/24 no address on this host uses, starting from one derived from the lab id."""
+    used = {int(m.group(1)) for m in re.finditer(rf"inet {re.escape(MGMT_PREFIX)}\.(\d+)\.", run(["ip", "-4", "-o", "addr"]))}
+    start = int(layout.lab_id, 16) % 256
+    for offset in range(256):
+        n = (start + offset) % 256
+        if n not in used:
+            return n
+    raise LabError(f"no free management subnet in {MGMT_PREFIX}.0.0/16")
+
+
+def create_network(layout: LabLayout) -> None:
+    fabric = layout.fabric_ns
+    for ns in (fabric, *(layout.vm_ns(vm) for vm in layout.vms)):
+        run(["ip", "netns", "add", ns])
+        _ip("link", "set", "lo", "up", netns=ns)
+    _ip("link", "add", "br0", "type", "bridge", netns=fabric)
+    _ip("addr", "add", f"{FABRIC_GATEWAY}/{_PLEN}", "dev", "br0", netns=fabric)
+    _ip("link", "set", "br0", "up", netns=fabric)
+    _sysctl(fabric, "net.ipv4.ip_forward", "1")
+    _sysctl(fabric, "net.bridge.bridge-nf-call-iptables", "1")
+    bridge = layout.mgmt_bridge
+    _ip("link", "add", bridge, "type", "bridge")
+    _ip("addr", "add", f"{layout.mgmt_host_address}/24", "dev", bridge)
+    _ip("link", "set", bridge, "up")
+    for vm in layout.vms:
+        ns = layout.vm_ns(vm)
+        data_vm, data_fab = layout.data_vm_link(vm), layout.data_fabric_link(vm)
+        _ip("link", "add", data_vm, "type", "veth", "peer", "name", data_fab)
+        _ip("link", "set", data_vm, "netns", ns)
+        _ip("link", "set", data_fab, "netns", fabric)
+        _ip("link", "set", data_vm, "name", "eth0", "address", vm.mac, netns=ns)
+        _ip("link", "set", data_fab, "name", vm.short, "master", "br0", "up", netns=fabric)
+        _ip("addr", "add", f"{vm.address}/{_PLEN}", "dev", "eth0", netns=ns)
+        _ip("link", "set", "eth0", "up", netns=ns)
+        _ip("route", "add", "default", "via", FABRIC_GATEWAY, netns=ns)
+        mgmt_host, mgmt_vm = layout.mgmt_host_link(vm), layout.mgmt_vm_link(vm)
+        _ip("link", "add", mgmt_host, "type", "veth", "peer", "name", mgmt_vm)
+        _ip("link", "set", mgmt_host, "master", bridge, "up")
+        _ip("link", "set", "dev", mgmt_host, "type", "bridge_slave", "isolated", "on")
+        _ip("link", "set", mgmt_vm, "netns", ns)
+        _ip("link", "set", mgmt_vm, "name", "mgmt0", netns=ns)
+        _ip("addr", "add", f"{layout.mgmt_address(vm)}/24", "dev", "mgmt0", netns=ns)
+        _ip("link", "set", "mgmt0", "up", netns=ns)
+
+
+def lab_namespaces(layout: LabLayout) -> list[str]:
+    netns_dir = Path("/run/netns")
+    if not netns_dir.is_dir():
+        return []
+    return sorted(p.name for p in netns_dir.iterdir() if p.name.startswith(layout.ns_prefix))
+
+
+def lab_links(layout: LabLayout) -> list[str]:
+    names = re.findall(r"^\d+: ([^:@]+)", run(["ip", "-o", "link", "show"]), flags=re.MULTILINE)
+    return sorted(n for n in names if n.startswith(layout.link_prefix))
+
+
+def destroy_network(layout: LabLayout) -> list[str]:
+    """Kill every process in the lab's namespaces, delete them and the host-side links; returns what was removed."""
+    removed = []
+    namespaces = lab_namespaces(layout)
+    for ns in namespaces:
+        kill_pids(netns_pids(ns))
+    for ns in namespaces:
+        leftover = [p for p in netns_pids(ns) if p != os.getpid()]
+        if leftover:
+            kill_pids(leftover, grace=0.5)
+        run(["ip", "netns", "delete", ns])
+        removed.append(f"netns {ns}")
+    for link in lab_links(layout):
+        run(["ip", "link", "delete", link], check=False)
+        removed.append(f"link {link}")
+    return removed

@@ -1,0 +1,223 @@
+"""A lab VM's disk and boot: the files it gets on top of the host's (its own /etc, units, daemons) and its start.
+
+Everything a VM sees as its own is written into the upper layers of its overlays under the state folder before
+it boots; nothing is written to the host's /etc or /usr/local. The VM gets its own sshd configuration and host
+key (key-only login, `UsePAM no`), /etc/hosts and resolv.conf (lookups fail fast instead of hanging), fail2ban
+settings (sshd jail, polling backend, the management subnet exempt), and the lab's daemons and units.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+from ghost_eval.lab.layout import MGMT_PREFIX, LabLayout, VmSpec
+from ghost_eval.lab.shell import in_netns
+from ghost_eval.lab.vminit import OVERLAYS
+
+__all__ = ["UNITS", "boot_vm", "prepare_vm"]
+
+_PROGRAMS = {
+    "sbin/systemctl": ("ghost_eval.lab.units", "systemctl for the lab's units"),
+    "sbin/ghost-shaper": ("ghost_eval.lab.shaper", "ghost-shaper: keeps the egress shaping of its config applied"),
+    "sbin/harden-net": ("ghost_eval.lab.hardening", "harden-net: keeps the rules of /etc/iptables/rules.v4 in place"),
+    "bin/dockerd": ("ghost_eval.lab.dockeremu", "dockerd (lab emulation): owns the DOCKER* iptables chains"),
+    "sbin/lab-appd": ("ghost_eval.lab.appd", "lab-appd: stand-ins for the applications the cases talk about"),
+}
+
+UNITS: dict[str, str] = {
+    "ssh": """[Unit]
+Description=OpenBSD Secure Shell server
+
+[Service]
+ExecStart=/usr/sbin/sshd -D -E /var/log/auth.log
+ExecReload=/bin/kill -HUP $MAINPID
+""",
+    "fail2ban": """[Unit]
+Description=Fail2Ban Service
+
+[Service]
+ExecStart=/usr/bin/fail2ban-server -xf start
+ExecReload=/usr/bin/fail2ban-client reload
+ExecStop=/usr/bin/fail2ban-client stop
+""",
+    "ghost-shaper": """[Unit]
+Description=Ghost egress traffic shaper (re-applies /etc/ghost-shaper/shaper.conf)
+
+[Service]
+Type=notify
+ExecStart=/usr/local/sbin/ghost-shaper --config /etc/ghost-shaper/shaper.conf
+ExecReload=/bin/kill -HUP $MAINPID
+""",
+    "harden-net": """[Unit]
+Description=Host firewall hardening (keeps /etc/iptables/rules.v4 applied)
+
+[Service]
+Type=notify
+ExecStart=/usr/local/sbin/harden-net --watch --interval 600 --rules /etc/iptables/rules.v4
+ExecReload=/bin/kill -HUP $MAINPID
+""",
+    "docker": """[Unit]
+Description=Docker Application Container Engine (lab emulation: iptables chains only, no containers)
+
+[Service]
+Type=notify
+ExecStart=/usr/local/bin/dockerd --config-file /etc/docker/daemon.json
+""",
+}
+
+_SSHD_CONFIG = """# ghost-eval lab VM: key-only root login on port 22 (management and data path alike)
+Port 22
+ListenAddress 0.0.0.0
+HostKey /etc/ssh/ssh_host_ed25519_key
+PidFile /run/sshd.pid
+UsePAM no
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PubkeyAuthentication yes
+PermitRootLogin prohibit-password
+AuthorizedKeysFile /etc/ssh/authorized_keys/%u
+StrictModes no
+UseDNS no
+PrintMotd no
+MaxStartups 100:30:200
+MaxSessions 100
+Subsystem sftp internal-sftp
+"""
+
+_FAIL2BAN_JAIL = f"""# ghost-eval lab: the sshd jail reads sshd's own log; the management subnet is never banned
+[DEFAULT]
+ignoreip = 127.0.0.1/8 {MGMT_PREFIX}.0.0/15
+
+[sshd]
+enabled = true
+backend = polling
+logpath = /var/log/auth.log
+port = ssh
+banaction = iptables-multiport
+"""
+
+_FAIL2BAN_DAEMON = """[Definition]
+logtarget = /var/log/fail2ban.log
+allowipv6 = auto
+"""
+
+_PROFILE = """# ~/.profile: executed by Bourne-compatible login shells.
+if [ "$BASH" ] && [ -f ~/.bashrc ]; then
+  . ~/.bashrc
+fi
+"""
+
+_RESOLV = """# ghost-eval lab: no DNS server is reachable from the VMs; the lab's names are in /etc/hosts
+nameserver 127.0.0.1
+options timeout:1 attempts:1
+"""
+
+
+_FIREWALL_TABLES = [
+    ["iptables", "-w", "-t", table, "-P", chain, "ACCEPT"]
+    for table, chains in (("filter", ("INPUT", "FORWARD", "OUTPUT")), ("nat", ("PREROUTING", "INPUT", "OUTPUT", "POSTROUTING")))
+    for chain in chains
+]
+"""A VM boots with empty filter and nat tables, as a fresh Linux VM with iptables does; recipes add to them."""
+
+
+def _write(path: Path, text: str, mode: int = 0o644) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    path.chmod(mode)
+
+
+def _whiteout(upper: Path, relative: str) -> None:
+    """Hide a host file inside the VM (an overlay whiteout is a 0:0 character device)."""
+    target = upper / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if not target.exists():
+        os.mknod(target, stat.S_IFCHR | 0o000, os.makedev(0, 0))
+
+
+def _runtime_paths() -> list[Path]:
+    """Where the lab's Python and this package live: VMs run the lab daemons from there, so it must stay visible."""
+    import ghost_eval
+
+    return [Path(p).resolve() for p in (sys.executable, sys.prefix, sys.base_prefix, ghost_eval.__file__)]
+
+
+def _hide_host_home(upper: Path, home: Path = Path("/root")) -> None:
+    """The VM's /root starts empty (plain .bashrc and .profile): the host's dotfiles, keys and caches stay hidden,
+    and its shell start-up (often slow: pyenv, nvm…) does not run on every SSH command."""
+    keep = {p.relative_to(home).parts[0] for p in _runtime_paths() if p.is_relative_to(home)} | {".profile", ".bashrc"}
+    for entry in home.iterdir() if home.is_dir() else []:
+        if entry.name not in keep:
+            _whiteout(upper, entry.name)
+    _write(upper / ".profile", _PROFILE)
+    _write(upper / ".bashrc", "# ~/.bashrc: executed by bash(1) for non-login shells.\n")
+
+
+def _program(module: str, about: str) -> str:
+    return f'#!{sys.executable}\n"""{about}."""\nimport sys\n\nfrom {module} import main\n\nsys.exit(main())\n'
+
+
+def _hosts(layout: LabLayout, vm: VmSpec) -> str:
+    lines = ["127.0.0.1\tlocalhost", f"127.0.1.1\t{vm.name}"]
+    lines += [f"{other.address}\t{other.name}" for other in layout.vms]
+    return "\n".join(lines) + "\n"
+
+
+def prepare_vm(layout: LabLayout, vm: VmSpec, client_public_key: str, host_key: Path) -> Path:
+    """Write the VM's own files into its overlay layers; returns the boot file for `lab-init`."""
+    root = layout.vm_dir(vm)
+    overlay = root / "overlay"
+    for target, name in OVERLAYS:
+        (overlay / name / "upper").mkdir(parents=True, exist_ok=True)
+        (overlay / name / "work").mkdir(parents=True, exist_ok=True)
+        (overlay / name / "upper").chmod(stat.S_IMODE(os.stat(target).st_mode))
+    etc, usr_local = overlay / "etc" / "upper", overlay / "usr-local" / "upper"
+    _hide_host_home(overlay / "root" / "upper")
+    _write(etc / "hostname", f"{vm.name}\n")
+    _write(etc / "hosts", _hosts(layout, vm))
+    _write(etc / "resolv.conf", _RESOLV)
+    _write(etc / "ssh" / "sshd_config", _SSHD_CONFIG)
+    _write(etc / "ssh" / "ssh_host_ed25519_key", host_key.read_text(), 0o600)
+    _write(etc / "ssh" / "ssh_host_ed25519_key.pub", Path(f"{host_key}.pub").read_text())
+    for other in Path("/etc/ssh").glob("ssh_host_*"):
+        if not other.name.startswith("ssh_host_ed25519_key"):
+            _whiteout(etc, f"ssh/{other.name}")
+    _write(etc / "ssh" / "authorized_keys" / "root", client_public_key, 0o600)
+    _write(etc / "fail2ban" / "jail.d" / "zz-ghost-lab.local", _FAIL2BAN_JAIL)
+    _write(etc / "fail2ban" / "fail2ban.d" / "zz-ghost-lab.local", _FAIL2BAN_DAEMON)
+    units = dict(UNITS)
+    if vm.app_ports:
+        ports = " ".join(f"--port {p}" for p in vm.app_ports)
+        units["lab-appd"] = ("[Unit]\nDescription=Lab application stand-ins (web, PostgreSQL, Redis, iperf3)\n\n"
+                             f"[Service]\nExecStart=/usr/local/sbin/lab-appd {ports}\n")
+    for name, text in units.items():
+        _write(etc / "systemd" / "system" / f"{name}.service", text)
+    for relative, (module, about) in _PROGRAMS.items():
+        _write(usr_local / relative, _program(module, about), 0o755)
+    init = layout.state_dir / "bin" / "lab-init"
+    _write(init, _program("ghost_eval.lab.vminit", "lab-init: PID 1 of a lab VM"), 0o755)
+    boot = root / "boot.json"
+    boot.write_text(json.dumps({
+        "hostname": vm.name,
+        "overlay_root": str(overlay),
+        "units": list(vm.boot_units),
+        "commands": _FIREWALL_TABLES,
+    }, indent=2))
+    return boot
+
+
+def boot_vm(layout: LabLayout, vm: VmSpec, boot: Path) -> int:
+    """Start the VM's init in its namespaces; returns the pid of the launcher (it lives in the VM's netns)."""
+    console = (layout.vm_dir(vm) / "console.log").open("ab")
+    with console:
+        proc = subprocess.Popen(
+            in_netns(layout.vm_ns(vm), "unshare", "--pid", "--uts", "--mount", "--fork", "--mount-proc", "--kill-child",
+                     str(layout.state_dir / "bin" / "lab-init"), str(boot)),
+            stdin=subprocess.DEVNULL, stdout=console, stderr=subprocess.STDOUT, start_new_session=True, close_fds=True,
+        )
+    return proc.pid

@@ -1,0 +1,68 @@
+"""The `recipe:` blocks of the bundled cases, read as typed recipes (no lab needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ghost_eval.cases import Case, load_case, load_cases
+from ghost_eval.errors import CaseError
+from ghost_eval.lab.layout import VMS
+from ghost_eval.live.recipes import CreateRouteTable, CreateSecurityRule, SshStep, Symptom, recipe_of
+
+CASES_DIR = Path(__file__).parents[2] / "cases"
+LAB_CASES = ["a", "d", "e", "f", "g", "j", "m", "o", "q", "s", "v"]
+_VM_NAMES = {vm.name for vm in VMS}
+_NSGS = {vm.nsg for vm in VMS}
+
+
+@pytest.mark.parametrize("case_id", LAB_CASES)
+def test_lab_cases_have_a_recipe_that_only_names_lab_resources(case_id: str) -> None:
+    recipe = recipe_of(load_case(CASES_DIR / f"{case_id}.yaml"))
+    assert recipe is not None and recipe.setup and recipe.teardown and recipe.symptoms
+    assert any(s.faulty != s.expected_healthy for s in recipe.symptoms), "no symptom tells the fault apart"
+    for step in [*recipe.setup, *recipe.teardown]:
+        if isinstance(step, SshStep):
+            assert step.ssh in _VM_NAMES
+        elif isinstance(step, CreateSecurityRule):
+            assert step.nsg in _NSGS
+    for symptom in recipe.symptoms:
+        assert (symptom.ssh in _VM_NAMES and symptom.run) or symptom.azure
+
+
+def test_recipes_name_the_faulty_resources_of_their_ground_truth() -> None:
+    cases, errors = load_cases(CASES_DIR, LAB_CASES)
+    assert errors == []
+    for case_id in ("a", "d", "q", "v"):
+        created = {s.name for s in recipe_of(cases[case_id]).setup if isinstance(s, CreateSecurityRule)}  # type: ignore[union-attr]
+        assert {f.resource.split("/")[-1] for f in cases[case_id].ground_truth if f.layer == "control_plane"} <= created
+    for case_id in ("e", "s"):
+        (table,) = [s for s in recipe_of(cases[case_id]).setup if isinstance(s, CreateRouteTable)]  # type: ignore[union-attr]
+        assert cases[case_id].ground_truth[0].resource.startswith(table.name)  # type: ignore[union-attr]
+
+
+def test_cases_without_a_recipe_have_none() -> None:
+    assert recipe_of(load_case(CASES_DIR / "b.yaml")) is None
+
+
+def test_a_bad_recipe_names_the_case_and_field() -> None:
+    case = Case.model_validate({**load_case(CASES_DIR / "a.yaml").model_dump(), "recipe": {
+        "setup": [{"azure": "create_security_rule", "nsg": "tf-dest-vm-nsg", "name": "x", "access": "Deny"}],
+        "teardown": [{"ssh": "tf-dest-vm", "run": "true"}],
+    }})
+    with pytest.raises(CaseError) as info:
+        recipe_of(case)
+    assert info.value.path == "cases/a.yaml"
+    assert info.value.field == "recipe.setup.0.create_security_rule.priority"
+    case.recipe = {"setup": [{"azure": "flush_everything"}], "teardown": [{"ssh": "tf-dest-vm", "run": "true"}]}
+    with pytest.raises(CaseError, match="flush_everything"):
+        recipe_of(case)
+
+
+def test_a_symptom_is_healthy_the_other_way_unless_told() -> None:
+    flips = Symptom(description="d", ssh="tf-dest-vm", run="true", faulty="fail")
+    steady = Symptom(description="d", ssh="tf-dest-vm", run="true", faulty="pass", healthy="pass")
+    assert (flips.expected_healthy, steady.expected_healthy) == ("pass", "pass")
+    endpoint = Symptom(description="d", azure="service_endpoint", service="Microsoft.Storage", faulty="pass")
+    assert endpoint.expected_healthy == "fail"
