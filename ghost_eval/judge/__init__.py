@@ -28,7 +28,6 @@ from ghost_eval.judge.clients import (
 )
 from ghost_eval.judge.family import Assignment, assign_judge, model_family
 from ghost_eval.judge.judging import Judgement, ask_criterion, excluded_verdict, judge_evidence
-from ghost_eval.judge.pricing import PRICES_PER_MILLION, cost_usd
 from ghost_eval.judge.prompt import CRITERIA, JudgePrompt, build_prompt, recommended_actions, template_hash
 from ghost_eval.judge.record import (
     Anchor,
@@ -42,6 +41,7 @@ from ghost_eval.judge.record import (
 )
 from ghost_eval.judge.runner import JudgeOptions, JudgeOutcome, JudgeSummary, judge_entry, judge_store, sample_entries
 from ghost_eval.judge.stored import cached_answers, latest_verdict, stored_verdicts
+from ghost_eval.pricing import cost_usd
 
 __all__ = [
     "ANTHROPIC_BASE_URL_ENV",
@@ -50,7 +50,6 @@ __all__ = [
     "DEFAULT_JUDGES",
     "GEMINI_BASE_URL_ENV",
     "GEMINI_KEY_ENVS",
-    "PRICES_PER_MILLION",
     "Anchor",
     "Answer",
     "AnthropicJudge",

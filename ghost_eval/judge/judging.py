@@ -10,7 +10,6 @@ from ghost_eval.cases import Case
 from ghost_eval.judge.anchor import anchor
 from ghost_eval.judge.answer import MalformedAnswer, is_hedged, parse_answer
 from ghost_eval.judge.clients import JudgeCallError, JudgeClient
-from ghost_eval.judge.pricing import cost_usd
 from ghost_eval.judge.prompt import CRITERIA, JudgePrompt, build_prompt, recommended_actions, template_hash
 from ghost_eval.judge.record import (
     JUDGE_SCORER_PREFIX,
@@ -20,6 +19,7 @@ from ghost_eval.judge.record import (
     combine,
     judge_scorer,
 )
+from ghost_eval.pricing import cost_usd
 from ghost_eval.scoring import CRITERION_LABELS, Flag, RunEvidence, RunScore
 
 __all__ = ["EXCLUDED_SCORER", "Judgement", "ask_criterion", "excluded_verdict", "judge_evidence"]
