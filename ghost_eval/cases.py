@@ -8,11 +8,10 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
 from ghost_eval.errors import CaseError
-from ghost_eval.records import Record, parse_record
+from ghost_eval.records import Record, load_yaml_record
 
 __all__ = [
     "AnswerKey",
@@ -262,15 +261,7 @@ def case_key(use_case_id: str) -> str:
 
 
 def load_case(path: Path) -> Case:
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise CaseError(path, "file is missing") from None
-    except yaml.YAMLError as exc:
-        raise CaseError(path, f"is not valid YAML ({exc})".replace("\n", " ")) from None
-    if not isinstance(data, dict):
-        raise CaseError(path, "must be a mapping of case fields")
-    case = parse_record(Case, data, path, CaseError)
+    case = load_yaml_record(Case, path, CaseError)
     if case.id != path.stem:
         raise CaseError(path, f"id {case.id!r} does not match the file name {path.stem!r}", "id")
     return case

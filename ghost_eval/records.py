@@ -6,11 +6,12 @@ import json
 from pathlib import Path
 from typing import Any, TypeVar
 
+import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ghost_eval.errors import RecordError
 
-__all__ = ["Record", "dump_json", "load_record", "parse_record"]
+__all__ = ["Record", "dump_json", "load_record", "load_yaml_record", "parse_record"]
 
 R = TypeVar("R", bound=BaseModel)
 
@@ -34,6 +35,22 @@ def parse_record(cls: type[R], data: Any, path: Path | str, error: type[RecordEr
     except ValidationError as exc:
         field, msg = _first_error(exc)
         raise error(path, msg, field) from None
+
+
+def load_yaml_record(cls: type[R], path: Path, error: type[RecordError] = RecordError) -> R:
+    """Read and validate a YAML record file (YAML is a superset of JSON, so JSON files read too)."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise error(path, "file is missing") from None
+    except OSError as exc:
+        raise error(path, f"cannot be read ({exc.strerror})") from None
+    except yaml.YAMLError as exc:
+        kind = "JSON" if path.suffix == ".json" else "YAML"
+        raise error(path, f"is not valid {kind} ({exc})".replace("\n", " ")) from None
+    if not isinstance(data, dict):
+        raise error(path, "must be a mapping of fields")
+    return parse_record(cls, data, path, error)
 
 
 def load_record(cls: type[R], path: Path) -> R:

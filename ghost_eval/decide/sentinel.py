@@ -13,7 +13,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import Field
 
 from ghost_eval.cases import Case, case_key
@@ -22,7 +21,7 @@ from ghost_eval.decide.groups import GroupStats, Outcome, collect, group_stats
 from ghost_eval.decide.passk import runs_needed
 from ghost_eval.decide.records import decision_folder, latest_record_id, write_decision
 from ghost_eval.errors import RecordError
-from ghost_eval.records import Record, parse_record
+from ghost_eval.records import Record, load_yaml_record
 from ghost_eval.store import RunRecord, Store
 
 __all__ = ["CaseVerdict", "SentinelCriteria", "SentinelDecision", "decide_sentinel", "load_criteria"]
@@ -78,13 +77,7 @@ class SentinelDecision(Record):
 
 
 def load_criteria(path: Path) -> SentinelCriteria:
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise RecordError(path, "sentinel criteria file is missing") from None
-    except yaml.YAMLError as exc:
-        raise RecordError(path, f"is not valid YAML ({exc})".replace("\n", " ")) from None
-    criteria = parse_record(SentinelCriteria, data, path)
+    criteria = load_yaml_record(SentinelCriteria, path)
     missing = [c for c in criteria.cases if case_key(c) not in criteria.checks]
     if missing:
         raise RecordError(path, f"no checks for cases {missing}", "checks")

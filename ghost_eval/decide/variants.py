@@ -6,7 +6,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import Field
 
 from ghost_eval.cases import Case, case_key
@@ -16,7 +15,7 @@ from ghost_eval.decide.passk import runs_needed
 from ghost_eval.decide.records import decision_folder, latest_record_id, write_decision
 from ghost_eval.errors import RecordError
 from ghost_eval.identity import sha256_text
-from ghost_eval.records import Record, parse_record
+from ghost_eval.records import Record, load_yaml_record
 from ghost_eval.store import Store
 
 __all__ = ["ModelResult", "VariantDecision", "VariantRule", "VariantSpec", "decide_variant", "load_variant"]
@@ -85,13 +84,7 @@ class VariantDecision(Record):
 
 
 def load_variant(path: Path) -> VariantSpec:
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise RecordError(path, "variant file is missing") from None
-    except yaml.YAMLError as exc:
-        raise RecordError(path, f"is not valid YAML ({exc})".replace("\n", " ")) from None
-    return parse_record(VariantSpec, data, path)
+    return load_yaml_record(VariantSpec, path)
 
 
 def _by_case(stats: list[GroupStats]) -> dict[str, GroupStats]:

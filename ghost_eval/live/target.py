@@ -8,16 +8,14 @@ are always verified against a pinned known_hosts file and never accepted on firs
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import paramiko
-import yaml
 
 from ghost_eval.errors import GhostEvalError, RecordError
-from ghost_eval.records import Record, parse_record
+from ghost_eval.records import Record, load_yaml_record
 
 if TYPE_CHECKING:
     from azure.mgmt.network import NetworkManagementClient
@@ -87,20 +85,8 @@ def _resolve(base: Path, value: str) -> str:
 
 
 def load_target(path: Path) -> Target:
-    """Read a target file (JSON for `.json`, YAML otherwise); errors name the file and the field."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise RecordError(path, "file is missing") from None
-    except OSError as exc:
-        raise RecordError(path, f"cannot be read ({exc.strerror})") from None
-    try:
-        data: Any = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        raise RecordError(path, f"is not valid {'JSON' if path.suffix == '.json' else 'YAML'} ({exc})") from None
-    if not isinstance(data, dict):
-        raise RecordError(path, "must be a mapping of target fields")
-    target = parse_record(Target, data, path)
+    """Read a target file (YAML or JSON); errors name the file and the field."""
+    target = load_yaml_record(Target, path)
     if target.credential == "static_token" and not target.token:
         raise RecordError(path, "is required when credential is static_token", "token")
     base = path.resolve().parent
