@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import re
 from functools import cache
+from pathlib import Path
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
+from jinja2 import Environment
+
+from ghost_eval.templates import template_environment
 
 __all__ = ["templates"]
 
@@ -27,14 +30,7 @@ def _code(text: str) -> str:
 
 @cache
 def templates() -> Environment:
-    env = Environment(
-        loader=PackageLoader("ghost_eval.agent", "templates"),
-        undefined=StrictUndefined,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        autoescape=False,
-    )
+    env = template_environment(Path(__file__).parent / "templates")
     env.filters["fence"] = _fence
     env.filters["code"] = _code
     return env

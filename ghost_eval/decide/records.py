@@ -10,23 +10,16 @@ import hashlib
 from datetime import UTC, datetime
 from pathlib import Path
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
-
 from ghost_eval.records import Record, dump_json
 from ghost_eval.store import Store
 from ghost_eval.store.layout import check_component
 from ghost_eval.store.writer import publish_file
+from ghost_eval.templates import template_environment
 
 __all__ = ["DECISIONS_DIR", "decision_folder", "latest_record_id", "render", "write_decision"]
 
 DECISIONS_DIR = "decisions"
-_ENV = Environment(
-    loader=PackageLoader("ghost_eval.decide", "templates"),
-    undefined=StrictUndefined,
-    trim_blocks=True,
-    lstrip_blocks=True,
-    autoescape=False,
-)
+_TEMPLATES = Path(__file__).parent / "templates"
 
 
 def decision_folder(store: Store, kind: str, name: str) -> Path:
@@ -40,7 +33,7 @@ def latest_record_id(folder: Path) -> str | None:
 
 
 def render(template: str, record: Record) -> str:
-    return _ENV.get_template(template).render(r=record)
+    return template_environment(_TEMPLATES).get_template(template).render(r=record)
 
 
 def write_decision(folder: Path, record: Record, template: str) -> tuple[str, Path]:

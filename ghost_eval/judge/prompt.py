@@ -18,6 +18,7 @@ from ghost_eval.artifacts import AuditEntry, RecommendedAction, ToolCall
 from ghost_eval.cases import Case
 from ghost_eval.scoring import CRITERION_LABELS, RunEvidence, extract_actions
 from ghost_eval.scoring.text import SectionKind, split_sections
+from ghost_eval.templates import template_environment
 
 __all__ = ["BUILDER_VERSION", "CRITERIA", "TEMPLATE_DIR", "JudgePrompt", "build_prompt", "recommended_actions", "template_hash"]
 
@@ -51,14 +52,7 @@ class JudgePrompt:
 
 @lru_cache(maxsize=1)
 def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-        autoescape=False,
-    )
+    return template_environment(TEMPLATE_DIR)
 
 
 @lru_cache(maxsize=1)

@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-import jinja2
-
 from ghost_eval.records import dump_json
 from ghost_eval.report.aggregate import FiringCell, RemediationReport
 from ghost_eval.scoring import CRITERION_LABELS
+from ghost_eval.templates import template_environment
 
 __all__ = ["REPORT_STEM", "render_markdown", "write_report"]
 
@@ -30,10 +29,7 @@ def _cell(cell: FiringCell | None) -> str:
 
 
 def render_markdown(report: RemediationReport) -> str:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(_TEMPLATES), undefined=jinja2.StrictUndefined,
-        trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, autoescape=False,
-    )
+    env = template_environment(_TEMPLATES)
     firing: dict[tuple[str, str], FiringCell] = {(c.use_case_id, c.model_id): c for c in report.firing}
     return env.get_template(f"{REPORT_STEM}.md.j2").render(
         r=report,
