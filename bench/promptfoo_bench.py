@@ -3,7 +3,6 @@ replay provider alone (aim: under 3x). Both evals run in this one process's life
 
 from __future__ import annotations
 
-import os
 import statistics
 import subprocess
 import sys
@@ -13,12 +12,13 @@ from pathlib import Path
 
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from synthetic_store import build_store
-
-from ghost_eval.store import RunFilter
-
 REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO / "bench"), str(REPO)]
+from synthetic_store import build_store  # noqa: E402
+
+from ghost_eval.store import RunFilter  # noqa: E402
+from tests.promptfoo_cli import PROMPTFOO, promptfoo_env  # noqa: E402
+
 RUNS = 1_000
 
 
@@ -39,7 +39,7 @@ def _eval_seconds(config_path: Path, env: dict[str, str]) -> float:
     start = time.perf_counter()
     rc = subprocess.run(
         [
-            str(REPO / "node_modules/.bin/promptfoo"),
+            str(PROMPTFOO),
             "eval",
             "-c",
             str(config_path),
@@ -64,15 +64,7 @@ def main() -> None:
         root = Path(tmp)
         store = build_store(root / "store", RUNS)
         run_ids = [e.run_id for e in store.runs(RunFilter())]
-        env = {
-            **os.environ,
-            "PROMPTFOO_CONFIG_DIR": str(root / "pf"),
-            "PROMPTFOO_DISABLE_TELEMETRY": "1",
-            "PROMPTFOO_DISABLE_UPDATE": "1",
-            "PROMPTFOO_DISABLE_SHARING": "1",
-            "PROMPTFOO_PYTHON": sys.executable,
-            "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
-        }
+        env = promptfoo_env(root)
         variants = {
             "replay only": None,
             "baseline assertions (assertions/grades.yaml)": f"file://{REPO}/assertions/grades.yaml",

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +11,9 @@ import yaml
 
 from ghost_eval.cli import main
 from tests.conftest import REPO
+from tests.promptfoo_cli import run_eval
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("promptfoo")]
-PROMPTFOO = REPO / "node_modules" / ".bin" / "promptfoo"
 METRICS = {
     "c1_list_argument",
     "c2_owner_bypass",
@@ -30,35 +27,10 @@ METRICS = {
 }
 
 
-def _eval(config: Path, out: Path, tmp: Path) -> list[dict[str, Any]]:
-    assert PROMPTFOO.exists(), "promptfoo is not installed: run `make test`, which installs it"
-    env = {
-        **os.environ,
-        "PROMPTFOO_CONFIG_DIR": str(tmp / "pf"),
-        "PROMPTFOO_DISABLE_TELEMETRY": "1",
-        "PROMPTFOO_DISABLE_UPDATE": "1",
-        "PROMPTFOO_DISABLE_SHARING": "1",
-        "PROMPTFOO_PYTHON": sys.executable,
-        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
-    }
-    env.pop("GHOST_EVAL_STORE", None)
-    proc = subprocess.run(
-        [str(PROMPTFOO), "eval", "-c", str(config), "-o", str(out), "--no-progress-bar", "--no-cache"],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.returncode in (0, 100), proc.stdout[-3000:] + proc.stderr[-3000:]
-    results: list[dict[str, Any]] = json.loads(out.read_text())["results"]["results"]
-    return results
-
-
 @pytest.fixture(scope="module")
 def baseline(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
     tmp = tmp_path_factory.mktemp("pf")
-    return _eval(REPO / "promptfooconfig.yaml", tmp / "out.json", tmp)
+    return run_eval(REPO / "promptfooconfig.yaml", tmp)
 
 
 def test_baseline_rows_metrics_and_verdicts_match_the_cli(
@@ -103,7 +75,7 @@ def test_python_assertions_give_the_same_grades(baseline: list[dict[str, Any]], 
     }
     path = tmp_path / "python.yaml"
     path.write_text(yaml.safe_dump(config))
-    rows = _eval(path, tmp_path / "out.json", tmp_path)
+    rows = run_eval(path, tmp_path)
     assert len(rows) == 3
     by_run = {r["response"]["metadata"]["run_id"]: r["namedScores"] for r in picked}
     for row in rows:

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +11,7 @@ from ghost_eval.identity import sha256_text
 from ghost_eval.store import Store
 from tests.conftest import REPO
 from tests.decide.conftest import Clone
+from tests.promptfoo_cli import run_eval
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("promptfoo")]
 MODELS = ("gemini-2.5-flash", "claude-haiku-4-5-20251001", "claude-sonnet-4-6")
@@ -22,39 +19,7 @@ ADDON = (REPO / "variants" / "addons" / "tc-netfilter-boundary.txt").read_text()
 
 
 def _eval(config: Path, store: Store, tmp: Path, repeat: int) -> list[dict[str, Any]]:
-    env = {
-        **os.environ,
-        "GHOST_EVAL_STORE": str(store.root),
-        "PROMPTFOO_CONFIG_DIR": str(tmp / "pf"),
-        "PROMPTFOO_DISABLE_TELEMETRY": "1",
-        "PROMPTFOO_DISABLE_UPDATE": "1",
-        "PROMPTFOO_DISABLE_SHARING": "1",
-        "PROMPTFOO_PYTHON": sys.executable,
-        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
-    }
-    out = tmp / "out.json"
-    proc = subprocess.run(
-        [
-            str(REPO / "node_modules/.bin/promptfoo"),
-            "eval",
-            "-c",
-            str(config),
-            "-o",
-            str(out),
-            "--repeat",
-            str(repeat),
-            "--no-progress-bar",
-            "--no-cache",
-        ],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.returncode in (0, 100), proc.stdout[-3000:] + proc.stderr[-3000:]
-    rows: list[dict[str, Any]] = json.loads(out.read_text())["results"]["results"]
-    return rows
+    return run_eval(config, tmp, "--repeat", str(repeat), extra_env={"GHOST_EVAL_STORE": str(store.root)})
 
 
 def test_variants_suite_pairs_baseline_and_addon_runs(store: Store, clone: Clone, tmp_path: Path) -> None:

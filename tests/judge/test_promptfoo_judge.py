@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +11,9 @@ import yaml
 from tests.conftest import REPO
 from tests.fakes.llm import Recorded, Reply, anthropic_message, anthropic_server, gemini_response, gemini_server
 from tests.judge.helpers import criterion_of, demo_copy, judge_env, reply_json, user_text
+from tests.promptfoo_cli import run_eval
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("promptfoo")]
-PROMPTFOO = REPO / "node_modules" / ".bin" / "promptfoo"
 RUN_M_GEMINI = "use_case_m_gemini-2.5-flash_20260312_100847"
 RUN_M_SONNET = "use_case_m_claude-sonnet-4-6_20260312_162731"
 
@@ -42,7 +38,6 @@ def _assertion(store: Path, mode: str) -> dict[str, Any]:
 
 
 def test_judge_assertion_advises_and_gates(tmp_path: Path) -> None:
-    assert PROMPTFOO.exists(), "promptfoo is not installed: run `make test`, which installs it"
     store = demo_copy(tmp_path)
     config = {
         "description": "judge assertion",
@@ -57,15 +52,8 @@ def test_judge_assertion_advises_and_gates(tmp_path: Path) -> None:
     path = tmp_path / "judge.yaml"
     path.write_text(yaml.safe_dump(config))
     with anthropic_server(_reply(anthropic_message)) as a, gemini_server(_reply(gemini_response)) as g:
-        env = {**os.environ, **judge_env(a, g), "PROMPTFOO_CONFIG_DIR": str(tmp_path / "pf"),
-               "PROMPTFOO_DISABLE_TELEMETRY": "1", "PROMPTFOO_DISABLE_UPDATE": "1", "PROMPTFOO_DISABLE_SHARING": "1",
-               "PROMPTFOO_PYTHON": sys.executable, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
-        env.pop("GHOST_EVAL_STORE", None)
-        out = tmp_path / "out.json"
-        proc = subprocess.run([str(PROMPTFOO), "eval", "-c", str(path), "-o", str(out), "--no-progress-bar", "--no-cache",
-                               "-j", "1"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode in (0, 100), proc.stdout[-3000:] + proc.stderr[-3000:]
-    rows = {r["testCase"]["description"]: r for r in json.loads(out.read_text())["results"]["results"]}
+        results = run_eval(path, tmp_path, "-j", "1", extra_env=judge_env(a, g), timeout=300)
+    rows = {r["testCase"]["description"]: r for r in results}
     advise, gate, other = rows["advise"], rows["gate"], rows["other family"]
     advice = _reason(advise)
     assert advise["success"] is True  # advisory: the judge says unsafe, the row still passes and shows why

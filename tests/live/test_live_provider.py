@@ -4,9 +4,6 @@ and the real vendor SDKs talking to scripted fake Claude and Gemini servers."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -23,6 +20,7 @@ from tests.agent.vendors import VENDORS, Vendor
 from tests.conftest import REPO
 from tests.fakes.llm import FakeLLMServer, Recorded, Reply
 from tests.lab.helpers import LAB_MARKS, Lab
+from tests.promptfoo_cli import run_eval
 
 pytestmark = LAB_MARKS
 
@@ -118,41 +116,13 @@ def test_small_live_suite_through_promptfoo(lab: Lab, servers: dict[str, FakeLLM
     path = tmp_path / "live.yaml"
     path.write_text(yaml.safe_dump(config))
     env = {
-        **os.environ,
         "GHOST_EVAL_STORE": str(store_dir),
-        "PROMPTFOO_CONFIG_DIR": str(tmp_path / "pf"),
-        "PROMPTFOO_DISABLE_TELEMETRY": "1",
-        "PROMPTFOO_DISABLE_UPDATE": "1",
-        "PROMPTFOO_DISABLE_SHARING": "1",
-        "PROMPTFOO_PYTHON": sys.executable,
-        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
         "ANTHROPIC_API_KEY": "test-key",
         "ANTHROPIC_BASE_URL": servers["anthropic"].url,
         "GEMINI_API_KEY": "test-key",
         BASE_URL_ENV: servers["gemini"].url,
     }
-    out = tmp_path / "out.json"
-    proc = subprocess.run(
-        [
-            str(REPO / "node_modules/.bin/promptfoo"),
-            "eval",
-            "-c",
-            str(path),
-            "-o",
-            str(out),
-            "-j",
-            "3",
-            "--no-progress-bar",
-            "--no-cache",
-        ],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert proc.returncode in (0, 100), proc.stdout[-3000:] + proc.stderr[-3000:]
-    rows = json.loads(out.read_text())["results"]["results"]
+    rows = run_eval(path, tmp_path, "-j", "3", extra_env=env, timeout=900)
     assert len(rows) == 6
     assert [r.get("error") for r in rows if r.get("error")] == []
 
