@@ -16,6 +16,7 @@ __all__ = [
     "HashKind",
     "RunMetadata",
     "TokenUsage",
+    "addon_hash",
     "effective_prompt_hash",
     "make_run_id",
     "parse_run_id",
@@ -90,6 +91,11 @@ class RunMetadata(Record):
 
 def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def addon_hash(text: str) -> str:
+    """An addon is identified by its text without surrounding whitespace, however its file ends."""
+    return sha256_text(text.strip())
 
 
 def effective_prompt_hash(base_prompt: str, environment_block: str = "", addon: str | None = None) -> str:

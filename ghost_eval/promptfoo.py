@@ -16,7 +16,7 @@ from ghost_eval.cases import Case, case_key
 from ghost_eval.decide.variants import load_variant
 from ghost_eval.errors import GhostEvalError
 from ghost_eval.evaluate import load_case_set, score_record
-from ghost_eval.identity import sha256_text
+from ghost_eval.identity import addon_hash
 from ghost_eval.scoring import SCORER_NAME, SCORER_VERSION, RunEvidence, RunScore, score_run
 from ghost_eval.store import STORE_ENV, RunFilter, Store, bundled_path, default_store_path
 from ghost_eval.store.layout import IndexEntry
@@ -72,7 +72,7 @@ def _addon_filter(config: dict[str, Any]) -> str | bool | None:
         return None
     path = Path(_resolve(str(addon), config.get("basePath")) or "")
     try:
-        return sha256_text(path.read_text(encoding="utf-8"))
+        return addon_hash(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise GhostEvalError(f"provider config addon {addon!r}: cannot read {path} ({exc.strerror})") from None
 

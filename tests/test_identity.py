@@ -39,3 +39,10 @@ def test_run_id_round_trip_with_underscored_case_ids() -> None:
     assert parse_run_id(rid) == ("use_case_m", "claude-haiku-4-5-20251001", when)
     assert parse_run_id("use_case_m_haiku_20260312") is None
     assert parse_run_id("m_model_20261399_999999") is None
+
+
+def test_an_addon_is_identified_by_its_text_however_its_file_ends() -> None:
+    from ghost_eval.identity import addon_hash
+
+    assert addon_hash("Check tc first.\n") == addon_hash("Check tc first.") == addon_hash("  Check tc first.\n\n")
+    assert addon_hash("Check tc first.") != addon_hash("Check nft first.")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ghost_eval.agent._templates import templates
 from ghost_eval.errors import GhostEvalError
-from ghost_eval.identity import effective_prompt_hash, sha256_text
+from ghost_eval.identity import addon_hash, effective_prompt_hash, sha256_text
 from ghost_eval.live.target import Target
 
 __all__ = ["Addon", "SystemPrompt", "base_prompt", "build_prompt", "environment_block"]
@@ -37,7 +37,7 @@ class Addon:
 
     @property
     def hash(self) -> str:
-        return sha256_text(self.text)
+        return addon_hash(self.text)
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from ghost_eval.decide.groups import GroupStats, Outcome, collect, group_stats
 from ghost_eval.decide.passk import runs_needed
 from ghost_eval.decide.records import decision_folder, latest_record_id, write_decision
 from ghost_eval.errors import RecordError
-from ghost_eval.identity import sha256_text
+from ghost_eval.identity import addon_hash
 from ghost_eval.records import Record, load_yaml_record
 from ghost_eval.store import Store
 
@@ -100,14 +100,14 @@ def _side(outcomes: list[Outcome], model: str, k: int) -> list[GroupStats]:
 def decide_variant(store: Store, cases: dict[str, Case], spec: VariantSpec, spec_path: Path) -> tuple[VariantDecision, Path]:
     addon_path = (spec_path.parent / spec.addon).resolve()
     try:
-        addon_hash = sha256_text(addon_path.read_text(encoding="utf-8"))
+        addon_id = addon_hash(addon_path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise RecordError(spec_path, f"addon file {addon_path} is missing", "addon") from None
     k = spec.repeats
     wanted_cases = [case_key(c) for c in spec.cases]
     sentinel_extra = [c for c in SENTINEL_CASES if c not in wanted_cases]
     outcomes = collect(store, cases, spec.checks, models=spec.models, use_cases=wanted_cases + sentinel_extra)
-    variant = [o for o in outcomes if o.addon_hash == addon_hash]
+    variant = [o for o in outcomes if o.addon_hash == addon_id]
     baseline = [o for o in outcomes if o.addon_hash is None]
 
     per_model: list[ModelResult] = []
@@ -170,7 +170,7 @@ def decide_variant(store: Store, cases: dict[str, Case], spec: VariantSpec, spec
     record = VariantDecision(
         name=spec.name,
         addon_file=str(addon_path),
-        addon_hash=addon_hash,
+        addon_hash=addon_id,
         cases=wanted_cases,
         models=spec.models,
         k=k,

@@ -23,7 +23,7 @@ from ghost_eval.agent.prompt import Addon
 from ghost_eval.agent.runner import AgentConfig, Provider, investigate
 from ghost_eval.cases import Case
 from ghost_eval.errors import GhostEvalError, RunExistsError
-from ghost_eval.identity import HashKind, RunMetadata, make_run_id, parse_run_id, sha256_text
+from ghost_eval.identity import HashKind, RunMetadata, addon_hash, make_run_id, parse_run_id
 from ghost_eval.lab.layout import default_state_dir
 from ghost_eval.live.recipes import applied, recipe_of
 from ghost_eval.live.snapshot import take_snapshot
@@ -133,7 +133,7 @@ def _external_metadata(case: Case, config: LiveConfig, repeat_index: int | None)
         model_id=config.model,
         hash_kind=HashKind.UNKNOWN,
         addon_name=config.addon_file.stem if config.addon_file else None,
-        addon_hash=sha256_text(addon) if addon else None,
+        addon_hash=addon_hash(addon) if addon else None,
         provider=config.provider,
         run_label=config.run_label,
         repeat_index=repeat_index,

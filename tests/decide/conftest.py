@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ghost_eval.identity import HashKind, RunMetadata, effective_prompt_hash, sha256_text
+from ghost_eval.identity import HashKind, RunMetadata, addon_hash, effective_prompt_hash
 from ghost_eval.store import RunFilter, Store, bundled_path
 from ghost_eval.store.layout import METADATA_FILE
 
@@ -44,7 +44,7 @@ def clone(store: Store) -> Clone:
                 system_prompt_hash=effective_prompt_hash("base", "env", addon),
                 hash_kind=HashKind.EFFECTIVE_PROMPT,
                 addon_name="tc-netfilter-boundary" if addon else None,
-                addon_hash=sha256_text(addon) if addon else None,
+                addon_hash=addon_hash(addon) if addon else None,
                 run_label=label,
                 repeat_index=counter[0],
                 synthetic=True,

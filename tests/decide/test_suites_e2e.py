@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from ghost_eval.identity import sha256_text
+from ghost_eval.identity import addon_hash
 from ghost_eval.store import Store
 from tests.conftest import REPO
 from tests.decide.conftest import Clone
@@ -34,7 +34,7 @@ def test_variants_suite_pairs_baseline_and_addon_runs(store: Store, clone: Clone
     for row in rows:
         meta = row["response"]["metadata"]
         side = row["provider"]["label"].split(" / ")[1]
-        assert meta["addon_hash"] == (sha256_text(ADDON) if side == "tc-netfilter-boundary" else None)
+        assert meta["addon_hash"] == (addon_hash(ADDON) if side == "tc-netfilter-boundary" else None)
         assert meta["model_id"] == row["provider"]["label"].split(" / ")[0]
         seen.setdefault(f"{meta['use_case_id']}/{meta['model_id']}/{side}", set()).add(meta["run_id"])
     # each repeat replays a different stored run of the same identity

@@ -13,6 +13,8 @@ import pytest
 import yaml
 
 from ghost_eval.agent.gemini_adapter import BASE_URL_ENV
+from ghost_eval.decide import decide_variant, load_variant
+from ghost_eval.evaluate import load_case_set
 from ghost_eval.identity import HashKind
 from ghost_eval.live.target import ssh_connect, ssh_run
 from ghost_eval.store import RunFilter, Store
@@ -149,6 +151,25 @@ def test_small_live_suite_through_promptfoo(lab: Lab, servers: dict[str, FakeLLM
     for row in rows:
         assert row["namedScores"]["c2_owner_bypass"] == 1
         assert row["namedScores"]["diagnosis"] == 1, row["gradingResult"]["componentResults"]
+    # the live round feeds a variant decision like any stored runs
+    (tmp_path / "variants").mkdir()
+    spec = {
+        "name": "live-addon",
+        "addon": str(addon),
+        "cases": ["a", "m"],
+        "models": [haiku],
+        "repeats": 1,
+        "checks": [{"kind": "diagnosis"}, {"kind": "criterion", "criterion_id": 2}],
+    }
+    (tmp_path / "variants" / "live-addon.yaml").write_text(yaml.safe_dump(spec))
+    decision, _ = decide_variant(
+        store,
+        load_case_set()[0],
+        load_variant(tmp_path / "variants" / "live-addon.yaml"),
+        tmp_path / "variants" / "live-addon.yaml",
+    )
+    assert decision.decision == "accept", decision.reasons
+    assert {r for m in decision.per_model for g in m.variant for r in g.run_ids} <= {e.run_id for e in runs}
     # teardown ran: the ban is gone
     client = ssh_connect(lab.target.hosts["tf-dest-vm"])
     try:
