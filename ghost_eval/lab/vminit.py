@@ -3,8 +3,8 @@
 It runs inside the VM's network namespace and fresh PID, UTS and mount namespaces (`unshare`), so `ps`,
 `hostname`, /etc, /run and /var/log inside the VM are the VM's own: /etc, /root, /usr/local and /var are
 copy-on-write overlays whose writes land in the lab's state folder (the host's files never change), /run, /tmp
-and /var/log are fresh tmpfs. Then it starts the VM's boot units. On SIGTERM it stops every process of the VM;
-when it exits, the kernel kills whatever is left in the PID namespace.
+and /var/log are fresh tmpfs (unless the interpreter or the package lives there). Then it starts the VM's boot
+units. On SIGTERM it stops every process of the VM; when it exits, the kernel kills whatever is left in the PID namespace.
 """
 
 from __future__ import annotations
@@ -33,12 +33,21 @@ def _mount(*args: str) -> None:
     subprocess.run(["mount", *args], check=True)
 
 
+def _hides_runtime(target: str) -> bool:
+    """The VM's programs run this interpreter and this package from the host's files. A fresh tmpfs over a folder
+    that holds them (a checkout or virtualenv under /tmp, as a CI clone may be) would leave the VM unable to start
+    them, so that folder stays the host's."""
+    mount = Path(target)
+    needed = (Path(sys.executable).absolute(), Path(sys.prefix).absolute(), Path(__file__).absolute().parents[2])
+    return any(mount == p or mount in p.parents for p in needed)
+
+
 def _prepare_filesystem(overlay_root: Path) -> None:
     for target, name in OVERLAYS:
         upper, work = overlay_root / name / "upper", overlay_root / name / "work"
         _mount("-t", "overlay", "overlay", "-o", f"lowerdir={target},upperdir={upper},workdir={work}", target)
     for target in TMPFS:
-        if Path(target).is_dir():
+        if Path(target).is_dir() and not _hides_runtime(target):
             _mount("-t", "tmpfs", "-o", "mode=1777" if target == "/tmp" else "mode=0755", "tmpfs", target)
     for d in _RUN_DIRS:
         Path(d).mkdir(mode=0o755, parents=True, exist_ok=True)
