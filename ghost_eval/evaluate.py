@@ -55,7 +55,7 @@ class ScoredRun:
 
 def _score_entry(store: Store, cases: dict[str, Case], entry: IndexEntry, write: bool) -> tuple[ScoredRun | None, list[Problem]]:
     """Score one run; a run that cannot be read yields only its problems."""
-    record = store.read(entry)
+    record = store.read(entry, scoring_only=True)
     problems = list(record.problems)
     if not record.readable:
         return None, problems

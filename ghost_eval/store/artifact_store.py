@@ -106,8 +106,8 @@ class Store:
         except GhostEvalError:
             return None
 
-    def read(self, entry: IndexEntry) -> RunRecord:
-        return read_run(self.root, entry)
+    def read(self, entry: IndexEntry, *, scoring_only: bool = False) -> RunRecord:
+        return read_run(self.root, entry, scoring_only=scoring_only)
 
     def folder(self, entry: IndexEntry) -> Path:
         return resolve_inside(self.root, entry.path)

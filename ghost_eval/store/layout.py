@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from enum import StrEnum
+from functools import lru_cache
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -97,11 +98,17 @@ def run_folder(use_case_id: str, model_id: str, run_id: str) -> str:
     )
 
 
+@lru_cache(maxsize=64)
+def _resolved(root: Path) -> Path:
+    """A store's own location is resolved once per process; each run's path is still resolved every time."""
+    return root.resolve()
+
+
 def resolve_inside(root: Path, relative: str) -> Path:
     """Resolve an index path, refusing absolute paths and anything (symlinks included) outside the store."""
     if not relative or Path(relative).is_absolute():
         raise UnsafePathError(f"path {relative!r} is not relative to the store")
-    base = root.resolve()
+    base = _resolved(root)
     target = (base / relative).resolve()
     if target != base and base not in target.parents:
         raise UnsafePathError(f"path {relative!r} points outside the store")

@@ -99,7 +99,25 @@ def _session_file(record: RunRecord, names: set[str], prefix: str, suffix: str) 
     return record.folder / found[-1] if found else None
 
 
-def read_run(root: Path, entry: IndexEntry) -> RunRecord:
+def _read_description(record: RunRecord, names: set[str]) -> None:
+    """Identity, summary and prompt: what describes a run rather than what it did."""
+    if METADATA_FILE in names:
+        record.metadata = _optional(record, names, RunMetadata, METADATA_FILE)
+    else:
+        record.problems.append(
+            Problem(
+                path=str(record.folder / METADATA_FILE),
+                message="no metadata.json (run predates run identity; `store backfill` writes one)",
+                run_id=record.entry.run_id,
+            )
+        )
+    record.summary = _optional(record, names, RunSummary, "run_summary.json")
+    if "PROMPT.txt" in names:
+        record.prompt = (record.folder / "PROMPT.txt").read_text(encoding="utf-8", errors="replace")
+
+
+def read_run(root: Path, entry: IndexEntry, *, scoring_only: bool = False) -> RunRecord:
+    """Read a run; `scoring_only` skips what scoring never looks at (metadata, summary, prompt) and their problems."""
     rid = entry.run_id
     try:
         folder = resolve_inside(root, entry.path)
@@ -114,24 +132,11 @@ def read_run(root: Path, entry: IndexEntry) -> RunRecord:
         )
         return record
 
-    meta_path = folder / METADATA_FILE
-    if METADATA_FILE in names:
-        record.metadata = _optional(record, names, RunMetadata, METADATA_FILE)
-    else:
-        record.problems.append(
-            Problem(
-                path=str(meta_path),
-                message="no metadata.json (run predates run identity; `store backfill` writes one)",
-                run_id=rid,
-            )
-        )
+    if not scoring_only:
+        _read_description(record, names)
     record.manifest = _optional(record, names, Manifest, MANIFEST_FILE)
-    record.summary = _optional(record, names, RunSummary, "run_summary.json")
     record.result = _optional(record, names, InvestigationResult, RESULT_FILE)
     record.snapshot = _optional(record, names, InfraSnapshot, SNAPSHOT_FILE)
-
-    if "PROMPT.txt" in names:
-        record.prompt = (folder / "PROMPT.txt").read_text(encoding="utf-8", errors="replace")
 
     report = _session_file(record, names, "ghost_report_", ".md")
     if report is None:
