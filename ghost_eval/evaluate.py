@@ -70,12 +70,12 @@ def _score_entry(store: Store, cases: dict[str, Case], entry: IndexEntry, write:
 
 
 _worker: tuple[Store, dict[str, Case], bool] | None = None
-"""Each pool process opens the store and loads the cases once."""
+"""Each pool process opens the store once and keeps the caller's cases."""
 
 
-def _init_worker(root: str, cases_dir: str | None, write: bool) -> None:
+def _init_worker(root: str, cases: dict[str, Case], write: bool) -> None:
     global _worker
-    _worker = (Store(Path(root)), load_case_set(cases_dir)[0], write)
+    _worker = (Store(Path(root)), cases, write)
 
 
 def _score_chunk(entries: list[IndexEntry]) -> list[tuple[ScoredRun | None, list[Problem]]]:
@@ -92,21 +92,18 @@ def score_store(
     write: bool = True,
     problems: list[Problem] | None = None,
     jobs: int = 1,
-    cases_dir: str | Path | None = None,
 ) -> Iterator[ScoredRun]:
     """Score every selected run, in store order; unreadable runs are reported in `problems` and skipped.
 
     With jobs > 1 the runs are scored by a process pool (scoring is CPU-bound and each process holds
-    its own store handle and cases, loaded from `cases_dir`).
+    its own store handle and a copy of `cases`).
     """
     entries = store.runs(flt)
     if jobs <= 1 or len(entries) < 2 * _CHUNK:
         results: Iterable[tuple[ScoredRun | None, list[Problem]]] = (_score_entry(store, cases, e, write) for e in entries)
     else:
         chunks = [entries[i : i + _CHUNK] for i in range(0, len(entries), _CHUNK)]
-        pool = ProcessPoolExecutor(
-            jobs, initializer=_init_worker, initargs=(str(store.root), str(cases_dir) if cases_dir else None, write)
-        )
+        pool = ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(str(store.root), cases, write))
         with pool:
             results = [item for chunk in pool.map(_score_chunk, chunks) for item in chunk]
     for scored, found in results:

@@ -22,11 +22,7 @@ def _score(args: argparse.Namespace) -> int:
     problems: list[Problem] = []
     with open_store(args) as store:
         report_problems(store.problems)
-        rows = list(
-            score_store(
-                store, cases, run_filter(args), write=not args.no_write, problems=problems, jobs=args.jobs, cases_dir=args.cases
-            )
-        )
+        rows = list(score_store(store, cases, run_filter(args), write=not args.no_write, problems=problems, jobs=args.jobs))
     report_problems(problems)
     if args.format == "jsonl":
         # plain writes: JSON lines need no console rendering, and 10,000 of them through rich cost seconds
