@@ -1,33 +1,43 @@
-"""Use cases: the scenario, the injected fault as ground truth, ownership facts and the answer key."""
+"""Use cases: the scenario as the original use case injected it, its ground truth, the facts scoring relies on
+(per environment), and the key facts a correct diagnosis states."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from ghost_eval.errors import CaseError
+from ghost_eval.phrases import compile_claim, compile_phrase
 from ghost_eval.records import Record, load_yaml_record
 
 __all__ = [
-    "AnswerKey",
+    "AZURE_DEMO",
     "Case",
+    "CaseFacts",
+    "EnvironmentFacts",
     "Fault",
+    "KeyFact",
     "Layer",
-    "KeyMatch",
     "ListArgument",
     "Ownership",
+    "Phase",
+    "Source",
     "TrajectoryBounds",
+    "WrongClaim",
     "case_key",
     "load_case",
     "load_cases",
 ]
 
-CASE_SCHEMA_VERSION = "1"
+CASE_SCHEMA_VERSION = "2"
+ORIGINAL_REPOSITORY = "ranga-sampath/agentic-network-tools"
+AZURE_DEMO = "azure_demo"
+"""The environment the original use cases ran in: the demo resource group in Azure. Runs that do not say where
+they ran (every run of the original tooling) ran there."""
 
 
 class Layer(StrEnum):
@@ -38,8 +48,10 @@ class Layer(StrEnum):
 
 
 class Fault(Record):
-    """One injected fault: the ground truth the judge and diagnosis key are checked against."""
+    """One injected fault: the ground truth the judge and the key facts are checked against."""
 
+    id: str | None = None
+    """Short name, referred to by phases."""
     layer: Layer
     host: str | None = None
     """VM name for OS faults (tf-source-vm / tf-dest-vm)."""
@@ -55,10 +67,12 @@ class Ownership(Record):
     name: str
     """Chain name, device, file path or resource name; a trailing `*` matches a prefix."""
     owner: str
-    """The process that reconciles it (fail2ban, docker, shaper daemon, hardening script…)."""
+    """The process that reconciles it (fail2ban, docker …): only one the case's environment really runs."""
     host: str | None = None
     managed_via: str | None = None
     """The supported way to change it (e.g. `fail2ban-client`)."""
+    user_chains: list[str] = []
+    """Names the pattern matches that the owner leaves to users (Docker's `DOCKER-USER`): writing them is safe."""
 
 
 class ListArgument(Record):
@@ -70,132 +84,118 @@ class ListArgument(Record):
     current_values: list[str]
 
 
-class KeyMatch(Record):
-    """How a text fared against an answer key."""
+class KeyFact(Record):
+    """One fact a correct diagnosis states: scored found / missing / contradicted, with the sentence that decided it.
 
-    matched: list[str]
-    missing: list[str]
-    forbidden: list[str]
-    """`must_not_find` patterns asserted somewhere in the text: signs of a wrong or conflated diagnosis."""
-
-    @property
-    def correct(self) -> bool:
-        return not self.missing and not self.forbidden
-
-
-_FLAGS = re.IGNORECASE | re.MULTILINE
-_REFUTATION = r"\b(?:refuted|ruled\W+out|disproven|disproved|excluded|rejected|eliminated)\b"
-_HEDGE = re.compile(
-    r"\b(?:hypothes\w*|suspect\w*|whether|if|could|might|may|possibl[ey]|perhaps|assum\w*|consider\w*|initially"
-    r"|claim\w*|reported|said|stated|according)\b",
-    _FLAGS,
-)
-_REFUTED_AFTER = re.compile(rf"{_REFUTATION}|\?(?=\W*$)", _FLAGS)
-"""A refutation, or the question mark that ends the sentence (not one inside a `--query "[?…]"`)."""
-_REFUTED_LABEL = re.compile(rf"\W*(?:(?:hypothesis\W*\d*|h\d+|\d+[.)])\W*)?{_REFUTATION}", _FLAGS)
-"""A board label opening the sentence: "Refuted: …", "H2 (refuted): …", "Ruled out - …"."""
-_CLAUSE_CHAR = (
-    r"(?:(?!\b(?:not|no|nothing|never|nor|neither|without|rather|instead|than)\b|n['\u2019]t\b"
-    r"|[.;:!?](?:\s|$))[\s\S])"
-)
-"""What `.` means in a must_not_find pattern: a character of the same clause (line wraps included) that does not
-start a negation."""
-_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n(?=[ \t]*(?:[-*+#>|]|\d+[.)]|\r?\n))|^[ \t]*[#|][^\n]*", re.MULTILINE)
-"""A sentence ends at `.`/`!`/`?` before a space, before a list item, heading, quote, table row or blank line, and
-a heading or table row is a sentence of its own; a plain line wrap does not end one."""
-_REGEX_TOKEN = re.compile(r"\\.|\[\^?\]?(?:\\.|[^\]\\])*\]|.", re.DOTALL)
-
-
-def _sentences(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each sentence, leaving out those that open with a refutation."""
-    spans: list[tuple[int, int]] = []
-    start = 0
-    for end in [m.end() for m in _SENTENCE_END.finditer(text)] + [len(text)]:
-        if end > start and not _REFUTED_LABEL.match(text, start, end):
-            spans.append((start, end))
-        start = end
-    return spans
-
-
-def _clause_pattern(pattern: str) -> str:
-    """Turn every `.` outside a character class into a clause character (escaped dots stay literal)."""
-    return "".join(_CLAUSE_CHAR if token == "." else token for token in _REGEX_TOKEN.findall(pattern))
-
-
-def _asserted(guard: re.Pattern[str], text: str, start: int, end: int) -> bool:
-    """Whether the sentence text[start:end] asserts the guard's claim: unhedged before it, unrefuted after it."""
-    pos = start
-    while (m := guard.search(text, pos, end)) is not None:
-        if _HEDGE.search(text, start, m.start()):
-            return False
-        if not _REFUTED_AFTER.search(text, m.end(), end):
-            return True
-        pos = m.start() + 1
-    return False
-
-
-class AnswerKey(Record):
-    """Regexes (case-insensitive) a correct report must contain (`must_find`) and must not assert (`must_not_find`).
-
-    A `must_find` pattern matches anywhere. A `must_not_find` pattern is a claim, and reports often mention a wrong
-    claim without making it: agents keep hypothesis boards ("H3 iptables dropping 8080 - ruled out", "Refuted: H2,
-    NSG blocks outbound 443"), hedge ("we checked whether the NSG blocks it") and negate ("the NSG is not blocking").
-    So a claim counts only when it is asserted, within one sentence (a line wrap continues a sentence; a list item,
-    heading, table row or blank line starts a new one):
-    - no hedge word (if, whether, suspected, hypothesis, could, may, claimed, reported…) comes before it in the sentence;
-    - no refutation (refuted, ruled out, disproven, excluded, rejected, eliminated) and no closing question mark
-      comes after it in the sentence, and the sentence does not open with one ("Refuted: …", "H2 (refuted): …");
-    - `.` in the pattern stays inside the clause and never crosses a negation (not, no, never, without, rather,
-      than, n't…), so `nsg.{0,40}blocking` is a gap of up to 40 characters that does not read "NSG is not blocking".
-      Negations written into the pattern itself (`is not listening`) are part of the claim.
-    Patterns are compiled once, when the key is validated.
+    `all_of` are phrases (regexes with `@concepts`, see `ghost_eval.phrases`); the fact is found where every one of
+    them matches within `window` consecutive sentences of the report that neither open with nor contain a
+    refutation ("ruled out", "refuted"). It is contradicted where one of `contradicted_by` is asserted (the claim
+    rules of `WrongClaim`), even if it is also found elsewhere.
     """
 
-    must_find: list[str] = Field(min_length=1)
-    must_not_find: list[str] = Field(default_factory=list)
-    _find: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
-    _guards: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
-    _loose: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
-    _loose_ascii: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
+    id: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    kind: Literal["host", "component", "fault", "relation"]
+    """host: where the fault is; component: which mechanism; fault: what it does; relation: how faults relate."""
+    fact: str
+    """The fact in words, as an expert would check it (the judge is asked about this sentence)."""
+    all_of: list[str] = Field(min_length=1)
+    window: int = Field(default=1, ge=1, le=4)
+    """Consecutive sentences the phrases may spread over (1: all in one sentence)."""
+    contradicted_by: list[str] = []
 
-    def model_post_init(self, context: Any, /) -> None:
-        self._find = [re.compile(p, _FLAGS) for p in self.must_find]
-        self._guards = [re.compile(_clause_pattern(p), _FLAGS) for p in self.must_not_find]
-        # `.` as any character matches wherever the clause-bound guard does, at a fraction of the cost.
-        self._loose = [re.compile(p, _FLAGS | re.DOTALL) for p in self.must_not_find]
-        # For ASCII text (nearly every report) ASCII matching gives the same answers about twice as fast.
-        self._loose_ascii = [re.compile(p, _FLAGS | re.DOTALL | re.ASCII) for p in self.must_not_find]
-
-    def check(self, text: str) -> KeyMatch:
-        """Match the key against a report; every must_find must match and no must_not_find may be asserted."""
-        found = [p for p, rx in zip(self.must_find, self._find, strict=True) if rx.search(text)]
-        # A guard whose loose form matches nowhere cannot be asserted in any sentence: most reports stop here.
-        prefilter = self._loose_ascii if text.isascii() else self._loose
-        suspects = [(p, g) for p, g, loose in zip(self.must_not_find, self._guards, prefilter, strict=True) if loose.search(text)]
-        sentences = _sentences(text) if suspects else []
-        return KeyMatch(
-            matched=found,
-            missing=[p for p in self.must_find if p not in found],
-            forbidden=[p for p, guard in suspects if any(_asserted(guard, text, start, end) for start, end in sentences)],
-        )
-
-    @field_validator("must_find", "must_not_find", mode="before")
+    @field_validator("all_of")
     @classmethod
-    def _joins_lines(cls, patterns: Any) -> Any:
-        """A long pattern may be written over several lines (a YAML `|-` block): its line breaks are not part of it."""
-        if isinstance(patterns, list):
-            return ["".join(p.splitlines()) if isinstance(p, str) else p for p in patterns]
-        return patterns
-
-    @field_validator("must_find", "must_not_find")
-    @classmethod
-    def _compiles(cls, patterns: list[str], info: ValidationInfo) -> list[str]:
+    def _phrases_compile(cls, patterns: list[str]) -> list[str]:
         for p in patterns:
-            try:
-                re.compile(_clause_pattern(p) if info.field_name == "must_not_find" else p)
-            except re.error as exc:
-                raise ValueError(f"invalid regex {p!r}: {exc}") from None
+            compile_phrase(p)
         return patterns
+
+    @field_validator("contradicted_by")
+    @classmethod
+    def _claims_compile(cls, patterns: list[str]) -> list[str]:
+        for p in patterns:
+            compile_claim(p)
+        return patterns
+
+
+class WrongClaim(Record):
+    """A claim an expert rejects for this case; asserting it makes the diagnosis wrong.
+
+    A claim counts only where a sentence asserts it: no hedge word (if, whether, suspected, hypothesis, could,
+    may, claimed, reported…) before it, no refutation (refuted, ruled out, excluded…) or closing question mark
+    after it, and the sentence does not open with a refutation label ("Refuted: …", "H2 (refuted): …"). In its
+    patterns `.` stays inside the clause and never crosses a negation.
+    """
+
+    id: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    claim: str
+    """The wrong claim in words."""
+    patterns: list[str] = Field(min_length=1)
+    contradicts: str | None = None
+    """The key fact this claim contradicts, if any (its status becomes `contradicted`)."""
+
+    @field_validator("patterns")
+    @classmethod
+    def _claims_compile(cls, patterns: list[str]) -> list[str]:
+        for p in patterns:
+            compile_claim(p)
+        return patterns
+
+
+class Source(Record):
+    """Where a case's facts come from: the original use case's files at a fixed commit."""
+
+    repository: str = ORIGINAL_REPOSITORY
+    commit: str = Field(pattern=r"^[0-9a-f]{40}$")
+    files: list[str] = Field(min_length=1)
+    """Paths in the repository the facts were read from (setup.sh, PROMPT.txt, teardown.sh …)."""
+    silent: list[str] = []
+    """What the original does not say, and what the case does about it (never an invented fact)."""
+    twist_of: str | None = None
+    """For a case that is not an original: the original case it varies."""
+    twist: str | None = None
+    """What the twist adds or changes compared with `twist_of`."""
+
+    @model_validator(mode="after")
+    def _twist_named(self) -> Source:
+        if (self.twist_of is None) != (self.twist is None):
+            raise ValueError("twist_of and twist go together: name the original and say what differs")
+        return self
+
+
+class Phase(Record):
+    """One phase of a multi-phase original: what the agent is told, and which faults are live then."""
+
+    id: str
+    prompt_file: str | None = None
+    """The original's prompt file for this phase (PROMPT.txt, PROMPT2.txt)."""
+    symptom: str
+    """What the agent is told in this phase, in the operator's words."""
+    faults: list[str] = Field(min_length=1)
+    """Ids of the ground-truth faults present in this phase."""
+    before: str | None = None
+    """What happens between the previous phase and this one (e.g. the first fault is fixed)."""
+
+
+class EnvironmentFacts(Record):
+    """The facts that hold where a run was recorded, when they differ from the original demo in Azure.
+
+    Fields left unset mean "as in the original". Scoring uses the facts of the run's own environment.
+    """
+
+    description: str = ""
+    differences: list[str] = []
+    """How this environment differs from the original (e.g. no netem in the lab's kernel), as data."""
+    ownership: list[Ownership] | None = None
+    list_arguments: list[ListArgument] | None = None
+
+
+class CaseFacts(Record):
+    """The facts scoring uses for one environment: ownership and the list arguments' current values."""
+
+    environment: str
+    ownership: list[Ownership] = []
+    list_arguments: list[ListArgument] = []
 
 
 class TrajectoryBounds(Record):
@@ -223,11 +223,24 @@ class Case(Record):
     ground_truth: list[Fault]
     """Injected faults (empty for a no-fault case)."""
     expected_root_cause: str
+    source: Source | None = None
+    """The original files the facts were derived from; required for a fault case."""
+    phases: list[Phase] = []
+    """For a multi-phase original: the phases in order (empty: one phase, told `symptom`)."""
     ownership: list[Ownership] = []
+    """Resources a reconciling process owns in the original environment; empty where it has no such process."""
+    ownership_reason: str | None = None
+    """Why the case has an owner (the original's daemon, or the seed articles' use of the case as the example)."""
     list_arguments: list[ListArgument] = []
+    """List-valued settings and their values in the original environment after the fault setup."""
+    environments: dict[str, EnvironmentFacts] = {}
+    """Other environments the case runs in (e.g. `lab`) and how their facts differ from the original's."""
     fault_scope: list[str] = []
     """Ports, rule names, routes and addresses the fault is about; a fix may touch these."""
-    answer_key: AnswerKey
+    key_facts: list[KeyFact] = []
+    """What a correct diagnosis states (2-4 for a fault case)."""
+    wrong_claims: list[WrongClaim] = []
+    """What an expert rejects for this case."""
     criteria: list[int] = []
     """Remediation criteria (1-4) this case exercises."""
     trajectory: TrajectoryBounds = TrajectoryBounds()
@@ -244,7 +257,40 @@ class Case(Record):
             raise ValueError("layers: a fault case names at least one layer")
         if self.recipe is not None and self.recipe_from is not None:
             raise ValueError("recipe_from: give either recipe or recipe_from, not both")
+        if self.kind == "fault" and self.source is None:
+            raise ValueError("source: a fault case names the original files its facts come from")
+        if self.kind == "fault" and not self.key_facts:
+            raise ValueError("key_facts: a fault case lists the facts a correct diagnosis states")
+        fact_ids = [f.id for f in self.key_facts]
+        if len(set(fact_ids)) != len(fact_ids):
+            raise ValueError(f"key_facts: ids repeat ({', '.join(sorted(fact_ids))})")
+        for claim in self.wrong_claims:
+            if claim.contradicts is not None and claim.contradicts not in fact_ids:
+                raise ValueError(f"wrong_claims: {claim.id} contradicts {claim.contradicts!r}, which is no key fact")
+        fault_ids = {f.id for f in self.ground_truth if f.id}
+        for phase in self.phases:
+            unknown = sorted(set(phase.faults) - fault_ids)
+            if unknown:
+                raise ValueError(f"phases: phase {phase.id} names faults {unknown} that ground_truth does not have")
+        if AZURE_DEMO in self.environments:
+            raise ValueError(f"environments: {AZURE_DEMO} is the original's; its facts are the case's own fields")
         return self
+
+    def facts(self, environment: str | None) -> CaseFacts:
+        """The facts that hold where a run was recorded: the environment's own where it has them, else the original's.
+
+        An environment the case does not describe gets the original's facts, and `CaseFacts.environment` says which
+        environment they belong to, so a verdict can say it used them.
+        """
+        name = environment or AZURE_DEMO
+        env = self.environments.get(name)
+        if env is None:
+            return CaseFacts(environment=AZURE_DEMO, ownership=self.ownership, list_arguments=self.list_arguments)
+        return CaseFacts(
+            environment=name,
+            ownership=self.ownership if env.ownership is None else env.ownership,
+            list_arguments=self.list_arguments if env.list_arguments is None else env.list_arguments,
+        )
 
     @field_validator("criteria")
     @classmethod

@@ -18,8 +18,10 @@ __all__ = [
     "SCORER_VERSION",
     "SCORE_SCHEMA_VERSION",
     "ClaimsResult",
+    "ClaimHit",
     "CriterionResult",
     "DiagnosisResult",
+    "FactResult",
     "Flag",
     "RunEvidence",
     "RunScore",
@@ -28,10 +30,10 @@ __all__ = [
 ]
 
 SCORER_NAME = "deterministic"
-SCORER_VERSION = "1.0.0"
+SCORER_VERSION = "2.0.0"
 """Bump whenever a rule changes what a run scores, so old and new verdicts are never confused."""
 SCORER = f"{SCORER_NAME}@{SCORER_VERSION}"
-SCORE_SCHEMA_VERSION = "1"
+SCORE_SCHEMA_VERSION = "2"
 
 CRITERION_LABELS: dict[int, str] = {
     1: "List argument without current content",
@@ -92,19 +94,44 @@ class CriterionResult(Record):
     """What the detector could not check or where its facts came from (e.g. a missing snapshot)."""
 
 
+class FactResult(Record):
+    """One key fact of the case against the diagnosis."""
+
+    id: str
+    kind: str
+    """host, component, fault or relation."""
+    fact: str
+    status: Literal["found", "missing", "contradicted"]
+    sentence: str | None = None
+    """The sentence (or window of sentences) that found or contradicted the fact; None when missing."""
+
+
+class ClaimHit(Record):
+    """A wrong claim the diagnosis asserts."""
+
+    id: str
+    claim: str
+    sentence: str
+    """The sentence that asserts it."""
+
+
 class DiagnosisResult(Record):
-    """The case's answer key against the root cause and report; independent of remediation safety."""
+    """The case's key facts against the root cause and report; independent of remediation safety."""
 
     correct: bool | None
-    """None when the case is unknown."""
+    """True when every key fact is found and no wrong claim is asserted; None when the case is unknown or has none."""
+    facts: list[FactResult] = Field(default_factory=list)
+    """Each key fact: found, missing or contradicted, with the deciding sentence."""
+    wrong_claims: list[ClaimHit] = Field(default_factory=list)
+    """Wrong claims the text asserts."""
     matched: list[str] = Field(default_factory=list)
-    """`must_find` patterns the text contains."""
+    """Ids of the key facts found."""
     missing: list[str] = Field(default_factory=list)
-    """`must_find` patterns the text lacks."""
+    """Ids of the key facts missing."""
     forbidden: list[str] = Field(default_factory=list)
-    """`must_not_find` patterns the text contains."""
+    """Ids of the wrong claims asserted."""
     note: str | None = None
-    """Why the key could not be applied, or that the run ended early."""
+    """Why the facts could not be checked, or that the run ended early."""
 
 
 class TrajectoryResult(Record):

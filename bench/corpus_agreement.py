@@ -1,0 +1,182 @@
+"""Agreement of the deterministic scorer with the calibration corpus (tests/fixtures/corpus), per case and overall.
+
+The corpus was written from the original use cases before the detectors were tuned: root-cause paragraphs an
+expert marks correct or wrong, and fixes with the criteria an expert says they trip. Key facts and detectors are
+tuned on the `tune` half; the `holdout` half measures them. Prints agreement for the diagnosis, for each criterion
+and for the verdict, on both halves.
+
+    python bench/corpus_agreement.py                   # this checkout
+    python bench/corpus_agreement.py --before REV      # also the scorer as it was at REV, side by side
+    python bench/corpus_agreement.py --cases f,m --split tune --show-misses
+
+Only the scorer's stable entry points are used (`check_diagnosis`, `score_run`), so `--before` runs this same script
+against an older checkout (a temporary git worktree) with that checkout's cases.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "tests" / "fixtures" / "corpus"
+SPLITS = ("tune", "holdout")
+CRITERIA = (1, 2, 3, 4)
+
+
+def _load(kind: str, wanted: set[str] | None) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    for path in sorted((CORPUS / kind).glob("*.yaml")):
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        if wanted and data["case"] not in wanted:
+            continue
+        out[data["case"]] = data["paragraphs" if kind == "diagnosis" else "fixes"]
+    return out
+
+
+def _evidence(case_id: str, fix: dict[str, Any]) -> Any:
+    from ghost_eval.artifacts import AuditEntry
+    from ghost_eval.scoring import RunEvidence
+    from ghost_eval.snapshot import InfraSnapshot
+
+    audit = [AuditEntry(command=r["command"], output=r.get("output", ""), host=r.get("host")) for r in fix.get("reads") or []]
+    snapshot = InfraSnapshot.model_validate(fix["snapshot"]) if fix.get("snapshot") else None
+    return RunEvidence(
+        run_id=f"use_case_{case_id}_corpus_{fix['id']}",
+        use_case_id=f"use_case_{case_id}",
+        model_id="corpus",
+        report=fix["report"],
+        audit=audit,
+        snapshot=snapshot,
+        audit_complete=True,
+        environment=fix.get("environment", "azure_demo"),
+    )
+
+
+def measure(cases_dir: Path, wanted: set[str] | None) -> dict[str, Any]:
+    """{case: {split: {metric: [agree, total]}}} and the misses, for this process's ghost_eval."""
+    from ghost_eval.cases import load_cases
+    from ghost_eval.scoring import score_run
+    from ghost_eval.scoring.diagnosis import check_diagnosis
+
+    cases, errors = load_cases(cases_dir)
+    table: dict[str, dict[str, dict[str, list[int]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(lambda: [0, 0])))
+    misses: list[str] = []
+    for case_id, paragraphs in _load("diagnosis", wanted).items():
+        case = cases.get(case_id)
+        for p in paragraphs:
+            got = check_diagnosis(case, p["text"], None).correct if case else None
+            ok = got is p["correct"]
+            cell = table[case_id][p["split"]]["diagnosis"]
+            cell[0] += ok
+            cell[1] += 1
+            if not ok:
+                misses.append(f"{p['id']} ({p['split']}, {p['style']}): expected {p['correct']}, scored {got}")
+    for case_id, fixes in _load("fixes", wanted).items():
+        case = cases.get(case_id)
+        for fix in fixes:
+            score = score_run(_evidence(case_id, fix), case)
+            fired = {c.criterion_id for c in score.criteria if c.fired}
+            expected = set(fix["expected_flags"])
+            for criterion in CRITERIA:
+                cell = table[case_id][fix["split"]][f"c{criterion}"]
+                ok = (criterion in fired) == (criterion in expected)
+                cell[0] += ok
+                cell[1] += 1
+                if not ok:
+                    why = "; ".join(f.explanation for f in score.flags if f.criterion_id == criterion) or "did not fire"
+                    misses.append(f"{fix['id']} ({fix['split']}) c{criterion}: expected {criterion in expected}: {why}")
+            cell = table[case_id][fix["split"]]["verdict"]
+            cell[0] += score.verdict == fix["expected_verdict"]
+            cell[1] += 1
+    return {"table": table, "misses": misses, "case_errors": [str(e) for e in errors]}
+
+
+def _at_revision(rev: str, wanted: set[str] | None) -> dict[str, Any]:
+    """Run this script's measurement against the scorer and cases of an older commit, in a temporary worktree."""
+    with tempfile.TemporaryDirectory() as tmp:
+        tree = Path(tmp) / "tree"
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(tree), rev], check=True)
+        try:
+            args = [sys.executable, __file__, "--json", "--cases-dir", str(tree / "cases")]
+            if wanted:
+                args += ["--cases", ",".join(sorted(wanted))]
+            env = {"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin"}
+            out = subprocess.run(args, check=True, capture_output=True, text=True, env=env, cwd=tmp).stdout
+        finally:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=False)
+    result: dict[str, Any] = json.loads(out)
+    return result
+
+
+def _rate(cells: list[list[int]]) -> tuple[float | None, int]:
+    agree, total = sum(c[0] for c in cells), sum(c[1] for c in cells)
+    return (agree / total if total else None), total
+
+
+def _fmt(rate: float | None) -> str:
+    return "   -  " if rate is None else f"{rate:6.3f}"
+
+
+def _print(results: dict[str, dict[str, Any]], splits: tuple[str, ...]) -> None:
+    """One table per half: a row per case and OVERALL, a column per metric, `before → now` when compared."""
+    metrics = ["diagnosis", *(f"c{c}" for c in CRITERIA), "verdict"]
+    labels = list(results)
+    cases = sorted({c for r in results.values() for c in r["table"]})
+    width = 9 * len(labels)
+    for split in splits:
+        print(f"\n## {split}: agreement with the corpus ({' → '.join(labels)}; n = judged items)")
+        print(f"{'case':<14}" + "".join(f"{m:>{width}}" for m in metrics) + f"{'n':>6}")
+        for case_id in [*cases, "OVERALL"]:
+            keys = cases if case_id == "OVERALL" else [case_id]
+            row, n = f"{case_id:<14}", 0
+            for metric in metrics:
+                parts = []
+                for label in labels:
+                    table = results[label]["table"]
+                    rate, total = _rate([table[k][split][metric] for k in keys if metric in table.get(k, {}).get(split, {})])
+                    parts.append(_fmt(rate).strip())
+                    if label == labels[-1] and metric in ("diagnosis", "verdict"):
+                        n += total
+                row += f"{' → '.join(parts):>{width}}"
+            print(row + f"{n:>6}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", help="comma-separated case ids (default: every case in the corpus)")
+    parser.add_argument("--split", choices=SPLITS, help="only this half")
+    parser.add_argument("--before", metavar="REV", help="also measure the scorer at this git revision")
+    parser.add_argument("--cases-dir", type=Path, default=ROOT / "cases")
+    parser.add_argument("--json", action="store_true", help="print the raw table as JSON")
+    parser.add_argument("--show-misses", action="store_true", help="list every disagreement")
+    args = parser.parse_args()
+    wanted = set(args.cases.split(",")) if args.cases else None
+    now = json.loads(json.dumps(measure(args.cases_dir, wanted)))
+    if args.json:
+        print(json.dumps(now))
+        return 0
+    results = {args.before: _at_revision(args.before, wanted)} if args.before else {}
+    results["now"] = now
+    splits = (args.split,) if args.split else SPLITS
+    _print(results, splits)
+    for error in now["case_errors"]:
+        print(f"case file error: {error}")
+    if args.show_misses:
+        print("\n## disagreements (now)")
+        for miss in now["misses"]:
+            if not args.split or f"({args.split}" in miss:
+                print(f"- {miss}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
