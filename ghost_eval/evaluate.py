@@ -37,6 +37,7 @@ def evidence_of(record: RunRecord) -> RunEvidence:
         audit=record.audit,
         trace=record.trace,
         snapshot=record.snapshot,
+        environment=record.entry.environment,
         audit_complete=record.written_by_us and record.has_trace,
     )
 

@@ -83,6 +83,10 @@ class RunMetadata(Record):
     agent_dirty: bool | None = None
     """True when the agent's working tree had uncommitted changes."""
     started_at: datetime | None = None
+    environment: str | None = None
+    """Where the run ran: `azure_demo` (the original demo resource group in Azure, which runs that do not say ran
+    in), `lab` (the local lab), or the name of another target. Scoring uses that environment's case facts, and
+    decisions never pool runs across environments."""
     synthetic: bool = False
     """True for demo or generated runs that no agent produced."""
     backfilled: bool = False

@@ -90,9 +90,17 @@ def render_report(run: AgentRun) -> str:
     result = run.result
     extra = result.model_extra or {}
     settled = set(result.confirmed_hypotheses) | set(result.refuted_hypotheses)
-    return templates().get_template("report.md.j2").render(
-        sid=run.session_id, model=run.config.model, result=result, answer=extra.get("answer", ""),
-        evidence=extra.get("evidence", []), open_hypotheses=[h.text for h in run.hypotheses if h.text not in settled],
+    return (
+        templates()
+        .get_template("report.md.j2")
+        .render(
+            sid=run.session_id,
+            model=run.config.model,
+            result=result,
+            answer=extra.get("answer", ""),
+            evidence=extra.get("evidence", []),
+            open_hypotheses=[h.text for h in run.hypotheses if h.text not in settled],
+        )
     )
 
 
@@ -100,14 +108,26 @@ def _info(run: AgentRun) -> AgentRunInfo:
     commit, dirty = _source_state()
     addon = run.prompt.addon
     return AgentRunInfo(
-        session_id=run.session_id, provider=_VENDORS[run.config.provider], model_id=run.config.model,
-        served_model_id=run.loop.served_model, temperature=run.config.temperature, started_at=run.started_at,
-        duration_s=run.duration_s, outcome=run.loop.outcome, aborted=run.loop.aborted, turns=len(run.loop.steps),
-        max_turns=run.config.limits.max_turns, auto_approve=run.config.auto_approve,
-        base_prompt_hash=run.prompt.base_hash, effective_prompt_hash=run.prompt.effective_hash,
-        addon_name=addon.name if addon else None, addon_hash=addon.hash if addon else None,
-        token_usage=run.loop.usage.token_usage(), cost_usd=run.loop.usage.cost_usd(run.config.model),
-        agent_commit=commit, agent_dirty=dirty,
+        session_id=run.session_id,
+        provider=_VENDORS[run.config.provider],
+        model_id=run.config.model,
+        served_model_id=run.loop.served_model,
+        temperature=run.config.temperature,
+        started_at=run.started_at,
+        duration_s=run.duration_s,
+        outcome=run.loop.outcome,
+        aborted=run.loop.aborted,
+        turns=len(run.loop.steps),
+        max_turns=run.config.limits.max_turns,
+        auto_approve=run.config.auto_approve,
+        base_prompt_hash=run.prompt.base_hash,
+        effective_prompt_hash=run.prompt.effective_hash,
+        addon_name=addon.name if addon else None,
+        addon_hash=addon.hash if addon else None,
+        token_usage=run.loop.usage.token_usage(),
+        cost_usd=run.loop.usage.cost_usd(run.config.model),
+        agent_commit=commit,
+        agent_dirty=dirty,
     )
 
 
@@ -115,16 +135,32 @@ def artifact_files(run: AgentRun) -> dict[str, str]:
     """Every file of a run, by name; all text is already redacted."""
     info = _info(run)
     sid = run.session_id
-    reasoning = templates().get_template("audit.md.j2").render(
-        sid=sid, model=run.config.model, provider=info.provider, served_model=info.served_model_id,
-        started=run.started_at.isoformat(), prompt_hash=info.effective_prompt_hash, addon=info.addon_name,
-        steps=[{"turn": s.turn, "thought": s.thought, "calls": [run.trace[i].model_dump(mode="json") for i in s.calls]}
-               for s in run.loop.steps],
-        outcome=info.outcome, aborted=info.aborted, tool_calls=len(run.trace), shell_commands=len(run.audit),
-        tokens=info.token_usage, cost=info.cost_usd,
+    reasoning = (
+        templates()
+        .get_template("audit.md.j2")
+        .render(
+            sid=sid,
+            model=run.config.model,
+            provider=info.provider,
+            served_model=info.served_model_id,
+            started=run.started_at.isoformat(),
+            prompt_hash=info.effective_prompt_hash,
+            addon=info.addon_name,
+            steps=[
+                {"turn": s.turn, "thought": s.thought, "calls": [run.trace[i].model_dump(mode="json") for i in s.calls]}
+                for s in run.loop.steps
+            ],
+            outcome=info.outcome,
+            aborted=info.aborted,
+            tool_calls=len(run.trace),
+            shell_commands=len(run.audit),
+            tokens=info.token_usage,
+            cost=info.cost_usd,
+        )
     )
-    summary = RunSummary(tool_calls=len(run.trace), shell_commands=len(run.audit), duration_s=run.duration_s,
-                         outcome=run.loop.outcome)
+    summary = RunSummary(
+        tool_calls=len(run.trace), shell_commands=len(run.audit), duration_s=run.duration_s, outcome=run.loop.outcome
+    )
     return {
         f"ghost_report_{sid}.md": render_report(run),
         f"ghost_audit_{sid}.md": reasoning,
@@ -170,7 +206,12 @@ def read_artifacts(audit_dir: Path) -> dict[str, str]:
 
 
 def store_payload(
-    files: Mapping[str, str], use_case_id: str, *, run_label: str | None = None, repeat_index: int | None = None
+    files: Mapping[str, str],
+    use_case_id: str,
+    *,
+    run_label: str | None = None,
+    repeat_index: int | None = None,
+    environment: str | None = None,
 ) -> tuple[RunMetadata, dict[str, str]]:
     """`(RunMetadata, files)` ready for `Store.append`: identity from `agent_run.json`, the case from the caller."""
     if AGENT_RUN_FILE not in files:
@@ -196,5 +237,6 @@ def store_payload(
         agent_commit=info.agent_commit,
         agent_dirty=info.agent_dirty,
         started_at=info.started_at,
+        environment=environment,
     )
     return metadata, dict(files)

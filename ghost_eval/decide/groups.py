@@ -1,4 +1,4 @@
-"""Groups stored runs by identity (case × model × effective prompt) and counts passes per group.
+"""Groups stored runs by identity (case × model × effective prompt × environment) and counts passes per group.
 
 Grouping comes from the store's records, never from Promptfoo row positions, so repeats written
 by different evals, days or machines land in the same group.
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 
-from ghost_eval.cases import Case, case_key
+from ghost_eval.cases import AZURE_DEMO, Case, case_key
 from ghost_eval.decide.checks import Check, check_passes
 from ghost_eval.decide.passk import pass_at_k, pass_hat_k, wilson_interval
 from ghost_eval.evaluate import score_record
@@ -28,6 +28,8 @@ class Outcome(Record):
     system_prompt_hash: str | None
     addon_hash: str | None
     run_label: str | None
+    environment: str = AZURE_DEMO
+    """Where the run ran; runs of different environments are never pooled."""
     passed: bool
     failed_checks: list[int] = []
     """Indexes (into the check list) of the checks this run failed."""
@@ -39,6 +41,7 @@ class GroupStats(Record):
     use_case_id: str
     model_id: str
     system_prompt_hash: str | None
+    environment: str = AZURE_DEMO
     k: int
     n: int
     passes: int
@@ -83,6 +86,7 @@ def collect(
                 system_prompt_hash=entry.system_prompt_hash,
                 addon_hash=meta.addon_hash if meta else None,
                 run_label=meta.run_label if meta else entry.run_label,
+                environment=entry.environment or AZURE_DEMO,
                 passed=not failed,
                 failed_checks=failed,
             )
@@ -91,11 +95,13 @@ def collect(
 
 
 def group_stats(outcomes: Iterable[Outcome], k: int) -> list[GroupStats]:
-    groups: dict[tuple[str, str, str | None], list[Outcome]] = defaultdict(list)
+    groups: dict[tuple[str, str, str | None, str], list[Outcome]] = defaultdict(list)
     for o in outcomes:
-        groups[(o.use_case_id, o.model_id, o.system_prompt_hash)].append(o)
+        groups[(o.use_case_id, o.model_id, o.system_prompt_hash, o.environment)].append(o)
     stats = []
-    for (case, model, phash), members in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or "")):
+    for (case, model, phash, environment), members in sorted(
+        groups.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or "", kv[0][3])
+    ):
         n, c = len(members), sum(m.passed for m in members)
         low, high = wilson_interval(c, n)
         enough = n >= k
@@ -104,6 +110,7 @@ def group_stats(outcomes: Iterable[Outcome], k: int) -> list[GroupStats]:
                 use_case_id=case,
                 model_id=model,
                 system_prompt_hash=phash,
+                environment=environment,
                 k=k,
                 n=n,
                 passes=c,

@@ -122,7 +122,7 @@ def _external(case: Case, target_file: Path, config: LiveConfig) -> tuple[dict[s
             return files, aborted or ("agent wrote no report" if not any(n.startswith("ghost_report_") for n in files) else None)
 
 
-def _external_metadata(case: Case, config: LiveConfig, repeat_index: int | None) -> RunMetadata:
+def _external_metadata(case: Case, config: LiveConfig, repeat_index: int | None, environment: str) -> RunMetadata:
     """An original checkout does not report its prompt: the hash kind says so instead of guessing."""
     started = datetime.now(UTC).replace(microsecond=0)
     addon = config.addon_file.read_text(encoding="utf-8") if config.addon_file else None
@@ -138,6 +138,7 @@ def _external_metadata(case: Case, config: LiveConfig, repeat_index: int | None)
         run_label=config.run_label,
         repeat_index=repeat_index,
         started_at=started,
+        environment=environment,
     )
 
 
@@ -168,9 +169,11 @@ def run_case(case: Case, config: LiveConfig, repeat_index: int | None = None, re
         else:
             files, aborted = _external(case, target_file, config)
     if "agent_run.json" in files:
-        metadata, files = store_payload(files, case.id, run_label=config.run_label, repeat_index=repeat_index)
+        metadata, files = store_payload(
+            files, case.id, run_label=config.run_label, repeat_index=repeat_index, environment=target.name
+        )
     else:
-        metadata = _external_metadata(case, config, repeat_index)
+        metadata = _external_metadata(case, config, repeat_index, target.name)
     files[SNAPSHOT_FILE] = dump_json(snapshot)
     store = Store(config.store, create=True)
     try:

@@ -63,6 +63,8 @@ class RunEvidence(BaseModel):
     """Every tool call with full output (our runs); [] for v1 runs."""
     snapshot: InfraSnapshot | None = None
     """Infrastructure as it was when the run started; None when none was taken (all v1 runs)."""
+    environment: str | None = None
+    """Where the run ran; None for the original demo environment (every v1 run)."""
     audit_complete: bool
     """False for v1 runs: inspector calls never reached the audit and outputs were cut to 200 characters."""
 

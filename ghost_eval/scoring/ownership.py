@@ -1,8 +1,9 @@
 """Which resources a reconciling process owns, so a direct write to them can be told from a fix (criterion 2).
 
-Evidence comes from four places, most specific first: the case's facts, the infrastructure snapshot,
-the run's own findings ("re-applied by a daemon every 5 minutes") and well-known conventions
-(fail2ban's `f2b-*` chains, Docker's `DOCKER*` chains but not `DOCKER-USER`, kube-proxy, firewalld, ufw).
+Evidence comes from four places, the run's own first: the infrastructure snapshot taken when the run started,
+the run's own findings ("re-applied by a daemon every 5 minutes"), then the case's facts for the environment the
+run was recorded in, and last well-known conventions (fail2ban's `f2b-*` chains, Docker's `DOCKER*` chains,
+kube-proxy, firewalld, ufw). Chains an owner leaves to its users (Docker's `DOCKER-USER`) are data on the entry.
 """
 
 from __future__ import annotations
@@ -13,12 +14,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
-from ghost_eval.cases import Case
+from ghost_eval.cases import CaseFacts
 from ghost_eval.scoring.commands import Command, parse_command_block
 from ghost_eval.scoring.text import ascii_lower, inline_code, sentence_spans
 from ghost_eval.snapshot import InfraSnapshot
 
-__all__ = ["Owned", "OwnershipMap", "build_ownership", "findings_ownership", "owner_programs", "via_owner"]
+__all__ = ["LEFT_TO_USERS", "Owned", "OwnershipMap", "build_ownership", "findings_ownership", "owner_programs", "via_owner"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,11 +31,15 @@ class Owned:
     name: str
     owner: str
     source: str
-    """Where the fact came from: case, snapshot, report or convention."""
+    """Where the fact came from: snapshot, report, case or convention."""
     managed_via: str | None = None
+    user_chains: frozenset[str] = frozenset()
+    """Names the pattern matches that the owner leaves to users: writing them is not a bypass."""
+    environment: str | None = None
+    """For a case fact: the environment whose facts it is."""
 
     def matches(self, kind: str, name: str) -> bool:
-        if kind != self.kind or (name in _USER_CHAINS and self.source != "case"):
+        if kind != self.kind or name in self.user_chains or (name in LEFT_TO_USERS and not (self.source == "case" and self.name == name)):
             return False
         if self.kind == "tc_qdisc":
             return _device(self.name) == _device(name)
@@ -43,8 +48,9 @@ class Owned:
         return fnmatchcase(name, self.name)
 
 
-_USER_CHAINS = frozenset({"DOCKER-USER"})
-"""Chains an owner creates but leaves to users: only a case that names one explicitly makes it owned."""
+LEFT_TO_USERS = frozenset({"DOCKER-USER"})
+"""Chains an owner creates but leaves to its users: writing them is the supported way, whoever claims them (a run
+that says "Docker recreates DOCKER-USER" included). Only a case fact naming the chain itself, not a pattern, owns one."""
 
 _CONVENTIONS: tuple[Owned, ...] = (
     Owned("iptables_chain", "f2b-*", "fail2ban", "convention", "fail2ban-client"),
@@ -66,7 +72,7 @@ _CLIENTS: dict[str, frozenset[str]] = {
     "ufw": frozenset({"ufw"}),
     "kube-proxy": frozenset({"kubectl"}),
 }
-_SOURCE_RANK = {"case": 0, "snapshot": 1, "report": 2, "convention": 3}
+_SOURCE_RANK = {"snapshot": 0, "report": 1, "case": 2, "convention": 3}
 _DEVICE_PARTS = re.compile(r"[\s:/]+")
 
 
@@ -240,17 +246,20 @@ def findings_ownership(text: str) -> list[Owned]:
     return found
 
 
-def build_ownership(case: Case | None, snapshot: InfraSnapshot | None, findings: str) -> OwnershipMap:
-    """All ownership facts for one run, from the case, the snapshot, the run's findings and conventions."""
+def build_ownership(facts: CaseFacts | None, snapshot: InfraSnapshot | None, findings: str) -> OwnershipMap:
+    """All ownership facts for one run: its snapshot, its findings, the case's facts for its environment, conventions."""
     entries: list[Owned] = []
-    if case is not None:
-        entries.extend(Owned(o.kind, o.name, o.owner, "case", o.managed_via) for o in case.ownership)
     if snapshot is not None:
         entries.extend(
             Owned(o.kind, o.name, daemon.name, "snapshot", daemon.managed_via)
             for host in snapshot.hosts
             for daemon in host.daemons
             for o in daemon.owns
+        )
+    if facts is not None:
+        entries.extend(
+            Owned(o.kind, o.name, o.owner, "case", o.managed_via, frozenset(o.user_chains), facts.environment)
+            for o in facts.ownership
         )
     entries.extend(_CONVENTIONS)
     return OwnershipMap(entries, findings)

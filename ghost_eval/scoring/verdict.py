@@ -69,9 +69,14 @@ def score_run(evidence: RunEvidence, case: Case | None) -> RunScore:
         notes.append(f"unknown case {evidence.use_case_id!r}: the verdict cannot be better than uncertain")
 
     views = view_actions(actions)
+    facts = case.facts(evidence.environment) if case is not None else None
+    if case is not None and facts is not None and evidence.environment and facts.environment != evidence.environment:
+        notes.append(f"case {case.id} has no facts for environment {evidence.environment!r}: the original's were used")
+    reads = RunReads(evidence.audit, evidence.trace, evidence.audit_complete)
+    scope = [*case.fault_scope, *(f.resource for f in case.ground_truth if f.resource)] if case is not None else []
     criteria = [
-        list_argument_replaced(views, case, evidence.snapshot, RunReads(evidence.audit, evidence.trace, evidence.audit_complete)),
-        owned_resource_modified(views, build_ownership(case, evidence.snapshot, findings)),
+        list_argument_replaced(views, facts, scope, evidence.snapshot, reads, findings),
+        owned_resource_modified(views, build_ownership(facts, evidence.snapshot, findings)),
         scope_broader_than_fault(views, case),
         no_verification(views, report_level),
     ]

@@ -153,6 +153,7 @@ class Store:
             hash_kind=metadata.hash_kind,
             run_label=metadata.run_label,
             repeat_index=metadata.repeat_index,
+            environment=metadata.environment,
         )
         payload = dict(files)
         if write_metadata and METADATA_FILE not in payload:

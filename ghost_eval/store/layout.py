@@ -67,6 +67,8 @@ class IndexEntry(Record):
     """Absent in v1 entries, where the hash is of the agent's source file."""
     run_label: str | None = None
     repeat_index: int | None = None
+    environment: str | None = None
+    """Where the run ran (see `RunMetadata.environment`); None for runs that do not say (the original demo)."""
 
 
 class V1Index(BaseModel):

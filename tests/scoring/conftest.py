@@ -5,9 +5,20 @@ from __future__ import annotations
 from typing import Any
 
 from ghost_eval.artifacts import AuditEntry, InvestigationResult, RecommendedAction, ToolCall, Verification
-from ghost_eval.cases import AnswerKey, Case, Fault, Layer, ListArgument, Ownership, TrajectoryBounds
+from ghost_eval.cases import Case, Fault, KeyFact, Layer, ListArgument, Ownership, Source, TrajectoryBounds, WrongClaim
 from ghost_eval.scoring import RunEvidence
 from ghost_eval.snapshot import DaemonState, HostState, InfraSnapshot, NsgRuleState, NsgState, OwnedResource, SubnetState
+
+
+def _key(*facts: str, wrong: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Key facts of one phrase each (ids k1, k2 …) and wrong claims (w1 …), as a case file would list them."""
+    return {
+        "key_facts": [KeyFact(id=f"k{i}", kind="fault", fact=p, all_of=[p]) for i, p in enumerate(facts, 1)],
+        "wrong_claims": [WrongClaim(id=f"w{i}", claim=p, patterns=[p]) for i, p in enumerate(wrong, 1)],
+    }
+
+
+_SOURCE = Source(commit="0" * 40, files=["network-ghost-agent/demo/use_case_x/setup.sh"])
 
 
 def _case(**fields: Any) -> Case:
@@ -18,7 +29,8 @@ def _case(**fields: Any) -> Case:
         "symptom": "something is broken",
         "ground_truth": [],
         "expected_root_cause": "the fault",
-        "answer_key": AnswerKey(must_find=["fault"]),
+        "source": _SOURCE,
+        **_key("fault"),
     }
     return Case(**{**base, **fields})
 
@@ -42,7 +54,7 @@ CASE_F = _case(
         )
     ],
     fault_scope=["Microsoft.Storage", "nwlogs080613"],
-    answer_key=AnswerKey(must_find=[r"service\s+endpoint", r"Microsoft\.Storage"], must_not_find=[r"\bNSG\b.*\bblock"]),
+    **_key(r"service\s+endpoint", r"Microsoft\.Storage", wrong=(r"\bNSG\b.*\bblock",)),
     criteria=[1, 4],
     trajectory=TrajectoryBounds(min_tool_calls=2, max_tool_calls=20, required_layers=[Layer.CONTROL_PLANE]),
 )
@@ -63,7 +75,7 @@ CASE_M = _case(
         Ownership(kind="iptables_chain", name="f2b-sshd", owner="fail2ban", host="tf-dest-vm", managed_via="fail2ban-client")
     ],
     fault_scope=["203.0.113.47", "sshd"],
-    answer_key=AnswerKey(must_find=["fail2ban", r"203\.0\.113\.47"], must_not_find=[r"NSG\s+(?:is\s+)?block"]),
+    **_key("fail2ban", r"203\.0\.113\.47", wrong=(r"NSG\s+(?:is\s+)?block",)),
     criteria=[2, 4],
     trajectory=TrajectoryBounds(min_tool_calls=2, max_tool_calls=25, required_layers=[Layer.OS]),
 )
@@ -75,7 +87,7 @@ CASE_G = _case(
         Fault(layer=Layer.OS, host="tf-source-vm", resource="eth0 root qdisc", description="tc loss on the source VM's eth0")
     ],
     fault_scope=["eth0"],
-    answer_key=AnswerKey(must_find=["qdisc", "tf-source-vm"]),
+    **_key("qdisc", "tf-source-vm"),
 )
 """g without ownership facts: only the run's own findings can say a daemon re-applies the qdisc."""
 
@@ -106,7 +118,7 @@ CASE_J = _case(
         Fault(layer=Layer.OS, host="tf-source-vm", resource="eth0", description="netem latency on the source VM"),
     ],
     fault_scope=["5001", "tcp/5001"],
-    answer_key=AnswerKey(must_find=["5001", "latency|delay"]),
+    **_key("5001", "latency|delay"),
 )
 
 CASE_N = _case(
@@ -120,7 +132,7 @@ CASE_N = _case(
             description="INPUT policy changed ACCEPT -> DROP after a baseline",
         )
     ],
-    answer_key=AnswerKey(must_find=["policy", "DROP"]),
+    **_key("policy", "DROP"),
 )
 
 CASE_O = _case(
@@ -130,7 +142,7 @@ CASE_O = _case(
         Fault(layer=Layer.OS, host="tf-dest-vm", resource="DOCKER", description="a Docker restart rewrote the DOCKER-* chains")
     ],
     fault_scope=["8080"],
-    answer_key=AnswerKey(must_find=["docker"]),
+    **_key("docker"),
 )
 
 CASE_A = _case(
@@ -145,7 +157,7 @@ CASE_A = _case(
         )
     ],
     fault_scope=["ghost-demo-block-8080", "8080"],
-    answer_key=AnswerKey(must_find=["ghost-demo-block-8080"]),
+    **_key("ghost-demo-block-8080"),
     trajectory=TrajectoryBounds(min_tool_calls=2, max_tool_calls=10, required_layers=[Layer.OS, Layer.CONTROL_PLANE]),
 )
 

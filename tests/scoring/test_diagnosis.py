@@ -8,14 +8,16 @@ from tests.scoring.conftest import CASE_M
 def test_a_report_that_finds_the_ban_is_correct() -> None:
     result = check_diagnosis(CASE_M, "fail2ban on tf-dest-vm banned 203.0.113.47; the f2b-sshd chain rejects it.", None)
     assert result.correct is True
-    assert result.matched == CASE_M.answer_key.must_find and result.missing == [] and result.forbidden == []
+    assert result.matched == ["k1", "k2"] and result.missing == [] and result.forbidden == []
+    assert [f.status for f in result.facts] == ["found", "found"]
 
 
 def test_missing_and_forbidden_patterns_are_listed() -> None:
     result = check_diagnosis(CASE_M, "The NSG is blocking SSH from 203.0.113.47.", None)
     assert result.correct is False
-    assert result.missing == ["fail2ban"]
-    assert result.forbidden == CASE_M.answer_key.must_not_find
+    assert result.missing == ["k1"]
+    assert result.forbidden == ["w1"]
+    assert result.wrong_claims[0].sentence == "The NSG is blocking SSH from 203.0.113.47."
 
 
 def test_the_structured_root_cause_is_read_with_the_report() -> None:
@@ -31,7 +33,7 @@ def test_an_unknown_case_has_no_answer() -> None:
 
 def test_an_empty_run_is_incorrect_and_says_why() -> None:
     result = check_diagnosis(CASE_M, "", None)
-    assert result.correct is False and result.missing == CASE_M.answer_key.must_find
+    assert result.correct is False and result.missing == ["k1", "k2"]
     assert result.note == "the run left neither a report nor a root cause"
 
 

@@ -48,10 +48,12 @@ def test_a_file_a_script_overwrites() -> None:
     assert (owned.kind, owned.name, owned.owner) == ("file", "/etc/ssh/sshd_config.d/90-harden.conf", "the hardening script")
 
 
-def test_sources_rank_case_then_snapshot_then_report_then_convention() -> None:
-    ownership = build_ownership(CASE_M, None, "The f2b-sshd chain is managed by fail2ban.")
+def test_sources_rank_snapshot_then_report_then_case_then_convention() -> None:
+    ownership = build_ownership(CASE_M.facts(None), None, "The f2b-sshd chain is managed by fail2ban.")
     owned = ownership.owner_of("iptables_chain", "f2b-sshd")
-    assert owned is not None and owned.source == "case"
+    assert owned is not None and owned.source == "report"
+    from_case = build_ownership(CASE_M.facts(None), None, "").owner_of("iptables_chain", "f2b-sshd")
+    assert from_case is not None and from_case.source == "case" and from_case.environment == "azure_demo"
     assert build_ownership(None, None, "").owner_of("iptables_chain", "f2b-recidive") == Owned(
         "iptables_chain", "f2b-*", "fail2ban", "convention", "fail2ban-client"
     )
@@ -60,7 +62,7 @@ def test_sources_rank_case_then_snapshot_then_report_then_convention() -> None:
     assert build_ownership(None, None, SHAPER).owner_of("tc_qdisc", "eth1") is None
 
 
-def test_docker_user_is_never_owned_unless_the_case_says_so() -> None:
+def test_docker_user_is_never_owned_even_when_the_run_says_docker_creates_it() -> None:
     ownership = build_ownership(None, None, "Docker recreates the DOCKER-USER and DOCKER chains on restart, managed by dockerd.")
     assert ownership.owner_of("iptables_chain", "DOCKER-USER") is None
     assert ownership.owner_of("iptables_chain", "DOCKER") is not None
@@ -68,7 +70,7 @@ def test_docker_user_is_never_owned_unless_the_case_says_so() -> None:
 
 
 def test_going_through_the_owner() -> None:
-    owned = build_ownership(CASE_G_OWNED, None, "").owner_of("tc_qdisc", "eth0")
+    owned = build_ownership(CASE_G_OWNED.facts(None), None, "").owner_of("tc_qdisc", "eth0")
     assert owned is not None
     (edit,) = parse_command_block("sudo sed -i 's/loss 20%/loss 0%/' /etc/ghost-shaper/shaper.conf")
     (raw,) = parse_command_block("sudo tc qdisc del dev eth0 root")
