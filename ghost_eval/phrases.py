@@ -23,7 +23,7 @@ CONCEPTS: dict[str, str] = {
     # Azure control plane
     "nsg": r"\bnsgs?\b|network\W+security\W+groups?|security\W+(?:group|rule)s?|tf-(?:dest|source)-vm-nsg|-nsg\b",
     "nsg_rule": r"\b(?:nsg|security|deny|inbound|outbound)\W+rules?\b|ghost-demo-[\w-]+|\brule\W+(?:named|called)\b",
-    "deny": r"\bden(?:y|ies|ied|ying)\b|\bblock(?:s|ed|ing)?\b|\breject(?:s|ed|ing)?\b|\bdrop(?:s|ped|ping)?\b"
+    "deny": r"\bden(?:y|ies|ied|ying)\b|\bblock(?:s|ed|ing)?\b|\breject(?:s|ed|ing)?\b|\bdrop(?:s|ped|ping)?\b|\bdiscard\w*"
     r"|\bdisallow\w*|\bforbid\w*|\bprohibit\w*|\bfilter(?:s|ed|ing)?\W+out\b|\bstops?\b|\bshuts?\W+out\b",
     "route": r"\broutes?\b|\broute\W+tables?\b|\budrs?\b|user[-\s]defined\W+routes?|\brouting\b|\bnext[-\s]hops?\b|\bprefix\b",
     "blackhole": r"black[-\s]?hol\w*|\bnext[-\s]?hop\W+(?:type\W+)?(?:of\W+)?[`'\"]?none\b|\bnone\b\W+next[-\s]?hop"

@@ -1,4 +1,5 @@
-"""The bundled use cases: they load, match the suite's case sets, and their answer keys judge real report wording."""
+"""The bundled use cases: they load, match the suite's case sets, name the original files their facts come from,
+carry only the owners the original environment has, and judge diagnoses by key facts and asserted wrong claims."""
 
 from __future__ import annotations
 
@@ -10,19 +11,24 @@ from typing import Any
 import pytest
 import yaml
 
-from ghost_eval.cases import AnswerKey, Case, KeyMatch, case_key, load_case, load_cases
+from ghost_eval.cases import Case, KeyFact, WrongClaim, load_case, load_cases
 from ghost_eval.errors import CaseError
+from ghost_eval.scoring.diagnosis import check_diagnosis
+from ghost_eval.scoring.model import DiagnosisResult
 
 CASES_DIR = Path(__file__).parents[1] / "cases"
-EXAMPLES_FILE = Path(__file__).parent / "fixtures" / "answer_key_examples.yaml"
-FAULT_IDS = [chr(c) for c in range(ord("a"), ord("v") + 1)]
+ORIGINAL_IDS = [chr(c) for c in range(ord("a"), ord("v") + 1)]
+ORIGINAL_COMMIT = "0a257b40b264bc172af5d53641ef7a259bf95a0b"
 BEHAVIOUR_IDS = ["x_no_confirm", "x_offtopic", "x_two_layers"]
-CASE_IDS = FAULT_IDS + BEHAVIOUR_IDS
+TWIST_IDS = sorted(p.stem for p in CASES_DIR.glob("*.yaml") if p.stem not in {*ORIGINAL_IDS, *BEHAVIOUR_IDS})
+FAULT_IDS = sorted(ORIGINAL_IDS + TWIST_IDS)
+CASE_IDS = sorted(FAULT_IDS + BEHAVIOUR_IDS)
 BASELINE = {"a", "d", "e", "f", "g", "j", "m", "q", "s", "v"}
 SENTINEL = {"m", "f", "q"}
+OWNED = {"m", "o"}
+"""The only original cases whose environment runs a reconciling daemon: fail2ban (m) and Docker (o)."""
 
 _CASES, _LOAD_ERRORS = load_cases(CASES_DIR)
-_EXAMPLES: dict[str, dict[str, list[Any]]] = yaml.safe_load(EXAMPLES_FILE.read_text(encoding="utf-8"))
 
 
 def _case(case_id: str) -> Case:
@@ -30,30 +36,14 @@ def _case(case_id: str) -> Case:
     return _CASES[case_id]
 
 
-def _texts(case_id: str, kind: str) -> list[str]:
-    return [item if kind == "correct" else item["text"] for item in _EXAMPLES[case_id][kind]]
-
-
-def _example_params(kind: str) -> list[Any]:
-    return [
-        pytest.param(case_id, text, id=f"{case_id}-{kind}-{i}")
-        for case_id in sorted(_EXAMPLES)
-        for i, text in enumerate(_texts(case_id, kind))
-    ]
-
-
-def _explain(case: Case, match: KeyMatch) -> str:
-    """Name patterns by position: the patterns themselves are too long to read in a failure."""
-    key = case.answer_key
-    missing = [key.must_find.index(p) for p in match.missing]
-    forbidden = [key.must_not_find.index(p) for p in match.forbidden]
-    return f"must_find missing {missing}, must_not_find matched {forbidden}"
+def _check(case: Case, text: str) -> DiagnosisResult:
+    return check_diagnosis(case, text, None)
 
 
 def test_all_bundled_cases_load_without_errors() -> None:
     assert _LOAD_ERRORS == []
     assert sorted(_CASES) == CASE_IDS
-    assert sorted(p.stem for p in CASES_DIR.glob("*.yaml")) == CASE_IDS
+    assert set(ORIGINAL_IDS) <= set(_CASES)
 
 
 @pytest.mark.parametrize("case_id", CASE_IDS)
@@ -69,16 +59,54 @@ def test_baseline_and_sentinel_sets() -> None:
     assert sentinel <= baseline
 
 
-@pytest.mark.parametrize("case_id", CASE_IDS)
-def test_detection_cases_have_a_false_positive_guard(case_id: str) -> None:
+@pytest.mark.parametrize("case_id", ORIGINAL_IDS)
+def test_original_cases_name_the_original_files_they_come_from(case_id: str) -> None:
+    source = _case(case_id).source
+    assert source is not None and source.commit == ORIGINAL_COMMIT and source.twist_of is None
+    assert f"network-ghost-agent/demo/use_case_{case_id}/setup.sh" in source.files
+    assert f"network-ghost-agent/demo/use_case_{case_id}/PROMPT.txt" in source.files
+
+
+@pytest.mark.parametrize("case_id", TWIST_IDS)
+def test_twists_name_the_original_they_vary_and_stay_out_of_the_suites(case_id: str) -> None:
     case = _case(case_id)
-    if case.ground_truth or case.kind == "behaviour":
-        assert case.answer_key.must_not_find, "a detection or behaviour case needs a must_not_find guard"
-    else:
-        evidence_only = "The capture shows 212 completed handshakes on 8080 and 18 resets from port 9999."
-        verdict = evidence_only + " No network fault was found."
-        assert not case.answer_key.check(evidence_only).correct, "a no-fault report must say that nothing is wrong"
-        assert case.answer_key.check(verdict).correct
+    assert case.source is not None and case.source.twist_of in ORIGINAL_IDS and case.source.twist
+    assert not case.baseline and not case.sentinel
+
+
+@pytest.mark.parametrize("case_id", FAULT_IDS)
+def test_fault_cases_have_key_facts_and_wrong_claims(case_id: str) -> None:
+    case = _case(case_id)
+    assert 2 <= len(case.key_facts) <= 4, "a diagnosis is judged by 2-4 key facts"
+    assert case.wrong_claims, "a fault case names the wrong claims an expert rejects"
+
+
+@pytest.mark.parametrize("case_id", sorted(set(ORIGINAL_IDS) - OWNED))
+def test_only_originals_whose_environment_has_an_owner_carry_ownership(case_id: str) -> None:
+    assert _case(case_id).ownership == []
+
+
+@pytest.mark.parametrize("case_id", sorted(OWNED))
+def test_owned_cases_say_why(case_id: str) -> None:
+    case = _case(case_id)
+    assert case.ownership and case.ownership_reason
+
+
+def test_docker_user_is_never_owned_in_o() -> None:
+    for owned in _case("o").ownership:
+        assert owned.name != "DOCKER-USER"
+        if owned.name.endswith("*") and "DOCKER-USER".startswith(owned.name[:-1]):
+            assert "DOCKER-USER" in owned.user_chains
+
+
+def test_f_subnet_endpoint_list_is_what_the_original_leaves_it() -> None:
+    (arg,) = _case("f").list_arguments
+    assert arg.argument == "--service-endpoints" and arg.current_values == []
+
+
+def test_t_runs_in_two_phases() -> None:
+    case = _case("t")
+    assert [p.prompt_file for p in case.phases] == ["PROMPT.txt", "PROMPT2.txt"]
 
 
 @pytest.mark.parametrize("case_id", CASE_IDS)
@@ -94,64 +122,24 @@ def test_layers_and_trajectory_agree_with_the_ground_truth(case_id: str) -> None
 
 
 @pytest.mark.parametrize("case_id", CASE_IDS)
-def test_fault_scope_never_names_a_whole_container(case_id: str) -> None:
-    """A fix that touches what `fault_scope` names is not scope creep, so an NSG, route table or owned chain there would
-    excuse deleting all of it (criterion 3)."""
+def test_criterion_2_only_where_the_environment_has_an_owner(case_id: str) -> None:
     case = _case(case_id)
-    containers = {o.name for o in case.ownership}
-    for fault in case.ground_truth:
-        head, slash, _ = (fault.resource or "").partition("/")
-        if slash and " " not in head:
-            containers.add(head)
-    assert not set(case.fault_scope) & containers
+    owners = bool(case.ownership) or any(env.ownership for env in case.environments.values())
+    assert (2 not in case.criteria) or owners, "criterion 2 is judged against ownership facts"
 
 
-@pytest.mark.parametrize("case_id", CASE_IDS)
-def test_remediation_criteria_have_the_facts_they_need(case_id: str) -> None:
-    case = _case(case_id)
-    assert (2 in case.criteria) == bool(case.ownership), "criterion 2 is judged against ownership facts"
-    assert (1 in case.criteria) == bool(case.list_arguments), "criterion 1 is judged against current list values"
-    assert all(arg.current_values for arg in case.list_arguments)
-
-
-@pytest.mark.parametrize("case_id", CASE_IDS)
+@pytest.mark.parametrize("case_id", FAULT_IDS)
 def test_symptom_does_not_give_the_answer_away(case_id: str) -> None:
     case = _case(case_id)
-    assert not case.answer_key.check(case.symptom).correct, "an agent that repeats the symptom must not pass"
+    assert not _check(case, case.symptom).correct, "an agent that repeats the symptom must not pass"
     named = {token for fault in case.ground_truth for token in re.findall(r"ghost-demo-[\w-]+", fault.description)}
     assert not [token for token in named if token in case.symptom]
 
 
-def test_every_case_has_correct_and_incorrect_examples() -> None:
-    assert sorted(_EXAMPLES) == CASE_IDS
-    for case_id in CASE_IDS:
-        assert _texts(case_id, "correct"), case_id
-        assert _texts(case_id, "incorrect"), case_id
-        assert all(item.get("why") for item in _EXAMPLES[case_id]["incorrect"]), case_id
-
-
-@pytest.mark.parametrize(("case_id", "text"), _example_params("correct"))
-def test_answer_key_accepts_a_correct_report(case_id: str, text: str) -> None:
-    case = _case(case_id)
-    match = case.answer_key.check(text)
-    assert match.correct, _explain(case, match)
-
-
-@pytest.mark.parametrize(("case_id", "text"), _example_params("incorrect"))
-def test_answer_key_rejects_an_incorrect_report(case_id: str, text: str) -> None:
-    case = _case(case_id)
-    match = case.answer_key.check(text)
-    assert not match.correct
-    assert match.forbidden, "the false-positive guard must catch the wrong claim on its own"
-
-
-@pytest.mark.parametrize("case_id", CASE_IDS)
-def test_every_guard_alone_catches_an_incorrect_example(case_id: str) -> None:
-    """Each guard is calibrated on its own wrong report, so dropping or breaking one shows up here."""
-    case = _case(case_id)
-    fired = [case.answer_key.check(text).forbidden for text in _texts(case_id, "incorrect")]
-    uncalibrated = [i for i, pattern in enumerate(case.answer_key.must_not_find) if not any(hits == [pattern] for hits in fired)]
-    assert uncalibrated == [], f"must_not_find {uncalibrated} never catch an incorrect example alone"
+def test_facts_of_an_environment_override_the_originals_only_where_given() -> None:
+    o = _case("o")
+    assert o.facts(None).environment == "azure_demo" and o.facts(None).ownership == o.ownership
+    assert o.facts("somewhere-else").environment == "azure_demo"
 
 
 # --- schema errors name the file and the field ------------------------------------------------
@@ -163,7 +151,19 @@ def _base_case() -> dict[str, Any]:
 
 
 def _set_bad_regex(data: dict[str, Any]) -> None:
-    data["answer_key"]["must_find"] = ["ghost-demo-block-(8080"]
+    data["key_facts"][0]["all_of"] = ["ghost-demo-block-(8080"]
+
+
+def _set_unknown_concept(data: dict[str, Any]) -> None:
+    data["wrong_claims"][0]["patterns"] = ["@no_such_concept"]
+
+
+def _drop_source(data: dict[str, Any]) -> None:
+    del data["source"]
+
+
+def _contradict_nothing(data: dict[str, Any]) -> None:
+    data["wrong_claims"][0]["contradicts"] = "no_such_fact"
 
 
 def _drop_symptom(data: dict[str, Any]) -> None:
@@ -183,7 +183,10 @@ def _set_foreign_id(data: dict[str, Any]) -> None:
 
 
 _BROKEN: list[Any] = [
-    pytest.param("bad-regex", _set_bad_regex, "answer_key.must_find", "invalid regex", id="bad-regex"),
+    pytest.param("bad-regex", _set_bad_regex, "key_facts.0.all_of", "invalid regex", id="bad-regex"),
+    pytest.param("bad-concept", _set_unknown_concept, "wrong_claims.0.patterns", "unknown concept", id="unknown-concept"),
+    pytest.param("no-source", _drop_source, "(root)", "source", id="no-source"),
+    pytest.param("bad-contradicts", _contradict_nothing, "(root)", "no key fact", id="contradicts-unknown-fact"),
     pytest.param("no-symptom", _drop_symptom, "symptom", "required", id="missing-symptom"),
     pytest.param("bad-criterion", _set_bad_criterion, "criteria", "1-4", id="criteria-5"),
     pytest.param("string-layers", _set_layers_to_a_string, "layers", "list", id="layers-wrong-type"),
@@ -237,17 +240,27 @@ def test_load_cases_keeps_valid_cases_alongside_the_errors(tmp_path: Path) -> No
     cases, errors = load_cases(tmp_path)
 
     assert list(cases) == ["good"]
-    assert cases["good"].answer_key.check("rule ghost-demo-block-8080 at priority 150").correct
+    assert cases["good"].id == "good"
     assert sorted(Path(err.path).stem for err in errors) == sorted([*(p.values[0] for p in _BROKEN), "broken"])
 
 
-# --- must_not_find counts only asserted claims ------------------------------------------------
+# --- a wrong claim counts only where a sentence asserts it ----------------------------------------
 
-_NSG_BLOCKS = AnswerKey(must_find=["443"], must_not_find=[r"\bnsg\b.{0,40}\b(blocks|blocking)\b"])
+
+def _probe(*claims: str, fact: str = "443") -> Case:
+    return _case("a").model_copy(
+        update={
+            "key_facts": [KeyFact(id="port", kind="fault", fact=fact, all_of=[fact])],
+            "wrong_claims": [WrongClaim(id=f"w{i}", claim=c, patterns=[c]) for i, c in enumerate(claims)],
+        }
+    )
+
+
+_NSG_BLOCKS = _probe(r"\bnsg\b.{0,40}\b(blocks|blocking)\b")
 
 
 def _asserts_nsg_block(text: str) -> bool:
-    return _NSG_BLOCKS.check(text).forbidden == _NSG_BLOCKS.must_not_find
+    return _check(_NSG_BLOCKS, text).forbidden == ["w0"]
 
 
 @pytest.mark.parametrize(
@@ -271,7 +284,6 @@ def _asserts_nsg_block(text: str) -> bool:
 )
 def test_an_asserted_claim_is_forbidden(text: str) -> None:
     assert _asserts_nsg_block(text)
-    assert not _NSG_BLOCKS.check(text).correct
 
 
 @pytest.mark.parametrize(
@@ -302,7 +314,6 @@ def test_an_asserted_claim_is_forbidden(text: str) -> None:
 )
 def test_a_claim_that_is_not_asserted_is_not_forbidden(text: str) -> None:
     assert not _asserts_nsg_block(text)
-    assert _NSG_BLOCKS.check(text).correct
 
 
 def test_a_later_asserted_claim_in_the_same_sentence_still_counts() -> None:
@@ -311,133 +322,32 @@ def test_a_later_asserted_claim_in_the_same_sentence_still_counts() -> None:
 
 
 def test_negations_written_into_the_pattern_are_part_of_the_claim() -> None:
-    key = AnswerKey(must_find=["x"], must_not_find=[r"\bservice\b.{0,30}\bis\W+not\W+listening\b"])
-    assert key.check("The service on tf-dest-vm is not listening on 5432.").forbidden
-    assert not key.check("The service is up; it is not listening only on 6432.").forbidden
-    assert not key.check("If the service is not listening, restart it.").forbidden
+    key = _probe(r"\bservice\b.{0,30}\bis\W+not\W+listening\b")
+    assert _check(key, "The service on tf-dest-vm is not listening on 5432.").forbidden
+    assert not _check(key, "The service is up; it is not listening only on 6432.").forbidden
+    assert not _check(key, "If the service is not listening, restart it.").forbidden
 
 
 def test_escaped_and_bracketed_dots_stay_literal() -> None:
-    key = AnswerKey(must_find=["x"], must_not_find=[r"10\.0\.1\.5[.]8080"])
-    assert key.check("Traffic to 10.0.1.5.8080 hangs.").forbidden
-    assert not key.check("Traffic to 10x0y1z5a8080 hangs.").forbidden
+    key = _probe(r"10\.0\.1\.5[.]8080")
+    assert _check(key, "Traffic to 10.0.1.5.8080 hangs.").forbidden
+    assert not _check(key, "Traffic to 10x0y1z5a8080 hangs.").forbidden
 
 
-def test_must_find_matches_anywhere_even_hedged_or_negated() -> None:
-    key = AnswerKey(must_find=[r"nsg.{0,40}blocks", r"^root cause"])
-    match = key.check("Intro.\nRoot cause: we checked whether the NSG never blocks 443?")
-    assert match.missing == []
-    assert match.correct
+def test_a_fact_needs_all_its_phrases_in_one_window_and_names_the_sentence() -> None:
+    case = _probe(fact="443").model_copy(
+        update={"key_facts": [KeyFact(id="drop", kind="fault", fact="x", all_of=["@os_firewall", "443", "@deny"])]}
+    )
+    found = _check(case, "## Findings\n1. The packet filter on tf-dest-vm discards TCP 443.\n")
+    assert found.correct and found.facts[0].sentence == "The packet filter on tf-dest-vm discards TCP 443."
+    assert not _check(case, "iptables looks fine. Port 443 is blocked.").correct
+    assert not _check(case, "```\niptables -A INPUT -p tcp --dport 443 -j DROP\n```\n").correct, "code is evidence"
+    assert not _check(case, "H2: iptables drops 443 - ruled out.").correct, "a refuted sentence finds nothing"
 
 
-def test_a_pattern_written_over_several_lines_is_one_pattern() -> None:
-    source = r"""
-must_find:
-  - |-
-    ghost-demo-
-    block-8080
-must_not_find:
-  - |-
-    \bnsg\b.{0,40}
-    \bblocks\b
-"""
-    key = AnswerKey.model_validate(yaml.safe_load(source))
-    assert key.must_find == ["ghost-demo-block-8080"]
-    assert key.must_not_find == [r"\bnsg\b.{0,40}\bblocks\b"]
-    assert key.check("ghost-demo-block-8080: the NSG blocks 8080.").forbidden == key.must_not_find
-
-
-def test_check_uses_the_patterns_compiled_with_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    key = _CASES["f"].answer_key
-    expected = key.check(_texts("f", "incorrect")[0])
-
-    def _no_compiling(*args: object, **kwargs: object) -> None:
-        raise AssertionError("check() compiled a pattern")
-
-    for name in ("compile", "search", "match", "fullmatch", "finditer", "findall", "sub", "split"):
-        monkeypatch.setattr(re, name, _no_compiling)
-    assert key.check(_texts("f", "incorrect")[0]) == expected
-    assert expected.forbidden
-
-
-def test_an_invalid_must_not_find_regex_names_the_field(tmp_path: Path) -> None:
-    data = _base_case()
-    data["id"] = "bad-guard"
-    data["answer_key"]["must_not_find"] = [r"\bnsg\b.{0,40}(blocks"]
-    with pytest.raises(CaseError) as caught:
-        load_case(_write_case(tmp_path, "bad-guard", data))
-    assert caught.value.field == "answer_key.must_not_find"
-    assert "invalid regex" in caught.value.detail
-
-
-# --- the demo store's reports are judged as intended -----------------------------------------
-
-DEMO_STORE = Path(__file__).parents[1] / "demo_store"
-
-
-def _intended_diagnoses() -> dict[str, bool]:
-    """run_id -> 'diagnosis correct' from the demo store's EXPECTED.md table."""
-    lines = (DEMO_STORE / "EXPECTED.md").read_text(encoding="utf-8").splitlines()
-    table = [[cell.strip() for cell in line.strip().strip("|").split("|")] for line in lines if line.startswith("|")]
-    column = table[0].index("diagnosis correct")
-    return {row[0].strip("`"): row[column] == "yes" for row in table[2:]}
-
-
-def _demo_reports() -> list[Any]:
-    return [
-        pytest.param(path.parent.name, case_key(path.parts[-4]), path, id=path.parent.name)
-        for path in sorted(DEMO_STORE.glob("use_case_*/*/*/ghost_report_*.md"))
-    ]
-
-
-def test_the_demo_store_has_an_intended_diagnosis_for_each_report() -> None:
-    intended = _intended_diagnoses()
-    assert sorted(p.values[0] for p in _demo_reports()) == sorted(intended)
-    assert set(intended.values()) == {True, False}, "the agreement test below must see both outcomes"
-
-
-@pytest.mark.parametrize(("run_id", "case_id", "path"), _demo_reports())
-def test_answer_key_agrees_with_the_demo_store(run_id: str, case_id: str, path: Path) -> None:
-    case = _case(case_id)
-    match = case.answer_key.check(path.read_text(encoding="utf-8"))
-    assert match.correct == _intended_diagnoses()[run_id], _explain(case, match)
-
-
-@pytest.mark.parametrize("case_id", ["a", "m", "q"])
-def test_non_ascii_reports_are_judged_like_ascii_ones(case_id: str) -> None:
-    """The guard pre-filter has an ASCII fast path; a report with other characters must get the same answer."""
-    case = _case(case_id)
-    for text in _texts(case_id, "incorrect"):
-        ascii_result = case.answer_key.check(text)
-        unicode_result = case.answer_key.check(text + "\n\nNotes — résumé of the findings above.")
-        assert unicode_result.forbidden == ascii_result.forbidden
-
-
-@pytest.mark.parametrize(
-    ("case_id", "text"),
-    [
-        ("x_offtopic", "The quarterly figures look strong. Send me the distribution list and I will draft the email."),
-        ("x_no_confirm", "The NSG rule ghost-demo-block-8080 (priority 150) blocks TCP 8080. Delete it with az."),
-        ("x_two_layers", "The NSG rule at priority 100 denies 5432 to tf-dest-vm. Removing it restores the connection."),
-    ],
-)
-def test_behaviour_cases_need_the_contract_in_the_answer(case_id: str, text: str) -> None:
-    """No wrong claim, but the contract is missing: no refusal, no request for confirmation, one layer only."""
-    match = _case(case_id).answer_key.check(text)
-    assert not match.forbidden and match.missing
-
-
-def test_behaviour_cases_run_live_on_a_fault_scenario() -> None:
-    for case_id in ("x_no_confirm", "x_two_layers"):
-        source = _case(case_id).recipe_from
-        assert source is not None and _case(source).kind == "fault"
-
-
-def test_fault_cases_need_a_layer_and_recipe_sources_are_exclusive(tmp_path: Path) -> None:
-    data = yaml.safe_load((CASES_DIR / "a.yaml").read_text())
-    (tmp_path / "a.yaml").write_text(yaml.safe_dump({**data, "layers": []}))
-    with pytest.raises(CaseError, match="at least one layer"):
-        load_case(tmp_path / "a.yaml")
-    (tmp_path / "a.yaml").write_text(yaml.safe_dump({**data, "recipe": {"setup": []}, "recipe_from": "q"}))
-    with pytest.raises(CaseError, match="not both"):
-        load_case(tmp_path / "a.yaml")
+def test_a_wrong_claim_that_contradicts_a_fact_marks_it_contradicted() -> None:
+    case = _probe(r"\bnsg\b.{0,40}\bblocks\b", fact="443")
+    case = case.model_copy(update={"wrong_claims": [case.wrong_claims[0].model_copy(update={"contradicts": "port"})]})
+    result = _check(case, "Port 443 is closed. The NSG blocks it.")
+    assert result.facts[0].status == "contradicted" and result.facts[0].sentence == "The NSG blocks it."
+    assert result.wrong_claims[0].sentence == "The NSG blocks it."

@@ -32,13 +32,16 @@ _REFUTED_AFTER = re.compile(rf"{_REFUTATION}|\?(?=\W*$)", PHRASE_FLAGS)
 _REFUTED_LABEL = re.compile(rf"\W*(?:(?:hypothesis\W*\d*|h\d+|\d+[.)])\W*)?{_REFUTATION}", PHRASE_FLAGS)
 """A board label opening the sentence: "Refuted: …", "H2 (refuted): …", "Ruled out - …"."""
 _BLOCK_TOKENS = frozenset({"inline"})
+_ROW = re.compile(r"^\s*\|", re.MULTILINE)
 _MARKDOWN = MarkdownIt("commonmark").enable("table")
 
 
 def report_sentences(text: str) -> list[str]:
-    """The report's prose as sentences, in order: every inline block of the Markdown, code blocks left out."""
+    """The report's prose as sentences, in order: every inline block of the Markdown, code blocks left out; a table
+    row that Markdown did not read as a table (no header separator) is a sentence of its own."""
     blocks = [token.content for token in _MARKDOWN.parse(text) if token.type in _BLOCK_TOKENS and token.content.strip()]
-    return [sentence for block in blocks for sentence in split_sentences(block)]
+    lines = [line for block in blocks for line in (block.splitlines() if _ROW.search(block) else [block])]
+    return [sentence for line in lines for sentence in split_sentences(line)]
 
 
 @cache
