@@ -142,6 +142,8 @@ def _response(record: RunRecord, config: dict[str, Any]) -> dict[str, Any]:
         "output": record.report,
         "metadata": {**_identity(record), SCORE_KEY: score.model_dump(mode="json"), GRADES_KEY: grades(score)},
     }
+    if record.prompt:
+        response["prompt"] = record.prompt  # what the agent was told; the viewer shows it as the actual prompt
     meta = record.metadata
     if meta and meta.token_usage:
         response["tokenUsage"] = meta.token_usage.model_dump(exclude_none=True)
@@ -270,7 +272,9 @@ def _remediation(score: RunScore) -> dict[str, Any]:
 def _diagnosis(score: RunScore) -> dict[str, Any]:
     d = score.diagnosis
     ok = d.correct is True
-    reason = "answer key satisfied" if ok else (d.note or f"missing {d.missing}; forbidden matched {d.forbidden}")
+    parts = [f"{f.status}: {f.fact}" + (f" ({f.sentence[:160]!r})" if f.sentence else "") for f in d.facts]
+    parts += [f"wrong claim asserted: {h.claim} ({h.sentence[:160]!r})" for h in d.wrong_claims]
+    reason = "; ".join(p for p in [d.note, *parts] if p) or "no key facts"
     return {"pass": ok, "score": 1.0 if ok else 0.0, "reason": reason, "namedScores": {"diagnosis": 1.0 if ok else 0.0}}
 
 
