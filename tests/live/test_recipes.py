@@ -28,7 +28,7 @@ from tests.lab.helpers import LAB_MARKS, Lab, normalized_firewall, vm_run
 
 pytestmark = LAB_MARKS
 CASES_DIR = Path(__file__).parents[2] / "cases"
-LAB_CASES = ["a", "d", "e", "f", "g", "j", "m", "o", "q", "s", "v"]
+LAB_CASES = ["a", "d", "e", "f", "g", "j", "j_hardened", "m", "o", "q", "s", "v"]
 _TRANSIENT = {"ps", "sort", "bash", "sh", "awk"}
 
 

@@ -73,8 +73,8 @@ def test_snapshot_with_f_m_g_applied_shows_endpoints_ban_and_shaper(lab: Lab) ->
     assert InfraSnapshot.model_validate_json(dump_json(snapshot)) == snapshot
 
 
-def test_snapshot_with_j_o_applied_shows_hardening_file_and_docker_chains(lab: Lab) -> None:
-    with applied(lab.target, _recipe("j"), "j"), applied(lab.target, _recipe("o"), "o"):
+def test_snapshot_with_j_hardened_o_applied_shows_hardening_file_and_docker_chains(lab: Lab) -> None:
+    with applied(lab.target, _recipe("j_hardened"), "j_hardened"), applied(lab.target, _recipe("o"), "o"):
         snapshot = take_snapshot(lab.target)
     dest = _host(snapshot, "tf-dest-vm")
     daemons = {d.name: d for d in dest.daemons}
