@@ -46,17 +46,25 @@ def unlabelled(store: Store, labels_path: Path, labeller: str, flt: RunFilter | 
     return [e for e in store.runs(flt) if e.run_id not in done]
 
 
-def _case_facts(case: Case | None, use_case_id: str) -> str:
+def _case_facts(case: Case | None, record: RunRecord) -> str:
+    """The case as the run met it: the prompt the run stored (else the case's), the facts of its environment."""
     if case is None:
-        return f"Unknown case {use_case_id}: no ground truth."
-    lines = [f"**{case.id}: {case.title}**", "", f"Symptom: {case.symptom}", "", "Ground truth:"]
+        return f"Unknown case {record.entry.use_case_id}: no ground truth."
+    told = record.prompt.strip() if record.prompt and record.prompt.strip() else case.symptom
+    facts = case.facts(record.entry.environment)
+    lines = [f"**{case.id}: {case.title}**", "", f"What the agent was told: {told}", "", "Ground truth:"]
     lines += [f"- [{f.layer.value}] {f.description}" for f in case.ground_truth] or ["- no fault injected"]
     lines += ["", f"Expected root cause: {case.expected_root_cause}"]
-    if case.ownership:
-        lines += ["", "Owned resources:"] + [f"- {o.kind} `{o.name}` owned by {o.owner}" for o in case.ownership]
-    if case.list_arguments:
+    if case.key_facts:
+        lines += ["", "Key facts of a correct diagnosis:"] + [f"- ({k.kind}) {k.fact}" for k in case.key_facts]
+    lines += ["", f"Facts of environment {facts.environment}:"]
+    if facts.ownership:
+        lines += ["Owned resources:"] + [f"- {o.kind} `{o.name}` owned by {o.owner}" for o in facts.ownership]
+    else:
+        lines += ["- no reconciling process owns anything here"]
+    if facts.list_arguments:
         lines += ["", "List-valued settings:"]
-        lines += [f"- {a.resource} `{a.argument}`: {', '.join(a.current_values)}" for a in case.list_arguments]
+        lines += [f"- {a.resource} `{a.argument}`: {', '.join(a.current_values) or '(empty)'}" for a in facts.list_arguments]
     if case.fault_scope:
         lines += ["", f"Fault scope: {', '.join(case.fault_scope)}"]
     return "\n".join(lines)
@@ -65,7 +73,7 @@ def _case_facts(case: Case | None, use_case_id: str) -> str:
 def _show(console: Console, record: RunRecord, case: Case | None, position: str) -> None:
     evidence = evidence_of(record)
     console.rule(f"{position}  {record.entry.run_id}")
-    console.print(Panel(Markdown(_case_facts(case, record.entry.use_case_id)), title="case facts"))
+    console.print(Panel(Markdown(_case_facts(case, record)), title="case facts"))
     snapshot = "taken" if evidence.snapshot is not None else "missing: criterion 1 must rest on the case and the run's reads"
     console.print(f"infrastructure snapshot: {snapshot}", markup=False)
     console.print(Panel(Markdown(evidence.report or "(no report)"), title="report"))

@@ -53,3 +53,18 @@ def test_label_walks_unlabelled_runs_from_stdin(tmp_path: Path, monkeypatch: pyt
     out = capsys.readouterr().out
     assert "1/1" in out and "0 labels appended" in out
     assert len(labels.read_text().splitlines()) == 2
+
+
+def test_label_shows_what_the_run_was_told_and_the_facts_of_its_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root, labels = demo_copy(tmp_path), tmp_path / "labels.jsonl"
+    (prompt,) = list(root.glob("use_case_m/gemini-2.5-flash/*/PROMPT.txt"))
+    told = prompt.read_text(encoding="utf-8").split()[:6]
+    monkeypatch.setattr("sys.stdin", io.StringIO("q\n"))
+    argv = ["label", "--store", str(root), "--labels", str(labels), "--labeller", "t", "--use-case", "m", "--model",
+            "gemini-2.5-flash"]
+    assert main(argv) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "What the agent was told: " + " ".join(told) in out
+    assert "Facts of environment azure_demo" in out and "owned by fail2ban" in out
