@@ -122,7 +122,7 @@ def _clean(text: str) -> str:
 
 def _verification(part: _Part) -> Verification | None:
     """A verification is a read-only command together with the result that proves the fix."""
-    command = next((c for c in part.commands if _read_only(c)), None)
+    command = next((c for c in part.commands if _read_only(c) and looks_like_command(c)), None)
     if command is None:
         return None
     if has_expectation(mask_code(part.text)):
@@ -143,10 +143,18 @@ def _verification_in_prose(part: _Part, segments: Sequence[Segment]) -> Verifica
             return Verification(command=command, expected=_clean(sentence)[:_EXCERPT])
     for seg in segments:
         if isinstance(seg, Fence):
-            commands, output, _ = seg.content()
+            commands, output, comments = seg.content()
+            output = output or [c for c in comments if has_expectation(c)]
             if output and commands and all(_read_only(c) for c in commands):
                 return Verification(command=commands[0], expected="\n".join(output)[:_EXCERPT])
     return None
+
+
+_NO_ACTION = re.compile(
+    r"(?i)^\W*(?:none|n/a|nothing(?:\s+to\s+(?:do|change|fix))?|no\s+(?:action|change|remediation|fix)s?\b[^.]*?"
+    r"(?:needed|required|necessary|recommended|to\s+take))\W*(?:$|[.:;]\s)"
+)
+"""An item that says no change is needed is not an action (a no-fault case's correct answer)."""
 
 
 def _to_action(item: _Item) -> RecommendedAction | None:
@@ -166,7 +174,7 @@ def _to_action(item: _Item) -> RecommendedAction | None:
     if verification is not None and verification.command in commands:
         commands.remove(verification.command)
     description = _clean(desc.text) or verify_text or (commands[0] if commands else "")
-    if not description:
+    if not description or (not commands and _NO_ACTION.match(description)):
         return None
     return RecommendedAction(description=description, commands=commands, verification=verification)
 

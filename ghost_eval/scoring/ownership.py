@@ -39,7 +39,9 @@ class Owned:
     """For a case fact: the environment whose facts it is."""
 
     def matches(self, kind: str, name: str) -> bool:
-        if kind != self.kind or name in self.user_chains or (name in LEFT_TO_USERS and not (self.source == "case" and self.name == name)):
+        if kind != self.kind or name in self.user_chains:
+            return False
+        if name in LEFT_TO_USERS and not (self.source == "case" and self.name == name):
             return False
         if self.kind == "tc_qdisc":
             return _device(self.name) == _device(name)

@@ -54,6 +54,7 @@ class Fence:
         if self.lang.lower() in _OUTPUT_LANGS:
             return [], [ln.strip() for ln in self.lines if ln.strip()], []
         comments = [ln.strip().lstrip("#").strip() for ln in self.lines if ln.strip().startswith("#") and not has_prompt(ln)]
+        comments += [m.group(1).strip() for ln in self.lines if (m := _TRAILING_COMMENT.search(ln)) and ln.count("'") % 2 == 0]
         if not any(has_prompt(ln) for ln in self.lines):
             return split_commands("\n".join(self.lines)), [], comments
         commands: list[str] = []
@@ -96,6 +97,8 @@ class Section:
         return "\n".join(parts)
 
 
+_TRAILING_COMMENT = re.compile(r"\S\s+#\s*(\S.*)$")
+"""A shell comment after a command (`grep -c netem   # expect 0`), where the writer often states the result."""
 _OUTPUT_LANGS = frozenset({"text", "txt", "output", "plaintext", "log", "json", "yaml", "yml", "csv", "diff", "console-output"})
 _FENCE_OPEN = re.compile(r"^\s*(`{3,}|~{3,})\s*([^\s`]*)")
 _ATX = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
@@ -313,7 +316,8 @@ _EXPECTATION = re.compile(
     r"|(?:should|must|will)\s+(?:now\s+)?be\s+(?:absent|present|gone|empty|listed|reachable|removed|allowed|open|"
     r"established|zero|0|back|restored|successful)\b"
     r"|you(?:['\u2019]ll|\s+will|\s+should)\s+(?:now\s+)?see\b"
-    r"|no\s+longer\b|absent\b|exit\s+(?:code|status)\b"
+    r"|no\s+longer\b|absent\b|exit\s+(?:code|status)\b|non-?zero\b|unchanged\b|(?:→|->|=>)\s*\S"
+    r"|exits?\s+(?:with\s+)?(?:(?:code|status)\s+)?\d|fails?\s+with\b|[1-5]xx\b"
     r"|returns?\s+(?:\d|an?\s|the\s|`|\"|'|true|false|ok|success|nothing|no\s|empty|only)"
     r"|\d+(?:\.\d+)?\s*%\s+(?:packet\s+)?loss\b|\d+\s*/\s*\d+\s+(?:packets|replies|received)\b|\d+\s+received\b"
     r"|http(?:/\d(?:\.\d)?)?\s+\d{3}\b|200\s+ok\b|succeed(?:s|ed)\b|connect(?:s|ed)\b"
@@ -323,7 +327,7 @@ _EXPECTATION = re.compile(
 """Phrases that state a result, matched on lower-cased text at a word start (see `_CUES` for why)."""
 _SHOWS_NAMED = re.compile(
     r"\b(?:shows?|lists?|reports?|displays?|prints?|contains?|includes?|reads?)\s+"
-    r"(?:(?:only|no|exactly|all|both|each|every|one|two|three|four|none)\b|\d|[`\"'A-Z])"
+    r"(?:(?:only|no|exactly|all|both|each|every|one|two|three|four|none|nothing|empty|rule|a\s+single)\b|\d|[`\"'A-Z])"
 )
 """A read that names what it shows ("lists Microsoft.Storage", "shows `0 banned`"), not "shows the config"."""
 
