@@ -537,7 +537,7 @@ def test_c2_docker_user_is_the_users_chain() -> None:
         ("sudo iptables -I INPUT -p tcp --dport 22 -j ACCEPT", True),
         ("sudo iptables -I INPUT -s 203.0.113.47 -p tcp --dport 22 -j ACCEPT", False),
         ("sudo iptables -I DOCKER-USER 1 -s 172.17.0.0/16 -d 172.17.0.0/16 -j ACCEPT", False),
-        ("az network nsg rule create -g rg --nsg-name tf-dest-vm-nsg -n allow-ssh --priority 100 --destination-port-ranges 22", True),
+        ("az network nsg rule create -g rg --nsg-name nsg1 -n allow-ssh --priority 100 --destination-port-ranges 22", True),
         (
             "az network nsg rule create -g rg --nsg-name tf-dest-vm-nsg -n allow-ssh --priority 100 "
             "--source-address-prefixes 203.0.113.47 --destination-port-ranges 22",
