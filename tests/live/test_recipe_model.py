@@ -12,7 +12,7 @@ from ghost_eval.lab.layout import VMS
 from ghost_eval.live.recipes import CreateRouteTable, CreateSecurityRule, SshStep, Symptom, recipe_of
 
 CASES_DIR = Path(__file__).parents[2] / "cases"
-LAB_CASES = ["a", "d", "e", "f", "g", "j", "j_hardened", "m", "o", "q", "s", "v"]
+LAB_CASES = ["a", "d", "e", "f", "g", "g_daemon", "j", "j_hardened", "m", "o", "q", "s", "v"]
 _VM_NAMES = {vm.name for vm in VMS}
 _NSGS = {vm.nsg for vm in VMS}
 

@@ -28,7 +28,7 @@ from tests.lab.helpers import LAB_MARKS, Lab, normalized_firewall, vm_run
 
 pytestmark = LAB_MARKS
 CASES_DIR = Path(__file__).parents[2] / "cases"
-LAB_CASES = ["a", "d", "e", "f", "g", "j", "j_hardened", "m", "o", "q", "s", "v"]
+LAB_CASES = ["a", "d", "e", "f", "g", "g_daemon", "j", "j_hardened", "m", "o", "q", "s", "v"]
 _TRANSIENT = {"ps", "sort", "bash", "sh", "awk"}
 
 
@@ -113,8 +113,8 @@ def test_m_the_banned_partner_is_refused_and_admitted_after_teardown(lab: Lab, p
     assert code == 0 and output.startswith("SSH-2.0-OpenSSH")
 
 
-def test_g_the_shaping_daemon_puts_its_qdisc_back(lab: Lab) -> None:
-    with applied(lab.target, _recipe("g"), "g"):
+def test_g_daemon_the_shaping_daemon_puts_its_qdisc_back(lab: Lab) -> None:
+    with applied(lab.target, _recipe("g_daemon"), "g_daemon"):
         assert vm_run(lab.target, "tf-source-vm", "tc qdisc del dev eth0 root")[0] == 0
         assert "noqueue" in vm_run(lab.target, "tf-source-vm", "tc qdisc show dev eth0 root")[1]
         assert vm_run(lab.target, "tf-source-vm", "systemctl reload ghost-shaper")[0] == 0

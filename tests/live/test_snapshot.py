@@ -32,9 +32,9 @@ def _requests(lab: Lab) -> list[dict[str, object]]:
     return [json.loads(line) for line in log.read_text().splitlines()]
 
 
-def test_snapshot_with_f_m_g_applied_shows_endpoints_ban_and_shaper(lab: Lab) -> None:
+def test_snapshot_with_f_m_g_daemon_applied_shows_endpoints_ban_and_shaper(lab: Lab) -> None:
     with ExitStack() as faults:
-        for case_id in ("f", "m", "g"):
+        for case_id in ("f", "m", "g_daemon"):
             faults.enter_context(applied(lab.target, _recipe(case_id), case_id))
         seen = len(_requests(lab))
         snapshot = take_snapshot(lab.target)
