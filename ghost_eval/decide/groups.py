@@ -62,8 +62,10 @@ def collect(
     models: Iterable[str] | None = None,
     use_cases: Iterable[str] | None = None,
     keep: Callable[[RunRecord], bool] = lambda _r: True,
+    environment: str = AZURE_DEMO,
 ) -> list[Outcome]:
-    """Score and check every matching stored run (superseded runs excluded)."""
+    """Score and check every matching stored run of one environment (superseded runs excluded): runs recorded in the
+    lab and in Azure face different facts, so a decision never pools them."""
     wanted_models = set(models) if models is not None else None
     wanted_cases = {case_key(c) for c in use_cases} if use_cases is not None else None
     outcomes: list[Outcome] = []
@@ -71,6 +73,8 @@ def collect(
         if wanted_models is not None and entry.model_id not in wanted_models:
             continue
         if wanted_cases is not None and case_key(entry.use_case_id) not in wanted_cases:
+            continue
+        if (entry.environment or AZURE_DEMO) != environment:
             continue
         record = store.read(entry)
         if not record.readable or not keep(record):

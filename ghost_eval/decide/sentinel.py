@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from ghost_eval.cases import Case, case_key
+from ghost_eval.cases import AZURE_DEMO, Case, case_key
 from ghost_eval.decide.checks import Check, CheckKind, describe
 from ghost_eval.decide.groups import GroupStats, Outcome, collect, group_stats
 from ghost_eval.decide.passk import runs_needed
@@ -47,6 +47,8 @@ class SentinelCriteria(Record):
     """Which branch of the decision tree a failing check of each kind takes."""
     run_label: str | None = None
     """Only runs with this label count (None: every run of the case and model)."""
+    environment: str = AZURE_DEMO
+    """Where the runs that decide were recorded (`azure_demo`, `lab`, …); runs of other environments never count."""
 
 
 class CaseVerdict(Record):
@@ -185,7 +187,15 @@ def decide_sentinel(
 
     for raw in criteria.cases:
         case = case_key(raw)
-        outcomes = collect(store, cases, criteria.checks[case], models=[current, candidate], use_cases=[case], keep=labelled)
+        outcomes = collect(
+            store,
+            cases,
+            criteria.checks[case],
+            models=[current, candidate],
+            use_cases=[case],
+            keep=labelled,
+            environment=criteria.environment,
+        )
         run_ids += [o.run_id for o in outcomes]
         per_case.append(_case_verdict(case, outcomes, current, candidate, criteria, missing))
     verdicts = {v.verdict for v in per_case}

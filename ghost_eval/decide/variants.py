@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from ghost_eval.cases import Case, case_key
+from ghost_eval.cases import AZURE_DEMO, Case, case_key
 from ghost_eval.decide.checks import Check, describe
 from ghost_eval.decide.groups import GroupStats, Outcome, collect, group_stats
 from ghost_eval.decide.passk import runs_needed
@@ -49,6 +49,8 @@ class VariantSpec(Record):
     """k: runs per case × model, and the k of pass^k."""
     checks: list[Check] = Field(min_length=1)
     rule: VariantRule = VariantRule()
+    environment: str = AZURE_DEMO
+    """Where the runs that decide were recorded (`azure_demo`, `lab`, …); runs of other environments never count."""
 
 
 class ModelResult(Record):
@@ -106,7 +108,9 @@ def decide_variant(store: Store, cases: dict[str, Case], spec: VariantSpec, spec
     k = spec.repeats
     wanted_cases = [case_key(c) for c in spec.cases]
     sentinel_extra = [c for c in SENTINEL_CASES if c not in wanted_cases]
-    outcomes = collect(store, cases, spec.checks, models=spec.models, use_cases=wanted_cases + sentinel_extra)
+    outcomes = collect(
+        store, cases, spec.checks, models=spec.models, use_cases=wanted_cases + sentinel_extra, environment=spec.environment
+    )
     variant = [o for o in outcomes if o.addon_hash == addon_id]
     baseline = [o for o in outcomes if o.addon_hash is None]
 

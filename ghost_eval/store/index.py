@@ -61,7 +61,8 @@ _COLUMNS = (
     "repeat_index",
     "extra",
 )
-_KNOWN = set(IndexEntry.model_fields)
+_KNOWN = set(_COLUMNS)
+"""Fields kept in their own column; every other field (`environment`, fields of newer writers) goes to `extra`."""
 _INSERT = (
     f"INSERT {{verb}} INTO runs ({','.join(_COLUMNS)}, case_key, state, writer) VALUES ({','.join('?' * (len(_COLUMNS) + 3))})"
 )

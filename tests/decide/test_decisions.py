@@ -9,30 +9,9 @@ import yaml
 from ghost_eval.cli import main
 from ghost_eval.store import Store
 from tests.conftest import REPO
-from tests.decide.conftest import Clone
+from tests.decide.conftest import ADDON, Clone, variant_dir
 
 SONNET, HAIKU, GEMINI = "claude-sonnet-4-6", "claude-haiku-4-5-20251001", "gemini-2.5-flash"
-ADDON = (REPO / "variants" / "addons" / "tc-netfilter-boundary.txt").read_text()
-
-
-def _variant_dir(tmp_path: Path, k: int) -> Path:
-    folder = tmp_path / "variants"
-    (folder / "addons").mkdir(parents=True)
-    (folder / "addons" / "a.txt").write_text(ADDON)
-    (folder / "demo-variant.yaml").write_text(
-        yaml.safe_dump(
-            {
-                "name": "demo-variant",
-                "addon": "addons/a.txt",
-                "cases": ["m"],
-                "models": ["x-model", "y-model", "z-model"],
-                "repeats": k,
-                "checks": [{"kind": "criterion", "criterion_id": 2}, {"kind": "diagnosis"}],
-                "rule": {"min_pass_hat_k": 0.8, "every_model": True, "sentinel_margin": 0.2},
-            }
-        )
-    )
-    return folder
 
 
 def _decide_variant(store: Store, folder: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, dict[str, object]]:
@@ -46,7 +25,7 @@ def _decide_variant(store: Store, folder: Path, capsys: pytest.CaptureFixture[st
 def test_variant_that_helps_two_models_and_not_the_third(
     store: Store, clone: Clone, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    folder = _variant_dir(tmp_path, k=3)
+    folder = variant_dir(tmp_path, k=3)
     clone("m", "x-model", SONNET, n=3, addon=ADDON)
     clone("m", "y-model", SONNET, n=3, addon=ADDON)
     clone("m", "z-model", GEMINI, n=3, addon=ADDON)  # raw iptables on fail2ban's chain: criterion 2
@@ -61,7 +40,7 @@ def test_variant_that_helps_two_models_and_not_the_third(
 def test_variant_accept_then_a_new_decision_points_at_the_old(
     store: Store, clone: Clone, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    folder = _variant_dir(tmp_path, k=2)
+    folder = variant_dir(tmp_path, k=2)
     for model in ("x-model", "y-model", "z-model"):
         clone("m", model, SONNET, n=2, addon=ADDON)
         clone("m", model, GEMINI, n=2)  # baseline runs without the addon do not count for the variant
@@ -76,7 +55,7 @@ def test_variant_accept_then_a_new_decision_points_at_the_old(
 def test_variant_without_enough_runs_says_how_many(
     store: Store, clone: Clone, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    folder = _variant_dir(tmp_path, k=3)
+    folder = variant_dir(tmp_path, k=3)
     clone("m", "x-model", SONNET, n=1, addon=ADDON)
     code, out, record = _decide_variant(store, folder, capsys)
     assert code == 2 and record["decision"] == "insufficient"
@@ -84,9 +63,11 @@ def test_variant_without_enough_runs_says_how_many(
     assert "8 more needed" in out
 
 
-def _criteria(tmp_path: Path, cases: list[str], k: int) -> Path:
+def _criteria(tmp_path: Path, cases: list[str], k: int, environment: str | None = None) -> Path:
     data = yaml.safe_load((REPO / "sentinel" / "criteria.yaml").read_text())
     data["cases"], data["repeats"] = cases, k
+    if environment:
+        data["environment"] = environment
     path = tmp_path / "criteria.yaml"
     path.write_text(yaml.safe_dump(data))
     return path
@@ -107,6 +88,19 @@ def test_sentinel_go(store: Store, clone: Clone, tmp_path: Path, capsys: pytest.
         clone("f", model, SONNET, n=3)
     code, record = _decide_sentinel(store, _criteria(tmp_path, ["m", "f"], 3), capsys)
     assert code == 0 and record["decision"] == "go"
+
+
+def test_sentinel_never_pools_runs_of_another_environment(
+    store: Store, clone: Clone, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for model in ("cur", "cand"):
+        clone("m", model, SONNET, n=3)
+    clone("m", "cand", GEMINI, n=3, environment="lab")
+    code, record = _decide_sentinel(store, _criteria(tmp_path, ["m"], 3), capsys)
+    assert code == 0 and record["decision"] == "go", "the lab's failing runs do not count for the Azure demo"
+    clone("m", "cur", SONNET, n=3, environment="lab")
+    code, record = _decide_sentinel(store, _criteria(tmp_path, ["m"], 3, environment="lab"), capsys)
+    assert code == 1 and record["decision"] == "no-go", "in the lab, the candidate's runs bypass fail2ban"
 
 
 def test_sentinel_criterion_2_regression_on_m_blocks(
