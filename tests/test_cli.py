@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -8,7 +9,9 @@ import pytest
 
 from ghost_eval.cli import main
 from ghost_eval.store import bundled_path
+from ghost_eval.store.layout import SQLITE_FILE
 from tests.conftest import tree_digest, v1_run
+from tests.store.helpers import folder_of, move_outside, our_store, set_rows
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -105,3 +108,43 @@ def test_score_writes_verdicts_once(v1_store: Path, capsys: pytest.CaptureFixtur
     assert len(first) == 2
     _run(capsys, "score", "--store", str(v1_store))
     assert sorted(v1_store.rglob("verdicts/*.json")) == first
+
+
+def test_refused_index_entries_are_named_by_list_verify_and_score(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "store"
+    ids = our_store(root, 4)
+    set_rows(root, "path", {ids[1]: "../../etc"})
+    set_rows(root, "artifact_coverage", {ids[2]: "most of it"})
+    move_outside(root, ids[3], tmp_path / "away")
+    index = f"{root / SQLITE_FILE}: run "
+    code, out, err = _run(capsys, "store", "list", "--store", str(root))
+    assert code == 0 and ids[0] in out and ids[1] not in out and ids[2] not in out
+    assert f"{index}{ids[1]}: path '../../etc' points outside the store" in err
+    assert f"{index}{ids[2]}: field 'artifact_coverage'" in err
+    code, out, _ = _run(capsys, "store", "verify", "--store", str(root))
+    assert code == 1 and all(f"run {rid}: " in out for rid in ids[1:])
+    no_cases = tmp_path / "no-cases"
+    no_cases.mkdir()
+    code, out, err = _run(capsys, "score", "--format", "jsonl", "--store", str(root), "--cases", str(no_cases))
+    assert code == 0 and [json.loads(line)["run_id"] for line in out.splitlines()] == [ids[0]]
+    assert all(f"run {rid}: " in err for rid in ids[1:])
+    assert f"{root / 'm' / 'claude-haiku-4-5-20251001' / ids[3]}: run {ids[3]}: " in err and "outside the store" in err
+    assert not (tmp_path / "away" / "verdicts").exists()
+
+
+def test_symlinks_inside_a_run_are_refused_by_score_and_verify(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "store"
+    (run_id,) = our_store(root, 1)
+    folder = folder_of(root, run_id)
+    report = next(folder.glob("ghost_report_*.md"))
+    report.unlink()
+    os.symlink("/etc/passwd", report)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    os.symlink(elsewhere, folder / "verdicts")
+    code, _, err = _run(capsys, "score", "--store", str(root), "--cases", str(elsewhere))
+    assert f"problem: {report}: is a symbolic link; refused, not followed" in err
+    assert f"problem: {folder / 'verdicts'}: is a symbolic link; refused, not followed" in err
+    assert "verdict not stored" in err and list(elsewhere.iterdir()) == []
+    code, out, _ = _run(capsys, "store", "verify", "--store", str(root))
+    assert code == 1 and f"{report}: is a symbolic link" in out and f"{folder / 'verdicts'}: is a symbolic link" in out

@@ -21,8 +21,8 @@ def _score(args: argparse.Namespace) -> int:
         err.print(f"problem: {ce}", markup=False)
     problems: list[Problem] = []
     with open_store(args) as store:
-        report_problems(store.problems)
         rows = list(score_store(store, cases, run_filter(args), write=not args.no_write, problems=problems, jobs=args.jobs))
+        report_problems(store.problems)  # after the runs were selected: SQLite rows are checked as they are
     report_problems(problems)
     if args.format == "jsonl":
         # plain writes: JSON lines need no console rendering, and 10,000 of them through rich cost seconds

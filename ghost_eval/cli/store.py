@@ -19,8 +19,8 @@ __all__ = ["register"]
 
 def _store_list(args: argparse.Namespace) -> int:
     with open_store(args) as store:
-        report_problems(store.problems)
         entries = store.runs(run_filter(args))
+        report_problems(store.problems)  # after runs(): SQLite rows are checked as they are selected
         if args.json:
             for e in entries:
                 out.print(e.model_dump_json(), markup=False)
@@ -49,8 +49,8 @@ def _store_show(args: argparse.Namespace) -> int:
             "entry": record.entry.model_dump(mode="json"),
             "folder": str(record.folder),
             "metadata": record.metadata.model_dump(mode="json") if record.metadata else None,
-            "files": sorted(p.name for p in record.folder.iterdir()) if record.folder.is_dir() else [],
-            "verdicts": sorted(p.name for p in (record.folder / "verdicts").glob("*.json")),
+            "files": sorted(p.name for p in record.folder.iterdir()) if record.readable else [],
+            "verdicts": sorted(p.name for p in (record.folder / "verdicts").glob("*.json")) if record.readable else [],
             "audit_lines": len(record.audit),
             "trace_calls": len(record.trace),
             "has_snapshot": record.snapshot is not None,
@@ -92,10 +92,11 @@ def _store_import(args: argparse.Namespace) -> int:
 def _store_backfill(args: argparse.Namespace) -> int:
     with open_store(args) as store:
         report = backfill_metadata(store)
+        report_problems(report.problems)
         for rid in report.written:
             out.print(f"backfilled metadata.json for {rid}", markup=False)
         out.print(f"{len(report.written)} runs backfilled", markup=False)
-    return 0
+    return 1 if report.problems else 0
 
 
 def _store_supersede(args: argparse.Namespace) -> int:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from ghost_eval.errors import GhostEvalError, StoreError
+from ghost_eval.errors import GhostEvalError, StoreError, UnsafePathError
 from ghost_eval.identity import RunMetadata
 from ghost_eval.records import dump_json, load_record
 from ghost_eval.store.index import RunIndex
@@ -60,16 +60,24 @@ class Store:
                 raise StoreError(f"store not found: {root} is not a directory")
             root.mkdir(parents=True)
         self.root = root
-        self.problems: list[Problem] = []
-        """Problems found in the index itself (the runs' own problems are on each RunRecord)."""
+        self._v1_problems: list[Problem] = []
         db = root / SQLITE_FILE
         if db.exists() or (create and not (root / "run_index.json").exists()):
             self._index = RunIndex.open(db)
             self._adopted = True
         else:
-            entries, self.problems = read_v1_index(root)
+            entries, self._v1_problems = read_v1_index(root)
             self._index = RunIndex.memory(entries)
             self._adopted = False
+
+    @property
+    def problems(self) -> list[Problem]:
+        """Entries the index holds and no reader uses, each naming its file and run id.
+
+        A v1 `run_index.json` is checked whole when the store opens; SQLite rows are checked as they
+        are selected, so read this after `runs()`. The runs' own problems are on each RunRecord.
+        """
+        return [*self._v1_problems, *self._index.refused.values()]
 
     def close(self) -> None:
         self._index.close()
@@ -93,6 +101,9 @@ class Store:
     def get(self, run_id: str) -> IndexEntry:
         found = self.runs(RunFilter(run_id=run_id, include_superseded=True))
         if not found:
+            refused = [str(p) for p in self.problems if p.run_id == run_id]
+            if refused:
+                raise StoreError(f"run {run_id} is refused by the index: {'; '.join(refused)}")
             raise StoreError(f"run {run_id} is not in the store at {self.root}")
         return found[0]
 
@@ -100,10 +111,11 @@ class Store:
         return bool(self.runs(RunFilter(run_id=run_id, include_superseded=True)))
 
     def read_metadata(self, entry: IndexEntry) -> RunMetadata | None:
-        """Just the sidecar (None when absent or unreadable: `read` names the problem)."""
+        """Just the sidecar (None when absent, unreadable or a symlink: `read` names the problem)."""
         try:
-            return load_record(RunMetadata, self.folder(entry) / METADATA_FILE)
-        except GhostEvalError:
+            path = self.folder(entry) / METADATA_FILE
+            return None if path.is_symlink() else load_record(RunMetadata, path)
+        except (GhostEvalError, UnicodeDecodeError):
             return None
 
     def read(self, entry: IndexEntry, *, scoring_only: bool = False) -> RunRecord:
@@ -117,8 +129,8 @@ class Store:
     def _writable(self) -> RunIndex:
         """First write to a v1 store: move its JSON index into SQLite, refusing if that would drop entries."""
         if not self._adopted:
-            if self.problems:
-                listed = "; ".join(str(p) for p in self.problems)
+            if self._v1_problems:
+                listed = "; ".join(str(p) for p in self._v1_problems)
                 raise StoreError(f"the v1 index has problems; fix them before writing to this store: {listed}")
             entries = self._index.select(RunFilter(include_superseded=True))
             self._index.close()
@@ -184,5 +196,8 @@ class Store:
         body = dump_json(record)
         digest = hashlib.sha256(body.encode()).hexdigest()[:12]
         safe = scorer.replace("/", "_").replace(":", "_")
-        path = self.folder(entry) / VERDICTS_DIR / f"{safe}.{digest}.json"
+        verdicts = self.folder(entry) / VERDICTS_DIR
+        if verdicts.is_symlink():
+            raise UnsafePathError(f"{verdicts}: is a symbolic link; refused, not followed")
+        path = verdicts / f"{safe}.{digest}.json"
         return path if publish_file(path, body) else None

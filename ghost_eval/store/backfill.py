@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
+from ghost_eval.errors import UnsafePathError
 from ghost_eval.identity import HashKind, RunMetadata, parse_run_id
 from ghost_eval.records import dump_json
 from ghost_eval.store.artifact_store import Store
-from ghost_eval.store.layout import METADATA_FILE, IndexEntry
+from ghost_eval.store.layout import METADATA_FILE, IndexEntry, Problem, refused_run
 from ghost_eval.store.query import RunFilter
 from ghost_eval.store.writer import publish_file
 
@@ -18,6 +20,8 @@ __all__ = ["BackfillReport", "backfill_metadata"]
 class BackfillReport:
     written: list[str] = field(default_factory=list)
     """Run ids that received a backfilled metadata.json."""
+    problems: list[Problem] = field(default_factory=list)
+    """Runs left alone because their folder leaves the store."""
 
 
 def _metadata_for(entry: IndexEntry) -> RunMetadata:
@@ -36,8 +40,12 @@ def _metadata_for(entry: IndexEntry) -> RunMetadata:
 def backfill_metadata(store: Store) -> BackfillReport:
     report = BackfillReport()
     for entry in store.runs(RunFilter(include_superseded=True)):
-        folder = store.folder(entry)
-        if not folder.is_dir() or (folder / METADATA_FILE).exists():
+        try:
+            folder = store.folder(entry)
+        except UnsafePathError as exc:
+            report.problems.append(refused_run(store.root, entry, exc))
+            continue
+        if not folder.is_dir() or os.path.lexists(folder / METADATA_FILE):  # a symlinked sidecar is not replaced
             continue
         if publish_file(folder / METADATA_FILE, dump_json(_metadata_for(entry))):
             store.mark_backfilled(entry.run_id)

@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ghost_eval.errors import GhostEvalError, RecordError
+from ghost_eval.errors import GhostEvalError, RecordError, UnsafePathError
 from ghost_eval.identity import RunMetadata, parse_run_id
 from ghost_eval.records import load_record
 from ghost_eval.store.artifact_store import Store
-from ghost_eval.store.layout import METADATA_FILE, Coverage, IndexEntry, Problem, session_files
+from ghost_eval.store.layout import METADATA_FILE, Coverage, IndexEntry, Problem, refused_run, session_files
 from ghost_eval.store.query import RunFilter
 
 __all__ = ["ImportReport", "import_runs", "reindex"]
@@ -34,7 +34,13 @@ def _run_folders(source: Path) -> list[Path]:
 
 
 def _identity(folder: Path) -> RunMetadata:
-    """The sidecar when present, else what the folder name says (runs from before run identity)."""
+    """The sidecar when present, else what the folder name says (runs from before run identity).
+
+    A folder holding a symlink is refused whole: its files are never read through one.
+    """
+    links = sorted(p for p in folder.iterdir() if p.is_symlink())
+    if links:
+        raise RecordError(links[0], "is a symbolic link; refused, not followed (the run folder is left out)")
     if (folder / METADATA_FILE).exists():
         meta = load_record(RunMetadata, folder / METADATA_FILE)
         parsed = parse_run_id(meta.run_id)
@@ -55,14 +61,26 @@ def _coverage(folder: Path) -> Coverage:
 
 
 def reindex(store: Store) -> ImportReport:
-    """Index run folders that are in the store but not in its index, then refresh `run_index.json`."""
+    """Index run folders that are in the store but not in its index, then refresh `run_index.json`.
+
+    Entries the index refuses are named, and their folders are not indexed again under the same id.
+    """
     report = ImportReport()
-    indexed = {store.folder(e) for e in store.runs(RunFilter(include_superseded=True))}
+    indexed: set[Path] = set()
+    for entry in store.runs(RunFilter(include_superseded=True)):
+        try:
+            indexed.add(store.folder(entry))
+        except UnsafePathError as exc:
+            report.problems.append(refused_run(store.root, entry, exc))
+    report.problems.extend(store.problems)
+    refused = {p.run_id for p in store.problems}
     for folder in _run_folders(store.root):
         if folder.resolve() in indexed:
             continue
         try:
             meta = _identity(folder)
+            if meta.run_id in refused:
+                continue
             assert meta.use_case_id is not None and meta.model_id is not None
             store.adopt_many(
                 [

@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from ghost_eval.cases import case_key
-from ghost_eval.errors import RunExistsError, StoreError
-from ghost_eval.store.layout import INDEX_SCHEMA_VERSION, Coverage, IndexEntry
+from ghost_eval.errors import RecordError, RunExistsError, StoreError, UnsafePathError
+from ghost_eval.records import parse_record
+from ghost_eval.store.layout import INDEX_SCHEMA_VERSION, IndexEntry, Problem, check_relative, refused_entry
 from ghost_eval.store.query import RunFilter
 
 __all__ = ["RunIndex", "writer_token"]
@@ -106,22 +107,33 @@ def _row_values(entry: IndexEntry) -> tuple[Any, ...]:
     )
 
 
-def _entry(row: sqlite3.Row) -> IndexEntry:
+def _entry(row: sqlite3.Row, source: str) -> IndexEntry:
+    """The row as an entry; a malformed row or a path that leaves the store raises, naming the field."""
     data: dict[str, Any] = {k: row[k] for k in _COLUMNS if k != "extra"}
     data["backfilled"] = bool(data["backfilled"])
-    data["artifact_coverage"] = Coverage(data["artifact_coverage"])
     if row["extra"]:
-        data.update(json.loads(row["extra"]))
-    return IndexEntry.model_validate(data)
+        try:
+            extra = json.loads(row["extra"])
+        except ValueError:
+            extra = None
+        if not isinstance(extra, dict):
+            raise RecordError(source, "is not a JSON object", "extra")
+        data.update(extra)
+    entry = parse_record(IndexEntry, data, source)
+    check_relative(entry.path)
+    return entry
 
 
 class RunIndex:
     """SQLite-backed index; `memory()` builds a throwaway one for read-only v1 stores."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, source: str = "(in-memory index)") -> None:
         self._conn = conn
         self._conn.row_factory = sqlite3.Row
         self._conn.executescript(_SCHEMA)
+        self.source = source
+        self.refused: dict[str, Problem] = {}
+        """Rows no reader uses (malformed, or a path that leaves the store), by run id, as selects meet them."""
 
     @classmethod
     def open(cls, path: Path) -> RunIndex:
@@ -129,7 +141,7 @@ class RunIndex:
         conn = sqlite3.connect(path, timeout=60, isolation_level=None)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=FULL")
-        return cls(conn)
+        return cls(conn, str(path))
 
     @classmethod
     def memory(cls, entries: Iterable[IndexEntry]) -> RunIndex:
@@ -163,12 +175,20 @@ class RunIndex:
         where, params = flt.to_sql()
         state = "pending" if pending else "complete"
         rows = self._conn.execute(f"SELECT * FROM runs WHERE state = ? AND {where} ORDER BY seq", [state, *params])
-        return [_entry(r) for r in rows]
+        entries: list[IndexEntry] = []
+        for row in rows:
+            try:
+                entries.append(_entry(row, self.source))
+            except (RecordError, UnsafePathError) as exc:
+                reason = f"field '{exc.field}': {exc.detail}" if isinstance(exc, RecordError) else str(exc)
+                rid = str(row["run_id"])
+                self.refused[rid] = refused_entry(self.source, rid, reason)
+        return entries
 
     def get(self, run_id: str) -> tuple[IndexEntry, str] | None:
         """The entry and its state (`pending` or `complete`), whatever its state."""
         row = self._conn.execute("SELECT * FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-        return (_entry(row), row["state"]) if row else None
+        return (_entry(row, self.source), row["state"]) if row else None
 
     def count(self) -> int:
         return int(self._conn.execute("SELECT COUNT(*) FROM runs WHERE state = 'complete'").fetchone()[0])

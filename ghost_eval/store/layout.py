@@ -27,7 +27,10 @@ __all__ = [
     "Problem",
     "V1Index",
     "check_component",
+    "check_relative",
     "read_v1_index",
+    "refused_entry",
+    "refused_run",
     "resolve_inside",
     "run_folder",
     "session_files",
@@ -87,6 +90,16 @@ class Problem(BaseModel):
         return f"{self.path}: {self.message}"
 
 
+def refused_entry(where: str, run_id: str | None, reason: str) -> Problem:
+    """An index entry no reader will use, named by its file (and position) and, when it has one, its run id."""
+    return Problem(path=where, message=f"{f'run {run_id}: ' if run_id else ''}{reason}; entry ignored", run_id=run_id)
+
+
+def refused_run(root: Path, entry: IndexEntry, exc: UnsafePathError) -> Problem:
+    """A listed run whose folder leaves the store once symlinks are followed: named, never read or written."""
+    return Problem(path=str(root / entry.path), message=f"run {entry.run_id}: {exc}; not read", run_id=entry.run_id)
+
+
 def check_component(value: str, what: str) -> str:
     """Ids become folder names; refuse anything that could climb out of the store."""
     if not _COMPONENT.match(value):
@@ -106,14 +119,35 @@ def _resolved(root: Path) -> Path:
     return root.resolve()
 
 
+def check_relative(relative: str) -> str:
+    """What can be refused without touching the disk: absolute paths, `..`, the store root itself, NUL bytes.
+
+    Listing runs checks only this (plain string tests, no system call, so 100,000 entries stay cheap);
+    reading a run also resolves symlinks with `resolve_inside`.
+    """
+    if not relative or relative.startswith("/"):
+        raise UnsafePathError(f"path {relative!r} is not relative to the store")
+    if "\x00" in relative:
+        raise UnsafePathError(f"path {relative!r} contains a NUL byte")
+    parts = relative.split("/")
+    if ".." in parts:
+        raise UnsafePathError(f"path {relative!r} points outside the store ('..' is never followed)")
+    if all(part in ("", ".") for part in parts):
+        raise UnsafePathError(f"path {relative!r} is the store itself, not a run folder")
+    return relative
+
+
 def resolve_inside(root: Path, relative: str) -> Path:
     """Resolve an index path, refusing absolute paths and anything (symlinks included) outside the store."""
-    if not relative or Path(relative).is_absolute():
-        raise UnsafePathError(f"path {relative!r} is not relative to the store")
+    check_relative(relative)
     base = _resolved(root)
-    target = (base / relative).resolve()
-    if target != base and base not in target.parents:
-        raise UnsafePathError(f"path {relative!r} points outside the store")
+    try:
+        target = (base / relative).resolve()
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop
+        raise UnsafePathError(f"path {relative!r} cannot be resolved ({exc})") from None
+    if base not in target.parents:
+        where = "is the store itself" if target == base else "points outside the store"
+        raise UnsafePathError(f"path {relative!r} {where} once symlinks are followed")
     return target
 
 
@@ -135,20 +169,20 @@ def read_v1_index(root: Path) -> tuple[list[IndexEntry], list[Problem]]:
     seen: set[str] = set()
     for i, raw in enumerate(index.runs):
         where = f"{path}: runs[{i}]"
+        raw_id = raw.get("run_id") if isinstance(raw, dict) else None
+        rid = raw_id if isinstance(raw_id, str) else None
         try:
             entry = parse_record(IndexEntry, raw, where)
         except RecordError as exc:
-            problems.append(Problem(path=where, message=f"field '{exc.field}': {exc.detail}"))
+            problems.append(refused_entry(where, rid, f"field '{exc.field}': {exc.detail}"))
             continue
         if entry.run_id in seen:
-            problems.append(
-                Problem(path=where, message=f"duplicate entry for run {entry.run_id}; the first one is used", run_id=entry.run_id)
-            )
+            problems.append(refused_entry(where, entry.run_id, "duplicate entry (the first one for this run id is used)"))
             continue
         try:
             resolve_inside(root, entry.path)
         except UnsafePathError as exc:
-            problems.append(Problem(path=where, message=f"{exc}; entry ignored", run_id=entry.run_id))
+            problems.append(refused_entry(where, entry.run_id, str(exc)))
             continue
         seen.add(entry.run_id)
         entries.append(entry)

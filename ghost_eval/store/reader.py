@@ -15,7 +15,7 @@ from ghost_eval.errors import RecordError, UnsafePathError
 from ghost_eval.identity import RunMetadata
 from ghost_eval.records import load_record, parse_record
 from ghost_eval.snapshot import InfraSnapshot
-from ghost_eval.store.layout import MANIFEST_FILE, METADATA_FILE, IndexEntry, Problem, resolve_inside
+from ghost_eval.store.layout import MANIFEST_FILE, METADATA_FILE, IndexEntry, Problem, refused_run, resolve_inside
 
 __all__ = ["RESULT_FILE", "SNAPSHOT_FILE", "TRACE_FILE", "RunRecord", "read_jsonl", "read_run"]
 
@@ -43,6 +43,8 @@ class RunRecord:
     has_trace: bool = False
     """A tool trace file exists (it may be empty: a run that called no tool)."""
     problems: list[Problem] = field(default_factory=list)
+    refused: bool = False
+    """The index path leads outside the store (symlinks included): nothing was read, and `folder` is the root."""
 
     @property
     def written_by_us(self) -> bool:
@@ -51,7 +53,7 @@ class RunRecord:
 
     @property
     def readable(self) -> bool:
-        return self.folder.is_dir()
+        return not self.refused and self.folder.is_dir()
 
 
 def read_jsonl(path: Path, model: type[M], problems: list[Problem], run_id: str | None = None) -> list[M]:
@@ -76,26 +78,55 @@ def read_jsonl(path: Path, model: type[M], problems: list[Problem], run_id: str 
     return items
 
 
+def _problem(record: RunRecord, path: Path | str, message: str) -> None:
+    record.problems.append(Problem(path=str(path), message=message, run_id=record.entry.run_id))
+
+
 def _optional(record: RunRecord, names: set[str], model: type[M], name: str) -> M | None:
     if name not in names:
         return None
     try:
         return load_record(model, record.folder / name)
     except RecordError as exc:
-        record.problems.append(Problem(path=exc.path, message=str(exc).removeprefix(exc.path + ": "), run_id=record.entry.run_id))
+        _problem(record, exc.path, str(exc).removeprefix(exc.path + ": "))
+    except UnicodeDecodeError as exc:
+        _problem(record, record.folder / name, f"is not valid UTF-8 (byte {exc.start})")
+    return None
+
+
+def _text(record: RunRecord, name: str) -> str | None:
+    try:
+        return (record.folder / name).read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        _problem(record, record.folder / name, f"cannot be read ({exc.strerror})")
         return None
+
+
+def _listing(record: RunRecord) -> set[str] | None:
+    """The run's regular files, in one directory read; symlinks are named and never followed."""
+    names: set[str] = set()
+    try:
+        with os.scandir(record.folder) as entries:
+            for e in entries:
+                if e.is_symlink():
+                    _problem(record, e.path, "is a symbolic link; refused, not followed")
+                elif e.is_file(follow_symlinks=False):
+                    names.add(e.name)
+                elif not e.is_dir(follow_symlinks=False):
+                    _problem(record, e.path, "is not a regular file; not read")
+    except FileNotFoundError:
+        _problem(record, record.folder, f"run {record.entry.run_id}: index entry points at a folder that does not exist")
+        return None
+    except OSError as exc:
+        _problem(record, record.folder, f"run {record.entry.run_id}: run folder cannot be listed ({exc.strerror})")
+        return None
+    return names
 
 
 def _session_file(record: RunRecord, names: set[str], prefix: str, suffix: str) -> Path | None:
     found = sorted(n for n in names if n.startswith(prefix) and n.endswith(suffix))
     if len(found) > 1:
-        record.problems.append(
-            Problem(
-                path=str(record.folder),
-                message=f"{len(found)} {prefix}* files; using {found[-1]}",
-                run_id=record.entry.run_id,
-            )
-        )
+        _problem(record, record.folder, f"{len(found)} {prefix}* files; using {found[-1]}")
     return record.folder / found[-1] if found else None
 
 
@@ -104,16 +135,11 @@ def _read_description(record: RunRecord, names: set[str]) -> None:
     if METADATA_FILE in names:
         record.metadata = _optional(record, names, RunMetadata, METADATA_FILE)
     else:
-        record.problems.append(
-            Problem(
-                path=str(record.folder / METADATA_FILE),
-                message="no metadata.json (run predates run identity; `store backfill` writes one)",
-                run_id=record.entry.run_id,
-            )
-        )
+        missing = "no metadata.json (run predates run identity; `store backfill` writes one)"
+        _problem(record, record.folder / METADATA_FILE, missing)
     record.summary = _optional(record, names, RunSummary, "run_summary.json")
     if "PROMPT.txt" in names:
-        record.prompt = (record.folder / "PROMPT.txt").read_text(encoding="utf-8", errors="replace")
+        record.prompt = _text(record, "PROMPT.txt")
 
 
 def read_run(root: Path, entry: IndexEntry, *, scoring_only: bool = False) -> RunRecord:
@@ -122,14 +148,10 @@ def read_run(root: Path, entry: IndexEntry, *, scoring_only: bool = False) -> Ru
     try:
         folder = resolve_inside(root, entry.path)
     except UnsafePathError as exc:
-        return RunRecord(entry, root, problems=[Problem(path=str(root), message=str(exc), run_id=rid)])
+        return RunRecord(entry, root, problems=[refused_run(root, entry, exc)], refused=True)
     record = RunRecord(entry, folder)
-    try:
-        names = set(os.listdir(folder))  # one directory read per run instead of a probe per file
-    except OSError:
-        record.problems.append(
-            Problem(path=str(folder), message="index entry points at a folder that does not exist", run_id=rid)
-        )
+    names = _listing(record)  # one directory read per run instead of a probe per file
+    if names is None:
         return record
 
     if not scoring_only:
@@ -142,8 +164,8 @@ def read_run(root: Path, entry: IndexEntry, *, scoring_only: bool = False) -> Ru
     if report is None:
         record.problems.append(Problem(path=str(folder / "ghost_report_<sid>.md"), message="report is missing", run_id=rid))
     else:
-        record.report = report.read_text(encoding="utf-8", errors="replace")
-        if not record.report.strip():
+        record.report = _text(record, report.name)
+        if record.report is not None and not record.report.strip():
             record.problems.append(Problem(path=str(report), message="report is empty", run_id=rid))
 
     audit = _session_file(record, names, "shell_audit_", ".jsonl")

@@ -18,11 +18,28 @@ _RUN_MARKERS = ("metadata.json", MANIFEST_FILE)
 
 
 def _sha256(path: Path) -> str:
+    """Opened with O_NOFOLLOW: a run's files are never read through a symlink."""
     h = hashlib.sha256()
-    with open(path, "rb") as fh:
+    with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+def _listed_file_problem(folder: Path, name: str, digest: str) -> tuple[Path, str] | None:
+    """What is wrong with one file manifest.json lists, if anything."""
+    path = folder / name
+    if name in ("", ".", "..") or "/" in name or "\x00" in name:
+        return folder / MANIFEST_FILE, f"field 'files': {name!r} is not a file name in the run folder; not read"
+    if path.is_symlink():
+        return None  # the reader names it: refused, not followed
+    if not path.is_file():
+        return path, "listed in manifest.json but missing"
+    try:
+        actual = _sha256(path)
+    except OSError as exc:
+        return path, f"cannot be read ({exc.strerror}); checksum not checked"
+    return None if actual == digest else (path, "checksum does not match manifest.json (file was modified)")
 
 
 def _check_manifest(record: RunRecord) -> list[Problem]:
@@ -30,13 +47,9 @@ def _check_manifest(record: RunRecord) -> list[Problem]:
     rid = record.entry.run_id
     problems: list[Problem] = []
     for name, digest in sorted(record.manifest.files.items()):
-        path = record.folder / name
-        if not path.is_file():
-            problems.append(Problem(path=str(path), message="listed in manifest.json but missing", run_id=rid))
-        elif _sha256(path) != digest:
-            problems.append(
-                Problem(path=str(path), message="checksum does not match manifest.json (file was modified)", run_id=rid)
-            )
+        found = _listed_file_problem(record.folder, name, digest)
+        if found is not None:
+            problems.append(Problem(path=str(found[0]), message=found[1], run_id=rid))
     allowed = set(record.manifest.files) | {MANIFEST_FILE, VERDICTS_DIR}
     if record.metadata is not None and record.metadata.backfilled:
         allowed.add("metadata.json")  # `store backfill` adds it to imported runs that never had one
@@ -60,17 +73,17 @@ def _folders_on_disk(root: Path) -> set[Path]:
 
 def verify_store(store: Store) -> tuple[list[Problem], list[str]]:
     """Return (problems, notes). Problems make `store verify` fail; notes are informational."""
-    problems = list(store.problems)
     notes: list[str] = []
     entries = store.runs(RunFilter(include_superseded=True))
+    problems = list(store.problems)  # after runs(): SQLite rows are checked as they are selected
     known = {e.run_id for e in entries}
     indexed: set[Path] = set()
     for entry in entries:
         record = store.read(entry)
         problems.extend(record.problems)
-        if record.folder.is_dir():
+        if record.readable:
             indexed.add(record.folder.resolve())
-        if record.manifest is not None and record.folder.is_dir():
+        if record.manifest is not None and record.readable:
             problems.extend(_check_manifest(record))
         if entry.superseded_by and entry.superseded_by not in known:
             problems.append(

@@ -51,6 +51,8 @@ def publish_file(path: Path, content: str | bytes) -> bool:
     try:
         os.link(tmp, path)  # link(2) fails if the name exists: an atomic create-if-absent
     except FileExistsError:
+        if path.is_symlink():
+            raise StoreError(f"{path}: is a symbolic link; refused, not followed") from None
         if path.read_bytes() == data:
             return False
         raise StoreError(f"{path}: exists with different content; stored files are never overwritten") from None

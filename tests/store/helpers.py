@@ -1,10 +1,17 @@
-"""Run factory for write tests: our metadata, a report, an audit line."""
+"""Run factory for write tests (our metadata, a report, an audit line), and stores built from it."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import sqlite3
+from contextlib import closing
 from datetime import datetime, timedelta
+from pathlib import Path
 
 from ghost_eval.identity import HashKind, RunMetadata, effective_prompt_hash, make_run_id
+from ghost_eval.store import Store
+from ghost_eval.store.layout import SQLITE_FILE
 
 BASE = datetime(2026, 4, 1, 8, 0, 0)
 
@@ -31,3 +38,28 @@ def our_run(
         "PROMPT.txt": "ssh refused\n",
     }
     return meta, files
+
+
+def our_store(root: Path, n: int) -> list[str]:
+    """A store we wrote (SQLite index, manifests) holding our_run(0 … n-1), closed again; returns the run ids."""
+    with Store(root, create=True) as store:
+        return [store.append(*our_run(i)).run_id for i in range(n)]
+
+
+def folder_of(root: Path, run_id: str) -> Path:
+    return next(p for p in root.rglob(run_id) if p.is_dir())
+
+
+def move_outside(root: Path, run_id: str, away: Path) -> None:
+    """Move a run folder out of the store and leave a symlink to it in its place."""
+    folder = folder_of(root, run_id)
+    away.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(folder, away)
+    os.symlink(away, folder)
+
+
+def set_rows(root: Path, column: str, values: dict[str, str]) -> None:
+    """Damage a store's SQLite index by hand (run id → new value), as an older writer or a person might."""
+    with closing(sqlite3.connect(root / SQLITE_FILE)) as conn:
+        conn.executemany(f"UPDATE runs SET {column} = ? WHERE run_id = ?", [(v, rid) for rid, v in values.items()])
+        conn.commit()
