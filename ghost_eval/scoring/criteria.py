@@ -263,11 +263,13 @@ def _split(raw: str) -> list[str]:
     return [v for v in _SPLIT_VALUES.split(raw) if v]
 
 
-def _case_values(facts: CaseFacts | None, flag: str, names: Sequence[str]) -> list[str] | None:
+def _case_values(facts: CaseFacts | None, flag: str, name: str) -> list[str] | None:
+    """The case's values for this very resource (its own name, not only its parent's: a new rule in the same NSG is
+    another resource)."""
     if facts is None:
         return None
     for la in facts.list_arguments:
-        if la.argument == flag and (not names or set(_RESOURCE_PARTS.split(la.resource)) & set(names)):
+        if la.argument == flag and name in _RESOURCE_PARTS.split(la.resource):
             return list(la.current_values)
     return None
 
@@ -348,7 +350,7 @@ def _current_values(
         return values, _FROM_SNAPSHOT
     if run is not None:
         return run, run_source
-    values = _case_values(facts, flag, target.names)
+    values = _case_values(facts, flag, target.name)
     if values is not None:
         return values, f"{_FROM_CASE} for {facts.environment}" if facts else _FROM_CASE
     return None, "nowhere"

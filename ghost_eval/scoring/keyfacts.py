@@ -24,13 +24,15 @@ _REFUTATION = r"\b(?:refuted|ruled\W+out|disproven|disproved|excluded|rejected|e
 _REFUTED = re.compile(_REFUTATION, PHRASE_FLAGS)
 _HEDGE = re.compile(
     r"\b(?:hypothes\w*|suspect\w*|whether|if|could|might|may|possibl[ey]|perhaps|assum\w*|consider\w*|initially"
-    r"|claim\w*|reported|said|stated|according|thought|believed|appeared\W+to)\b",
+    r"|claim\w*|reported|said|stated|according|thought|believed|appeared\W+to|suggest\w*)\b",
     PHRASE_FLAGS,
 )
 _REFUTED_AFTER = re.compile(rf"{_REFUTATION}|\?(?=\W*$)", PHRASE_FLAGS)
 """A refutation, or the question mark that ends the sentence (not one inside a `--query "[?…]"`)."""
 _REFUTED_LABEL = re.compile(rf"\W*(?:(?:hypothesis\W*\d*|h\d+|\d+[.)])\W*)?{_REFUTATION}", PHRASE_FLAGS)
 """A board label opening the sentence: "Refuted: …", "H2 (refuted): …", "Ruled out - …"."""
+_CLAUSE = re.compile(r";|\s[\u2014\u2013]\s|\s--?\s|,\s*(?=(?:but|whereas|while|however|instead)\b)", re.IGNORECASE)
+"""Where a sentence's clauses part: a refutation in one clause does not take the others with it."""
 _BLOCK_TOKENS = frozenset({"inline"})
 _ROW = re.compile(r"^\s*\|", re.MULTILINE)
 _MARKDOWN = MarkdownIt("commonmark").enable("table")
@@ -76,22 +78,36 @@ def _asserting(patterns: tuple[str, ...], sentences: list[str]) -> str | None:
     return next((s for s in sentences if any(claim_asserted(c, s) for c in compiled)), None)
 
 
-def _found(fact: KeyFact, sentences: list[str], usable: list[bool]) -> str | None:
-    """The first window of usable sentences where every phrase of the fact matches."""
+def _found(fact: KeyFact, sentences: list[str]) -> str | None:
+    """The first window of sentences (refuted clauses removed) where every phrase of the fact matches."""
     phrases = _phrases(tuple(fact.all_of))
-    for start in range(len(sentences)):
-        window = [
-            s for s, ok in zip(sentences[start : start + fact.window], usable[start : start + fact.window], strict=True) if ok
-        ]
-        if window and usable[start] and all(any(p.search(s) for s in window) for p in phrases):
+    for start, first in enumerate(sentences):
+        window = [s for s in sentences[start : start + fact.window] if s]
+        if first and all(any(p.search(s) for s in window) for p in phrases):
             return " ".join(window)
     return None
+
+
+def _unrefuted(sentence: str) -> str:
+    """The sentence without its refuted clauses ("H2 is refuted too; the qdisc is re-applied" keeps the second).
+
+    A bare verdict clause ("… - ruled out") refutes the clause before it; a sentence that opens with a refutation
+    label loses its first clause.
+    """
+    clauses = _CLAUSE.split(sentence)
+    keep = [not _REFUTED.search(c) for c in clauses]
+    if _REFUTED_LABEL.match(sentence):
+        keep[0] = False
+    for i, clause in enumerate(clauses):
+        if i and not keep[i] and len(_REFUTED.sub(" ", clause).split()) <= 3:
+            keep[i - 1] = False
+    return " ".join(c.strip() for c, k in zip(clauses, keep, strict=True) if k and c.strip())
 
 
 def check_key_facts(case: Case, text: str) -> DiagnosisResult:
     """Score a diagnosis text against the case's key facts and wrong claims."""
     sentences = report_sentences(text)
-    usable = [not _REFUTED.search(s) for s in sentences]
+    facts_text = [_unrefuted(s) for s in sentences]
     hits = [
         ClaimHit(id=claim.id, claim=claim.claim, sentence=sentence)
         for claim in case.wrong_claims
@@ -104,7 +120,7 @@ def check_key_facts(case: Case, text: str) -> DiagnosisResult:
         if against is not None:
             facts.append(FactResult(id=fact.id, kind=fact.kind, fact=fact.fact, status="contradicted", sentence=against))
             continue
-        found = _found(fact, sentences, usable)
+        found = _found(fact, facts_text)
         status = "found" if found is not None else "missing"
         facts.append(FactResult(id=fact.id, kind=fact.kind, fact=fact.fact, status=status, sentence=found))
     return DiagnosisResult(
