@@ -1,7 +1,8 @@
-"""Shell and `az` command parsing: split a block into simple commands, tokenise, classify and layer them.
+"""Shell and `az` command parsing: split a block into simple commands, tokenise, unwrap, classify and layer them.
 
-Every detector, the trajectory check and the claims check read commands through this one parser, so a
-command is classified the same way wherever it appears (report, audit line or tool trace).
+Every detector, the trajectory check, the claims check and the agent's safety gate read commands through this one
+parser, so a command is classified the same way wherever it appears (report, audit line, tool trace or a command
+about to run) and the gate and the scorer agree on which program runs beneath sudo, env, xargs or `bash -c`.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Literal
 
 from ghost_eval.cases import Layer
 
@@ -86,6 +88,8 @@ class Command:
     """Why the command was classified this way, in words a report can show."""
     writes: tuple[str, ...] = ()
     """Files the command writes (redirections, `tee`, `sed -i`, editors, `cp`/`mv` targets)."""
+    wrappers: tuple[tuple[str, ...], ...] = ()
+    """The wrappers removed, outermost first, each with its own words (`("sudo", "-u", "root")`, `("bash", "-c")`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,41 +234,147 @@ def _simple_commands(tokens: list[str]) -> list[tuple[list[str], list[str]]]:
     return out
 
 
-def _unwrap(argv: list[str]) -> list[str] | str:
-    """Strip privilege and process wrappers; return the inner script (a str) for `sh -c` / `ssh host cmd`."""
+_Words = tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Wrapper:
+    """How a program that runs another one takes its own words: getopt-style options, fixed operands, the command."""
+
+    valued: str = ""
+    """Short options that take a value (`-u root`, `-uroot`)."""
+    long_valued: frozenset[str] = frozenset()
+    """Long options that take the next word as their value when written without `=`."""
+    operands: int = 0
+    """The wrapper's own operands before the command (timeout's DURATION, ssh's host)."""
+    runs: Literal["argv", "script", "joined"] = "argv"
+    """What follows: the command's words, one shell script (`sh -c '…'`), or words a shell joins (`ssh host …`)."""
+    needs: str = ""
+    """An option without which the program runs nothing else (`-c` for a shell)."""
+    describes: frozenset[str] = frozenset()
+    """Options with which the command is only described or listed, never run (`command -v`, `sudo -l`)."""
+    splits: frozenset[str] = frozenset()
+    """Options whose value is split into the command's first words (`env -S 'iptables -F'`)."""
+
+
+_SHELL = _Wrapper(valued="oO", long_valued=frozenset({"--rcfile", "--init-file"}), runs="script", needs="-c")
+_WRAPPERS: dict[str, _Wrapper] = {
+    "sudo": _Wrapper(
+        valued="aCcDgpRrTtUu",
+        long_valued=frozenset(
+            {"--auth-type", "--close-from", "--login-class", "--chdir", "--group", "--host", "--prompt", "--chroot"}
+            | {"--role", "--type", "--command-timeout", "--other-user", "--user"}
+        ),
+        describes=frozenset({"-e", "--edit", "-l", "--list", "-v", "--validate", "-K", "--remove-timestamp", "-V", "--version"}),
+    ),
+    "doas": _Wrapper(valued="Cu"),
+    "env": _Wrapper(
+        valued="uCS", long_valued=frozenset({"--unset", "--chdir", "--split-string"}), splits=frozenset({"-S", "--split-string"})
+    ),
+    "stdbuf": _Wrapper(valued="ioe", long_valued=frozenset({"--input", "--output", "--error"})),
+    "nice": _Wrapper(valued="n", long_valued=frozenset({"--adjustment"})),
+    "ionice": _Wrapper(valued="cnpPu", long_valued=frozenset({"--class", "--classdata", "--pid", "--pgid", "--uid"})),
+    "timeout": _Wrapper(valued="ks", long_valued=frozenset({"--kill-after", "--signal"}), operands=1),
+    "nohup": _Wrapper(),
+    "setsid": _Wrapper(),
+    "time": _Wrapper(valued="fo", long_valued=frozenset({"--format", "--output"})),
+    "xargs": _Wrapper(
+        valued="adEILnPs",
+        long_valued=frozenset({"--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars", "--process-slot-var"}),
+    ),
+    "command": _Wrapper(describes=frozenset({"-v", "-V"})),
+    "exec": _Wrapper(valued="a"),
+    "watch": _Wrapper(valued="nq", long_valued=frozenset({"--interval", "--equexit"}), runs="joined"),
+    "eval": _Wrapper(runs="joined"),
+    "ssh": _Wrapper(valued="BbcDEeFIiJLlmOopQRSWw", operands=1, runs="joined"),
+    **{shell: _SHELL for shell in ("sh", "bash", "zsh", "dash", "ksh")},
+}
+"""Programs that run another program: the scorer and the safety gate both see through them to what really runs."""
+_NETNS_EXEC = _Wrapper()
+"""`ip [options] netns exec NAME command`: the one form in which `ip` runs another program."""
+_IP_VALUED = frozenset({"-n", "-netns", "-f", "-family", "-b", "-batch", "-rc", "-rcvbuf"})
+
+
+def _unwrap(argv: list[str]) -> tuple[tuple[_Words, ...], list[str] | str]:
+    """Strip wrappers (sudo, env, timeout, xargs, `ip netns exec`, …) in front of the program that really runs.
+
+    Returns the wrappers, outermost first, each with its own options, and the command beneath them: its words, or
+    the script a shell or `ssh host` runs (a str).
+    """
+    wrappers: list[_Words] = []
     while argv:
-        head = argv[0].rsplit("/", 1)[-1]
-        if _ASSIGNMENT.match(argv[0]):
-            argv = argv[1:]
-        elif head == "sudo":
-            i = 1
-            while i < len(argv) and argv[i].startswith("-"):
-                i += 2 if argv[i] in {"-u", "-g", "-h", "-p", "-C", "-U"} else 1
-            argv = argv[i:]
-        elif head == "env":
-            i = 1
-            while i < len(argv) and (argv[i].startswith("-") or _ASSIGNMENT.match(argv[i])):
-                i += 1
-            argv = argv[i:]
-        elif head in {"nohup", "command", "exec", "time", "stdbuf"}:
-            argv = argv[1:]
-        elif head in {"timeout", "nice", "watch"}:
-            i = 1
-            while i < len(argv) and (argv[i].startswith("-") or argv[i][:1].isdigit()):
-                i += 2 if argv[i] in {"-n", "-s", "-k", "--signal"} else 1
-            argv = argv[i:]
-        elif head in {"bash", "sh", "zsh", "dash"} and "-c" in argv[1:]:
-            idx = argv.index("-c")
-            return argv[idx + 1] if idx + 1 < len(argv) else ""
-        elif head == "ssh":
-            i = 1
-            while i < len(argv) and argv[i].startswith("-"):
-                i += 2 if argv[i] in {"-i", "-p", "-l", "-o", "-J", "-F", "-L", "-R", "-D"} else 1
-            rest = argv[i + 1 :]
-            return " ".join(rest)
-        else:
-            return argv
-    return argv
+        step = _unwrap_one(argv)
+        if step is None:
+            break
+        words, argv_or_script = step
+        wrappers.append(words)
+        if isinstance(argv_or_script, str):
+            return tuple(wrappers), argv_or_script
+        argv = argv_or_script
+    return tuple(wrappers), argv
+
+
+def _unwrap_one(argv: list[str]) -> tuple[_Words, list[str] | str] | None:
+    """One wrapper's words and what it runs; None when argv[0] runs nothing else (or has nothing left to run)."""
+    if _ASSIGNMENT.match(argv[0]):
+        return (argv[0],), argv[1:]
+    head = argv[0].rsplit("/", 1)[-1]
+    spec = _NETNS_EXEC if head == "ip" else _WRAPPERS.get(head)
+    if spec is None:
+        return None
+    if spec is _NETNS_EXEC:
+        end, split = _netns_command_start(argv), []
+    else:
+        start, options = _wrapper_options(argv, spec)
+        if (spec.needs and spec.needs not in options) or spec.describes & options.keys():
+            return None
+        end, split = start + spec.operands, [w for name in spec.splits for w in options.get(name, "").split()]
+    if end is None:
+        return None
+    words, rest = tuple(argv[:end]), split + argv[end:]
+    if not rest:
+        return None
+    if spec.runs == "argv":
+        return words, rest
+    return words, rest[0] if spec.runs == "script" else " ".join(rest)
+
+
+def _wrapper_options(argv: list[str], spec: _Wrapper) -> tuple[int, dict[str, str]]:
+    """Where a wrapper's options end (its first operand), and the options it was given (name → value)."""
+    options: dict[str, str] = {}
+    i = 1
+    while i < len(argv) and argv[i].startswith("-") and argv[i] != "-":
+        word = argv[i]
+        i += 1
+        if word == "--":
+            break
+        if word.startswith("--"):
+            name, eq, value = word.partition("=")
+            if name in spec.long_valued and not eq and i < len(argv):
+                value, i = argv[i], i + 1
+            options[name] = value
+            continue
+        for at, letter in enumerate(word[1:], start=2):
+            if letter not in spec.valued:
+                options["-" + letter] = ""
+                continue
+            value = word[at:]
+            if not value and i < len(argv):
+                value, i = argv[i], i + 1
+            options["-" + letter] = value
+            break
+    return i, options
+
+
+def _netns_command_start(argv: list[str]) -> int | None:
+    """Where the command starts in `ip [options] netns exec NAME command` (`ip -all netns exec command`)."""
+    i, every = 1, False
+    while i < len(argv) and argv[i].startswith("-"):
+        every = every or argv[i] in {"-a", "-all"}
+        i += 2 if argv[i] in _IP_VALUED else 1
+    if argv[i : i + 2] != ["netns", "exec"]:
+        return None
+    return i + 2 + (0 if every else 1)
 
 
 @lru_cache(maxsize=16384)
@@ -276,24 +386,30 @@ def parse_command_block(block: str) -> tuple[Command, ...]:
     return tuple(commands)
 
 
-def _parse_line(line: str, out: list[Command], depth: int) -> None:
+def _parse_line(line: str, out: list[Command], depth: int, outer: tuple[_Words, ...] = ()) -> None:
+    """Classify each simple command of a line; scripts run by a shell, `ssh` or `az vm run-command` are parsed too.
+
+    A wrapper whose script shows no command (`ssh host ''`, or nested too deep) is itself the command, so it is never lost.
+    """
     for argv, writes in _simple_commands(_tokenise(line)):
-        inner = _unwrap(argv)
+        wrappers, inner = _unwrap(argv)
+        wrappers = outer + wrappers
         if isinstance(inner, str):
-            if depth < 3 and inner:
-                for sub in split_commands(inner):
-                    _parse_line(sub, out, depth + 1)
+            scripts = [inner]
+        elif not inner or not inner[0]:
             continue
-        if not inner or not inner[0]:
+        elif (run_command := _az_run_command_scripts(inner)) is not None:
+            scripts, wrappers = run_command, (*wrappers, tuple(inner))
+        else:
+            out.append(_classify(tuple(inner), tuple(writes), wrappers))
             continue
-        run_command = _az_run_command_scripts(inner)
-        if run_command is not None:
-            if depth < 3:
-                for script in run_command:
-                    for sub in split_commands(script):
-                        _parse_line(sub, out, depth + 1)
-            continue
-        out.append(_classify(tuple(inner), tuple(writes)))
+        found = len(out)
+        if depth < 3:
+            for script in scripts:
+                for sub in split_commands(script):
+                    _parse_line(sub, out, depth + 1, wrappers)
+        if len(out) == found:
+            out.append(_classify(wrappers[-1], tuple(writes), wrappers[:-1]))
 
 
 def _az_run_command_scripts(argv: list[str]) -> list[str] | None:
@@ -315,9 +431,8 @@ def inspected_layer(command: Command) -> Layer | None:
 
 def looks_like_command(span: str) -> bool:
     """Whether a backticked span is a command (`iptables -L f2b-sshd`) rather than a name (`f2b-sshd`)."""
-    words = strip_prompt(span).split()
-    while words and (words[0] in {"sudo", "timeout", "env"} or words[0][:1].isdigit()):
-        words = words[1:]
+    wrappers, inner = _unwrap(strip_prompt(span).split())
+    words = wrappers[-1] if isinstance(inner, str) else inner
     if len(words) < 2:
         return False
     head = words[0].rsplit("/", 1)[-1]
@@ -327,7 +442,7 @@ def looks_like_command(span: str) -> bool:
 # --- classification -----------------------------------------------------------------------------------
 
 
-def _classify(argv: tuple[str, ...], redirects: tuple[str, ...]) -> Command:
+def _classify(argv: tuple[str, ...], redirects: tuple[str, ...], wrappers: tuple[_Words, ...]) -> Command:
     program = argv[0].rsplit("/", 1)[-1] or argv[0]
     text = " ".join(argv)
     layer = Layer.CONTROL_PLANE if program == "az" or _AZ_POWERSHELL.match(program) else Layer.OS
@@ -342,7 +457,9 @@ def _classify(argv: tuple[str, ...], redirects: tuple[str, ...]) -> Command:
         mutating, reason = False, "not a known state-changing command"
     if writes and not mutating:
         mutating, reason = True, f"writes {', '.join(writes)}"
-    return Command(text=text, argv=argv, program=program, layer=layer, mutating=mutating, reason=reason, writes=writes)
+    return Command(
+        text=text, argv=argv, program=program, layer=layer, mutating=mutating, reason=reason, writes=writes, wrappers=wrappers
+    )
 
 
 def _file_targets(program: str, argv: tuple[str, ...]) -> tuple[str, ...]:
