@@ -11,7 +11,6 @@ The verdict only ever errs towards caution: a command is safe when every check p
 from __future__ import annotations
 
 import re
-import shlex
 import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -117,58 +116,14 @@ def _shell_syntax(command: str) -> list[str]:
 # --- command structure -----------------------------------------------------------------------------------
 
 _FLATTEN = re.compile(r"\$\(|[<>]\(|[`(){}\x00]")
-_SEGMENT = re.compile(r"\|\||&&|[;&|\n]")
 _DURATION = re.compile(r"^\d+(\.\d+)?[smhd]?$")
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _SYSTEM_BIN_DIRS = frozenset({"/bin", "/sbin", "/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin"})
 
 
-def _flatten(command: str) -> str:
-    """Turn substitutions, subshells and groups into separators, so every embedded command is a command of its own."""
-    return _FLATTEN.sub(" ; ", command)
-
-
-def _words(segment: str) -> list[str]:
-    try:
-        return shlex.split(segment)
-    except ValueError:
-        return segment.split()
-
-
-def _skip_wrappers(argv: list[str]) -> list[str]:
-    """Drop privilege and process wrappers (sudo, env, timeout, nice, xargs…) in front of the real program."""
-    while argv:
-        head = argv[0].rsplit("/", 1)[-1]
-        if head == "sudo":
-            i = 1
-            while i < len(argv) and argv[i].startswith("-"):
-                i += 2 if argv[i] in {"-u", "-g", "-h", "-p", "-C", "-U", "-r", "-t", "-D"} else 1
-            argv = argv[i:]
-        elif head == "env":
-            i = 1
-            while i < len(argv) and (argv[i].startswith("-") or _ASSIGNMENT.match(argv[i])):
-                i += 1
-            argv = argv[i:]
-        elif head in {"timeout", "nice", "ionice", "stdbuf", "xargs", "nohup", "command", "exec", "time", "setsid", "doas"}:
-            i = 1
-            while i < len(argv) and (argv[i].startswith("-") or (head in {"timeout", "nice"} and _DURATION.match(argv[i]))):
-                i += 2 if argv[i] in {"-n", "-s", "-k", "-c", "-I", "-d", "-E"} else 1
-            argv = argv[i:]
-        elif _ASSIGNMENT.match(argv[0]):
-            argv = argv[1:]
-        else:
-            return argv
-    return argv
-
-
-def _heads(command: str) -> list[list[str]]:
-    """Every simple command of the (flattened) text as written, wrappers removed but `ssh`/`sh -c` kept."""
-    out: list[list[str]] = []
-    for segment in _SEGMENT.split(_flatten(command)):
-        argv = _skip_wrappers(_words(segment))
-        if argv:
-            out.append(argv)
-    return out
+def _commands(command: str) -> tuple[Command, ...]:
+    """Every simple command the text runs, parsed as scoring parses it (wrappers such as sudo, env, xargs or
+    `bash -c` seen through), with substitutions, subshells and groups turned into commands of their own."""
+    return parse_command_block(_FLATTEN.sub(" ; ", command).replace("\n", " ; "))
 
 
 def _program(word: str) -> str:
@@ -194,8 +149,8 @@ _FORK_BOMB = re.compile(r"(\S+)\s*\(\)\s*\{[^}]*\1\s*\|\s*\1")
 _DEV_NET = re.compile(r"/dev/(tcp|udp)/")
 
 
-def _forbidden_head(argv: list[str]) -> str | None:
-    """Why a command (wrappers removed, as written) must never run, or None."""
+def _forbidden_head(argv: tuple[str, ...]) -> str | None:
+    """Why a program must never run, from its own words (a command or one of its wrappers), or None."""
     prog = _program(argv[0])
     args = argv[1:]
     words = [a for a in args if not a.startswith("-")]
@@ -238,7 +193,7 @@ def _forbidden_head(argv: list[str]) -> str | None:
 
 
 def _forbidden_parsed(cmd: Command) -> str | None:
-    """Why a parsed simple command (scoring parser: `sh -c` and `ssh host cmd` unwrapped) must never run."""
+    """Why a parsed simple command must never run, from what it writes and what its firewall or `ip` call does."""
     written = [w for w in cmd.writes if _PROTECTED_WRITE.search(w)]
     if written:
         return f"writes {', '.join(written)} (system configuration, credentials or logs)"
@@ -265,7 +220,7 @@ def _forbidden_parsed(cmd: Command) -> str | None:
     return None
 
 
-def _remote_code(command: str, heads: list[list[str]]) -> str | None:
+def _remote_code(command: str, heads: list[tuple[str, ...]]) -> str | None:
     """A download together with an interpreter fed by a pipe or a substitution: code from the network runs."""
     programs = {_program(h[0]) for h in heads}
     if not programs & _DOWNLOADERS:
@@ -283,12 +238,12 @@ def _forbidden(command: str) -> list[str]:
             reasons.append("fork bomb")
         if _DEV_NET.search(text):
             reasons.append("/dev/tcp or /dev/udp opens a raw network channel (reverse shell)")
-        heads = _heads(text)
+        commands = _commands(text)
+        heads = [words for c in commands for words in (*c.wrappers, c.argv)]
         if (why := _remote_code(text, heads)) is not None:
             reasons.append(why)
+        reasons.extend(why for c in commands if (why := _forbidden_parsed(c)) is not None)
         reasons.extend(why for h in heads if (why := _forbidden_head(h)) is not None)
-        parsed = parse_command_block(_flatten(text).replace("\n", " ; "))
-        reasons.extend(why for c in parsed if (why := _forbidden_parsed(c) or _forbidden_head(list(c.argv))) is not None)
     return list(dict.fromkeys(reasons))
 
 
@@ -696,29 +651,32 @@ _SPECS: dict[str, _Spec] = {
 }
 
 
-def _prefix_ok(argv: list[str]) -> list[str] | str:
-    """Strip the wrappers a read-only command may carry (`sudo`, `sudo -n`, `timeout N`)."""
-    while argv:
-        if argv[0] == "sudo":
-            argv = argv[1:]
-            while argv and argv[0] in {"-n", "--non-interactive"}:
-                argv = argv[1:]
-            if argv and argv[0].startswith("-"):
-                return f"sudo option {argv[0]} changes who or how the command runs"
-        elif argv[0] == "timeout":
-            if len(argv) < 3 or not _DURATION.match(argv[1]):
-                return "timeout needs a plain duration and a command"
-            argv = argv[2:]
-        else:
-            return argv
-    return "empty command"
+def _wrapper_refusal(words: tuple[str, ...]) -> str | None:
+    """Why a wrapper may not carry a read-only command: only `sudo`, `sudo -n` and `timeout N` leave it as it is."""
+    if words[0] == "sudo":
+        odd = [w for w in words[1:] if w not in {"-n", "--non-interactive"}]
+        return f"sudo option {odd[0]} changes who or how the command runs" if odd else None
+    if words[0] == "timeout":
+        return None if len(words) == 2 and _DURATION.match(words[1]) else "timeout needs a plain duration and a command"
+    return f"{' '.join(words)} changes how the command runs"
 
 
-def _read_only(command: str) -> tuple[bool, str]:
-    """Whether one command (already free of shell syntax) is an allowlisted read-only diagnostic, and why (not)."""
-    argv = _prefix_ok(shlex.split(command))
-    if isinstance(argv, str):
-        return False, argv
+def _read_only(command: str) -> tuple[bool, list[str]]:
+    """Whether one command (already free of shell syntax) is an allowlisted read-only diagnostic, and why (not).
+
+    The program beneath any wrapper is judged too, so a refusal names what would have run.
+    """
+    commands = _commands(command)
+    if len(commands) != 1:
+        return False, ["runs more than one command" if commands else "runs no command"]
+    cmd = commands[0]
+    reasons = [why for words in cmd.wrappers if (why := _wrapper_refusal(words)) is not None]
+    ok, why = _program_reads(cmd.argv)
+    return ok and not reasons, [*reasons, why]
+
+
+def _program_reads(argv: tuple[str, ...]) -> tuple[bool, str]:
+    """Whether a program and its arguments form an allowlisted read-only diagnostic, and why (not)."""
     head = argv[0]
     if "/" in head and head.rsplit("/", 1)[0] not in _SYSTEM_BIN_DIRS:
         return False, f"{head} is not a system program"
@@ -726,7 +684,7 @@ def _read_only(command: str) -> tuple[bool, str]:
     spec = _SPECS.get(prog)
     if spec is None:
         return False, f"{prog} is not a known read-only diagnostic"
-    call = _parse(argv[1:], spec)
+    call = _parse(list(argv[1:]), spec)
     if isinstance(call, str):
         return False, f"{prog}: {call}"
     if spec.check is not None and (why := spec.check(call)) is not None:
@@ -737,7 +695,7 @@ def _read_only(command: str) -> tuple[bool, str]:
 def _approval_reasons(command: str) -> list[str]:
     """Why a command that is not forbidden needs a human: what it changes, or what the gate cannot vouch for."""
     reasons: list[str] = []
-    for cmd in parse_command_block(_flatten(command).replace("\n", " ; ")):
+    for cmd in _commands(command):
         if cmd.mutating:
             reasons.append(f"changes state: {cmd.reason}")
     return reasons
@@ -756,6 +714,6 @@ def classify(command: str) -> GateVerdict:
     if not unsafe:
         ok, why = _read_only(command)
         if ok and not reasons:
-            return GateVerdict(command=command, classification=Classification.SAFE, reasons=[why])
-        reasons.append(why)
+            return GateVerdict(command=command, classification=Classification.SAFE, reasons=why)
+        reasons.extend(why)
     return GateVerdict(command=command, classification=Classification.NEEDS_APPROVAL, reasons=list(dict.fromkeys(reasons)))
