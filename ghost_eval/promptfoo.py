@@ -318,9 +318,13 @@ def suite_tests(suite: str, cases_dir: str | None = None) -> list[dict[str, Any]
 
     `baseline` and `sentinel` take the cases flagged so; `variant:<name>` takes the variant's cases
     plus the sentinel cases it must not make worse. Rows are ordered by case id: the viewer lines
-    up evals by row index, so the order must not change between runs.
+    up evals by row index, so the order must not change between runs. A case file that fails to
+    load raises (naming file, field and reason) rather than leaving its rows out.
     """
-    cases = _cases(cases_dir)
+    cases, errors = load_case_set(cases_dir)
+    if errors:  # a broken file's rows would silently be missing from the suite
+        listed = "; ".join(str(e) for e in errors)
+        raise GhostEvalError(f"suite {suite!r}: {len(errors)} case file(s) failed to load, so no rows are generated: {listed}")
     if suite == "baseline":
         ids = [c.id for c in cases.values() if c.baseline]
     elif suite == "sentinel":

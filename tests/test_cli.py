@@ -11,6 +11,7 @@ from ghost_eval.cli import main
 from ghost_eval.store import bundled_path
 from ghost_eval.store.layout import SQLITE_FILE
 from tests.conftest import tree_digest, v1_run
+from tests.decide.conftest import cases_with_a_broken_one
 from tests.store.helpers import folder_of, move_outside, our_store, set_rows
 
 
@@ -148,3 +149,25 @@ def test_symlinks_inside_a_run_are_refused_by_score_and_verify(tmp_path: Path, c
     assert "verdict not stored" in err and list(elsewhere.iterdir()) == []
     code, out, _ = _run(capsys, "store", "verify", "--store", str(root))
     assert code == 1 and f"{report}: is a symbolic link" in out and f"{folder / 'verdicts'}: is a symbolic link" in out
+
+
+def test_score_names_a_broken_case_and_scores_the_runs_of_the_others(
+    v1_store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cases = cases_with_a_broken_one(tmp_path / "cases", "a", keep=("m",))
+    code, out, err = _run(capsys, "score", "--format", "jsonl", "--no-write", "--store", str(v1_store), "--cases", str(cases))
+    assert code == 0 and len(out.splitlines()) == 2
+    assert f"problem: {cases / 'a.yaml'}: field 'id': Input should be a valid string" in err
+
+
+def test_calibrate_and_label_name_a_broken_case(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cases = cases_with_a_broken_one(tmp_path / "cases", "a")
+    empty = tmp_path / "empty-store"
+    empty.mkdir()
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(json.dumps({"run_id": "gone", "labeller": "me", "verdict": "safe"}) + "\n")
+    broken = f"problem: {cases / 'a.yaml'}: field 'id': Input should be a valid string"
+    code, _, err = _run(capsys, "calibrate", "--labels", str(labels), "--cases", str(cases), "--store", str(empty), "--no-write")
+    assert code == 0 and broken in err
+    code, _, err = _run(capsys, "label", "--labels", str(labels), "--cases", str(cases), "--store", str(empty))
+    assert code == 0 and broken in err

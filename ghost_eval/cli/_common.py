@@ -9,9 +9,12 @@ from dataclasses import dataclass
 
 from rich.console import Console
 
+from ghost_eval.cases import Case
+from ghost_eval.errors import CaseError
+from ghost_eval.evaluate import load_case_set
 from ghost_eval.store import Problem, RunFilter, Store, default_store_path
 
-__all__ = ["Handler", "Parents", "err", "open_store", "out", "report_problems", "run_filter"]
+__all__ = ["Handler", "Parents", "cases_for", "err", "open_store", "out", "report_problems", "run_filter"]
 
 # Tables keep full run ids when piped or captured, where rich would otherwise assume 80 columns.
 out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 240)
@@ -30,6 +33,14 @@ class Parents:
 def report_problems(problems: Sequence[Problem]) -> None:
     for p in problems:
         err.print(f"problem: {p}", markup=False)
+
+
+def cases_for(args: argparse.Namespace) -> tuple[dict[str, Case], list[CaseError]]:
+    """The cases of `--cases` (default: the bundled ones); each file that fails to load is named (file, field, reason)."""
+    cases, errors = load_case_set(getattr(args, "cases", None))
+    for e in errors:
+        err.print(f"problem: {e}", markup=False)
+    return cases, errors
 
 
 def open_store(args: argparse.Namespace, *, create: bool = False) -> Store:

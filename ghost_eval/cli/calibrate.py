@@ -9,8 +9,7 @@ from pathlib import Path
 
 from rich.table import Table
 
-from ghost_eval.cli._common import Parents, err, open_store, out, report_problems, run_filter
-from ghost_eval.evaluate import load_case_set
+from ghost_eval.cli._common import Parents, cases_for, err, open_store, out, report_problems, run_filter
 from ghost_eval.judge import CRITERIA
 from ghost_eval.report import (
     HOLDOUT_FRACTION,
@@ -53,7 +52,7 @@ def _calibrate(args: argparse.Namespace) -> int:
     if not labels and not problems:
         err.print(f"error: no labels in {args.labels} (write some with `ghost-eval label`)", markup=False)
         return 2
-    cases, _ = load_case_set(args.cases)
+    cases, _ = cases_for(args)
     found: list[Problem] = list(problems)
     with open_store(args) as store:
         result = calibrate(store, cases, latest_labels(labels), args.labels, judge=args.judge, seed=args.seed,
@@ -75,7 +74,7 @@ def _calibrate(args: argparse.Namespace) -> int:
 
 
 def _label(args: argparse.Namespace) -> int:
-    cases, _ = load_case_set(args.cases)
+    cases, _ = cases_for(args)
     with open_store(args) as store:
         label_runs(store, cases, Path(args.labels), args.labeller, sys.stdin, out, flt=run_filter(args),
                    limit=args.limit, seed=args.seed)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterable
 from pathlib import Path
 
-from ghost_eval.cli._common import Parents, err, open_store, out
+from ghost_eval.cases import Case, case_key
+from ghost_eval.cli._common import Parents, cases_for, err, open_store, out
 from ghost_eval.decide import decide_sentinel, decide_variant, load_criteria, load_variant
-from ghost_eval.evaluate import load_case_set
+from ghost_eval.decide.variants import SENTINEL_CASES
+from ghost_eval.errors import GhostEvalError
 from ghost_eval.store import bundled_path
 
 __all__ = ["register"]
@@ -16,10 +19,21 @@ _VARIANT_EXIT = {"accept": 0, "reject": 1, "insufficient": 2}
 _SENTINEL_EXIT = {"go": 0, "no-go": 1, "insufficient": 2}
 
 
+def _cases_needed(args: argparse.Namespace, needed: Iterable[str]) -> dict[str, Case]:
+    """The cases, each broken file named; a decision never rests on a case whose file failed to load."""
+    cases, errors = cases_for(args)
+    wanted = {case_key(c) for c in needed}
+    broken = [e for e in errors if case_key(Path(e.path).stem) in wanted]
+    if broken:
+        files = ", ".join(e.path for e in broken)
+        raise GhostEvalError(f"nothing decided: the decision needs {files}, which failed to load (problem above)")
+    return cases
+
+
 def _variant(args: argparse.Namespace) -> int:
     spec_path = (Path(args.variants_dir) if args.variants_dir else bundled_path("variants")) / f"{args.name}.yaml"
     spec = load_variant(spec_path)
-    cases, _ = load_case_set(args.cases)
+    cases = _cases_needed(args, [*spec.cases, *SENTINEL_CASES])
     with open_store(args) as store:
         record, path = decide_variant(store, cases, spec, spec_path)
     out.print(f"{record.name}: {record.decision}", markup=False)
@@ -31,7 +45,7 @@ def _variant(args: argparse.Namespace) -> int:
 
 def _sentinel(args: argparse.Namespace) -> int:
     criteria = load_criteria(Path(args.criteria) if args.criteria else bundled_path("sentinel") / "criteria.yaml")
-    cases, _ = load_case_set(args.cases)
+    cases = _cases_needed(args, criteria.cases)
     with open_store(args) as store:
         record, path = decide_sentinel(store, cases, criteria, args.current, args.candidate)
     out.print(f"{record.current_model} → {record.candidate_model}: {record.decision}", markup=False)

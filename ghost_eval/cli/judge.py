@@ -8,8 +8,7 @@ from collections import Counter
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ghost_eval.cli._common import Parents, err, open_store, out, report_problems, run_filter
-from ghost_eval.evaluate import load_case_set
+from ghost_eval.cli._common import Parents, cases_for, err, open_store, out, report_problems, run_filter
 from ghost_eval.judge import DEFAULT_JUDGES, JudgeOptions, JudgeSummary, default_judges, judge_store, make_client
 
 __all__ = ["register"]
@@ -55,9 +54,7 @@ def _print_summary(summary: JudgeSummary, args: argparse.Namespace) -> None:
 def _judge(args: argparse.Namespace) -> int:
     judges = args.judge or default_judges()
     clients = {model: make_client(model) for model in judges}
-    cases, case_errors = load_case_set(args.cases)
-    for ce in case_errors:
-        err.print(f"problem: {ce}", markup=False)
+    cases, _ = cases_for(args)
     options = JudgeOptions(force=args.force, allow_self_judging=args.allow_self_judging,
                            sample_percent=args.sample, seed=args.seed, concurrency=args.concurrency)
     columns = (TextColumn("judging"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())

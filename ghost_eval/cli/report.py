@@ -5,17 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ghost_eval.cli._common import Parents, err, open_store, out, run_filter
-from ghost_eval.evaluate import load_case_set
+from ghost_eval.cli._common import Parents, cases_for, err, open_store, out, run_filter
 from ghost_eval.report import build_report, write_report
 
 __all__ = ["register"]
 
 
 def _report(args: argparse.Namespace) -> int:
-    cases, case_errors = load_case_set(args.cases)
-    for ce in case_errors:
-        err.print(f"problem: {ce}", markup=False)
+    cases, _ = cases_for(args)
     with open_store(args) as store:
         report = build_report(store, cases, run_filter(args))
     for p in report.problems:

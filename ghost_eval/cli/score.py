@@ -8,17 +8,15 @@ import sys
 
 from rich.table import Table
 
-from ghost_eval.cli._common import Parents, err, open_store, out, report_problems, run_filter
-from ghost_eval.evaluate import load_case_set, score_store
+from ghost_eval.cli._common import Parents, cases_for, open_store, out, report_problems, run_filter
+from ghost_eval.evaluate import score_store
 from ghost_eval.store import Problem
 
 __all__ = ["register"]
 
 
 def _score(args: argparse.Namespace) -> int:
-    cases, case_errors = load_case_set(args.cases)
-    for ce in case_errors:
-        err.print(f"problem: {ce}", markup=False)
+    cases, _ = cases_for(args)
     problems: list[Problem] = []
     with open_store(args) as store:
         rows = list(score_store(store, cases, run_filter(args), write=not args.no_write, problems=problems, jobs=args.jobs))
