@@ -1,4 +1,5 @@
-"""The LLM judge: four remediation criteria asked one at a time of Claude or Gemini, guarded, cached and anchored.
+"""The LLM judge: four remediation criteria and the diagnosis's key facts, asked one question at a time of Claude or
+Gemini, guarded, cached and anchored.
 
 `judge_store` judges a store, `judge_entry` one stored run, `judge_evidence` one run's evidence; the Promptfoo
 assertion's logic is `ghost_eval.judge.assertion.judge_assertion`.
@@ -7,7 +8,15 @@ assertion's logic is `ghost_eval.judge.assertion.judge_assertion`.
 from __future__ import annotations
 
 from ghost_eval.judge.anchor import anchor
-from ghost_eval.judge.answer import Answer, JudgeAnswer, MalformedAnswer, is_hedged, parse_answer
+from ghost_eval.judge.answer import (
+    Answer,
+    DiagnosisAnswer,
+    JudgeAnswer,
+    MalformedAnswer,
+    is_hedged,
+    parse_answer,
+    parse_diagnosis,
+)
 from ghost_eval.judge.clients import (
     ANTHROPIC_BASE_URL_ENV,
     ANTHROPIC_KEY_ENV,
@@ -27,20 +36,35 @@ from ghost_eval.judge.clients import (
     missing_key_message,
 )
 from ghost_eval.judge.family import Assignment, assign_judge, model_family
-from ghost_eval.judge.judging import Judgement, ask_criterion, excluded_verdict, judge_evidence
-from ghost_eval.judge.prompt import CRITERIA, JudgePrompt, build_prompt, recommended_actions, template_hash
+from ghost_eval.judge.judging import Judgement, ask_criterion, ask_diagnosis, excluded_verdict, judge_evidence
+from ghost_eval.judge.prompt import (
+    CRITERIA,
+    DiagnosisPrompt,
+    JudgePrompt,
+    Question,
+    build_diagnosis_prompt,
+    build_prompt,
+    recommended_actions,
+    template_hash,
+)
 from ghost_eval.judge.record import (
     Anchor,
+    ClaimAnswer,
     CriterionAnswer,
+    DiagnosisDisagreement,
     Disagreement,
+    FactAnswer,
+    JudgeCall,
+    JudgeDiagnosis,
     JudgeVerdict,
     JudgeVerdictValue,
     TokenCount,
     combine,
+    diagnosis_correct,
     judge_scorer,
 )
 from ghost_eval.judge.runner import JudgeOptions, JudgeOutcome, JudgeSummary, judge_entry, judge_store, sample_entries
-from ghost_eval.judge.stored import cached_answers, latest_verdict, stored_verdicts
+from ghost_eval.judge.stored import cached_answers, cached_diagnoses, latest_verdict, stored_verdicts
 from ghost_eval.pricing import cost_usd
 
 __all__ = [
@@ -54,14 +78,21 @@ __all__ = [
     "Answer",
     "AnthropicJudge",
     "Assignment",
+    "ClaimAnswer",
     "Completion",
     "CriterionAnswer",
+    "DiagnosisAnswer",
+    "DiagnosisDisagreement",
+    "DiagnosisPrompt",
     "Disagreement",
+    "FactAnswer",
     "GeminiJudge",
     "JudgeAnswer",
     "JudgeAuthError",
+    "JudgeCall",
     "JudgeCallError",
     "JudgeClient",
+    "JudgeDiagnosis",
     "JudgeOptions",
     "JudgeOutcome",
     "JudgePrompt",
@@ -71,16 +102,21 @@ __all__ = [
     "Judgement",
     "MalformedAnswer",
     "MissingKeyError",
+    "Question",
     "RetryPolicy",
     "TokenCount",
     "anchor",
     "ask_criterion",
+    "ask_diagnosis",
     "assign_judge",
+    "build_diagnosis_prompt",
     "build_prompt",
     "cached_answers",
+    "cached_diagnoses",
     "combine",
     "cost_usd",
     "default_judges",
+    "diagnosis_correct",
     "excluded_verdict",
     "is_hedged",
     "judge_entry",
@@ -92,6 +128,7 @@ __all__ = [
     "missing_key_message",
     "model_family",
     "parse_answer",
+    "parse_diagnosis",
     "recommended_actions",
     "sample_entries",
     "stored_verdicts",

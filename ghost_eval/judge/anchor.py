@@ -1,17 +1,43 @@
-"""The deterministic anchor: where the detector and the judge disagree on a criterion, keep both and say so."""
+"""The deterministic anchor: where the detector and the judge disagree on a criterion or on a key fact, keep both
+and say so."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ghost_eval.judge.record import Anchor, CriterionAnswer, Disagreement
-from ghost_eval.scoring import RunScore
+from ghost_eval.judge.record import Anchor, CriterionAnswer, DiagnosisDisagreement, Disagreement, JudgeDiagnosis
+from ghost_eval.scoring import DiagnosisResult, RunScore
 
 __all__ = ["anchor"]
 
 
-def anchor(answers: Sequence[CriterionAnswer], score: RunScore) -> Anchor:
-    """Compare each clear YES/NO with the detector; UNKNOWN, hedged and failed answers take no side."""
+def _asserted(asserted: bool) -> str:
+    return "asserted" if asserted else "not asserted"
+
+
+def _diagnosis_disagreements(judged: JudgeDiagnosis, checked: DiagnosisResult) -> list[DiagnosisDisagreement]:
+    """Each key fact and wrong claim the judge answered (not unknown) and the checker read otherwise."""
+    found: list[DiagnosisDisagreement] = []
+    facts = {f.id: f for f in checked.facts}
+    for answer in judged.facts:
+        fact = facts.get(answer.id)
+        if fact is not None and answer.status != "unknown" and answer.status != fact.status:
+            found.append(DiagnosisDisagreement(kind="fact", id=answer.id, judge=answer.status, deterministic=fact.status,
+                                               judge_quote=answer.quote, deterministic_sentence=fact.sentence))
+    hits = {h.id: h for h in checked.wrong_claims}
+    for claim in judged.wrong_claims:
+        hit = hits.get(claim.id)
+        if claim.asserted is not None and claim.asserted != (hit is not None):
+            found.append(DiagnosisDisagreement(
+                kind="claim", id=claim.id, judge=_asserted(claim.asserted), deterministic=_asserted(hit is not None),
+                judge_quote=claim.quote, deterministic_sentence=hit.sentence if hit else None,
+            ))
+    return found
+
+
+def anchor(answers: Sequence[CriterionAnswer], score: RunScore, diagnosis: JudgeDiagnosis | None = None) -> Anchor:
+    """Compare each clear YES/NO with the detector, and the judge's key facts with the checker's; UNKNOWN, hedged,
+    unknown and failed answers take no side."""
     by_id = {c.criterion_id: c for c in score.criteria}
     disagreements = []
     for answer in answers:
@@ -34,4 +60,6 @@ def anchor(answers: Sequence[CriterionAnswer], score: RunScore) -> Anchor:
         verdict=score.verdict,
         fired=[c.criterion_id for c in score.criteria if c.fired],
         disagreements=disagreements,
+        diagnosis_correct=score.diagnosis.correct,
+        diagnosis_disagreements=_diagnosis_disagreements(diagnosis, score.diagnosis) if diagnosis else [],
     )

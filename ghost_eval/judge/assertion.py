@@ -50,6 +50,10 @@ def _reason(mode: str, verdict: JudgeVerdict) -> str:
             f"deterministic {'fired' if d.deterministic_fired else 'did not fire'}"
             for d in verdict.anchor.disagreements
         )
+        lines.extend(
+            f"disagrees with the key-fact checker on {d.kind} {d.id}: judge {d.judge}, deterministic {d.deterministic}"
+            for d in verdict.anchor.diagnosis_disagreements
+        )
     return "\n".join(lines)
 
 

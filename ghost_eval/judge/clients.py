@@ -1,4 +1,5 @@
-"""Judge clients for Anthropic and Gemini: one prompt in, an answer constrained to the JSON schema, token counts out.
+"""Judge clients for Anthropic and Gemini: one prompt in, an answer constrained to its question's JSON schema, token
+counts out.
 
 Gemini runs at temperature 0. Claude gets no sampling parameter at all: the Messages API version the anthropic SDK 2.x
 sends (2026-10-21) rejects temperature, top_p and top_k with a 400, and the SDK no longer accepts them; a judge answer
@@ -25,7 +26,7 @@ import tenacity
 
 from ghost_eval.errors import GhostEvalError
 from ghost_eval.judge.family import model_family
-from ghost_eval.judge.prompt import JudgePrompt
+from ghost_eval.judge.prompt import Question
 
 __all__ = [
     "ANTHROPIC_BASE_URL_ENV",
@@ -52,31 +53,58 @@ ANTHROPIC_BASE_URL_ENV = "ANTHROPIC_BASE_URL"
 GEMINI_BASE_URL_ENV = "GHOST_EVAL_GEMINI_BASE_URL"
 DEFAULT_JUDGES = {"claude": "claude-sonnet-4-6", "gemini": "gemini-2.5-pro"}
 """The judge used for each family when none is named and that family's key is set."""
-_MAX_TOKENS = 1024
+_MAX_TOKENS = 2048
+"""Room for a diagnosis answer quoting a sentence per key fact; a criterion answer is far shorter."""
 _RETRY_STATUS = frozenset({408, 409, 429})
 _AUTH_STATUS = frozenset({401, 403})
 _RETRY_DELAY = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
-_CLAUDE_SCHEMA: dict[str, object] = {
-    "type": "object",
-    "properties": {
+
+
+def _claude_object(properties: dict[str, object]) -> dict[str, object]:
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+
+
+def _gemini_object(properties: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "OBJECT", "properties": properties, "required": list(properties)}
+
+
+_CLAUDE_SCHEMAS: dict[str, dict[str, object]] = {
+    "criterion": _claude_object({
         "answer": {"type": "string", "enum": ["YES", "NO", "UNKNOWN"]},
         "action_index": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
         "excerpt": {"type": "string"},
         "reason": {"type": "string"},
-    },
-    "required": ["answer", "action_index", "excerpt", "reason"],
-    "additionalProperties": False,
+    }),
+    "diagnosis": _claude_object({
+        "facts": {"type": "array", "items": _claude_object({
+            "id": {"type": "string"},
+            "status": {"type": "string", "enum": ["found", "missing", "contradicted"]},
+            "quote": {"type": "string"},
+        })},
+        "wrong_claims": {"type": "array", "items": _claude_object({
+            "id": {"type": "string"}, "asserted": {"type": "boolean"}, "quote": {"type": "string"},
+        })},
+    }),
 }
-_GEMINI_SCHEMA: dict[str, Any] = {
-    "type": "OBJECT",
-    "properties": {
+_GEMINI_SCHEMAS: dict[str, dict[str, Any]] = {
+    "criterion": _gemini_object({
         "answer": {"type": "STRING", "enum": ["YES", "NO", "UNKNOWN"]},
         "action_index": {"type": "INTEGER", "nullable": True},
         "excerpt": {"type": "STRING"},
         "reason": {"type": "STRING"},
-    },
-    "required": ["answer", "action_index", "excerpt", "reason"],
+    }),
+    "diagnosis": _gemini_object({
+        "facts": {"type": "ARRAY", "items": _gemini_object({
+            "id": {"type": "STRING"},
+            "status": {"type": "STRING", "enum": ["found", "missing", "contradicted"]},
+            "quote": {"type": "STRING"},
+        })},
+        "wrong_claims": {"type": "ARRAY", "items": _gemini_object({
+            "id": {"type": "STRING"}, "asserted": {"type": "BOOLEAN"}, "quote": {"type": "STRING"},
+        })},
+    }),
 }
+"""The answer shape of each kind of question, in each vendor's schema dialect."""
 
 
 class MissingKeyError(GhostEvalError):
@@ -129,7 +157,7 @@ class JudgeClient(Protocol):
     @property
     def model(self) -> str: ...
 
-    def complete(self, prompt: JudgePrompt) -> Completion: ...
+    def complete(self, prompt: Question) -> Completion: ...
 
 
 def _header_delay(headers: Mapping[str, str] | None) -> float | None:
@@ -169,7 +197,7 @@ class _RetryingClient(ABC):
         return self._model
 
     @abstractmethod
-    def _send(self, prompt: JudgePrompt) -> Completion: ...
+    def _send(self, prompt: Question) -> Completion: ...
 
     @abstractmethod
     def _api_errors(self) -> tuple[type[BaseException], ...]:
@@ -201,7 +229,7 @@ class _RetryingClient(ABC):
             return min(after, self._policy.max_wait)
         return float(self._backoff(state))
 
-    def complete(self, prompt: JudgePrompt) -> Completion:
+    def complete(self, prompt: Question) -> Completion:
         retrying = tenacity.Retrying(
             stop=tenacity.stop_after_attempt(self._policy.attempts),
             wait=self._wait,
@@ -231,13 +259,13 @@ class AnthropicJudge(_RetryingClient):
         self._sdk = anthropic
         self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=policy.timeout)
 
-    def _send(self, prompt: JudgePrompt) -> Completion:
+    def _send(self, prompt: Question) -> Completion:
         message = self._client.messages.create(
             model=self._model,
             max_tokens=_MAX_TOKENS,
             system=prompt.system,
             messages=[{"role": "user", "content": prompt.user}],
-            output_config={"format": {"type": "json_schema", "schema": _CLAUDE_SCHEMA}},
+            output_config={"format": {"type": "json_schema", "schema": _CLAUDE_SCHEMAS[prompt.kind]}},
         )
         text = "".join(block.text for block in message.content if block.type == "text")
         return Completion(text, message.usage.input_tokens, message.usage.output_tokens)
@@ -272,12 +300,12 @@ class GeminiJudge(_RetryingClient):
         options = types.HttpOptions(base_url=base_url, timeout=int(policy.timeout * 1000))
         self._client = genai.Client(api_key=api_key, http_options=options)
 
-    def _send(self, prompt: JudgePrompt) -> Completion:
+    def _send(self, prompt: Question) -> Completion:
         config = self._types.GenerateContentConfig(
             system_instruction=prompt.system,
             temperature=0,
             response_mime_type="application/json",
-            response_schema=_GEMINI_SCHEMA,
+            response_schema=_GEMINI_SCHEMAS[prompt.kind],
         )
         response = self._client.models.generate_content(model=self._model, contents=prompt.user, config=config)
         usage = response.usage_metadata

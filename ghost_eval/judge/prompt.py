@@ -1,4 +1,5 @@
-"""The judge's prompt for one criterion: the case facts a careful reviewer needs, and the run's words wrapped as data.
+"""The judge's questions: one per criterion, and one on the diagnosis; the case facts a careful reviewer needs, and
+the run (the prompt it kept and what the agent wrote) wrapped as data.
 
 Templates are jinja2 files in `templates/`; their combined sha256 (with the version of the code that fills them)
 is the template hash that names every verdict and keys the cache, so a changed prompt never reuses an old answer.
@@ -11,6 +12,7 @@ import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import ClassVar, Literal
 
 import jinja2
 
@@ -20,11 +22,21 @@ from ghost_eval.scoring import CRITERION_LABELS, RunEvidence, extract_actions
 from ghost_eval.scoring.text import SectionKind, split_sections
 from ghost_eval.templates import template_environment
 
-__all__ = ["BUILDER_VERSION", "CRITERIA", "TEMPLATE_DIR", "JudgePrompt", "build_prompt", "recommended_actions", "template_hash"]
+__all__ = [
+    "BUILDER_VERSION",
+    "CRITERIA",
+    "TEMPLATE_DIR",
+    "DiagnosisPrompt",
+    "JudgePrompt",
+    "Question",
+    "build_diagnosis_prompt",
+    "build_prompt",
+    "recommended_actions",
+    "template_hash",
+]
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
-_TEMPLATE_FILES = ("system.j2", "criterion.j2")
-BUILDER_VERSION = "1"
+BUILDER_VERSION = "2"
 """Bump when this module changes what goes into a prompt (selection, clipping), so cached answers are not reused."""
 CRITERIA = (1, 2, 3, 4)
 _MAX_REPORT = 30_000
@@ -39,8 +51,9 @@ _V1_NOTE = (
 
 @dataclass(frozen=True)
 class JudgePrompt:
-    """One rendered question: what is sent, and what the answer will be checked against."""
+    """One rendered criterion question: what is sent, and what the answer will be checked against."""
 
+    kind: ClassVar[Literal["criterion"]] = "criterion"
     criterion_id: int
     system: str
     user: str
@@ -50,6 +63,25 @@ class JudgePrompt:
     snapshot_missing: bool
 
 
+@dataclass(frozen=True)
+class DiagnosisPrompt:
+    """The rendered diagnosis question: the case's key facts and wrong claims asked about the agent's own words."""
+
+    kind: ClassVar[Literal["diagnosis"]] = "diagnosis"
+    system: str
+    user: str
+    data_tag: str
+    fact_ids: tuple[str, ...]
+    claim_ids: tuple[str, ...]
+    stated: str
+    """The agent's root cause and report as shown: the text the answer's quotes should come from."""
+    question_hash: str
+    """sha256 of the system and user messages: the same run and case facts ask the same question."""
+
+
+Question = JudgePrompt | DiagnosisPrompt
+
+
 @lru_cache(maxsize=1)
 def _environment() -> jinja2.Environment:
     return template_environment(TEMPLATE_DIR)
@@ -57,10 +89,10 @@ def _environment() -> jinja2.Environment:
 
 @lru_cache(maxsize=1)
 def template_hash() -> str:
-    """sha256 over the builder version and the judge's template files, in a fixed order."""
+    """sha256 over the builder version and every template file of the judge, in name order."""
     digest = hashlib.sha256(f"builder {BUILDER_VERSION}\0".encode())
-    for name in _TEMPLATE_FILES:
-        digest.update(name.encode() + b"\0" + (TEMPLATE_DIR / name).read_bytes() + b"\0")
+    for path in sorted(TEMPLATE_DIR.glob("*.j2")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 
@@ -113,19 +145,32 @@ def _tool_evidence(evidence: RunEvidence) -> tuple[list[_Call], str]:
     return calls, note
 
 
-def build_prompt(evidence: RunEvidence, case: Case | None, criterion_id: int) -> JudgePrompt:
-    """The system and user messages asking criterion `criterion_id` (1-4) about one run."""
+def _report(evidence: RunEvidence) -> str:
+    return _clip(evidence.report, _MAX_REPORT) if evidence.report.strip() else "(the run left no report)"
+
+
+def _data_tag(*untrusted: object) -> str:
+    """The wrapper's name, from a hash of everything it wraps: the data cannot know it in advance to close it."""
+    text = json.dumps(untrusted, ensure_ascii=False)
+    return "run_data_" + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def build_prompt(
+    evidence: RunEvidence, case: Case | None, criterion_id: int, agent_prompt: str | None = None
+) -> JudgePrompt:
+    """The system and user messages asking criterion `criterion_id` (1-4) about one run.
+
+    `agent_prompt` is the run's PROMPT.txt when the store kept one: what the agent was actually told.
+    """
     if criterion_id not in CRITERIA:
         raise ValueError(f"criterion must be one of {CRITERIA}, got {criterion_id}")
     actions = recommended_actions(evidence)
     calls, note = _tool_evidence(evidence)
-    report = _clip(evidence.report, _MAX_REPORT) if evidence.report.strip() else "(the run left no report)"
+    report = _report(evidence)
     root_cause = _root_cause(evidence)
-    untrusted = json.dumps(
-        [report, root_cause, [a.model_dump(mode="json") for a in actions], [(c.header, c.output) for c in calls]],
-        ensure_ascii=False,
+    data_tag = _data_tag(
+        agent_prompt, report, root_cause, [a.model_dump(mode="json") for a in actions], [(c.header, c.output) for c in calls]
     )
-    data_tag = "run_data_" + hashlib.sha256(untrusted.encode()).hexdigest()[:16]
     snapshot = (
         _clip(evidence.snapshot.model_dump_json(indent=1, exclude_none=True), _MAX_SNAPSHOT) if evidence.snapshot else None
     )
@@ -135,6 +180,7 @@ def build_prompt(evidence: RunEvidence, case: Case | None, criterion_id: int) ->
         use_case_id=evidence.use_case_id,
         snapshot=snapshot,
         data_tag=data_tag,
+        agent_prompt=agent_prompt,
         root_cause=root_cause,
         actions=actions,
         evidence=calls,
@@ -150,4 +196,25 @@ def build_prompt(evidence: RunEvidence, case: Case | None, criterion_id: int) ->
         data_tag=data_tag,
         action_count=len(actions),
         snapshot_missing=evidence.snapshot is None,
+    )
+
+
+def build_diagnosis_prompt(evidence: RunEvidence, case: Case, agent_prompt: str | None = None) -> DiagnosisPrompt:
+    """The system and user messages asking which of the case's key facts and wrong claims the run states."""
+    report = _report(evidence)
+    root_cause = _root_cause(evidence)
+    data_tag = _data_tag(agent_prompt, report, root_cause)
+    env = _environment()
+    system = env.get_template("diagnosis_system.j2").render()
+    user = env.get_template("diagnosis.j2").render(
+        case=case, data_tag=data_tag, agent_prompt=agent_prompt, root_cause=root_cause, report=report
+    )
+    return DiagnosisPrompt(
+        system=system,
+        user=user,
+        data_tag=data_tag,
+        fact_ids=tuple(f.id for f in case.key_facts),
+        claim_ids=tuple(c.id for c in case.wrong_claims),
+        stated=f"{root_cause}\n\n{report}",
+        question_hash=hashlib.sha256(f"{system}\0{user}".encode()).hexdigest(),
     )

@@ -15,9 +15,9 @@ from ghost_eval.evaluate import evidence_of, score_record
 from ghost_eval.judge.clients import Completion, JudgeClient
 from ghost_eval.judge.family import assign_judge
 from ghost_eval.judge.judging import excluded_verdict, judge_evidence
-from ghost_eval.judge.prompt import JudgePrompt, template_hash
+from ghost_eval.judge.prompt import Question, template_hash
 from ghost_eval.judge.record import Disagreement, JudgeVerdict, TokenCount
-from ghost_eval.judge.stored import cached_answers, stored_verdicts
+from ghost_eval.judge.stored import cached_answers, cached_diagnoses, stored_verdicts
 from ghost_eval.store import IndexEntry, Problem, RunFilter, Store
 
 __all__ = ["JudgeOptions", "JudgeOutcome", "JudgeSummary", "judge_entry", "judge_store", "sample_entries"]
@@ -108,7 +108,7 @@ class _LazyClient:
     def model(self) -> str:
         return self._model
 
-    def complete(self, prompt: JudgePrompt) -> Completion:
+    def complete(self, prompt: Question) -> Completion:
         if self._client is None:
             self._client = self._factory(self._model)
         return self._client.complete(prompt)
@@ -144,10 +144,12 @@ def judge_entry(
         cases.get(case_key(entry.use_case_id)),
         _LazyClient(assignment.judge, client_for),
         cached=cached_answers(existing, assignment.judge, template_hash()),
+        cached_diagnoses=cached_diagnoses(existing, assignment.judge, template_hash()),
+        agent_prompt=record.prompt,
         score=score_record(record, cases),
         self_judged=assignment.self_judged,
     )
-    all_cached = judgement.cached > 0 and judgement.cached == len(judgement.verdict.criteria)
+    all_cached = judgement.cached > 0 and judgement.calls == 0
     written = None if all_cached else store.add_verdict(entry, judgement.verdict.scorer, judgement.verdict)
     return JudgeOutcome(entry, judgement.verdict, written, judgement.calls, judgement.cached, judgement.tokens,
                         judgement.cost_usd)

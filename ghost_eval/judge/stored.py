@@ -1,7 +1,8 @@
 """Judge verdicts kept beside runs, read back: the cache for re-judging, and the latest verdict for reports.
 
 The cache key is (run, judge model, template hash, criterion): an answer is reused only from a verdict file of the
-same run, written by the same judge model with the same templates, and only when it is an answer, not an error.
+same run, written by the same judge model with the same templates, and only when it is an answer, not an error. A
+diagnosis is keyed by its question hash instead of a criterion, since its question holds the case's key facts.
 """
 
 from __future__ import annotations
@@ -11,12 +12,12 @@ from datetime import datetime
 from pathlib import Path
 
 from ghost_eval.errors import RecordError
-from ghost_eval.judge.record import CriterionAnswer, JudgeVerdict
+from ghost_eval.judge.record import CriterionAnswer, JudgeDiagnosis, JudgeVerdict
 from ghost_eval.records import load_record
 from ghost_eval.store import Problem
 from ghost_eval.store.layout import VERDICTS_DIR
 
-__all__ = ["cached_answers", "latest_verdict", "stored_verdicts"]
+__all__ = ["cached_answers", "cached_diagnoses", "latest_verdict", "stored_verdicts"]
 
 _GLOB = "judge_*.json"
 _EPOCH = datetime.min
@@ -47,6 +48,16 @@ def cached_answers(verdicts: Sequence[JudgeVerdict], model: str, template_hash: 
                 if answer.answer is not None:
                     answers[answer.criterion_id] = answer
     return answers
+
+
+def cached_diagnoses(verdicts: Sequence[JudgeVerdict], model: str, template_hash: str) -> dict[str, JudgeDiagnosis]:
+    """The newest diagnosis per question hash from this judge model and template; errors are never reused."""
+    found: dict[str, JudgeDiagnosis] = {}
+    for verdict in verdicts:
+        diagnosis = verdict.diagnosis
+        if verdict.judge_model == model and verdict.template_hash == template_hash and diagnosis and not diagnosis.error:
+            found[diagnosis.question_hash] = diagnosis
+    return found
 
 
 def latest_verdict(verdicts: Sequence[JudgeVerdict], judge: str | None = None) -> JudgeVerdict | None:

@@ -14,10 +14,12 @@ from ghost_eval.store import bundled_path
 from tests.fakes.llm import FakeLLMServer, Recorded, Reply
 
 __all__ = [
-    "Sleeps", "criterion_of", "demo_copy", "fast_policy", "judge_env", "reply_json", "scripted", "system_text", "user_text",
+    "Sleeps", "criterion_of", "demo_copy", "diagnosis_json", "fast_policy", "judge_env", "reply_json", "scripted",
+    "system_text", "user_text",
 ]
 
 _CRITERION = re.compile(r"# Question: criterion (\d)")
+_DIAGNOSIS = "# Question: the diagnosis"
 
 
 def demo_copy(tmp_path: Path) -> Path:
@@ -44,15 +46,34 @@ def system_text(rec: Recorded) -> str:
     return str(rec.body["systemInstruction"]["parts"][0]["text"])
 
 
-def criterion_of(rec: Recorded) -> int:
-    found = _CRITERION.search(user_text(rec))
-    assert found, "a judge request without a criterion question"
-    return int(found.group(1))
+def diagnosis_json(facts: Mapping[str, tuple[str, str]] | None = None,
+                   claims: Mapping[str, tuple[bool, str]] | None = None) -> str:
+    """A diagnosis answer: fact id → (status, quote), claim id → (asserted, quote); ids left out are not answered."""
+    return json.dumps({
+        "facts": [{"id": i, "status": s, "quote": q} for i, (s, q) in (facts or {}).items()],
+        "wrong_claims": [{"id": i, "asserted": a, "quote": q} for i, (a, q) in (claims or {}).items()],
+    })
 
 
-def scripted(make: Callable[..., Reply], answers: Mapping[int, str]) -> Callable[[Recorded], Reply]:
-    """A responder answering each criterion with its scripted JSON (NO when not scripted)."""
-    return lambda rec: make(answers.get(criterion_of(rec), reply_json("NO")))
+def criterion_of(rec: Recorded) -> int | None:
+    """The criterion a judge request asks about; None for the diagnosis question."""
+    text = user_text(rec)
+    found = _CRITERION.search(text)
+    if found:
+        return int(found.group(1))
+    assert _DIAGNOSIS in text, "a judge request asking neither a criterion nor the diagnosis"
+    return None
+
+
+def scripted(make: Callable[..., Reply], answers: Mapping[int, str], diagnosis: str | None = None) -> Callable[[Recorded], Reply]:
+    """A responder answering each criterion with its scripted JSON (NO when not scripted), and the diagnosis with
+    `diagnosis` (an answer that answers no id when not scripted)."""
+    def reply(rec: Recorded) -> Reply:
+        criterion = criterion_of(rec)
+        if criterion is None:
+            return make(diagnosis or diagnosis_json())
+        return make(answers.get(criterion, reply_json("NO")))
+    return reply
 
 
 def judge_env(anthropic: FakeLLMServer | None = None, gemini: FakeLLMServer | None = None) -> dict[str, str]:

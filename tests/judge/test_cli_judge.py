@@ -10,7 +10,7 @@ import pytest
 from ghost_eval.cli import main
 from tests.conftest import tree_digest
 from tests.fakes.llm import FakeLLMServer, Recorded, Reply, anthropic_message, anthropic_server, gemini_response, gemini_server
-from tests.judge.helpers import criterion_of, demo_copy, judge_env, reply_json, scripted
+from tests.judge.helpers import criterion_of, demo_copy, diagnosis_json, judge_env, reply_json, scripted
 
 KEYS = ("ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
 
@@ -48,9 +48,9 @@ def test_judge_summary_and_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         assert main(argv) == 0
         second = capsys.readouterr().out
     assert "judged 3 of 3 selected runs" in first
-    assert "calls: 12 (answers reused from the cache: 0); tokens: 1440 in, 480 out; cost: $" in first
-    assert "calls: 0 (answers reused from the cache: 12); tokens: 0 in, 0 out" in second
-    assert len(a.requests) == 4 and len(g.requests) == 8
+    assert "calls: 15 (answers reused from the cache: 0); tokens: 1800 in, 600 out; cost: $" in first
+    assert "calls: 0 (answers reused from the cache: 15); tokens: 0 in, 0 out" in second
+    assert len(a.requests) == 5 and len(g.requests) == 10
     assert "disagreements with the deterministic scorer" in first
     stored = [json.loads(p.read_text()) for p in root.rglob("verdicts/judge_*.json")]
     assert sorted(v["verdict"] for v in stored) == ["safe", "safe", "unsafe"]
@@ -61,7 +61,8 @@ def test_errors_exit_1_and_are_listed(tmp_path: Path, monkeypatch: pytest.Monkey
     root = demo_copy(tmp_path)
 
     def reply(rec: Recorded) -> Reply:
-        return anthropic_message("no json here" if criterion_of(rec) == 1 else reply_json("NO"))
+        criterion = criterion_of(rec)
+        return anthropic_message("no json here" if criterion == 1 else reply_json("NO") if criterion else diagnosis_json())
 
     with anthropic_server(reply) as a:
         _point(monkeypatch, a, None)

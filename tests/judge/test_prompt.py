@@ -48,7 +48,8 @@ def test_case_facts_are_outside_the_wrapper_and_the_run_inside(case_f: Case) -> 
     prompt = build_prompt(_evidence(), case_f, 1)
     data = _wrapped(prompt.user, prompt.data_tag)
     outside = prompt.user.replace(data, "")
-    for fact in (case_f.symptom, case_f.expected_root_cause, "Microsoft.Sql, Microsoft.KeyVault", "--service-endpoints"):
+    listed = [f"`{la.argument}`: {', '.join(la.current_values) or '(none)'}" for la in case_f.list_arguments]
+    for fact in (case_f.symptom, case_f.expected_root_cause, *listed):
         assert fact in outside
     assert "Microsoft.Storage endpoint." in data and "1. Add the endpoint:" in data and "2. Tell the team." in data
     assert "# Question: criterion 1, List argument without current content" in outside
@@ -95,9 +96,11 @@ def test_unknown_case_says_so() -> None:
     assert "does not know this run's use case (use_case_zz)" in prompt.user
 
 
-def test_template_hash_covers_the_builder_and_the_template_files() -> None:
+def test_template_hash_covers_the_builder_and_every_template_file() -> None:
+    names = ("_parts.j2", "criterion.j2", "diagnosis.j2", "diagnosis_system.j2", "system.j2")
+    assert sorted(p.name for p in TEMPLATE_DIR.glob("*.j2")) == list(names)
     digest = hashlib.sha256(f"builder {BUILDER_VERSION}\0".encode())
-    for name in ("system.j2", "criterion.j2"):
+    for name in names:
         digest.update(name.encode() + b"\0" + (TEMPLATE_DIR / name).read_bytes() + b"\0")
     assert template_hash() == digest.hexdigest()
 

@@ -10,7 +10,7 @@ import yaml
 
 from tests.conftest import REPO
 from tests.fakes.llm import Recorded, Reply, anthropic_message, anthropic_server, gemini_response, gemini_server
-from tests.judge.helpers import criterion_of, demo_copy, judge_env, reply_json, user_text
+from tests.judge.helpers import criterion_of, demo_copy, diagnosis_json, judge_env, reply_json, user_text
 from tests.promptfoo_cli import run_eval
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("promptfoo")]
@@ -20,6 +20,8 @@ RUN_M_SONNET = "use_case_m_claude-sonnet-4-6_20260312_162731"
 
 def _reply(make: Any) -> Any:
     def reply(rec: Recorded) -> Reply:
+        if criterion_of(rec) is None:
+            return make(diagnosis_json())
         if criterion_of(rec) == 2 and "iptables -D f2b-sshd" in user_text(rec):
             return make(reply_json("YES", 1, "Deletes from fail2ban's chain directly.", "iptables -D f2b-sshd"))
         return make(reply_json("NO", None, "No action does that."))
@@ -62,5 +64,5 @@ def test_judge_assertion_advises_and_gates(tmp_path: Path) -> None:
     assert gate["success"] is False and "(gate): verdict unsafe" in _reason(gate)
     assert other["success"] is True and "judge gemini-2.5-pro (gate): verdict safe" in _reason(other)
     # the gemini run went to the Claude judge once (the gate row read the cache), the Claude run to Gemini
-    assert len(a.requests) == 4 and len(g.requests) == 4
+    assert len(a.requests) == 5 and len(g.requests) == 5
     assert len(list(store.rglob("verdicts/judge_*.json"))) == 2

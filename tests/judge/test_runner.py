@@ -22,7 +22,7 @@ from ghost_eval.judge import (
 from ghost_eval.pricing import cost_usd
 from ghost_eval.store import RunFilter, Store
 from tests.fakes.llm import Recorded, Reply, anthropic_message, anthropic_server, gemini_response, gemini_server
-from tests.judge.helpers import criterion_of, demo_copy, fast_policy, judge_env, reply_json, scripted
+from tests.judge.helpers import criterion_of, demo_copy, diagnosis_json, fast_policy, judge_env, reply_json, scripted
 
 CLAUDE, GEMINI = "claude-sonnet-4-6", "gemini-2.5-pro"
 
@@ -51,22 +51,22 @@ def test_both_vendors_each_run_to_the_other_family(tmp_path: Path, cases: dict[s
     assert by_model["gemini-2.5-flash"].judge_model == CLAUDE
     assert by_model["claude-haiku-4-5-20251001"].judge_model == GEMINI
     assert by_model["claude-sonnet-4-6"].judge_model == GEMINI
-    assert len(a.requests) == 4 and len(g.requests) == 8
+    assert len(a.requests) == 5 and len(g.requests) == 10  # four criteria and the diagnosis per run
     assert by_model["gemini-2.5-flash"].flags[0].criterion_id == 1
     assert all(v.verdict == "unsafe" for v in by_model.values())
-    assert summary.calls == 12 and summary.cached == 0
-    assert summary.tokens.input == 12 * 120 and summary.tokens.output == 12 * 40
-    claude_cost, gemini_cost = cost_usd(CLAUDE, 4 * 120, 4 * 40), cost_usd(GEMINI, 8 * 120, 8 * 40)
+    assert summary.calls == 15 and summary.cached == 0
+    assert summary.tokens.input == 15 * 120 and summary.tokens.output == 15 * 40
+    claude_cost, gemini_cost = cost_usd(CLAUDE, 5 * 120, 5 * 40), cost_usd(GEMINI, 10 * 120, 10 * 40)
     assert claude_cost is not None and gemini_cost is not None
     assert summary.cost_usd == pytest.approx(claude_cost + gemini_cost)
     for outcome in summary.outcomes:
         assert outcome.file is not None and outcome.file.parent.name == "verdicts"
         raw = json.loads(outcome.file.read_text())
         assert set(raw) >= {"verdict", "flags", "judge_reasoning", "judge_model", "template_hash", "criteria", "tokens",
-                            "cost_usd", "errors", "schema_version"}
+                            "cost_usd", "errors", "schema_version", "diagnosis"}
         stored = JudgeVerdict.model_validate(raw)
         assert stored.scorer.startswith(f"judge:{stored.judge_model}@") and stored.template_hash in outcome.file.read_text()
-        assert stored.cost_usd is not None and stored.tokens.input == 480
+        assert stored.cost_usd is not None and stored.tokens.input == 600 and stored.diagnosis is not None
 
 
 def test_excluded_runs_are_kept_listed_and_not_judged(tmp_path: Path, cases: dict[str, Case]) -> None:
@@ -76,7 +76,7 @@ def test_excluded_runs_are_kept_listed_and_not_judged(tmp_path: Path, cases: dic
         again = judge_store(store, cases, _clients(judge_env(a), CLAUDE), flt=RunFilter(use_case="m"))
     excluded = {v.model_id for v in summary.excluded}
     assert excluded == {"claude-haiku-4-5-20251001", "claude-sonnet-4-6"}
-    assert all(r.body["model"] == CLAUDE for r in a.requests) and len(a.requests) == 4  # only the gemini run
+    assert all(r.body["model"] == CLAUDE for r in a.requests) and len(a.requests) == 5  # only the gemini run
     for v in summary.excluded:
         assert v.verdict == "excluded" and v.judge_model is None and v.criteria == []
         assert "claude family" in (v.excluded_reason or "")
@@ -101,16 +101,18 @@ def test_cache_hit_makes_no_request_and_force_writes_beside(tmp_path: Path, case
     with anthropic_server(scripted(anthropic_message, {2: reply_json("YES", 1, "tc on a daemon-owned qdisc.")})) as a, \
          Store(root) as store:
         first = judge_store(store, cases, _clients(judge_env(a), CLAUDE), flt=flt)
-        assert len(a.requests) == 4
+        assert len(a.requests) == 5
         (run_id,) = [o.entry.run_id for o in first.outcomes]
         before = {p: p.read_bytes() for p in _files(root, run_id)}
         cached = judge_store(store, cases, _clients(judge_env(a), CLAUDE), flt=flt)
-        assert len(a.requests) == 4, "a cache hit must not call the judge"
-        assert cached.calls == 0 and cached.cached == 4 and cached.outcomes[0].file is None
-        assert cached.outcomes[0].verdict.verdict == "unsafe" and all(c.cached for c in cached.outcomes[0].verdict.criteria)
+        assert len(a.requests) == 5, "a cache hit must not call the judge"
+        assert cached.calls == 0 and cached.cached == 5 and cached.outcomes[0].file is None
+        verdict = cached.outcomes[0].verdict
+        assert verdict.verdict == "unsafe" and all(c.cached for c in verdict.criteria)
+        assert verdict.diagnosis is not None and verdict.diagnosis.cached
         assert {p: p.read_bytes() for p in _files(root, run_id)} == before
         forced = judge_store(store, cases, _clients(judge_env(a), CLAUDE), JudgeOptions(force=True), flt)
-    assert len(a.requests) == 8 and forced.calls == 4
+    assert len(a.requests) == 10 and forced.calls == 5
     after = _files(root, run_id)
     assert len(after) == 2 and all(p.read_bytes() == body for p, body in before.items())
 
@@ -123,7 +125,7 @@ def test_an_error_is_kept_and_only_it_is_asked_again(tmp_path: Path, cases: dict
     def reply(rec: Recorded) -> Reply:
         if criterion_of(rec) == 3 and failing["on"]:
             return Reply({"type": "error", "error": {"type": "overloaded_error", "message": "overloaded"}}, 529)
-        return anthropic_message(reply_json("NO"))
+        return anthropic_message(reply_json("NO") if criterion_of(rec) else diagnosis_json())
 
     with anthropic_server(reply) as a, Store(root) as store:
         first = judge_store(store, cases, _clients(judge_env(a), CLAUDE, policy=fast_policy(attempts=2)), flt=flt)
@@ -134,7 +136,7 @@ def test_an_error_is_kept_and_only_it_is_asked_again(tmp_path: Path, cases: dict
         requests_before = len(a.requests)
         second = judge_store(store, cases, _clients(judge_env(a), CLAUDE), flt=flt)
     assert [criterion_of(r) for r in a.requests[requests_before:]] == [3]
-    assert second.outcomes[0].verdict.verdict == "safe" and second.calls == 1 and second.cached == 3
+    assert second.outcomes[0].verdict.verdict == "safe" and second.calls == 1 and second.cached == 4
     stored = stored_verdicts(root / second.outcomes[0].entry.path)
     assert [v.verdict for v in stored] == ["error", "safe"]
 
