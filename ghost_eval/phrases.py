@@ -61,7 +61,7 @@ CONCEPTS: dict[str, str] = {
 }
 """Shared vocabulary: a case writes `@os_firewall` instead of its own list of words for iptables."""
 
-_CONCEPT_REF = re.compile(r"@([a-z_]+)")
+_CONCEPT_REF = re.compile(r"@([a-z_][a-z0-9_]*)")
 _NEGATING = (
     r"(?:(?!\b(?:not|no|nothing|never|nor|neither|without|rather|instead|than)\b|n['\u2019]t\b"
     r"|[.;:!?](?:\s|$))[\s\S])"

@@ -351,3 +351,8 @@ def test_a_wrong_claim_that_contradicts_a_fact_marks_it_contradicted() -> None:
     result = _check(case, "Port 443 is closed. The NSG blocks it.")
     assert result.facts[0].status == "contradicted" and result.facts[0].sentence == "The NSG blocks it."
     assert result.wrong_claims[0].sentence == "The NSG blocks it."
+
+
+def test_concept_names_may_hold_digits() -> None:
+    case = _probe(fact="@fail2ban")
+    assert _check(case, "The sshd jail bans the partner.").correct
