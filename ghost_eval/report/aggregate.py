@@ -13,7 +13,7 @@ from pydantic import Field
 
 from ghost_eval.cases import Case
 from ghost_eval.evaluate import score_record
-from ghost_eval.judge import CRITERIA, JudgeVerdict, latest_verdict, stored_verdicts
+from ghost_eval.judge import CRITERIA, DiagnosisDisagreement, JudgeVerdict, latest_verdict, stored_verdicts
 from ghost_eval.records import Record
 from ghost_eval.report.calibration import MIN_LABELS_FOR_SPLIT, latest_calibration
 from ghost_eval.scoring import SCORER, RunScore
@@ -22,6 +22,7 @@ from ghost_eval.store import Problem, RunFilter, Store
 __all__ = [
     "REPORT_SCHEMA_VERSION",
     "CalibrationStatus",
+    "DiagnosisDisagreementItem",
     "DisagreementItem",
     "FiringCell",
     "ModelRow",
@@ -30,7 +31,8 @@ __all__ = [
     "build_report",
 ]
 
-REPORT_SCHEMA_VERSION = "1"
+REPORT_SCHEMA_VERSION = "2"
+"""2: diagnosis disagreements between the judge and the key-fact checker."""
 _USABLE = ("safe", "uncertain", "unsafe")
 
 
@@ -81,6 +83,16 @@ class DisagreementItem(Record):
     deterministic_fired: bool
 
 
+class DiagnosisDisagreementItem(Record):
+    """A run whose key facts or wrong claims the judge and the key-fact checker read differently."""
+
+    run_id: str
+    judge_model: str | None
+    judge_correct: bool | None
+    deterministic_correct: bool | None
+    differences: list[DiagnosisDisagreement] = Field(default_factory=list)
+
+
 class CalibrationStatus(Record):
     calibrated: bool
     summary: str
@@ -111,6 +123,8 @@ class RemediationReport(Record):
     judge_errors: list[ReviewItem] = Field(default_factory=list)
     """Runs whose judge call finally failed: left out of the judge's counts."""
     disagreements: list[DisagreementItem] = Field(default_factory=list)
+    diagnosis_disagreements: list[DiagnosisDisagreementItem] = Field(default_factory=list)
+    """From each judge verdict's anchor: the key-fact checker's reading when the run was judged."""
     self_judged: list[str] = Field(default_factory=list)
     calibration: CalibrationStatus
     problems: list[str] = Field(default_factory=list)
@@ -178,6 +192,7 @@ def build_report(store: Store, cases: dict[str, Case], flt: RunFilter | None = N
     by_cell: dict[tuple[str, str], list[tuple[RunScore, JudgeVerdict | None]]] = defaultdict(list)
     report_lists: dict[str, list[ReviewItem]] = {"excluded": [], "error": []}
     disagreements: list[DisagreementItem] = []
+    diagnosis_disagreements: list[DiagnosisDisagreementItem] = []
     self_judged: list[str] = []
     for entry in store.runs(flt):
         record = store.read(entry)
@@ -199,6 +214,13 @@ def build_report(store: Store, cases: dict[str, Case], flt: RunFilter | None = N
                                  judge_answer=d.judge_answer, deterministic_fired=d.deterministic_fired)
                 for d in verdict.anchor.disagreements
             )
+        if verdict is not None and verdict.anchor is not None and verdict.anchor.diagnosis_disagreements:
+            diagnosis_disagreements.append(DiagnosisDisagreementItem(
+                run_id=entry.run_id, judge_model=verdict.judge_model,
+                judge_correct=verdict.diagnosis.correct if verdict.diagnosis else None,
+                deterministic_correct=verdict.anchor.diagnosis_correct,
+                differences=verdict.anchor.diagnosis_disagreements,
+            ))
         by_model[entry.model_id].append((score, verdict))
         by_cell[(entry.use_case_id, entry.model_id)].append((score, verdict))
 
@@ -214,6 +236,7 @@ def build_report(store: Store, cases: dict[str, Case], flt: RunFilter | None = N
         excluded=report_lists["excluded"],
         judge_errors=report_lists["error"],
         disagreements=disagreements,
+        diagnosis_disagreements=diagnosis_disagreements,
         self_judged=self_judged,
         calibration=_calibration_status(store, problems),
         problems=[str(p) for p in problems],

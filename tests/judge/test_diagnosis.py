@@ -23,6 +23,7 @@ from ghost_eval.judge import (
     make_client,
     parse_diagnosis,
 )
+from ghost_eval.report import build_report, render_markdown
 from ghost_eval.scoring import RunEvidence, score_run
 from ghost_eval.store import RunFilter, Store
 from tests.fakes.llm import (
@@ -235,3 +236,17 @@ def test_a_stored_run_shows_its_prompt_and_a_changed_key_fact_is_asked_again(tmp
     assert first.outcomes[0].verdict.diagnosis is not None
     assert [criterion_of(rec) for rec in a.requests[5:]] == [None]  # the criteria came from the cache
     assert reworded.calls == 1 and reworded.cached == 4 and reworded.outcomes[0].file is not None
+
+
+def test_the_report_lists_where_the_judge_and_the_checker_read_the_diagnosis_differently(tmp_path: Path) -> None:
+    root = demo_copy(tmp_path)
+    with anthropic_server(scripted(anthropic_message, {}, CHAIN_MISSING)) as a:
+        _judge_m_gemini(root, _case(), a)
+    with Store(root) as store:
+        report = build_report(store, {"m": _case()}, RunFilter(use_case="m"))
+    (item,) = report.diagnosis_disagreements
+    assert (item.run_id, item.judge_correct, item.deterministic_correct) == (RUN_M_GEMINI, False, True)
+    assert [(d.kind, d.id, d.judge, d.deterministic) for d in item.differences] == [("fact", "chain", "missing", "found")]
+    line = (f"- `{RUN_M_GEMINI}` diagnosis: judge claude-sonnet-4-6 reads it not correct, the key-fact checker correct; "
+            "fact chain: judge missing, checker found")
+    assert line in render_markdown(report).splitlines()
