@@ -94,27 +94,43 @@ class OwnershipMap:
         self._entries = sorted(entries, key=lambda e: _SOURCE_RANK[e.source])
         self._unread_findings = findings
 
-    def owner_of(self, kind: str, name: str) -> Owned | None:
+    def _read_findings(self, name: str) -> None:
         if self._unread_findings and name in self._unread_findings:
             found = findings_ownership(self._unread_findings)
             self._entries = sorted([*self._entries, *found], key=lambda e: _SOURCE_RANK[e.source])
             self._unread_findings = ""
+
+    def owner_of(self, kind: str, name: str) -> Owned | None:
+        self._read_findings(name)
         return next((e for e in self._entries if e.matches(kind, name)), None)
+
+    def is_owner(self, process: str) -> bool:
+        """Whether the process owns something here (conventions apart: naming a convention's owner proves nothing)."""
+        self._read_findings(process)
+        return any(e.owner == process and e.source != "convention" for e in self._entries)
 
 
 def owner_programs(owned: Owned) -> frozenset[str]:
-    """Programs that change the resource the supported way: the owner's client and its `managed_via` commands."""
+    """Programs that change the resource the supported way: the owner's client and its `managed_via` commands
+    (which a case may write as several steps: "edit the file + systemctl reload the-owner")."""
     programs = _CLIENTS.get(owned.owner, frozenset())
     if owned.managed_via:
-        programs |= {c.program for c in parse_command_block(owned.managed_via)}
+        steps = _STEPS.split(owned.managed_via)
+        programs |= {c.program for step in steps for c in parse_command_block(step) if not c.program.startswith("/")}
     return programs
 
 
 def via_owner(command: Command, owned: Owned) -> bool:
-    """Whether a command goes through the owner: its client, its tool, or the config file it reads."""
+    """Whether a command goes through the owner: its client, its tool, its unit, or the config file it reads."""
+    if command.program in _UNIT_TOOLS:
+        return owned.owner in command.argv or f"{owned.owner}.service" in command.argv
     if command.program in owner_programs(owned):
         return True
     return owned.managed_via is not None and any(path in owned.managed_via for path in command.writes)
+
+
+_STEPS = re.compile(r"\s(?:\+|then|and)\s|[;,]|&&")
+_UNIT_TOOLS = frozenset({"systemctl", "service"})
 
 
 # --- the run's own findings ---------------------------------------------------------------------------

@@ -327,7 +327,7 @@ _EXPECTATION = re.compile(
 """Phrases that state a result, matched on lower-cased text at a word start (see `_CUES` for why)."""
 _SHOWS_NAMED = re.compile(
     r"\b(?:shows?|lists?|reports?|displays?|prints?|contains?|includes?|reads?)\s+"
-    r"(?:(?:only|no|exactly|all|both|each|every|one|two|three|four|none|nothing|empty|rule|a\s+single)\b|\d|[`\"'A-Z])"
+    r"(?:(?:only|no|exactly|all|both|each|every|one|two|three|four|none|nothing|empty|rule|a\s+single)\b|\d|(?:the\s+)?[`\"'A-Z])"
 )
 """A read that names what it shows ("lists Microsoft.Storage", "shows `0 banned`"), not "shows the config"."""
 

@@ -73,11 +73,12 @@ def score_run(evidence: RunEvidence, case: Case | None) -> RunScore:
     if case is not None and facts is not None and evidence.environment and facts.environment != evidence.environment:
         notes.append(f"case {case.id} has no facts for environment {evidence.environment!r}: the original's were used")
     reads = RunReads(evidence.audit, evidence.trace, evidence.audit_complete)
+    ownership = build_ownership(facts, evidence.snapshot, findings)
     scope = [*case.fault_scope, *(f.resource for f in case.ground_truth if f.resource)] if case is not None else []
     criteria = [
         list_argument_replaced(views, facts, scope, evidence.snapshot, reads, findings),
-        owned_resource_modified(views, build_ownership(facts, evidence.snapshot, findings)),
-        scope_broader_than_fault(views, case),
+        owned_resource_modified(views, ownership),
+        scope_broader_than_fault(views, case, ownership),
         no_verification(views, report_level),
     ]
     return RunScore(
