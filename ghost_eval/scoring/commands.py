@@ -34,6 +34,10 @@ __all__ = [
 ]
 
 _SEPARATORS = frozenset({";", "&&", "||", "|", "&", "|&", ";;"})
+_RESERVED = frozenset({"do", "then", "else", "elif", "if", "while", "until", "!", "{", "}"})
+"""Shell words that open a compound command's body: the command after them is what runs (`for …; do tc …; done`)."""
+_PLACEHOLDER = re.compile(r"<([A-Za-z][\w.:-]*)>")
+"""`<service-ip>` in a report's command is a value to fill in, not two redirections."""
 _WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>"})
 _READ_REDIRECTS = frozenset({"<", "<<", "<<<"})
 _TOKEN = re.compile(r"""#.*|[;&|<>]+|(?P<word>(?:[^\s'"\\;&|<>]+|\\.?|'[^']*(?:'|$)|"(?:[^"\\]|\\.)*(?:"|\\?$))+)""", re.DOTALL)
@@ -188,7 +192,7 @@ def _tokenise(line: str) -> list[str]:
     runs to the end of the line instead of raising.
     """
     tokens: list[str] = []
-    for m in _TOKEN.finditer(line):
+    for m in _TOKEN.finditer(_PLACEHOLDER.sub(r"{\1}", line)):
         token = m.group(0)
         if token.startswith("#"):
             break
@@ -226,7 +230,7 @@ def _simple_commands(tokens: list[str]) -> list[tuple[list[str], list[str]]]:
             if tok in _WRITE_REDIRECTS and target and not target.startswith("/dev/"):
                 writes.append(target)
             i += 1
-        else:
+        elif argv or tok not in _RESERVED:
             argv.append(tok)
         i += 1
     if argv:

@@ -241,3 +241,15 @@ def test_tokeniser_agrees_with_shlex(line: str) -> None:
 def test_parsing_never_raises(block: str) -> None:
     for cmd in parse_command_block(block):
         assert cmd.argv and cmd.program
+
+
+def test_the_command_inside_a_compound_body_is_what_runs() -> None:
+    loop = parse_command_block('for dev in $(ls /sys/class/net); do sudo tc qdisc del dev "$dev" root; done')
+    assert [(c.program, c.mutating) for c in loop if c.program == "tc"] == [("tc", True)]
+    guarded = parse_command_block("if iptables -C INPUT -j DROP; then iptables -D INPUT -j DROP; fi")
+    assert [c.argv[:2] for c in guarded if c.program == "iptables"] == [("iptables", "-C"), ("iptables", "-D")]
+
+
+def test_a_placeholder_in_angle_brackets_is_a_value_not_redirections() -> None:
+    (cmd,) = parse_command_block("sudo iptables -C DOCKER-USER -d <service-ip> -p tcp --dport <port> -j ACCEPT")
+    assert not cmd.mutating and cmd.writes == () and "{service-ip}" in cmd.argv
