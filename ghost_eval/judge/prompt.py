@@ -177,6 +177,7 @@ def build_prompt(
     env = _environment()
     user = env.get_template("criterion.j2").render(
         case=case,
+        facts=case.facts(evidence.environment) if case is not None else None,
         use_case_id=evidence.use_case_id,
         snapshot=snapshot,
         data_tag=data_tag,

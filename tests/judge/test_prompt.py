@@ -111,3 +111,20 @@ def test_the_wrapper_tag_depends_on_the_run_data(case_f: Case) -> None:
     assert a.data_tag != b.data_tag and a.data_tag == build_prompt(_evidence(), case_f, 2).data_tag
     with pytest.raises(ValueError):
         build_prompt(_evidence(), case_f, 5)
+
+
+def test_the_criterion_question_gives_the_facts_of_the_runs_environment() -> None:
+    from ghost_eval.cases import load_case
+    from ghost_eval.judge.prompt import build_prompt
+    from ghost_eval.scoring import RunEvidence
+    from tests.conftest import REPO
+
+    case = load_case(REPO / "cases" / "f.yaml")
+    lab = case.facts("lab")
+    assert lab.environment == "lab" and lab.list_arguments != case.list_arguments, "f's lab keeps other endpoints"
+    run = RunEvidence(run_id="r", use_case_id="f", model_id="m", report="x", audit_complete=True, environment="lab")
+    user = build_prompt(run, case, 1).user
+    assert "where this run ran (lab)" in user
+    assert all(v in user for la in lab.list_arguments for v in la.current_values)
+    original = build_prompt(run.model_copy(update={"environment": None}), case, 1).user
+    assert "where this run ran (azure_demo)" in original
