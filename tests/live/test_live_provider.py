@@ -137,6 +137,7 @@ def test_small_live_suite_through_promptfoo(lab: Lab, servers: dict[str, FakeLLM
         assert record.problems == [], record.problems
         assert record.snapshot is not None and record.written_by_us and record.trace
         assert record.metadata is not None and record.metadata.hash_kind is HashKind.EFFECTIVE_PROMPT
+        assert record.metadata.environment == "lab" and entry.environment == "lab"
         hashes.setdefault((entry.model_id, record.metadata.addon_hash), set()).add(entry.system_prompt_hash)
         outputs = "\n".join(c.output for c in record.trace)
         if entry.use_case_id == "m":
@@ -160,6 +161,7 @@ def test_small_live_suite_through_promptfoo(lab: Lab, servers: dict[str, FakeLLM
         "models": [haiku],
         "repeats": 1,
         "checks": [{"kind": "diagnosis"}, {"kind": "criterion", "criterion_id": 2}],
+        "environment": "lab",  # live runs record where they ran; a decision counts only runs of its environment
     }
     (tmp_path / "variants" / "live-addon.yaml").write_text(yaml.safe_dump(spec))
     decision, _ = decide_variant(
