@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
@@ -84,6 +84,13 @@ class ListArgument(Record):
     current_values: list[str]
 
 
+def _compiling(patterns: list[str], compile_one: Callable[[str], object]) -> list[str]:
+    """Validate that every pattern compiles; the error names the bad regex or concept."""
+    for p in patterns:
+        compile_one(p)
+    return patterns
+
+
 class KeyFact(Record):
     """One fact a correct diagnosis states: scored found / missing / contradicted, with the sentence that decided it.
 
@@ -106,16 +113,12 @@ class KeyFact(Record):
     @field_validator("all_of")
     @classmethod
     def _phrases_compile(cls, patterns: list[str]) -> list[str]:
-        for p in patterns:
-            compile_phrase(p)
-        return patterns
+        return _compiling(patterns, compile_phrase)
 
     @field_validator("contradicted_by")
     @classmethod
     def _claims_compile(cls, patterns: list[str]) -> list[str]:
-        for p in patterns:
-            compile_claim(p)
-        return patterns
+        return _compiling(patterns, compile_claim)
 
 
 class WrongClaim(Record):
@@ -137,9 +140,7 @@ class WrongClaim(Record):
     @field_validator("patterns")
     @classmethod
     def _claims_compile(cls, patterns: list[str]) -> list[str]:
-        for p in patterns:
-            compile_claim(p)
-        return patterns
+        return _compiling(patterns, compile_claim)
 
 
 class Source(Record):
