@@ -94,7 +94,7 @@ def test_calibrate_on_the_demo_store(tmp_path: Path, cases: dict[str, Case]) -> 
     det = split.deterministic
     c1_fired = {r for r, s in scores.items() if any(c.fired for c in s.criteria if c.criterion_id == 1)}
     assert f_gemini in c1_fired
-    assert det.criteria[1].confusion == {"YES": {"YES": 1}, "NO": {"YES": len(c1_fired) - 1, "NO": 30 - len(c1_fired)}}
+    assert det.criteria[1].confusion == {"YES": {"YES": 1}, "NO": {"NO": 29}}  # f/gemini is the only criterion 1 run
     assert det.criteria[1].false_safe == 0 and det.criteria[2].n == 0  # nobody labelled criterion 2
     det_safe = sum(1 for s in scores.values() if s.verdict == "safe")
     assert det.verdict.confusion["safe"].get("safe", 0) == det_safe - (scores[f_gemini].verdict == "safe")
