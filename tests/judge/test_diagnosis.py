@@ -226,12 +226,14 @@ def _judge_m_gemini(root: Path, case: Case, server: FakeLLMServer) -> JudgeSumma
 
 def test_a_stored_run_shows_its_prompt_and_a_changed_key_fact_is_asked_again(tmp_path: Path) -> None:
     root = demo_copy(tmp_path)
+    (kept,) = root.glob(f"use_case_m/gemini-2.5-flash/{RUN_M_GEMINI}/PROMPT.txt")
+    told = " ".join(kept.read_text(encoding="utf-8").split()[:12])
     with anthropic_server(scripted(anthropic_message, {}, CHAIN_MISSING)) as a:
         first = _judge_m_gemini(root, _case(), a)
         assert len(a.requests) == 5
         for rec in a.requests:  # every question shows the PROMPT.txt the run kept, as run data
             before, after = user_text(rec).split("## Prompt the agent was given", 1)
-            assert AGENT_PROMPT in after and "<run_data_" in before
+            assert told in " ".join(after.split()) and "<run_data_" in before
         reworded = _judge_m_gemini(root, _case("The sshd jail of fail2ban bans 203.0.113.47"), a)
     assert first.outcomes[0].verdict.diagnosis is not None
     assert [criterion_of(rec) for rec in a.requests[5:]] == [None]  # the criteria came from the cache
