@@ -356,3 +356,17 @@ def test_a_wrong_claim_that_contradicts_a_fact_marks_it_contradicted() -> None:
 def test_concept_names_may_hold_digits() -> None:
     case = _probe(fact="@fail2ban")
     assert _check(case, "The sshd jail bans the partner.").correct
+
+
+def test_rejected_as_a_fact_is_no_refutation_but_as_a_verdict_it_is() -> None:
+    case = _probe(r"\bnsg\b.{0,40}\bblocks\b", fact="@storage_firewall.{0,80}@deny")
+    assert _check(case, "Requests to nwlogs080613 are rejected with AuthorizationFailure by its firewall.").correct
+    assert not _check(case, "H2, the storage firewall denies the VM - rejected.").correct
+    assert _asserts_nsg_block("The NSG blocks 443; the request is rejected with a timeout.")
+    assert not _asserts_nsg_block("The NSG blocks 443 - rejected.")
+
+
+def test_a_quoted_command_is_evidence_not_a_claim() -> None:
+    case = _probe(r"\b(?:tc|qdisc|shaping)\b.{0,40}\bon\W+tf-dest-vm\b")
+    assert not _check(case, "`tc qdisc show dev eth0` on tf-dest-vm: default qdisc, no shaping.").forbidden
+    assert _check(case, "The qdisc on tf-dest-vm adds the delay.").forbidden

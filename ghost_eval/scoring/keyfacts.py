@@ -15,25 +15,32 @@ from markdown_it import MarkdownIt
 
 from ghost_eval.cases import Case, KeyFact, WrongClaim
 from ghost_eval.phrases import PHRASE_FLAGS, compile_claim, compile_phrase
+from ghost_eval.scoring.commands import looks_like_command
 from ghost_eval.scoring.model import ClaimHit, DiagnosisResult, FactResult
 from ghost_eval.scoring.text import split_sentences
 
 __all__ = ["check_key_facts", "claim_asserted", "report_sentences"]
 
 _REFUTATION = r"\b(?:refuted|ruled\W+out|disproven|disproved|excluded|rejected|eliminated|not\W+the\W+(?:root\W+)?cause)\b"
-_REFUTED = re.compile(_REFUTATION, PHRASE_FLAGS)
+_REFUTED = re.compile(
+    r"\b(?:refuted|ruled\W+out|disproven|disproved|eliminated|not\W+the\W+(?:root\W+)?cause)\b", PHRASE_FLAGS
+)
+"""Words that refute whatever clause they stand in."""
+_WEAK_REFUTED = re.compile(r"\b(?:rejected|excluded)\b", PHRASE_FLAGS)
+"""Words that refute only as a bare verdict ("H2 - rejected"): "the request is rejected with 403" states a fact."""
 _HEDGE = re.compile(
     r"\b(?:hypothes\w*|suspect\w*|whether|if|could|might|may|possibl[ey]|perhaps|assum\w*|consider\w*|initially"
     r"|claim\w*|reported|said|stated|according|thought|believed|appeared\W+to|suggest\w*)\b",
     PHRASE_FLAGS,
 )
-_REFUTED_AFTER = re.compile(rf"{_REFUTATION}|\?(?=\W*$)", PHRASE_FLAGS)
-"""A refutation, or the question mark that ends the sentence (not one inside a `--query "[?…]"`)."""
+_CLOSING_QUESTION = re.compile(r"\?(?=\W*$)")
+"""The question mark that ends the sentence (not one inside a `--query "[?…]"`)."""
 _REFUTED_LABEL = re.compile(rf"\W*(?:(?:hypothesis\W*\d*|h\d+|\d+[.)])\W*)?{_REFUTATION}", PHRASE_FLAGS)
 """A board label opening the sentence: "Refuted: …", "H2 (refuted): …", "Ruled out - …"."""
 _CLAUSE = re.compile(r";|\s[\u2014\u2013]\s|\s--?\s|,\s*(?=(?:but|whereas|while|however|instead)\b)", re.IGNORECASE)
 """Where a sentence's clauses part: a refutation in one clause does not take the others with it."""
 _BLOCK_TOKENS = frozenset({"inline"})
+_INLINE_CODE = re.compile(r"`([^`\n]+)`")
 _ROW = re.compile(r"^\s*\|", re.MULTILINE)
 _MARKDOWN = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
 """Blocks only: the inline tokens keep their text, and parsing links and emphasis inside them would cost as much again."""
@@ -65,18 +72,37 @@ def claim_asserted(claim: re.Pattern[str], sentence: str) -> bool:
     while (m := claim.search(sentence, pos)) is not None:
         if _HEDGE.search(sentence, 0, m.start()):
             return False
-        if not _REFUTED_AFTER.search(sentence, m.end()):
+        if not _CLOSING_QUESTION.search(sentence, m.end()) and not _refutes(sentence[m.end() :]):
             return True
         pos = m.start() + 1
     return False
 
 
-def _asserting(patterns: tuple[str, ...], sentences: list[str], joined: str) -> str | None:
-    """The first sentence asserting any of the claim patterns (a claim found nowhere in the text is skipped at once)."""
-    compiled = [c for c in _claims(patterns) if c.search(joined)]
-    if not compiled:
-        return None
-    return next((s for s in sentences if any(claim_asserted(c, s) for c in compiled)), None)
+def _bare(clause: str) -> bool:
+    """A clause that is only a verdict ("ruled out", "- rejected") once its refutation words are gone."""
+    return len(_WEAK_REFUTED.sub(" ", _REFUTED.sub(" ", clause)).split()) <= 3
+
+
+def _refutes(text: str) -> bool:
+    """Whether a stretch of a sentence refutes: a strong refutation anywhere, or a weak one as a bare verdict."""
+    return bool(_REFUTED.search(text)) or any(_WEAK_REFUTED.search(c) and _bare(c) for c in _CLAUSE.split(text))
+
+
+class _ClaimText:
+    """The report's sentences as claims read them, and as the report wrote them (for the evidence shown)."""
+
+    def __init__(self, sentences: list[str]) -> None:
+        self.written = sentences
+        self.read = [_claim_view(s) for s in sentences]
+        self.joined = "\n".join(self.read)
+
+    def asserting(self, patterns: list[str]) -> str | None:
+        """The first sentence asserting any of the patterns (a claim found nowhere in the text is skipped at once)."""
+        compiled = [c for c in _claims(tuple(patterns)) if c.search(self.joined)]
+        if not compiled:
+            return None
+        hit = next((i for i, s in enumerate(self.read) if any(claim_asserted(c, s) for c in compiled)), None)
+        return None if hit is None else self.written[hit]
 
 
 def _found(fact: KeyFact, sentences: list[str]) -> str | None:
@@ -96,29 +122,37 @@ def _unrefuted(sentence: str) -> str:
     label loses its first clause.
     """
     clauses = _CLAUSE.split(sentence)
-    keep = [not _REFUTED.search(c) for c in clauses]
+    keep = [not _refutes(c) for c in clauses]
     if _REFUTED_LABEL.match(sentence):
         keep[0] = False
     for i, clause in enumerate(clauses):
-        if i and not keep[i] and len(_REFUTED.sub(" ", clause).split()) <= 3:
+        if i and not keep[i] and _bare(clause):
             keep[i - 1] = False
     return " ".join(c.strip() for c, k in zip(clauses, keep, strict=True) if k and c.strip())
+
+
+def _claim_view(sentence: str) -> str:
+    """A sentence as claims read it: a quoted command is evidence of what was run, not a statement, so it is blanked
+    (a rule or chain name in backticks stays)."""
+    if "`" not in sentence:
+        return sentence
+    return _INLINE_CODE.sub(lambda m: "`x`" if looks_like_command(m.group(1)) else m.group(0), sentence)
 
 
 def check_key_facts(case: Case, text: str) -> DiagnosisResult:
     """Score a diagnosis text against the case's key facts and wrong claims."""
     sentences = report_sentences(text)
-    joined = "\n".join(sentences)
+    claims = _ClaimText(sentences)
     facts_text = [_unrefuted(s) for s in sentences]
     hits = [
         ClaimHit(id=claim.id, claim=claim.claim, sentence=sentence)
         for claim in case.wrong_claims
-        if (sentence := _asserting(tuple(claim.patterns), sentences, joined)) is not None
+        if (sentence := claims.asserting(claim.patterns)) is not None
     ]
     contradicting = {c.contradicts: h.sentence for c, h in _claim_hits(case.wrong_claims, hits) if c.contradicts}
     facts: list[FactResult] = []
     for fact in case.key_facts:
-        against = _asserting(tuple(fact.contradicted_by), sentences, joined) or contradicting.get(fact.id)
+        against = claims.asserting(fact.contradicted_by) or contradicting.get(fact.id)
         if against is not None:
             facts.append(FactResult(id=fact.id, kind=fact.kind, fact=fact.fact, status="contradicted", sentence=against))
             continue
