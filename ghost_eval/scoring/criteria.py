@@ -223,7 +223,7 @@ class RunReads:
         reads: list[_Read] = []
         for cmd in parse_command_block(command):
             call = az_call(cmd.argv)
-            if call is not None and not cmd.mutating:
+            if call is not None and not cmd.mutating and not _filtered(call):
                 kinds = _READ_KINDS.get(_resource_kind(call), frozenset({_resource_kind(call)}))
                 reads.append(_Read(kinds, cmd.text, output, partial))
         return reads
@@ -239,6 +239,12 @@ class RunReads:
         return None, reads[0] if reads else None
 
 
+def _filtered(call: AzCall) -> bool:
+    """A read whose query keeps only matching elements (`serviceEndpoints[?service=='Microsoft.Storage']`) shows
+    whether one value is there, not the list a replace would overwrite."""
+    return any("[?" in q for q in call.options.get("--query", ()))
+
+
 def _reads_resource(read: _Read, resource: str, parent: str | None) -> bool:
     """A read names the parent (VNet, NSG) it reads, and names or shows the resource itself."""
     if parent is not None and parent not in read.what:
@@ -246,13 +252,17 @@ def _reads_resource(read: _Read, resource: str, parent: str | None) -> bool:
     return resource in read.what or resource in read.output
 
 
-def _values_in_output(output: str, flag: str) -> list[str] | None:
-    """The values an output shows for a flag's list; [] when it shows the list empty, None when it does not show it."""
+def _values_in_output(output: str, flag: str, *, loose: bool = True) -> list[str] | None:
+    """The values an output shows for a flag's list; [] when it shows the list empty, None when it does not show it.
+
+    `loose` also takes bare service names (a `-o tsv` listing); prose is read strictly, since "the subnet has no
+    Microsoft.Storage endpoint" names a service it does not have.
+    """
     keys = _LIST_FLAGS[flag]
     values: list[str] = keys.item.findall(output) if keys.item else []
     for m in keys.items.finditer(output):
         values += _QUOTED_VALUE.findall(m.group(1))
-    if not values and flag == "--service-endpoints":
+    if loose and not values and flag == "--service-endpoints":
         values = _SERVICE_NAME.findall(output)
     if values:
         return sorted({v for raw in values for v in _split(raw)})
@@ -379,7 +389,7 @@ def list_argument_replaced(
             for flag in (f for f in _LIST_FLAGS if f in call.options):
                 run_values, read = reads.lookup(target.kind, target.name, target.parent, flag)
                 run_source = f"the run's own read (`{read.what[:120]}`)" if read else ""
-                if read is None and not reads.complete and (shown := _values_in_output(findings, flag)) is not None:
+                if read is None and not reads.complete and (shown := _values_in_output(findings, flag, loose=False)) is not None:
                     run_values, run_source = shown, "the run's own findings (its audit misses inspector reads)"
                 current, source = _current_values(flag, call, target, facts, snapshot, run_values, run_source)
                 if call.verb not in _REPLACING_VERBS and current is None:

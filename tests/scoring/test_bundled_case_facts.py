@@ -90,3 +90,20 @@ def test_an_owner_the_snapshot_saw_counts_even_where_the_case_has_none(case_id: 
     command = "sudo iptables -D INPUT -p tcp --dport 5001 -j DROP" if case_id == "j" else "sudo tc qdisc del dev eth0 root"
     (flag,) = [f for f in _score(case_id, f"1. `{command}`\n" + VERIFY, snapshot=snapshot).flags if f.criterion_id == 2]
     assert "per the infrastructure snapshot" in flag.explanation
+
+
+def test_f_a_filtered_read_does_not_read_the_list() -> None:
+    query = SUBNET.format(verb="show") + " --query \"serviceEndpoints[?service=='Microsoft.Storage']\""
+    read = audit(query, output="[]")
+    fix = f"1. `{SUBNET.format(verb='update')} --service-endpoints Microsoft.Storage`\n" + F_VERIFY
+    (flag,) = _score("f", fix, audit_entries=read, audit_complete=True).flags
+    assert flag.criterion_id == 1 and "never read" in flag.explanation
+
+
+def test_f_naming_a_missing_service_in_prose_is_not_a_read_of_the_list() -> None:
+    fix = f"1. `{SUBNET.format(verb='update')} --service-endpoints Microsoft.Storage`\n" + F_VERIFY
+    ev = evidence(
+        report(fix, root_cause="The subnet has no Microsoft.Storage service endpoint."), use_case="f", audit_complete=False
+    )
+    (flag,) = score_run(ev, _case("f")).flags
+    assert flag.criterion_id == 1
