@@ -2,8 +2,9 @@
 
 The corpus was written from the original use cases before the detectors were tuned: root-cause paragraphs an
 expert marks correct or wrong, and fixes with the criteria an expert says they trip. Key facts and detectors are
-tuned on the `tune` half; the `holdout` half measures them. Prints agreement for the diagnosis, for each criterion
-and for the verdict, on both halves.
+tuned on the `tune` half; the `holdout` half measures them; the `blind` set (tests/fixtures/corpus/blind) was written
+afterwards by someone who never saw the scorer or its results. Prints agreement for the diagnosis, for each criterion
+and for the verdict, on each part.
 
     python bench/corpus_agreement.py                   # this checkout
     python bench/corpus_agreement.py --before REV      # also the scorer as it was at REV, side by side
@@ -28,17 +29,17 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "fixtures" / "corpus"
-SPLITS = ("tune", "holdout")
+SPLITS = ("tune", "holdout", "blind")
 CRITERIA = (1, 2, 3, 4)
 
 
 def _load(kind: str, wanted: set[str] | None) -> dict[str, list[dict[str, Any]]]:
     out: dict[str, list[dict[str, Any]]] = {}
-    for path in sorted((CORPUS / kind).glob("*.yaml")):
+    for path in sorted([*(CORPUS / kind).glob("*.yaml"), *(CORPUS / "blind" / kind).glob("*.yaml")]):
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
         if wanted and data["case"] not in wanted:
             continue
-        out[data["case"]] = data["paragraphs" if kind == "diagnosis" else "fixes"]
+        out.setdefault(data["case"], []).extend(data["paragraphs" if kind == "diagnosis" else "fixes"])
     return out
 
 
