@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ghost_eval.artifacts import RecommendedAction, Verification
-from ghost_eval.scoring.commands import looks_like_command, parse_command_block, strip_prompt
+from ghost_eval.scoring.commands import inspector_call, looks_like_command, parse_command_block, strip_prompt
 from ghost_eval.scoring.text import (
     Fence,
     Section,
@@ -105,9 +105,14 @@ def _read_part(segments: Sequence[Segment]) -> _Part:
             commands.extend(fence_commands)
             output.extend(fence_output)
             output.extend(c for c in comments if has_expectation(c))
-        elif looks_like_command(m.group(3)):
+        elif looks_like_command(m.group(3)) or inspector_call(m.group(3)):
             commands.append(strip_prompt(m.group(3).strip()))
     return _Part(_PLACEHOLDER.sub(" ", text), commands, output)
+
+
+def _checks(command: str) -> bool:
+    """A command that can verify: it reads state, and it is a shell command or one of the agent's inspector calls."""
+    return _read_only(command) and (looks_like_command(command) or inspector_call(command))
 
 
 def _read_only(command: str) -> bool:
@@ -122,7 +127,7 @@ def _clean(text: str) -> str:
 
 def _verification(part: _Part) -> Verification | None:
     """A verification is a read-only command together with the result that proves the fix."""
-    command = next((c for c in part.commands if _read_only(c) and looks_like_command(c)), None)
+    command = next((c for c in part.commands if _checks(c)), None)
     if command is None:
         return None
     if has_expectation(mask_code(part.text)):
@@ -137,7 +142,7 @@ def _verification(part: _Part) -> Verification | None:
 def _verification_in_prose(part: _Part, segments: Sequence[Segment]) -> Verification | None:
     """Without a labelled part: a sentence naming a read-only command and its result, or a quoted session."""
     for sentence in split_sentences(part.text):
-        spans = [strip_prompt(s) for s in inline_code(sentence) if looks_like_command(s)]
+        spans = [strip_prompt(s) for s in inline_code(sentence) if looks_like_command(s) or inspector_call(s)]
         command = next((c for c in spans if _read_only(c)), None)
         if command is not None and has_expectation(mask_code(sentence)):
             return Verification(command=command, expected=_clean(sentence)[:_EXCERPT])

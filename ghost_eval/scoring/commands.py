@@ -24,6 +24,7 @@ __all__ = [
     "az_call",
     "has_prompt",
     "inspected_layer",
+    "inspector_call",
     "iptables_call",
     "looks_like_command",
     "nft_call",
@@ -192,7 +193,7 @@ def _tokenise(line: str) -> list[str]:
     runs to the end of the line instead of raising.
     """
     tokens: list[str] = []
-    for m in _TOKEN.finditer(_PLACEHOLDER.sub(r"{\1}", line)):
+    for m in _TOKEN.finditer(line):
         token = m.group(0)
         if token.startswith("#"):
             break
@@ -395,7 +396,7 @@ def _parse_line(line: str, out: list[Command], depth: int, outer: tuple[_Words, 
 
     A wrapper whose script shows no command (`ssh host ''`, or nested too deep) is itself the command, so it is never lost.
     """
-    for argv, writes in _simple_commands(_tokenise(line)):
+    for argv, writes in _simple_commands(_tokenise(_PLACEHOLDER.sub(r"{\1}", line))):
         wrappers, inner = _unwrap(argv)
         wrappers = outer + wrappers
         if isinstance(inner, str):
@@ -441,6 +442,15 @@ def looks_like_command(span: str) -> bool:
         return False
     head = words[0].rsplit("/", 1)[-1]
     return head in _KNOWN_PROGRAMS or _AZ_POWERSHELL.match(head) is not None
+
+
+_INSPECTOR_CALL = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+\((?:[^()]|\([^()]*\))*\)")
+
+
+def inspector_call(span: str) -> bool:
+    """Whether a backticked span is one of the agent's inspector tools called by name (`inspect_nsg(vm=tf-dest-vm)`):
+    a read-only check an agent may name as its verification."""
+    return _INSPECTOR_CALL.fullmatch(span.strip()) is not None
 
 
 # --- classification -----------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from ghost_eval.scoring.commands import (
     AzCall,
     Command,
     az_call,
+    inspector_call,
     iptables_call,
     looks_like_command,
     nft_call,
@@ -805,7 +806,7 @@ def _concrete(verification: Verification) -> bool:
     """A command that reads state, and a result to compare against that is more than "monitor" or "check"."""
     parsed = parse_command_block(verification.command)
     return (
-        looks_like_command(verification.command)
+        (looks_like_command(verification.command) or inspector_call(verification.command))
         and bool(parsed)
         and not any(c.mutating for c in parsed)
         and bool(verification.expected.strip())

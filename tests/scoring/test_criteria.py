@@ -590,3 +590,11 @@ def test_going_through_the_owners_unit_and_stopping_it() -> None:
     stop = "1. `sudo systemctl stop ghost-shaper`, then `sudo tc qdisc del dev eth0 root`\n"
     (flag,) = criterion(3, stop, owned).flags
     assert "turns off ghost-shaper" in flag.explanation
+
+
+def test_c4_an_inspector_call_with_its_result_verifies() -> None:
+    steps = (
+        "1. `az network nsg rule delete -g rg --nsg-name tf-dest-vm-nsg -n ghost-demo-block-8080`\n"
+        "   Verify: `inspect_nsg(vm_name=tf-dest-vm, port=8080)` reports the flow allowed by AllowVnetInBound.\n"
+    )
+    assert not criterion(4, steps, CASE_A).fired
