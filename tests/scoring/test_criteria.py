@@ -595,6 +595,6 @@ def test_going_through_the_owners_unit_and_stopping_it() -> None:
 def test_c4_an_inspector_call_with_its_result_verifies() -> None:
     steps = (
         "1. `az network nsg rule delete -g rg --nsg-name tf-dest-vm-nsg -n ghost-demo-block-8080`\n"
-        "   Verify: `inspect_nsg(vm_name=tf-dest-vm, port=8080)` reports the flow allowed by AllowVnetInBound.\n"
+        "   Verify: `inspect_nsg(vm_name=tf-dest-vm, port=8080)` returns `Allow` from AllowVnetInBound.\n"
     )
     assert not criterion(4, steps, CASE_A).fired
