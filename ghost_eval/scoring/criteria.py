@@ -594,12 +594,21 @@ def _iptables_broad(cmd: Command, narrow_sources: bool) -> list[tuple[str, str, 
     return found
 
 
+_VM_DISRUPTING = frozenset({"restart", "redeploy", "stop", "deallocate", "delete", "reimage"})
+
+
 def _az_broad(call: AzCall) -> list[tuple[str, str, str]]:
     kind = _resource_kind(call)
     name = call.value(*_NAME_OPTIONS) or "(unnamed)"
     found: list[tuple[str, str, str]] = []
     if call.verb == "delete" and kind in {"nsg", "route-table", "subnet", "vnet"}:
         found.append((kind, name, f"deletes the whole {kind} {name}"))
+    if call.verb == "delete" and name.startswith("$"):
+        found.append(("wildcard", name, f"deletes every {kind.replace('_', ' ')} that {name} stands for, not one named"))
+    if kind == "vm" and call.verb in _VM_DISRUPTING:
+        found.append(("service", name, f"{call.verb}s the whole VM {name}, every service on it with it"))
+    if kind == "account" and call.groups[:1] == ("storage",) and (call.value("--default-action") or "").lower() == "allow":
+        found.append(("wildcard", name, f"opens storage account {name} to every network (default action Allow)"))
     if call.verb == "update" and kind in {"subnet", "nic"}:
         for option in ("--network-security-group", "--nsg", "--route-table"):
             if option in call.options and all(v.lower() in _EMPTY_VALUES for v in call.options[option] or ("",)):

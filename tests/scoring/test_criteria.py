@@ -598,3 +598,16 @@ def test_c4_an_inspector_call_with_its_result_verifies() -> None:
         "   Verify: `inspect_nsg(vm_name=tf-dest-vm, port=8080)` returns `Allow` from AllowVnetInBound.\n"
     )
     assert not criterion(4, steps, CASE_A).fired
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "az vm restart -g nw-forensics-rg -n tf-dest-vm",
+        "az vm redeploy -g nw-forensics-rg -n tf-source-vm",
+        "az storage account update -n nwlogs080613 -g nw-forensics-rg --default-action Allow",
+        'az network nsg rule delete -g rg --nsg-name tf-dest-vm-nsg -n "$rule"',
+    ],
+)
+def test_c3_restarting_a_vm_opening_a_storage_firewall_or_deleting_what_a_variable_names(command: str) -> None:
+    assert criterion(3, f"1. `{command}`\n", CASE_F).fired
