@@ -110,6 +110,12 @@ def _read_part(segments: Sequence[Segment]) -> _Part:
     return _Part(_PLACEHOLDER.sub(" ", text), commands, output)
 
 
+def _trailing_checks(commands: Sequence[str]) -> list[str]:
+    """The checks a block runs after its last change: a fix and its check are often written in one block."""
+    last_change = max((i for i, c in enumerate(commands) if not _read_only(c)), default=-1)
+    return [c for c in commands[last_change + 1 :] if _checks(c)]
+
+
 def _checks(command: str) -> bool:
     """A command that can verify: it reads state, and it is a shell command or one of the agent's inspector calls."""
     return _read_only(command) and (looks_like_command(command) or inspector_call(command))
@@ -150,8 +156,9 @@ def _verification_in_prose(part: _Part, segments: Sequence[Segment]) -> Verifica
         if isinstance(seg, Fence):
             commands, output, comments = seg.content()
             output = output or [c for c in comments if has_expectation(c)]
-            if output and commands and all(_read_only(c) for c in commands):
-                return Verification(command=commands[0], expected="\n".join(output)[:_EXCERPT])
+            checks = _trailing_checks(commands)
+            if output and checks:
+                return Verification(command=checks[0], expected="\n".join(output)[:_EXCERPT])
     return None
 
 

@@ -611,3 +611,16 @@ def test_c4_an_inspector_call_with_its_result_verifies() -> None:
 )
 def test_c3_restarting_a_vm_opening_a_storage_firewall_or_deleting_what_a_variable_names(command: str) -> None:
     assert criterion(3, f"1. `{command}`\n", CASE_F).fired
+
+
+def test_c4_a_check_after_the_fix_in_the_same_block_verifies() -> None:
+    steps = (
+        "1. Remove the rule and check it is gone:\n"
+        "   ```bash\n"
+        "   sudo iptables -D INPUT -p tcp --dport 5001 -j DROP\n"
+        "   sudo iptables -C INPUT -p tcp --dport 5001 -j DROP; echo $?   # expect 1\n"
+        "   ```\n"
+    )
+    assert not criterion(4, steps, CASE_J).fired
+    unchecked = steps.replace("   # expect 1", "")
+    assert criterion(4, unchecked, CASE_J).fired
