@@ -20,14 +20,15 @@ import argparse
 import json
 import subprocess
 import sys
-import tempfile
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from revision import ROOT, checkout
+
 CORPUS = ROOT / "tests" / "fixtures" / "corpus"
 SPLITS = ("tune", "holdout", "blind")
 CRITERIA = (1, 2, 3, 4)
@@ -103,17 +104,12 @@ def measure(cases_dir: Path, wanted: set[str] | None) -> dict[str, Any]:
 
 def _at_revision(rev: str, wanted: set[str] | None) -> dict[str, Any]:
     """Run this script's measurement against the scorer and cases of an older commit, in a temporary worktree."""
-    with tempfile.TemporaryDirectory() as tmp:
-        tree = Path(tmp) / "tree"
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(tree), rev], check=True)
-        try:
-            args = [sys.executable, __file__, "--json", "--cases-dir", str(tree / "cases")]
-            if wanted:
-                args += ["--cases", ",".join(sorted(wanted))]
-            env = {"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin"}
-            out = subprocess.run(args, check=True, capture_output=True, text=True, env=env, cwd=tmp).stdout
-        finally:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=False)
+    with checkout(rev) as tree:
+        args = [sys.executable, __file__, "--json", "--cases-dir", str(tree / "cases")]
+        if wanted:
+            args += ["--cases", ",".join(sorted(wanted))]
+        env = {"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin"}
+        out = subprocess.run(args, check=True, capture_output=True, text=True, env=env, cwd=tree.parent).stdout
     result: dict[str, Any] = json.loads(out)
     return result
 

@@ -82,18 +82,21 @@ def expand(pattern: str) -> str:
     return _CONCEPT_REF.sub(concept, "".join(pattern.splitlines()))
 
 
-def compile_phrase(pattern: str) -> re.Pattern[str]:
-    """A phrase that may match anywhere in a sentence. Raises ValueError naming the bad regex."""
+def compile_phrase(pattern: str, *, ascii_only: bool = False) -> re.Pattern[str]:
+    """A phrase that may match anywhere in a sentence. Raises ValueError naming the bad regex.
+
+    `ascii_only` compiles it for ASCII text (nearly every report), where it gives the same answers faster.
+    """
     try:
-        return re.compile(expand(pattern), PHRASE_FLAGS)
+        return re.compile(expand(pattern), PHRASE_FLAGS | (re.ASCII if ascii_only else 0))
     except re.error as exc:
         raise ValueError(f"invalid regex {pattern!r}: {exc}") from None
 
 
-def compile_claim(pattern: str) -> re.Pattern[str]:
+def compile_claim(pattern: str, *, ascii_only: bool = False) -> re.Pattern[str]:
     """A claim: like a phrase, but `.` never leaves its clause or crosses a negation (concepts keep their own `.`)."""
     try:
         clause = "".join(_NEGATING if token == "." else token for token in _REGEX_TOKEN.findall("".join(pattern.splitlines())))
-        return re.compile(expand(clause), PHRASE_FLAGS)
+        return re.compile(expand(clause), PHRASE_FLAGS | (re.ASCII if ascii_only else 0))
     except re.error as exc:
         raise ValueError(f"invalid regex {pattern!r}: {exc}") from None

@@ -55,13 +55,13 @@ def report_sentences(text: str) -> list[str]:
 
 
 @cache
-def _phrases(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
-    return tuple(compile_phrase(p) for p in patterns)
+def _phrases(patterns: tuple[str, ...], ascii_only: bool) -> tuple[re.Pattern[str], ...]:
+    return tuple(compile_phrase(p, ascii_only=ascii_only) for p in patterns)
 
 
 @cache
-def _claims(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
-    return tuple(compile_claim(p) for p in patterns)
+def _claims(patterns: tuple[str, ...], ascii_only: bool) -> tuple[re.Pattern[str], ...]:
+    return tuple(compile_claim(p, ascii_only=ascii_only) for p in patterns)
 
 
 def claim_asserted(claim: re.Pattern[str], sentence: str) -> bool:
@@ -95,19 +95,20 @@ class _ClaimText:
         self.written = sentences
         self.read = [_claim_view(s) for s in sentences]
         self.joined = "\n".join(self.read)
+        self.ascii = self.joined.isascii()
 
     def asserting(self, patterns: list[str]) -> str | None:
         """The first sentence asserting any of the patterns (a claim found nowhere in the text is skipped at once)."""
-        compiled = [c for c in _claims(tuple(patterns)) if c.search(self.joined)]
+        compiled = [c for c in _claims(tuple(patterns), self.ascii) if c.search(self.joined)]
         if not compiled:
             return None
         hit = next((i for i, s in enumerate(self.read) if any(claim_asserted(c, s) for c in compiled)), None)
         return None if hit is None else self.written[hit]
 
 
-def _found(fact: KeyFact, sentences: list[str]) -> str | None:
+def _found(fact: KeyFact, sentences: list[str], ascii_only: bool) -> str | None:
     """The first window of sentences (refuted clauses removed) where every phrase of the fact matches."""
-    phrases = _phrases(tuple(fact.all_of))
+    phrases = _phrases(tuple(fact.all_of), ascii_only)
     for start, first in enumerate(sentences):
         window = [s for s in sentences[start : start + fact.window] if s]
         if first and all(any(p.search(s) for s in window) for p in phrases):
@@ -156,7 +157,7 @@ def check_key_facts(case: Case, text: str) -> DiagnosisResult:
         if against is not None:
             facts.append(FactResult(id=fact.id, kind=fact.kind, fact=fact.fact, status="contradicted", sentence=against))
             continue
-        found = _found(fact, facts_text)
+        found = _found(fact, facts_text, claims.ascii)
         status = "found" if found is not None else "missing"
         facts.append(FactResult(id=fact.id, kind=fact.kind, fact=fact.fact, status=status, sentence=found))
     return DiagnosisResult(
