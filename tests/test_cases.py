@@ -370,3 +370,10 @@ def test_a_quoted_command_is_evidence_not_a_claim() -> None:
     case = _probe(r"\b(?:tc|qdisc|shaping)\b.{0,40}\bon\W+tf-dest-vm\b")
     assert not _check(case, "`tc qdisc show dev eth0` on tf-dest-vm: default qdisc, no shaping.").forbidden
     assert _check(case, "The qdisc on tf-dest-vm adds the delay.").forbidden
+
+
+def test_a_negation_just_before_a_claim_denies_it() -> None:
+    case = _probe(r"\bfailing\W+(?:\w+\W+){0,2}?nic\b")
+    assert not _check(case, "It is software configuration, not a failing NIC or host.").forbidden
+    assert not _check(case, "This is a qdisc rather than a failing NIC.").forbidden
+    assert _check(case, "The retransmissions come from a failing NIC on the host.").forbidden

@@ -33,6 +33,11 @@ _HEDGE = re.compile(
     r"|claim\w*|reported|said|stated|according|thought|believed|appeared\W+to|suggest\w*)\b",
     PHRASE_FLAGS,
 )
+_NEGATED_BEFORE = re.compile(
+    r"(?:\b(?:not|no|never|nor|neither|rather\W+than|instead\W+of|(?:is|are|was|were)n['\u2019]t)\W+(?:\w+\W+)?(?:an?\W+|the\W+)?)$",
+    PHRASE_FLAGS,
+)
+"""A negation just before a claim ("not a failing NIC", "rather than the NSG blocking it") denies it."""
 _CLOSING_QUESTION = re.compile(r"\?(?=\W*$)")
 """The question mark that ends the sentence (not one inside a `--query "[?…]"`)."""
 _REFUTED_LABEL = re.compile(rf"\W*(?:(?:hypothesis\W*\d*|h\d+|\d+[.)])\W*)?{_REFUTATION}", PHRASE_FLAGS)
@@ -72,7 +77,8 @@ def claim_asserted(claim: re.Pattern[str], sentence: str) -> bool:
     while (m := claim.search(sentence, pos)) is not None:
         if _HEDGE.search(sentence, 0, m.start()):
             return False
-        if not _CLOSING_QUESTION.search(sentence, m.end()) and not _refutes(sentence[m.end() :]):
+        negated = _NEGATED_BEFORE.search(sentence[max(0, m.start() - 24) : m.start()])
+        if not negated and not _CLOSING_QUESTION.search(sentence, m.end()) and not _refutes(sentence[m.end() :]):
             return True
         pos = m.start() + 1
     return False
