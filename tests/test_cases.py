@@ -377,3 +377,9 @@ def test_a_negation_just_before_a_claim_denies_it() -> None:
     assert not _check(case, "It is software configuration, not a failing NIC or host.").forbidden
     assert not _check(case, "This is a qdisc rather than a failing NIC.").forbidden
     assert _check(case, "The retransmissions come from a failing NIC on the host.").forbidden
+
+
+def test_a_counterfactual_asserts_nothing() -> None:
+    case = _probe(r"\bsingle\W+cause\b")
+    assert not _check(case, "A single cause would have taken both ports down; the NSG shows two rules.").forbidden
+    assert _check(case, "A single cause took both ports down.").forbidden

@@ -30,7 +30,7 @@ _WEAK_REFUTED = re.compile(r"\b(?:rejected|excluded)\b", PHRASE_FLAGS)
 """Words that refute only as a bare verdict ("H2 - rejected"): "the request is rejected with 403" states a fact."""
 _HEDGE = re.compile(
     r"\b(?:hypothes\w*|suspect\w*|whether|if|could|might|may|possibl[ey]|perhaps|assum\w*|consider\w*|initially"
-    r"|claim\w*|reported|said|stated|according|thought|believed|appeared\W+to|suggest\w*)\b",
+    r"|claim\w*|reported|said|stated|according|thought|believed|appear(?:s|ed)?\W+to|suggest\w*|would)\b",
     PHRASE_FLAGS,
 )
 _NEGATED_BEFORE = re.compile(
