@@ -63,10 +63,11 @@ CONCEPTS: dict[str, str] = {
 
 _CONCEPT_REF = re.compile(r"@([a-z_][a-z0-9_]*)")
 _NEGATING = (
-    r"(?:(?!\b(?:not|no|nothing|never|nor|neither|without|rather|instead|than)\b|n['\u2019]t\b"
+    r"(?:(?!\b(?:not|no|nothing|never|nor|neither|without|rather|instead|than|would|could|might)\b|n['\u2019]t\b"
     r"|[.;:!?](?:\s|$))[\s\S])"
 )
-"""What `.` means in a claim: a character of the same clause (line wraps included) that does not start a negation."""
+"""What `.` means in a claim: a character of the same clause (line wraps included) that does not start a negation or a
+counterfactual ("a single cause would have taken both down" asserts no single cause)."""
 _REGEX_TOKEN = re.compile(r"\\.|\[\^?\]?(?:\\.|[^\]\\])*\]|.", re.DOTALL)
 
 
