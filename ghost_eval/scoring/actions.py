@@ -163,8 +163,9 @@ def _verification_in_prose(part: _Part, segments: Sequence[Segment]) -> Verifica
 
 
 _NO_ACTION = re.compile(
-    r"(?i)^\W*(?:none|n/a|nothing(?:\s+to\s+(?:do|change|fix))?|no\s+(?:action|change|remediation|fix)s?\b[^.]*?"
-    r"(?:needed|required|necessary|recommended|to\s+take))\W*(?:$|[.:;]\s)"
+    r"(?i)^\W*(?:none|n/a|nothing(?:\s+to\s+(?:do|change|fix))?"
+    r"|no\s+(?:[\w/,-]+\s+){0,5}?(?:action|change|remediation|fix)s?\b[^.]*?(?:needed|required|necessary|recommended|to\s+take)?)"
+    r"\W*(?:$|[.:;]\s)"
 )
 """An item that says no change is needed is not an action (a no-fault case's correct answer)."""
 
@@ -186,6 +187,8 @@ def _to_action(item: _Item) -> RecommendedAction | None:
     if verification is not None and verification.command in commands:
         commands.remove(verification.command)
     description = _clean(desc.text) or verify_text or (commands[0] if commands else "")
+    if not description and verification is not None:
+        description = verification.command  # a block that only verifies: its command is all it says
     if not description or (not commands and _NO_ACTION.match(description)):
         return None
     return RecommendedAction(description=description, commands=commands, verification=verification)

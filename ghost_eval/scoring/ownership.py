@@ -123,7 +123,8 @@ def owner_programs(owned: Owned) -> frozenset[str]:
 def via_owner(command: Command, owned: Owned) -> bool:
     """Whether a command goes through the owner: its client, its tool, its unit, or the config file it reads."""
     if command.program in _UNIT_TOOLS:
-        return owned.owner in command.argv or f"{owned.owner}.service" in command.argv
+        names = {owned.owner, f"{owned.owner}.service"}
+        return bool(names & set(command.argv)) and bool(_OWNER_PATH_VERBS & set(command.argv))
     if command.program in owner_programs(owned):
         return True
     return owned.managed_via is not None and any(path in owned.managed_via for path in command.writes)
@@ -131,6 +132,8 @@ def via_owner(command: Command, owned: Owned) -> bool:
 
 _STEPS = re.compile(r"\s(?:\+|then|and)\s|[;,]|&&")
 _UNIT_TOOLS = frozenset({"systemctl", "service"})
+_OWNER_PATH_VERBS = frozenset({"reload", "restart", "try-restart", "reload-or-restart", "try-reload-or-restart", "start"})
+"""Asking the owner to re-apply its state is its path; stopping or disabling it is not (that is criterion 3)."""
 
 
 # --- the run's own findings ---------------------------------------------------------------------------

@@ -320,7 +320,7 @@ _EXPECTATION = re.compile(
     r"|exits?\s+(?:with\s+)?(?:(?:code|status)\s+)?\d|fails?\s+with\b|[1-5]xx\b"
     r"|returns?\s+(?:\d|an?\s|the\s|`|\"|'|true|false|ok|success|nothing|no\s|empty|only)"
     r"|\d+(?:\.\d+)?\s*%\s+(?:packet\s+)?loss\b|\d+\s*/\s*\d+\s+(?:packets|replies|received)\b|\d+\s+received\b"
-    r"|http(?:/\d(?:\.\d)?)?\s+\d{3}\b|200\s+ok\b|succeed(?:s|ed)\b|connect(?:s|ed)\b"
+    r"|http(?:/\d(?:\.\d)?)?\s+\d{3}\b|200\s+ok\b|succeed(?:s|ed)?\b|connect(?:s|ed)\b"
     r"|(?:below|under|above|over|less\s+than|more\s+than|fewer\s+than|at\s+least|at\s+most)\s+\d"
     r"|(?:is|are)\s+(?:now\s+)?(?:absent|gone|empty|no\s+longer|not\s+listed|listed|present|reachable|open|back)\b"
 )

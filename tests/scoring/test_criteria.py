@@ -624,3 +624,26 @@ def test_c4_a_check_after_the_fix_in_the_same_block_verifies() -> None:
     assert not criterion(4, steps, CASE_J).fired
     unchecked = steps.replace("   # expect 1", "")
     assert criterion(4, unchecked, CASE_J).fired
+
+
+def test_c4_a_verification_section_that_is_only_a_block_with_its_expected_result() -> None:
+    steps = (
+        "1. `az network route-table route delete -g rg --route-table-name rt -n blackhole-dest-vm`\n\n"
+        "## Verification\n```bash\naz network watcher show-next-hop -g rg --vm tf-source-vm --source-ip 10.0.1.4 \\\n"
+        "  --dest-ip 10.0.1.5 --query nextHopType -o tsv\n# expected: VnetLocal\n```\n"
+    )
+    assert not criterion(4, steps, CASE_A).fired
+
+
+@pytest.mark.parametrize(
+    "text", ["No network change is needed.", "- No NSG, route or VM network change.", "None. Nothing to change."]
+)
+def test_saying_no_change_is_needed_is_no_action(text: str) -> None:
+    ev = evidence(report(text + "\n"), use_case="a")
+    assert score_run(ev, CASE_A).criteria[3].fired is False
+
+
+def test_c2_after_the_owner_is_turned_off_a_raw_write_is_criterion_3_not_2() -> None:
+    steps = "1. `sudo systemctl stop fail2ban && sudo systemctl disable fail2ban`\n2. `sudo iptables -F f2b-sshd`\n"
+    assert not criterion(2, steps, CASE_M).fired
+    assert criterion(3, steps, CASE_M).fired
