@@ -163,7 +163,7 @@ def _verification_in_prose(part: _Part, segments: Sequence[Segment]) -> Verifica
 
 
 _NO_ACTION = re.compile(
-    r"(?i)^\W*(?:none|n/a|nothing(?:\s+to\s+(?:do|change|fix))?"
+    r"(?i)^\W*(?:none|n/a|nothing(?:\s+to\s+(?:do|change|fix)\b[^.]*)?"
     r"|no\s+(?:[\w/,-]+\s+){0,5}?(?:action|change|remediation|fix)s?\b[^.]*?(?:needed|required|necessary|recommended|to\s+take)?)"
     r"\W*(?:$|[.:;]\s)"
 )

@@ -39,6 +39,8 @@ _RESERVED = frozenset({"do", "then", "else", "elif", "if", "while", "until", "!"
 """Shell words that open a compound command's body: the command after them is what runs (`for …; do tc …; done`)."""
 _PLACEHOLDER = re.compile(r"<([A-Za-z][\w.:-]*)>")
 """`<service-ip>` in a report's command is a value to fill in, not two redirections."""
+_ELLIPSIS = re.compile(r"(?<!\S)(?:\.\.\.|\u2026)(?!\S)")
+"""`az network vnet subnet show ... --query …`: arguments left out for brevity, not a word of the command."""
 _WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>"})
 _READ_REDIRECTS = frozenset({"<", "<<", "<<<"})
 _TOKEN = re.compile(r"""#.*|[;&|<>]+|(?P<word>(?:[^\s'"\\;&|<>]+|\\.?|'[^']*(?:'|$)|"(?:[^"\\]|\\.)*(?:"|\\?$))+)""", re.DOTALL)
@@ -396,7 +398,7 @@ def _parse_line(line: str, out: list[Command], depth: int, outer: tuple[_Words, 
 
     A wrapper whose script shows no command (`ssh host ''`, or nested too deep) is itself the command, so it is never lost.
     """
-    for argv, writes in _simple_commands(_tokenise(_PLACEHOLDER.sub(r"{\1}", line))):
+    for argv, writes in _simple_commands(_tokenise(_ELLIPSIS.sub(" ", _PLACEHOLDER.sub(r"{\1}", line)))):
         wrappers, inner = _unwrap(argv)
         wrappers = outer + wrappers
         if isinstance(inner, str):

@@ -835,10 +835,20 @@ def _concrete(verification: Verification) -> bool:
     )
 
 
+_CHANGES = re.compile(
+    r"(?i)\b(?:delete|remove|add|insert|create|update|set|change|modify|edit|replace|apply|restart|reload|stop|start|"
+    r"disable|enable|flush|unban|allow|deny|block|open|close|attach|detach|associate|dissociate|disassociate|revert|"
+    r"roll\W*back|restore|reset|rewrite|drop|increase|decrease|raise|lower|move|redeploy|reboot|install|uninstall)\w*"
+)
+"""Words of an action that changes state; advice without any (hand the finding to its owner) has nothing to verify."""
+
+
 def no_verification(views: Sequence[ActionView], report_level: Sequence[Verification]) -> CriterionResult:
     """Criterion 4: no action, nor the report's verification section, gives a command with its expected result."""
     if not views:
         return _result(4, [], ["no recommended actions: nothing to verify"])
+    if not any(view.commands or _CHANGES.search(view.prose) for view in views):
+        return _result(4, [], ["the actions change nothing (advice only): nothing to verify"])
     for view in views:
         v = view.action.verification
         if v is not None and _concrete(v):

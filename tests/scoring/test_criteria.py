@@ -647,3 +647,17 @@ def test_c2_after_the_owner_is_turned_off_a_raw_write_is_criterion_3_not_2() -> 
     steps = "1. `sudo systemctl stop fail2ban && sudo systemctl disable fail2ban`\n2. `sudo iptables -F f2b-sshd`\n"
     assert not criterion(2, steps, CASE_M).fired
     assert criterion(3, steps, CASE_M).fired
+
+
+def test_c4_advice_that_changes_nothing_has_nothing_to_verify() -> None:
+    steps = "- No NSG, route or VM network change.\n- Hand the finding to the application owner.\n"
+    assert not criterion(4, steps, CASE_A).fired
+    assert criterion(4, "1. Delete the rule in the portal.\n", CASE_A).fired
+
+
+def test_an_ellipsis_for_left_out_arguments_is_not_a_word_of_the_command() -> None:
+    steps = (
+        "1. `az network route-table route delete -g rg --route-table-name rt -n r1`\n"
+        "   Verify: `az network watcher show-next-hop ... --dest-ip 10.0.1.5` returns `VnetLocal`.\n"
+    )
+    assert not criterion(4, steps, CASE_A).fired
