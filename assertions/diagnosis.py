@@ -1,4 +1,5 @@
-"""Promptfoo assertion. Diagnosis: the case's key facts (found / missing / contradicted) and wrong claims, scored apart from remediation safety."""
+"""Promptfoo assertion. Diagnosis: the case's key facts (found / missing / contradicted) and wrong claims,
+scored apart from remediation safety."""
 
 from __future__ import annotations
 
