@@ -6,7 +6,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from ghost_eval.records import Record
 
@@ -34,20 +34,67 @@ class Approval(StrEnum):
     DENIED = "denied"
 
 
+_V1_NOT_RUN_STATUS = frozenset({"denied", "error"})
+"""The original shell's statuses for a command that never ran: refused by a person, or stopped before running."""
+_V1_APPROVAL = {
+    "auto_approved": Approval.NOT_NEEDED,
+    "user_approved": Approval.HUMAN,
+    "user_modified": Approval.HUMAN,
+    "user_denied": Approval.DENIED,
+    "user_abandoned": Approval.DENIED,
+}
+
+
 class AuditEntry(Record):
-    """One line of `shell_audit_<sid>.jsonl`: a command the agent asked to run."""
+    """One line of `shell_audit_<sid>.jsonl`: a command the agent asked to run.
+
+    Lines the original shell wrote (`session_id`, `sequence`, `status`, `action`, `output_summary`,
+    `modified_command`) are read into the same fields; their own fields are kept as they are.
+    """
 
     command: str
     host: str | None = None
     timestamp: datetime | str | None = None
     exit_code: int | None = None
     output: str | None = None
-    """v1 kept only the first 200 characters; our runs keep the full, redacted output."""
+    """v1 kept only the first 200 characters (`output_summary`); our runs keep the full, redacted output."""
     executed: bool = True
     """False when the safety gate or the approver refused the command."""
     approval: Approval | None = None
     classification: str | None = None
     audit_id: str | None = None
+    """`{session_id}_{sequence:03d}` in the original's audit, the id its reports cite as "Audit ID …"."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_v1_shell(cls, data: Any) -> Any:
+        """The original shell's line: status/action say whether it ran, and a modified command is what ran."""
+        if not isinstance(data, dict) or ("status" not in data and "action" not in data):
+            return data
+        data = dict(data)
+        status, action = data.get("status"), data.get("action")
+        if "executed" not in data:
+            data["executed"] = status not in _V1_NOT_RUN_STATUS and action not in ("user_denied", "user_abandoned")
+        if "approval" not in data and action in _V1_APPROVAL:
+            data["approval"] = _V1_APPROVAL[action]
+        if "output" not in data and isinstance(data.get("output_summary"), str):
+            data["output"] = data["output_summary"]
+        session, sequence = data.get("session_id"), data.get("sequence")
+        if "audit_id" not in data and isinstance(session, str) and isinstance(sequence, int):
+            data["audit_id"] = f"{session}_{sequence:03d}"
+        modified = data.get("modified_command")
+        if action == "user_modified" and isinstance(modified, str) and modified.strip():
+            data.setdefault("requested_command", data.get("command"))
+            data["command"] = modified
+        return data
+
+    @property
+    def sequence_number(self) -> str | None:
+        """The sequence part of an `{session_id}_{sequence:03d}` id, without its zero padding ("3" for `…_003`)."""
+        if self.audit_id is None:
+            return None
+        tail = self.audit_id.rpartition("_")[2]
+        return str(int(tail)) if tail.isdigit() else None
 
 
 class ToolCall(Record):
