@@ -18,7 +18,10 @@ from ghost_eval.scoring.text import Fence, Section, SectionKind, inline_code
 
 __all__ = ["check_claims", "cited_evidence"]
 
-_AUDIT_ID = re.compile(r"(?i)\baudit\s*(?:#|id\s*#?\s*|entry\s*#?\s*|line\s*#?\s*)(\d+)\b|\[audit:\s*(\d+)\]")
+_AUDIT_ID = re.compile(
+    r"(?i)\baudit[\s_]*(?:#|id\s*[:#]?\s*|entry\s*#?\s*|line\s*#?\s*)`?([A-Za-z][\w.-]*_\d+|\d+)\b|\[audit:\s*(\d+)\]"
+)
+"""`audit #3`, `[audit:3]`, and the original's `Audit ID ghost_20260501_091111_003` (`{session_id}_{sequence:03d}`)."""
 _EVIDENCE_KINDS = frozenset({SectionKind.EVIDENCE, SectionKind.ROOT_CAUSE})
 _FILTERS = frozenset(
     {"grep", "egrep", "zgrep", "head", "tail", "awk", "sed", "sort", "uniq", "wc", "less", "cut", "tr", "jq", "column"}
@@ -66,17 +69,18 @@ class _Executed:
         self.empty = not audit and not trace
         self._argv_sets: dict[str, list[frozenset[str]]] = {}
         self._tools: list[str] = []
-        for entry in audit:
+        self.ids: set[str] = set()
+        """Ids of the audit lines that ran (a line's position when it has none); a denied command's output is no evidence."""
+        for position, entry in enumerate(audit, start=1):
             if entry.executed:
                 self._add(entry.command)
+                self.ids |= {entry.audit_id or str(position), entry.sequence_number or str(position)}
         for call in trace:
             command = call.arguments.get("command")
             if isinstance(command, str):
                 self._add(command)
             else:
                 self._tools.append(call.tool.lower())
-        with_ids = {e.audit_id for e in audit if e.audit_id}
-        self.ids = with_ids or {str(i) for i in range(1, len(audit) + 1)}
 
     def _add(self, command: str) -> None:
         for cmd in parse_command_block(command):
