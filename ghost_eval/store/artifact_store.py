@@ -14,6 +14,7 @@ from ghost_eval.identity import RunMetadata
 from ghost_eval.records import dump_json, load_record
 from ghost_eval.store.index import RunIndex
 from ghost_eval.store.layout import (
+    INDEX_FILE,
     MANIFEST_FILE,
     METADATA_FILE,
     SQLITE_FILE,
@@ -27,7 +28,7 @@ from ghost_eval.store.layout import (
 )
 from ghost_eval.store.query import RunFilter
 from ghost_eval.store.reader import RunRecord, read_run
-from ghost_eval.store.writer import publish_file, publish_run, write_view
+from ghost_eval.store.writer import publish_file, publish_run, update_view, write_view
 
 __all__ = ["STORE_ENV", "Store", "bundled_path", "default_store_path"]
 
@@ -62,9 +63,12 @@ class Store:
         self.root = root
         self._v1_problems: list[Problem] = []
         db = root / SQLITE_FILE
-        if db.exists() or (create and not (root / "run_index.json").exists()):
+        if db.exists() or (create and not (root / INDEX_FILE).exists()):
+            fresh = not db.exists()
             self._index = RunIndex.open(db)
             self._adopted = True
+            if fresh:  # a new store has its v1 view from the start, so the original tooling finds it
+                write_view(root, self._index)
         else:
             entries, self._v1_problems = read_v1_index(root)
             self._index = RunIndex.memory(entries)
@@ -170,7 +174,9 @@ class Store:
         payload = dict(files)
         if write_metadata and METADATA_FILE not in payload:
             payload[METADATA_FILE] = dump_json(metadata)
-        publish_run(self.root, self._writable(), entry, payload)
+        index = self._writable()
+        publish_run(self.root, index, entry, payload)
+        update_view(self.root, index)
         return entry
 
     def adopt_many(self, entries: Iterable[IndexEntry]) -> None:
@@ -185,7 +191,7 @@ class Store:
         self._writable().mark_backfilled(run_id)
 
     def refresh_view(self) -> Path:
-        """Rewrite `run_index.json` from the index (batch commands call this; single appends do not)."""
+        """Rewrite `run_index.json` whole from the index (batch commands); each append extends it (`update_view`)."""
         return write_view(self.root, self._writable())
 
     def add_verdict(self, entry: IndexEntry, scorer: str, record: BaseModel) -> Path | None:

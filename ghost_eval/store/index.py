@@ -1,8 +1,10 @@
 """The run index: SQLite is the source of truth, `run_index.json` a materialised view for v1 readers.
 
 Appending is one indexed INSERT (cost independent of store size) and a filtered query uses the
-(case, model) and hash indexes. The JSON view is rewritten atomically by batch operations and
-`store reindex`; v1 stores that have only the JSON are read from it into memory.
+(case, model) and hash indexes. Each completed run gets the next completion number (`done_seq`), so
+the JSON view can be extended by exactly the runs completed since it was written (see
+`store.writer.update_view`); batch operations and `store reindex` rewrite it whole. v1 stores that
+have only the JSON are read from it into memory.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from ghost_eval.records import parse_record
 from ghost_eval.store.layout import INDEX_SCHEMA_VERSION, IndexEntry, Problem, check_relative, refused_entry
 from ghost_eval.store.query import RunFilter
 
-__all__ = ["RunIndex", "writer_token"]
+__all__ = ["RunIndex", "view_entry", "writer_token"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -41,13 +43,15 @@ CREATE TABLE IF NOT EXISTS runs (
     repeat_index INTEGER,
     extra TEXT,
     state TEXT NOT NULL,
-    writer TEXT
+    writer TEXT,
+    done_seq INTEGER
 );
 CREATE INDEX IF NOT EXISTS runs_case_model ON runs(case_key, model_id);
 CREATE INDEX IF NOT EXISTS runs_model ON runs(model_id);
 CREATE INDEX IF NOT EXISTS runs_hash ON runs(system_prompt_hash);
 CREATE INDEX IF NOT EXISTS runs_state ON runs(state);
 """
+_DONE_INDEX = "CREATE INDEX IF NOT EXISTS runs_done ON runs(done_seq)"
 _COLUMNS = (
     "run_id",
     "use_case_id",
@@ -131,6 +135,9 @@ class RunIndex:
         self._conn = conn
         self._conn.row_factory = sqlite3.Row
         self._conn.executescript(_SCHEMA)
+        if "done_seq" not in {row[1] for row in self._conn.execute("PRAGMA table_info(runs)")}:
+            self._conn.execute("ALTER TABLE runs ADD COLUMN done_seq INTEGER")  # an index written before completion numbers
+        self._conn.execute(_DONE_INDEX)
         self.source = source
         self.refused: dict[str, Problem] = {}
         """Rows no reader uses (malformed, or a path that leaves the store), by run id, as selects meet them."""
@@ -175,6 +182,9 @@ class RunIndex:
         where, params = flt.to_sql()
         state = "pending" if pending else "complete"
         rows = self._conn.execute(f"SELECT * FROM runs WHERE state = ? AND {where} ORDER BY seq", [state, *params])
+        return self._entries(rows)
+
+    def _entries(self, rows: Iterable[sqlite3.Row]) -> list[IndexEntry]:
         entries: list[IndexEntry] = []
         for row in rows:
             try:
@@ -207,7 +217,22 @@ class RunIndex:
             )
 
     def complete(self, run_id: str) -> None:
-        self._conn.execute("UPDATE runs SET state = 'complete', writer = NULL WHERE run_id = ?", (run_id,))
+        """Mark the run complete with the next completion number (serialised, so numbers follow completion order)."""
+        with self.transaction():
+            self._conn.execute(
+                "UPDATE runs SET state = 'complete', writer = NULL,"
+                " done_seq = (SELECT COALESCE(MAX(done_seq), 0) + 1 FROM runs) WHERE run_id = ?",
+                (run_id,),
+            )
+
+    def completed_through(self) -> int:
+        """The highest completion number so far (0 when no run was completed by an append)."""
+        return int(self._conn.execute("SELECT COALESCE(MAX(done_seq), 0) FROM runs").fetchone()[0])
+
+    def completed_since(self, done: int) -> list[IndexEntry]:
+        """Runs completed after completion number `done`, in completion order; malformed rows are refused as in select."""
+        rows = self._conn.execute("SELECT * FROM runs WHERE state = 'complete' AND done_seq > ? ORDER BY done_seq", (done,))
+        return self._entries(rows)
 
     def release(self, run_id: str) -> None:
         """Drop a claim whose folder was never published (the write failed before the rename)."""
@@ -232,9 +257,14 @@ class RunIndex:
 
     def view(self) -> dict[str, Any]:
         """The v1-compatible JSON document for `run_index.json`."""
-        runs = [e.model_dump(mode="json", exclude_none=False) for e in self.select(RunFilter(include_superseded=True))]
-        for r in runs:
-            for k in ("hash_kind", "run_label", "repeat_index"):
-                if r.get(k) is None:
-                    r.pop(k, None)
+        runs = [view_entry(e) for e in self.select(RunFilter(include_superseded=True))]
         return {"schema_version": INDEX_SCHEMA_VERSION, "runs": runs}
+
+
+def view_entry(entry: IndexEntry) -> dict[str, Any]:
+    """One run as the JSON view lists it: the v1 fields always, our optional ones only when set."""
+    data = entry.model_dump(mode="json", exclude_none=False)
+    for k in ("hash_kind", "run_label", "repeat_index"):
+        if data.get(k) is None:
+            data.pop(k, None)
+    return data

@@ -5,18 +5,34 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from ghost_eval.artifacts import Manifest
 from ghost_eval.errors import RunExistsError, StoreError
 from ghost_eval.records import dump_json
-from ghost_eval.store.index import RunIndex
-from ghost_eval.store.layout import INDEX_FILE, MANIFEST_FILE, STAGING_DIR, IndexEntry, check_component, resolve_inside
+from ghost_eval.store.index import RunIndex, view_entry
+from ghost_eval.store.layout import (
+    INDEX_FILE,
+    INDEX_SCHEMA_VERSION,
+    MANIFEST_FILE,
+    STAGING_DIR,
+    IndexEntry,
+    check_component,
+    resolve_inside,
+)
 
-__all__ = ["publish_file", "publish_run", "write_view"]
+__all__ = ["VIEW_MARK", "publish_file", "publish_run", "update_view", "write_view"]
+
+VIEW_MARK = "completed_through"
+"""Last key of a view we wrote: the completion number of the newest run it holds (v1 readers ignore it)."""
+_VIEW_HEAD = f'{{"schema_version": "{INDEX_SCHEMA_VERSION}", "runs": ['
+_VIEW_TAIL = re.compile(rb'\n\], "' + VIEW_MARK.encode() + rb'": (\d+)\}\n\Z')
+_TAIL_BYTES = 64
 
 
 def _fsync_dir(path: Path) -> None:
@@ -101,16 +117,75 @@ def publish_run(root: Path, index: RunIndex, entry: IndexEntry, files: Mapping[s
     return final
 
 
-def write_view(root: Path, index: RunIndex) -> Path:
-    """Rewrite the v1 JSON view atomically; serialised with writers so it is never older than a concurrent one."""
+def _lines(runs: Iterable[dict[str, Any]]) -> str:
+    """Entries one per line, each line starting with a newline, so the next append adds `,` and more lines."""
+    return ",".join("\n" + json.dumps(r, separators=(", ", ": ")) for r in runs)
+
+
+def _replace_synced(root: Path, write: Any) -> Path:
+    """Write a temp file beside `run_index.json` with `write(fh)`, fsync it, rename it over the view, fsync the folder."""
     target = root / INDEX_FILE
     tmp = root / f".{INDEX_FILE}.{uuid.uuid4().hex}.tmp"
-    with index.transaction():
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(index.view(), fh, indent=2)
-            fh.write("\n")
+    try:
+        with open(tmp, "wb") as fh:
+            write(fh)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     _fsync_dir(root)
     return target
+
+
+def _write_whole(root: Path, runs: list[dict[str, Any]], through: int, extra: dict[str, Any] | None = None) -> Path:
+    head = _VIEW_HEAD
+    if extra:  # top-level keys someone else added (the v1 document allows them): kept, before `runs`
+        head = json.dumps({"schema_version": INDEX_SCHEMA_VERSION, **extra})[:-1] + ', "runs": ['
+    body = f'{head}{_lines(runs)}\n], "{VIEW_MARK}": {through}}}\n'.encode()
+    return _replace_synced(root, lambda fh: fh.write(body))
+
+
+def write_view(root: Path, index: RunIndex) -> Path:
+    """Rewrite the v1 JSON view from the index atomically; serialised with writers so it is never older than one."""
+    with index.transaction():
+        return _write_whole(root, index.view()["runs"], index.completed_through())
+
+
+def _extend_in_place(root: Path, data: bytes, body_end: int, new: list[IndexEntry], done: int) -> Path:
+    """Copy the view up to its closing bracket, add the new entries and a new mark: no entry is re-serialised."""
+    sep = "" if data[body_end - 1 : body_end] == b"[" else ","
+    addition = f'{sep}{_lines(view_entry(e) for e in new)}\n], "{VIEW_MARK}": {done}}}\n'.encode()
+    return _replace_synced(root, lambda fh: (fh.write(memoryview(data)[:body_end]), fh.write(addition)))
+
+
+def update_view(root: Path, index: RunIndex) -> Path:
+    """Bring `run_index.json` up to date after appends, in time proportional to copying it, not to rebuilding it.
+
+    A view we wrote ends with its completion mark: the runs completed since are added after the last
+    entry. Any other view (the original tooling's, or one edited by hand) is read, the runs it lacks
+    are added, and whatever it holds is kept as written. Serialised with other writers.
+    """
+    path = root / INDEX_FILE
+    with index.transaction():
+        done = index.completed_through()
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return _write_whole(root, index.view()["runs"], done)
+        tail = _VIEW_TAIL.search(data, max(0, len(data) - _TAIL_BYTES))
+        if tail is not None and data.startswith(_VIEW_HEAD.encode()):
+            through = int(tail.group(1))
+            if through == done:
+                return path
+            return _extend_in_place(root, data, tail.start(), index.completed_since(through), done)
+        try:
+            doc = json.loads(data)
+            runs = doc["runs"]
+            known = {r["run_id"] for r in runs if isinstance(r, dict) and isinstance(r.get("run_id"), str)}
+        except (ValueError, TypeError, KeyError) as exc:
+            raise StoreError(f"{path}: cannot be extended ({exc}); `ghost-eval store reindex` rewrites it") from None
+        runs.extend(r for r in index.view()["runs"] if r["run_id"] not in known)
+        extra = {k: v for k, v in doc.items() if k not in ("schema_version", "runs", VIEW_MARK)}
+        return _write_whole(root, runs, done, extra)
