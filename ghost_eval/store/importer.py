@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ghost_eval.errors import GhostEvalError, RecordError, UnsafePathError
+from ghost_eval.errors import GhostEvalError, RecordError, StoreError, UnsafePathError
 from ghost_eval.identity import RunMetadata, parse_run_id
 from ghost_eval.records import load_record
 from ghost_eval.store.artifact_store import Store
-from ghost_eval.store.layout import METADATA_FILE, Coverage, IndexEntry, Problem, refused_run, session_files
+from ghost_eval.store.layout import (
+    METADATA_FILE,
+    VERDICTS_DIR,
+    Coverage,
+    IndexEntry,
+    Problem,
+    read_v1_index,
+    refused_run,
+)
 from ghost_eval.store.query import RunFilter
+from ghost_eval.store.reader import SUMMARY_FILE
+from ghost_eval.store.supersede import check_supersession
 
 __all__ = ["ImportReport", "import_runs", "reindex"]
 
@@ -21,16 +33,67 @@ class ImportReport:
     skipped: list[str] = field(default_factory=list)
     """Run ids already in the store (importing twice is harmless)."""
     problems: list[Problem] = field(default_factory=list)
+    """Each run (or index entry) that was not imported, or whose supersession was not recorded, and why."""
+    superseded: list[tuple[str, str]] = field(default_factory=list)
+    """(old, new) pairs carried over from the source's `superseded_by`."""
+    notes: list[str] = field(default_factory=list)
+    """Files deliberately left behind (an earlier aborted session's leftovers in `audit/`)."""
+
+
+_FULL = (("shell_audit_", ".jsonl"), ("ghost_audit_", ".md"))
+_MARKERS = ("ghost_report_*.md", METADATA_FILE, SUMMARY_FILE)
+"""A folder holding any of these is a run, even without a report (a v1 run that aborted before writing one)."""
+_AUDIT_DIR = "audit"
+"""`eval/runs/<label>/<provider>/<model>/<use_case>/audit/`: where the original runner leaves a run's session files."""
 
 
 def _run_folders(source: Path) -> list[Path]:
-    return sorted(
-        {
-            p.parent
-            for p in source.rglob("ghost_report_*.md")
-            if not any(part.startswith(".") for part in p.relative_to(source).parts)
-        }
-    )
+    """Every run folder under `source`; an `audit/` folder belongs to the run folder around it."""
+    found: set[Path] = set()
+    for pattern in _MARKERS:
+        for p in source.rglob(pattern):
+            rel = p.relative_to(source).parts
+            if any(part.startswith(".") or part == VERDICTS_DIR for part in rel):
+                continue
+            folder = p.parent
+            if folder.name == _AUDIT_DIR and folder != source and _is_runner_folder(folder.parent):
+                folder = folder.parent
+            found.add(folder)
+    return sorted(found)
+
+
+def _is_runner_folder(folder: Path) -> bool:
+    return (folder / SUMMARY_FILE).is_file() or (folder / METADATA_FILE).is_file()
+
+
+def _session_id(folder: Path) -> str | None:
+    """The canonical session of a run, from `run_summary.json` (the original's rule for multi-session folders)."""
+    try:
+        sid = json.loads((folder / SUMMARY_FILE).read_text(encoding="utf-8")).get("session_id")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return sid if isinstance(sid, str) and sid else None
+
+
+def _run_files(folder: Path, report: ImportReport) -> dict[str, bytes]:
+    """The run's own files: the folder's, plus its session's files from `audit/` (other sessions' are noted, left)."""
+    files = {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+    audit = folder / _AUDIT_DIR
+    if not audit.is_dir() or audit.is_symlink():
+        return files
+    sid = _session_id(folder)
+    for p in sorted(audit.iterdir()):
+        if p.is_symlink():
+            raise RecordError(p, "is a symbolic link; refused, not followed (the run folder is left out)")
+        if not p.is_file():
+            continue
+        if sid is not None and sid not in p.name:
+            report.notes.append(f"{p}: another session than {sid} (an earlier attempt); not imported")
+            continue
+        if p.name in files:
+            raise RecordError(p, f"{p.name} is both in the run folder and in audit/; the run folder is left out")
+        files[p.name] = p.read_bytes()
+    return files
 
 
 def _identity(folder: Path) -> RunMetadata:
@@ -38,7 +101,7 @@ def _identity(folder: Path) -> RunMetadata:
 
     A folder holding a symlink is refused whole: its files are never read through one.
     """
-    links = sorted(p for p in folder.iterdir() if p.is_symlink())
+    links = sorted(p for p in folder.iterdir() if p.is_symlink() and p.name != _AUDIT_DIR)
     if links:
         raise RecordError(links[0], "is a symbolic link; refused, not followed (the run folder is left out)")
     if (folder / METADATA_FILE).exists():
@@ -55,9 +118,11 @@ def _identity(folder: Path) -> RunMetadata:
     return RunMetadata(run_id=folder.name, use_case_id=parsed[0], model_id=parsed[1])
 
 
-def _coverage(folder: Path) -> Coverage:
-    full = session_files(folder, "shell_audit_", ".jsonl") and session_files(folder, "ghost_audit_", ".md")
-    return Coverage.FULL if full else Coverage.REPORT_ONLY
+def _coverage(names: Iterable[str]) -> Coverage:
+    """`full` when the tool-call audit and the hypothesis log are both there (the original's rule)."""
+    names = list(names)
+    has = [any(n.startswith(prefix) and n.endswith(suffix) for n in names) for prefix, suffix in _FULL]
+    return Coverage.FULL if all(has) else Coverage.REPORT_ONLY
 
 
 def reindex(store: Store) -> ImportReport:
@@ -91,7 +156,7 @@ def reindex(store: Store) -> ImportReport:
                         system_prompt_hash=meta.system_prompt_hash,
                         hash_kind=meta.hash_kind,
                         backfilled=meta.backfilled,
-                        artifact_coverage=_coverage(folder),
+                        artifact_coverage=_coverage(p.name for p in folder.iterdir()),
                         path=folder.resolve().relative_to(store.root.resolve()).as_posix(),
                         run_label=meta.run_label,
                         repeat_index=meta.repeat_index,
@@ -107,30 +172,62 @@ def reindex(store: Store) -> ImportReport:
     return report
 
 
+def _source_index(source: Path, report: ImportReport) -> dict[str, IndexEntry]:
+    """The source store's own `run_index.json` (absent for an `eval/runs/` tree): it alone holds `superseded_by`."""
+    entries, problems = read_v1_index(source)
+    report.problems.extend(problems)
+    return {e.run_id: e for e in entries}
+
+
+def _carry_supersessions(store: Store, listed: dict[str, IndexEntry], report: ImportReport) -> None:
+    """Record each `superseded_by` of the source in the store, or name the entry and why it was not."""
+    for entry in listed.values():
+        new = entry.superseded_by
+        if new is None:
+            continue
+        where = f"{entry.path} (superseded_by {new})"
+        if not store.has(entry.run_id):
+            continue  # the run itself was not imported, and is named for that already
+        try:
+            check_supersession(store, entry.run_id, new)
+            store.supersede(entry.run_id, new)
+            report.superseded.append((entry.run_id, new))
+        except StoreError as exc:
+            report.problems.append(Problem(path=where, message=f"supersession not recorded: {exc}", run_id=entry.run_id))
+
+
 def import_runs(store: Store, source: Path) -> ImportReport:
-    """Import every run folder under `source`; bad folders are reported and the rest still imported."""
+    """Import every run under `source` (a v1 store or an `eval/runs/` tree); each one left out is named with why."""
     report = ImportReport()
     if not source.is_dir():
         report.problems.append(Problem(path=str(source), message="import source is not a directory"))
         return report
+    listed = _source_index(source, report)
+    found: dict[str, Path] = {}
+    failed: set[Path] = set()
     for folder in _run_folders(source):
         try:
             meta = _identity(folder)
-            files = {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+            files = _run_files(folder, report)
+            if meta.run_id in found:
+                raise RecordError(folder, f"run {meta.run_id} is also at {found[meta.run_id]}; the first one is imported")
+            found[meta.run_id] = folder
             if store.has(meta.run_id):
                 report.skipped.append(meta.run_id)
                 continue
-            store.append(
-                meta,
-                files,
-                coverage=_coverage(folder),
-                write_metadata=False,
-            )
+            store.append(meta, files, coverage=_coverage(files), write_metadata=False)
             report.imported.append(meta.run_id)
         except RecordError as exc:
+            failed.add(folder.resolve())
             report.problems.append(Problem(path=exc.path, message=str(exc).removeprefix(exc.path + ": ")))
         except GhostEvalError as exc:
+            failed.add(folder.resolve())
             report.problems.append(Problem(path=str(folder), message=str(exc)))
-    if report.imported:
+    for rid, entry in listed.items():
+        if rid not in found and (source / entry.path).resolve() not in failed:
+            reason = "listed in the source's run_index.json but no run folder with this id was found; not imported"
+            report.problems.append(Problem(path=str(source / entry.path), message=f"run {rid}: {reason}", run_id=rid))
+    _carry_supersessions(store, listed, report)
+    if report.imported or report.superseded:
         store.refresh_view()
     return report

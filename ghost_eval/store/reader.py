@@ -17,9 +17,10 @@ from ghost_eval.records import load_record, parse_record
 from ghost_eval.snapshot import InfraSnapshot
 from ghost_eval.store.layout import MANIFEST_FILE, METADATA_FILE, IndexEntry, Problem, refused_run, resolve_inside
 
-__all__ = ["RESULT_FILE", "SNAPSHOT_FILE", "TRACE_FILE", "RunRecord", "read_jsonl", "read_run"]
+__all__ = ["RESULT_FILE", "SNAPSHOT_FILE", "SUMMARY_FILE", "TRACE_FILE", "RunRecord", "read_jsonl", "read_run", "v1_abort_reason"]
 
 RESULT_FILE = "investigation_result.json"
+SUMMARY_FILE = "run_summary.json"
 SNAPSHOT_FILE = "infra_snapshot.json"
 TRACE_FILE = "tool_trace.jsonl"
 M = TypeVar("M", bound=BaseModel)
@@ -42,6 +43,9 @@ class RunRecord:
     manifest: Manifest | None = None
     has_trace: bool = False
     """A tool trace file exists (it may be empty: a run that called no tool)."""
+    aborted: str | None = None
+    """Why the run ended without a report: our `investigation_result.json`, or v1 `rca_generated: false` and
+    `abort_reason` in `run_summary.json`. An aborted run's missing report is expected, not a problem."""
     problems: list[Problem] = field(default_factory=list)
     refused: bool = False
     """The index path leads outside the store (symlinks included): nothing was read, and `folder` is the root."""
@@ -131,15 +135,35 @@ def _session_file(record: RunRecord, names: set[str], prefix: str, suffix: str) 
 
 
 def _read_description(record: RunRecord, names: set[str]) -> None:
-    """Identity, summary and prompt: what describes a run rather than what it did."""
+    """Identity and prompt: what describes a run rather than what it did."""
     if METADATA_FILE in names:
         record.metadata = _optional(record, names, RunMetadata, METADATA_FILE)
     else:
         missing = "no metadata.json (run predates run identity; `store backfill` writes one)"
         _problem(record, record.folder / METADATA_FILE, missing)
-    record.summary = _optional(record, names, RunSummary, "run_summary.json")
     if "PROMPT.txt" in names:
         record.prompt = _text(record, "PROMPT.txt")
+
+
+def v1_abort_reason(summary: RunSummary) -> str | None:
+    """The original's summary says a run aborted with `rca_generated: false` (and `abort_reason` when known)."""
+    if getattr(summary, "rca_generated", None) is not False:
+        return None
+    reason = getattr(summary, "abort_reason", None)
+    return f"aborted: {reason}" if reason else "aborted: the agent generated no report (rca_generated: false)"
+
+
+def _read_outcome(record: RunRecord, names: set[str], scoring_only: bool) -> None:
+    """The summary and the structured result; a v1 run's summary is what says it aborted, so scoring reads it too."""
+    record.result = _optional(record, names, InvestigationResult, RESULT_FILE)
+    if scoring_only and record.result is not None:
+        return
+    record.summary = _optional(record, names, RunSummary, SUMMARY_FILE)
+    if record.result is not None:
+        record.aborted = record.result.aborted
+    elif record.summary is not None and (reason := v1_abort_reason(record.summary)):
+        record.aborted = reason
+        record.result = InvestigationResult(root_cause="", aborted=reason)
 
 
 def read_run(root: Path, entry: IndexEntry, *, scoring_only: bool = False) -> RunRecord:
@@ -157,12 +181,13 @@ def read_run(root: Path, entry: IndexEntry, *, scoring_only: bool = False) -> Ru
     if not scoring_only:
         _read_description(record, names)
     record.manifest = _optional(record, names, Manifest, MANIFEST_FILE)
-    record.result = _optional(record, names, InvestigationResult, RESULT_FILE)
+    _read_outcome(record, names, scoring_only)
     record.snapshot = _optional(record, names, InfraSnapshot, SNAPSHOT_FILE)
 
     report = _session_file(record, names, "ghost_report_", ".md")
     if report is None:
-        record.problems.append(Problem(path=str(folder / "ghost_report_<sid>.md"), message="report is missing", run_id=rid))
+        if record.aborted is None:
+            record.problems.append(Problem(path=str(folder / "ghost_report_<sid>.md"), message="report is missing", run_id=rid))
     else:
         record.report = _text(record, report.name)
         if record.report is not None and not record.report.strip():
