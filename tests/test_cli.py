@@ -75,10 +75,10 @@ def test_import_backfill_supersede_reindex(tmp_path: Path, capsys: pytest.Captur
     view = json.loads((store / "run_index.json").read_text())
     assert {r["run_id"]: r["backfilled"] for r in view["runs"]}[b["run_id"]] is True
 
-    code, _, _ = _run(capsys, "store", "supersede", "--store", str(store), a["run_id"], b["run_id"])
-    assert code == 0
+    code, _, err = _run(capsys, "store", "supersede", "--store", str(store), a["run_id"], b["run_id"])
+    assert code == 2 and "same model" in err  # a replacement re-runs the same case on the same model
     out = _run(capsys, "store", "query", "--store", str(store))[1]
-    assert a["run_id"] not in out and b["run_id"] in out
+    assert a["run_id"] in out and b["run_id"] in out
 
     orphan_src = tmp_path / "orphan"
     orphan = v1_run(orphan_src, use_case="use_case_f", nested=False)

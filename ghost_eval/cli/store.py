@@ -12,6 +12,7 @@ from ghost_eval.cli._common import Parents, err, open_store, out, report_problem
 from ghost_eval.store import RunFilter
 from ghost_eval.store.backfill import backfill_metadata
 from ghost_eval.store.importer import import_runs, reindex
+from ghost_eval.store.supersede import supersede
 from ghost_eval.store.verify import verify_store
 
 __all__ = ["register"]
@@ -84,7 +85,14 @@ def _store_import(args: argparse.Namespace) -> int:
     with open_store(args, create=True) as store:
         report = import_runs(store, Path(args.source))
         report_problems(report.problems)
-        counts = f"imported {len(report.imported)}, already present {len(report.skipped)}, problems {len(report.problems)}"
+        for note in report.notes:
+            err.print(f"note: {note}", markup=False)
+        for old, new in report.superseded:
+            out.print(f"{old} is superseded by {new} (kept from the source)", markup=False)
+        counts = (
+            f"imported {len(report.imported)}, already present {len(report.skipped)}, "
+            f"superseded {len(report.superseded)}, problems {len(report.problems)}"
+        )
         out.print(counts, markup=False)
     return 1 if report.problems else 0
 
@@ -101,7 +109,7 @@ def _store_backfill(args: argparse.Namespace) -> int:
 
 def _store_supersede(args: argparse.Namespace) -> int:
     with open_store(args) as store:
-        store.supersede(args.old, args.new)
+        supersede(store, args.old, args.new)
     out.print(f"{args.old} is superseded by {args.new}", markup=False)
     return 0
 

@@ -1,0 +1,52 @@
+"""`store supersede` only records a re-run of the same case on the same model, and never a cycle that hides runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ghost_eval.cli import main
+from ghost_eval.store import RunFilter, Store
+from ghost_eval.store.importer import import_runs
+from tests.store.v1_original import V1Run, write_v1_store
+
+A, B, C = V1Run(stamp="20260501_091111"), V1Run(stamp="20260502_091111"), V1Run(stamp="20260503_091111")
+OTHER_MODEL = V1Run(model="gemini-2.5-flash", stamp="20260501_091111")
+OTHER_CASE = V1Run(use_case="use_case_f", stamp="20260501_091111")
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    source = write_v1_store(tmp_path / "artifact-store", [A, B, C, OTHER_MODEL, OTHER_CASE])
+    import_runs(Store(tmp_path / "ours", create=True), source)
+    return tmp_path / "ours"
+
+
+def _supersede(store: Path, capsys: pytest.CaptureFixture[str], old: str, new: str) -> tuple[int, str]:
+    code = main(["store", "supersede", "--store", str(store), old, new])
+    return code, capsys.readouterr().err
+
+
+def _visible(store: Path) -> set[str]:
+    with Store(store) as s:
+        return {e.run_id for e in s.runs()}
+
+
+@pytest.mark.parametrize(("other", "why"), [(OTHER_MODEL, "same model"), (OTHER_CASE, "same case")])
+def test_a_replacement_from_another_case_or_model_is_refused(
+    store: Path, capsys: pytest.CaptureFixture[str], other: V1Run, why: str
+) -> None:
+    code, err = _supersede(store, capsys, A.run_id, other.run_id)
+    assert code != 0 and why in err and "Traceback" not in err
+    assert A.run_id in _visible(store)
+
+
+def test_a_cycle_is_refused_and_hides_nothing(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _supersede(store, capsys, A.run_id, B.run_id)[0] == 0
+    assert _supersede(store, capsys, B.run_id, C.run_id)[0] == 0
+    code, err = _supersede(store, capsys, C.run_id, A.run_id)
+    assert code != 0 and "cycle" in err
+    assert C.run_id in _visible(store)
+    with Store(store) as s:
+        assert {e.run_id for e in s.runs(RunFilter(include_superseded=True))} >= {A.run_id, B.run_id, C.run_id}
