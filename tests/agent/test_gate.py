@@ -13,15 +13,15 @@ from ghost_eval.agent.gate import Classification, classify
 from ghost_eval.cli import main as cli_main
 
 SAFE = [
-    "iptables -S", "sudo iptables -nvL INPUT --line-numbers", "iptables -L f2b-sshd -n -v", "iptables -t nat -S",
-    "ip6tables -S", "iptables-save", "sudo iptables-save -c", "nft list ruleset", "nft -a list chain inet filter input",
+    "iptables -S", "iptables -nvL INPUT --line-numbers", "iptables -L f2b-sshd -n -v", "iptables -t nat -S",
+    "ip6tables -S", "iptables-save", "iptables-save -c", "nft list ruleset", "nft -a list chain inet filter input",
     "tc qdisc show", "tc -s qdisc show dev eth0", "tc class show dev eth0", "tc filter show dev eth0",
     "ip addr show", "ip -br a", "ip route show table all", "ip route get 10.0.1.5", "ip link show eth0", "ss -tlnp",
     "ping -c 3 10.0.1.5", "ping -c 5 -W 1 10.0.1.4", "curl -sS -m 5 -o /dev/null -I http://10.0.1.5:8080/",
     "curl --connect-timeout 3 http://10.0.1.5:8080", "nc -zv -w 3 10.0.1.5 5432", "fail2ban-client status",
     "fail2ban-client status sshd", "systemctl status fail2ban --no-pager", "journalctl -u fail2ban -n 50 --no-pager",
     "journalctl -u ghost-shaper --since '1 hour ago' --no-pager", "cat /etc/fail2ban/jail.local",
-    "cat /etc/ghost-shaper/shaper.conf", "sudo tcpdump -c 20 -i eth0 -n", "timeout 10 ss -s", "ps aux",
+    "cat /etc/ghost-shaper/shaper.conf", "tcpdump -c 20 -i eth0 -n", "timeout 10 ss -s", "ps aux",
     "docker network ls", "sysctl net.ipv4.ip_forward", "ipset list", "conntrack -L", "ethtool -S eth0",
     "/usr/sbin/iptables -S", "grep -i ban /var/log/fail2ban.log", "uname -a",
 ]
@@ -33,7 +33,8 @@ NEEDS_APPROVAL = [
     "cat /root/.ssh/id_ed25519", "sudo -u nobody iptables -S", "tail -f /var/log/syslog", "journalctl -f",
     "python3 script.py", "iptables-save -f /tmp/rules", "ss -K dst 10.0.1.4", "hostname evil", "date -s 2020-01-01",
     "sysctl -w net.ipv4.ip_forward=1", "echo hi > /tmp/x", "./iptables -S", "az network nsg rule delete -g rg --nsg-name n -n r",
-    "curl -m 5 -w '%{http_code}' http://10.0.1.5", "iptables-restore",
+    "curl -m 5 -w '%{http_code}' http://10.0.1.5", "iptables-restore", "sudo iptables -nvL INPUT --line-numbers",
+    "sudo iptables-save -c", "sudo tcpdump -c 20 -i eth0 -n",
 ]
 FORBIDDEN = [
     "rm -rf /", "rm -rf --no-preserve-root /", "sudo rm -fr /etc", "iptables -F", "sudo iptables --flush",

@@ -1,6 +1,6 @@
 """The safety gate and scoring read a command with one parser: beneath any wrapper (sudo with options, env, stdbuf,
 nice, timeout, nohup, xargs, `ip netns exec`, `bash -c`, command, exec) both name the same program and agree on
-whether it changes state, and the gate's verdict follows from that program."""
+whether it changes state, and the gate's verdict follows from that program (never `safe` beneath sudo)."""
 
 from __future__ import annotations
 
@@ -86,9 +86,16 @@ def test_destructive_commands_stay_forbidden_beneath_wrappers(command: str) -> N
     assert verdict.classification is Classification.FORBIDDEN, verdict.reasons
 
 
+def test_only_a_plain_timeout_may_carry_a_safe_read() -> None:
+    assert classify("timeout 10 iptables -S").classification is Classification.SAFE
+
+
 @pytest.mark.parametrize("command", ["sudo iptables -S", "sudo -n iptables -S", "timeout 10 sudo -n iptables -S"])
-def test_only_plain_sudo_and_timeout_may_carry_a_safe_read(command: str) -> None:
-    assert classify(command).classification is Classification.SAFE
+def test_sudo_never_carries_a_safe_read_it_goes_to_approval(command: str) -> None:
+    verdict = classify(command)
+    assert verdict.classification is Classification.NEEDS_APPROVAL
+    assert any(r.startswith("privilege escalation: sudo") for r in verdict.reasons)
+    assert verdict.reasons[-1] == "iptables lists firewall rules"
 
 
 @pytest.mark.parametrize(
