@@ -15,6 +15,7 @@ from datetime import datetime
 from pathlib import Path
 
 from ghost_eval.agent._templates import templates
+from ghost_eval.agent.redact import REDACTIONS_FILE, redact_files
 from ghost_eval.agent.runner import AgentRun
 from ghost_eval.artifacts import RunSummary
 from ghost_eval.errors import GhostEvalError
@@ -36,7 +37,7 @@ AGENT_RUN_FILE = "agent_run.json"
 _PROMPT_FILE = "PROMPT.txt"
 _SYSTEM_PROMPT_FILE = "system_prompt.txt"
 _SUMMARY_FILE = "run_summary.json"
-_FIXED_FILES = (AGENT_RUN_FILE, _PROMPT_FILE, _SYSTEM_PROMPT_FILE, _SUMMARY_FILE, RESULT_FILE, TRACE_FILE)
+_FIXED_FILES = (AGENT_RUN_FILE, _PROMPT_FILE, _SYSTEM_PROMPT_FILE, _SUMMARY_FILE, RESULT_FILE, TRACE_FILE, REDACTIONS_FILE)
 _SESSION_FILES = (("ghost_report_", ".md"), ("ghost_audit_", ".md"), ("shell_audit_", ".jsonl"))
 _VENDORS = {"anthropic": "anthropic", "gemini": "google"}
 """`--llm-provider` value → the vendor name `RunMetadata.provider` records."""
@@ -132,7 +133,7 @@ def _info(run: AgentRun) -> AgentRunInfo:
 
 
 def artifact_files(run: AgentRun) -> dict[str, str]:
-    """Every file of a run, by name; all text is already redacted."""
+    """Every file of a run, by name, redacted as a whole with the run's own redactor (plus `redactions.json`)."""
     info = _info(run)
     sid = run.session_id
     reasoning = (
@@ -161,7 +162,7 @@ def artifact_files(run: AgentRun) -> dict[str, str]:
     summary = RunSummary(
         tool_calls=len(run.trace), shell_commands=len(run.audit), duration_s=run.duration_s, outcome=run.loop.outcome
     )
-    return {
+    return redact_files({
         f"ghost_report_{sid}.md": render_report(run),
         f"ghost_audit_{sid}.md": reasoning,
         f"shell_audit_{sid}.jsonl": "".join(e.model_dump_json() + "\n" for e in run.audit),
@@ -171,7 +172,7 @@ def artifact_files(run: AgentRun) -> dict[str, str]:
         _SYSTEM_PROMPT_FILE: run.prompt.text,
         _SUMMARY_FILE: dump_json(summary),
         AGENT_RUN_FILE: dump_json(info),
-    }
+    }, run.loop.redactor)
 
 
 def write_artifacts(run: AgentRun, audit_dir: Path) -> dict[str, Path]:

@@ -7,16 +7,18 @@ everything else lives here: the turn limit, the run deadline, retries with backo
 
 from __future__ import annotations
 
+import dataclasses
 import email.utils
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from pydantic import BaseModel
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, stop_before_delay, wait_exponential_jitter
 
 from ghost_eval.agent.cost import Usage
-from ghost_eval.agent.redact import redact
+from ghost_eval.agent.redact import Redactor, redact, redact_value, redaction_scope
 from ghost_eval.agent.tools import Toolbox
 
 __all__ = [
@@ -107,6 +109,8 @@ class LoopResult:
     final_text: str = ""
     """The model's closing text when it ended without completing an investigation (e.g. a declined request)."""
     aborted: str | None = None
+    redactor: Redactor = field(default_factory=Redactor)
+    """The run's redaction: the values it removed are scrubbed from everything the run later writes."""
 
 
 def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
@@ -149,6 +153,16 @@ def _call_with_retries(
     return retrying(adapter.send)
 
 
+def _echoed(turn: ModelTurn) -> ModelTurn:
+    """The model's turn as it goes back into the conversation: a secret it repeated from a tool output is scrubbed."""
+    message = turn.message
+    if isinstance(message, BaseModel):
+        message = type(message).model_validate(redact_value(message.model_dump(exclude_none=True)))
+    else:
+        message = redact_value(message)
+    return dataclasses.replace(turn, message=message)
+
+
 def run_loop(
     adapter: ModelAdapter,
     toolbox: Toolbox,
@@ -159,6 +173,18 @@ def run_loop(
 ) -> LoopResult:
     """Drive the conversation to a completion, a plain answer, or an abort (turn limit, timeout, model failure, crash)."""
     result = LoopResult(outcome="aborted", steps=[], usage=Usage())
+    with redaction_scope(result.redactor):
+        return _drive(adapter, toolbox, limits, result, clock, sleep)
+
+
+def _drive(
+    adapter: ModelAdapter,
+    toolbox: Toolbox,
+    limits: Limits,
+    result: LoopResult,
+    clock: Callable[[], float],
+    sleep: Callable[[float], None],
+) -> LoopResult:
     deadline = clock() + limits.run_timeout_s
     try:
         for turn_no in range(1, limits.max_turns + 1):
@@ -185,7 +211,7 @@ def run_loop(
             if toolbox.completion is not None:
                 result.outcome = "completed"
                 return result
-            adapter.add_results(turn, results)
+            adapter.add_results(_echoed(turn), results)
         result.aborted = f"turn limit: {limits.max_turns} model turns without a completed investigation"
     except Exception as exc:
         result.aborted = f"crash: {type(exc).__name__}: {redact(str(exc))}"
