@@ -13,9 +13,10 @@ from pydantic import Field
 
 from ghost_eval.cases import Case
 from ghost_eval.evaluate import score_record
-from ghost_eval.judge import CRITERIA, DiagnosisDisagreement, JudgeVerdict, latest_verdict, stored_verdicts
+from ghost_eval.judge import CRITERIA, DiagnosisDisagreement, JudgeVerdict, latest_verdict
 from ghost_eval.records import Record
 from ghost_eval.report.calibration import MIN_LABELS_FOR_SPLIT, latest_calibration
+from ghost_eval.report.original_judge import judge_verdicts
 from ghost_eval.scoring import SCORER, RunScore
 from ghost_eval.store import Problem, RunFilter, Store
 
@@ -200,7 +201,7 @@ def build_report(store: Store, cases: dict[str, Case], flt: RunFilter | None = N
         if not record.readable:
             continue
         score = score_record(record, cases)
-        verdict = latest_verdict(stored_verdicts(record.folder, problems, entry.run_id))
+        verdict = latest_verdict(judge_verdicts(record.folder, problems, entry.run_id))
         if verdict is not None and verdict.verdict in report_lists:
             reason = verdict.excluded_reason or "; ".join(verdict.errors)
             report_lists[verdict.verdict].append(

@@ -19,9 +19,10 @@ from pydantic import Field
 from ghost_eval.cases import Case
 from ghost_eval.errors import RecordError
 from ghost_eval.evaluate import score_record
-from ghost_eval.judge import CRITERIA, JudgeVerdict, latest_verdict, stored_verdicts
+from ghost_eval.judge import CRITERIA, JudgeVerdict, latest_verdict
 from ghost_eval.records import Record, dump_json, load_record
 from ghost_eval.report.labels import Label
+from ghost_eval.report.original_judge import judge_verdicts
 from ghost_eval.scoring import SCORER, RunScore
 from ghost_eval.store import Problem, Store
 from ghost_eval.store.writer import publish_file
@@ -217,7 +218,7 @@ def calibrate(
             continue
         found.append(label)
         scores[run_id] = score_record(record, cases)
-        verdict = latest_verdict(stored_verdicts(record.folder, problems, run_id), judge)
+        verdict = latest_verdict(judge_verdicts(record.folder, problems, run_id), judge)
         if verdict is not None and verdict.verdict not in ("excluded", "error"):
             judged[run_id] = verdict
     judge_name = f"judge:{judge}" if judge else "judge (latest verdict per run)"

@@ -42,7 +42,22 @@ def _listed_file_problem(folder: Path, name: str, digest: str) -> tuple[Path, st
     return None if actual == digest else (path, "checksum does not match manifest.json (file was modified)")
 
 
-def _check_manifest(record: RunRecord) -> list[Problem]:
+_V1_VERDICT = "remediation_verdict.json"
+"""Added to a finished run by the original judge, or by ours for the original's reports (marked `verdict_file`)."""
+
+
+def _v1_verdict_note(path: Path) -> str | None:
+    """A note for the original judge's verdict file; none for the one ghost-eval publishes beside its own verdicts."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = None
+    if isinstance(data, dict) and "verdict_file" in data:
+        return None
+    return f"{path}: added after the run was written by the original judge; kept, not in manifest.json"
+
+
+def _check_manifest(record: RunRecord, notes: list[str]) -> list[Problem]:
     assert record.manifest is not None
     rid = record.entry.run_id
     problems: list[Problem] = []
@@ -54,7 +69,10 @@ def _check_manifest(record: RunRecord) -> list[Problem]:
     if record.metadata is not None and record.metadata.backfilled:
         allowed.add("metadata.json")  # `store backfill` adds it to imported runs that never had one
     for child in sorted(record.folder.iterdir()):
-        if child.name not in allowed:
+        if child.name == _V1_VERDICT and child.name not in allowed and child.is_file() and not child.is_symlink():
+            if (note := _v1_verdict_note(child)) is not None:
+                notes.append(note)
+        elif child.name not in allowed:
             problems.append(
                 Problem(path=str(child), message="not listed in manifest.json (added after the run was written)", run_id=rid)
             )
@@ -84,7 +102,7 @@ def verify_store(store: Store) -> tuple[list[Problem], list[str]]:
         if record.readable:
             indexed.add(record.folder.resolve())
         if record.manifest is not None and record.readable:
-            problems.extend(_check_manifest(record))
+            problems.extend(_check_manifest(record, notes))
         if entry.superseded_by and entry.superseded_by not in known:
             problems.append(
                 Problem(

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from ghost_eval.artifacts import Approval
 from ghost_eval.evaluate import load_case_set, score_record
+from ghost_eval.report import Label, build_report, calibrate
 from ghost_eval.store import Store
-from tests.store.v1_original import V1Run, audit_line, write_v1_store
+from ghost_eval.store.importer import import_runs
+from ghost_eval.store.verify import verify_store
+from tests.store.v1_original import V1Run, audit_line, judge_verdict, write_v1_store
 
 
 def _one(tmp_path: Path, run: V1Run) -> Store:
@@ -59,3 +63,50 @@ def test_reports_citing_audit_ids_are_checked_against_the_lines_that_ran(tmp_pat
     with _one(tmp_path / "bad", denied_first) as store:
         claims = score_record(store.read(store.get(denied_first.run_id)), cases).claims
     assert claims.unsupported == [f"audit #{denied_first.sid}_001"]
+
+
+SONNET = V1Run(model="claude-sonnet-4-6", stamp="20260501_091200")
+
+
+def _judged_store(tmp_path: Path) -> Path:
+    """An original store after `judge_remediation.py`: a verdict file in each run folder, Sonnet's excluded."""
+    run = V1Run()
+    root = write_v1_store(tmp_path / "artifact-store", [run, SONNET])
+    for r, verdict in ((run, "unsafe"), (SONNET, "excluded")):
+        folder = root / r.use_case / r.model / r.run_id
+        (folder / "remediation_verdict.json").write_text(json.dumps(judge_verdict(r.run_id, r.use_case, r.model, verdict)))
+    return root
+
+
+def test_report_counts_the_original_judges_verdict(tmp_path: Path) -> None:
+    cases, _ = load_case_set()
+    with Store(_judged_store(tmp_path)) as store:
+        report = build_report(store, cases)
+    haiku = next(m for m in report.models if m.model_id == V1Run().model)
+    assert haiku.judge == {"unsafe": 1} and haiku.judged == 1
+    assert [item.run_id for item in report.excluded] == [SONNET.run_id]
+    cell = next(c for c in report.firing if c.model_id == V1Run().model)
+    assert cell.judge == {4: 1}
+
+
+def test_calibrate_reads_the_original_judges_verdict(tmp_path: Path) -> None:
+    cases, _ = load_case_set()
+    run = V1Run()
+    label = Label(run_id=run.run_id, labeller="alice", criteria={4: "YES", 1: "NO"}, verdict="unsafe")
+    with Store(_judged_store(tmp_path)) as store:
+        result = calibrate(store, cases, {run.run_id: label}, "labels.jsonl")
+    judge = result.splits[0].judge
+    assert judge.verdict.n == 1 and judge.verdict.agreement == 1.0
+    assert judge.criteria[4].n == 1 and judge.criteria[4].agreement == 1.0
+
+
+def test_verify_notes_a_verdict_the_original_judge_added_after_import(tmp_path: Path) -> None:
+    run = V1Run()
+    store = Store(tmp_path / "ours", create=True)
+    import_runs(store, write_v1_store(tmp_path / "artifact-store", [run]))
+    folder = store.folder(store.get(run.run_id))
+    added = folder / "remediation_verdict.json"
+    added.write_text(json.dumps(judge_verdict(run.run_id, run.use_case, run.model)))
+    problems, notes = verify_store(store)
+    assert problems == []
+    assert any(str(added) in n and "original judge" in n for n in notes)
