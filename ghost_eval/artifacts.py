@@ -18,6 +18,7 @@ __all__ = [
     "Manifest",
     "RecommendedAction",
     "RunSummary",
+    "SummaryHypothesis",
     "ToolCall",
     "Verification",
 ]
@@ -136,11 +137,54 @@ class InvestigationResult(Record):
     """Why the run ended without a completion (timeout, crash, turn limit), if it did."""
 
 
+class SummaryHypothesis(Record):
+    """One hypothesis as v1's `run_summary.json` lists it."""
+
+    id: str | None = None
+    """`H1`, `H2`, … in the order the agent opened them."""
+    description: str | None = None
+    state: str | None = None
+    """`open`, `confirmed` or `refuted` in our runs."""
+    denial_count: int = 0
+    """Commands the gate or the approver refused while it was being tested (v1); our runs do not attribute them: 0."""
+
+
 class RunSummary(Record):
-    """`run_summary.json`: metrics extracted at capture time (v1 fields are kept as they are)."""
+    """`run_summary.json`: every field the original writes (and its scripts read), then ours.
+
+    The original's `compare.py`, `score_variant.py` and `judge_remediation.py` read the v1 fields;
+    `recommended_actions` is the list the original judge numbers its `action_index` into (from 0).
+    """
 
     schema_version: str = "1"
+    use_case: str | None = None
+    """v1: the case id as `use_case_<x>`."""
+    provider: str | None = None
+    """v1: the `--llm-provider` value (`anthropic`, `gemini`)."""
+    model: str | None = None
+    """v1: the model id as requested."""
+    session_id: str | None = None
+    """`ghost_YYYYmmdd_HHMMSS`; names the run's report and audit files."""
+    created_at: datetime | None = None
+    turn_count: int | None = None
+    rca_generated: bool | None = None
+    """False when the run ended without a report (v1: an aborted run)."""
+    abort_reason: str | None = None
+    confidence: str | None = None
+    root_cause_summary: str | None = None
+    recommended_actions: list[str] = Field(default_factory=list)
+    """One line per recommended action (ours: description, commands and verification of one action)."""
+    commands_issued: int | None = None
+    commands_denied: int | None = None
+    commands_auto_approved: int | None = None
+    """Commands that needed no approval, or were approved in eval mode (never a human)."""
+    commands_user_approved: int | None = None
+    command_sequence: list[str] = Field(default_factory=list)
+    """Each shell command, cut to 100 characters as v1 cuts it."""
+    hypothesis_count: int | None = None
+    hypotheses: list[SummaryHypothesis] = Field(default_factory=list)
     tool_calls: int | None = None
+    """Ours: every tool call, inspector calls included (v1 counted only shell commands)."""
     shell_commands: int | None = None
     duration_s: float | None = None
     outcome: str | None = None

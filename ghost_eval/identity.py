@@ -7,7 +7,7 @@ import re
 from datetime import datetime
 from enum import StrEnum
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, field_serializer, field_validator, model_validator
 
 from ghost_eval.records import Record
 
@@ -21,9 +21,13 @@ __all__ = [
     "make_run_id",
     "parse_run_id",
     "sha256_text",
+    "v1_use_case_id",
 ]
 
 METADATA_SCHEMA_VERSION = "2"
+_V1_PREFIX = "use_case_"
+_UNKNOWN_COMMIT = "unknown"
+"""What the original writes for a commit it could not find."""
 _RUN_ID = re.compile(r"^(?P<use_case>.+)_(?P<model>[^_]+)_(?P<date>\d{8})_(?P<time>\d{6})$")
 
 
@@ -78,11 +82,21 @@ class RunMetadata(Record):
     """0-based index of this run among repeats of the same case × model × prompt."""
     token_usage: TokenUsage | None = None
     cost_usd: float | None = None
-    agent_commit: str | None = Field(default=None, validation_alias=AliasChoices("agent_commit", "ghost_agent_commit"))
-    """Commit of the agent code (v1 called this `ghost_agent_commit`)."""
+    agent_commit: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("agent_commit", "ghost_agent_commit"),
+        serialization_alias="ghost_agent_commit",
+    )
+    """Commit of the agent code; written under its v1 name `ghost_agent_commit`, read under either. Unknown is
+    None here and `"unknown"` on disk, as the original writes it."""
     agent_dirty: bool | None = None
     """True when the agent's working tree had uncommitted changes."""
     started_at: datetime | None = None
+    timestamp_utc: datetime | None = None
+    """v1's name for when the run started (ISO 8601); kept equal to `started_at`, each filled from the other."""
+    silent_update_detectable: bool = False
+    """Always false, as in v1: `model_id` is what was requested, and a vendor's silent backend update cannot be
+    seen in it (`served_model_id` is what the vendor reported)."""
     environment: str | None = None
     """Where the run ran: `azure_demo` (the original demo resource group in Azure, which runs that do not say ran
     in), `lab` (the local lab), or the name of another target. Scoring uses that environment's case facts, and
@@ -91,6 +105,24 @@ class RunMetadata(Record):
     """True for demo or generated runs that no agent produced."""
     backfilled: bool = False
     """True when this sidecar was written after the run by `store backfill`."""
+
+    @field_validator("agent_commit", mode="before")
+    @classmethod
+    def _commit_in(cls, value: object) -> object:
+        return None if value == _UNKNOWN_COMMIT else value
+
+    @field_serializer("agent_commit")
+    def _commit_out(self, value: str | None) -> str:
+        return value or _UNKNOWN_COMMIT
+
+    @model_validator(mode="after")
+    def _same_start(self) -> RunMetadata:
+        """v1 sidecars say `timestamp_utc`, ours said `started_at`: one moment under both names."""
+        if self.timestamp_utc is None:
+            self.timestamp_utc = self.started_at
+        elif self.started_at is None:
+            self.started_at = self.timestamp_utc
+        return self
 
 
 def sha256_text(text: str) -> str:
@@ -108,6 +140,11 @@ def effective_prompt_hash(base_prompt: str, environment_block: str = "", addon: 
     if addon:
         parts.append(addon)
     return sha256_text("\n\x1e\n".join(parts))
+
+
+def v1_use_case_id(case_id: str) -> str:
+    """The id runs are written under: the original's `use_case_<x>` (`m` → `use_case_m`); `case_key` maps it back."""
+    return case_id if case_id.startswith(_V1_PREFIX) else f"{_V1_PREFIX}{case_id}"
 
 
 def make_run_id(use_case_id: str, model_id: str, when: datetime) -> str:

@@ -46,3 +46,31 @@ def test_an_addon_is_identified_by_its_text_however_its_file_ends() -> None:
 
     assert addon_hash("Check tc first.\n") == addon_hash("Check tc first.") == addon_hash("  Check tc first.\n\n")
     assert addon_hash("Check tc first.") != addon_hash("Check nft first.")
+
+
+def test_metadata_is_written_with_every_v1_field() -> None:
+    """metadata-schema.md: run_id, model_id, use_case_id, timestamp_utc, system_prompt_hash, ghost_agent_commit,
+    silent_update_detectable — written under those names beside ours."""
+    import json
+    from datetime import UTC
+
+    from ghost_eval.records import dump_json
+
+    when = datetime(2026, 5, 1, 9, 11, 11, tzinfo=UTC)
+    meta = RunMetadata(
+        schema_version="2", run_id=make_run_id("use_case_f", "claude-sonnet-4-6", when), use_case_id="use_case_f",
+        model_id="claude-sonnet-4-6", system_prompt_hash="0c7b", agent_commit="7f555a1", started_at=when,
+    )
+    written = json.loads(dump_json(meta))
+    assert written["model_id"] == "claude-sonnet-4-6" and written["ghost_agent_commit"] == "7f555a1"
+    assert datetime.fromisoformat(written["timestamp_utc"]) == when and written["silent_update_detectable"] is False
+    assert RunMetadata.model_validate(written) == meta
+    v1 = RunMetadata.model_validate({"run_id": "x", "timestamp_utc": "2026-05-01T09:11:11.409838+00:00"})
+    assert v1.started_at is not None and v1.started_at.microsecond == 409838
+
+
+def test_cases_are_written_under_their_v1_ids() -> None:
+    from ghost_eval.identity import v1_use_case_id
+
+    assert v1_use_case_id("m") == v1_use_case_id("use_case_m") == "use_case_m"
+    assert v1_use_case_id("g_daemon") == "use_case_g_daemon"

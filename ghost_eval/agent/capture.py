@@ -17,9 +17,9 @@ from pathlib import Path
 from ghost_eval.agent._templates import templates
 from ghost_eval.agent.redact import REDACTIONS_FILE, redact_files
 from ghost_eval.agent.runner import AgentRun
-from ghost_eval.artifacts import RunSummary
+from ghost_eval.artifacts import Approval, RecommendedAction, RunSummary, SummaryHypothesis
 from ghost_eval.errors import GhostEvalError
-from ghost_eval.identity import METADATA_SCHEMA_VERSION, HashKind, RunMetadata, TokenUsage, make_run_id
+from ghost_eval.identity import METADATA_SCHEMA_VERSION, HashKind, RunMetadata, TokenUsage, make_run_id, v1_use_case_id
 from ghost_eval.records import Record, dump_json, parse_record
 from ghost_eval.store.reader import RESULT_FILE, TRACE_FILE
 
@@ -132,6 +132,45 @@ def _info(run: AgentRun) -> AgentRunInfo:
     )
 
 
+def _action_line(action: RecommendedAction) -> str:
+    """One action as one v1 `recommended_actions` line, so the original judge's index names the same action."""
+    parts = [action.description.strip(), *(f"`{c}`" for c in action.commands)]
+    if action.verification is not None:
+        parts.append(f"Verify: `{action.verification.command}` → {action.verification.expected}")
+    return " ".join(p for p in parts if p)
+
+
+def _summary(run: AgentRun, use_case_id: str | None) -> RunSummary:
+    """Our metrics and the v1 fields, from the run itself rather than by reading its markdown back."""
+    result = run.result
+    approvals = [e.approval for e in run.audit]
+    return RunSummary(
+        use_case=use_case_id,
+        provider=run.config.provider,
+        model=run.config.model,
+        session_id=run.session_id,
+        created_at=run.started_at,
+        turn_count=len(run.loop.steps),
+        rca_generated=run.loop.outcome == "completed",
+        abort_reason=result.aborted,
+        root_cause_summary=result.root_cause.strip() or None,
+        recommended_actions=[_action_line(a) for a in result.recommended_actions],
+        commands_issued=len(run.audit),
+        commands_denied=sum(a is Approval.DENIED for a in approvals),
+        commands_auto_approved=sum(a in (Approval.NOT_NEEDED, Approval.EVAL_AUTO, None) for a in approvals),
+        commands_user_approved=sum(a is Approval.HUMAN for a in approvals),
+        command_sequence=[e.command[:100] for e in run.audit],
+        hypothesis_count=len(run.hypotheses),
+        hypotheses=[
+            SummaryHypothesis(id=f"H{i}", description=h.text, state=h.status) for i, h in enumerate(run.hypotheses, start=1)
+        ],
+        tool_calls=len(run.trace),
+        shell_commands=len(run.audit),
+        duration_s=run.duration_s,
+        outcome=run.loop.outcome,
+    )
+
+
 def artifact_files(run: AgentRun) -> dict[str, str]:
     """Every file of a run, by name, redacted as a whole with the run's own redactor (plus `redactions.json`)."""
     info = _info(run)
@@ -159,9 +198,6 @@ def artifact_files(run: AgentRun) -> dict[str, str]:
             cost=info.cost_usd,
         )
     )
-    summary = RunSummary(
-        tool_calls=len(run.trace), shell_commands=len(run.audit), duration_s=run.duration_s, outcome=run.loop.outcome
-    )
     return redact_files({
         f"ghost_report_{sid}.md": render_report(run),
         f"ghost_audit_{sid}.md": reasoning,
@@ -170,7 +206,7 @@ def artifact_files(run: AgentRun) -> dict[str, str]:
         TRACE_FILE: "".join(c.model_dump_json() + "\n" for c in run.trace),
         _PROMPT_FILE: run.symptom + "\n",
         _SYSTEM_PROMPT_FILE: run.prompt.text,
-        _SUMMARY_FILE: dump_json(summary),
+        _SUMMARY_FILE: dump_json(_summary(run, None)),
         AGENT_RUN_FILE: dump_json(info),
     }, run.loop.redactor)
 
@@ -214,10 +250,18 @@ def store_payload(
     repeat_index: int | None = None,
     environment: str | None = None,
 ) -> tuple[RunMetadata, dict[str, str]]:
-    """`(RunMetadata, files)` ready for `Store.append`: identity from `agent_run.json`, the case from the caller."""
+    """`(RunMetadata, files)` ready for `Store.append`: identity from `agent_run.json`, the case from the caller.
+
+    The case is stored under its v1 id (`m` → `use_case_m`), in the run id, the folder and `run_summary.json`.
+    """
     if AGENT_RUN_FILE not in files:
         raise GhostEvalError(f"run files lack {AGENT_RUN_FILE}")
     info = parse_record(AgentRunInfo, json.loads(files[AGENT_RUN_FILE]), AGENT_RUN_FILE)
+    use_case_id = v1_use_case_id(use_case_id)
+    payload = dict(files)
+    if _SUMMARY_FILE in payload:  # the audit folder did not know the case: the summary learns it here
+        summary = parse_record(RunSummary, json.loads(payload[_SUMMARY_FILE]), _SUMMARY_FILE)
+        payload[_SUMMARY_FILE] = dump_json(summary.model_copy(update={"use_case": use_case_id}))
     metadata = RunMetadata(
         schema_version=METADATA_SCHEMA_VERSION,
         run_id=make_run_id(use_case_id, info.model_id, info.started_at),
@@ -240,4 +284,4 @@ def store_payload(
         started_at=info.started_at,
         environment=environment,
     )
-    return metadata, dict(files)
+    return metadata, payload

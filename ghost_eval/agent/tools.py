@@ -1,7 +1,7 @@
 """The agent's tools: their argument schemas (defined once, rendered for each vendor) and the dispatcher.
 
-Every call, shell and inspector alike, lands in the trace with its complete, redacted output; the model sees
-the same redacted output, shortened when it is very long.
+Every call, shell and inspector alike, lands in the trace with its redacted output (a shell command's as capped by
+the shell inspector, the one place outputs are capped); the model sees the same output, shortened when it is long.
 """
 
 from __future__ import annotations
@@ -171,7 +171,7 @@ class Toolbox:
     shell: ShellInspector
     control_plane: ControlPlaneInspector
     model_output_limit: int = 16_000
-    """Characters of one output the model sees; the trace always keeps everything."""
+    """Characters of one output the model sees; the trace keeps the whole (capped) output."""
     trace: list[ToolCall] = field(default_factory=list)
     hypotheses: list[Hypothesis] = field(default_factory=list)
     completion: InvestigationResult | None = None

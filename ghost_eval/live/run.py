@@ -23,7 +23,7 @@ from ghost_eval.agent.prompt import Addon
 from ghost_eval.agent.runner import AgentConfig, Provider, investigate
 from ghost_eval.cases import Case
 from ghost_eval.errors import GhostEvalError, RunExistsError
-from ghost_eval.identity import HashKind, RunMetadata, addon_hash, make_run_id, parse_run_id
+from ghost_eval.identity import HashKind, RunMetadata, addon_hash, make_run_id, parse_run_id, v1_use_case_id
 from ghost_eval.lab.layout import default_state_dir
 from ghost_eval.live.recipes import applied, recipe_of
 from ghost_eval.live.snapshot import take_snapshot
@@ -126,10 +126,11 @@ def _external_metadata(case: Case, config: LiveConfig, repeat_index: int | None,
     """An original checkout does not report its prompt: the hash kind says so instead of guessing."""
     started = datetime.now(UTC).replace(microsecond=0)
     addon = config.addon_file.read_text(encoding="utf-8") if config.addon_file else None
+    use_case_id = v1_use_case_id(case.id)
     return RunMetadata(
         schema_version="2",
-        run_id=make_run_id(case.id, config.model, started),
-        use_case_id=case.id,
+        run_id=make_run_id(use_case_id, config.model, started),
+        use_case_id=use_case_id,
         model_id=config.model,
         hash_kind=HashKind.UNKNOWN,
         addon_name=config.addon_file.stem if config.addon_file else None,

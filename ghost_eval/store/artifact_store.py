@@ -7,7 +7,7 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from ghost_eval.errors import GhostEvalError, StoreError, UnsafePathError
 from ghost_eval.identity import RunMetadata
@@ -28,6 +28,7 @@ from ghost_eval.store.layout import (
 )
 from ghost_eval.store.query import RunFilter
 from ghost_eval.store.reader import RunRecord, read_run
+from ghost_eval.store.v1_verdict import V1_VERDICT_FILE, StoredVerdict, of_record, summary_actions, v1_verdict
 from ghost_eval.store.writer import publish_file, publish_run, update_view, write_view
 
 __all__ = ["STORE_ENV", "Store", "bundled_path", "default_store_path"]
@@ -197,6 +198,7 @@ class Store:
     def add_verdict(self, entry: IndexEntry, scorer: str, record: BaseModel) -> Path | None:
         """Keep a scorer's verdict beside the run, named by scorer and content; never replaces one.
 
+        The first verdict of record also becomes the run's `remediation_verdict.json` (the original's shape).
         Returns the new file, or None when the identical verdict is already stored.
         """
         body = dump_json(record)
@@ -206,4 +208,23 @@ class Store:
         if verdicts.is_symlink():
             raise UnsafePathError(f"{verdicts}: is a symbolic link; refused, not followed")
         path = verdicts / f"{safe}.{digest}.json"
-        return path if publish_file(path, body) else None
+        written = publish_file(path, body)
+        self._publish_v1_verdict(entry, record, path)
+        return path if written else None
+
+    def _publish_v1_verdict(self, entry: IndexEntry, record: BaseModel, path: Path) -> Path | None:
+        """`remediation_verdict.json` for the verdict of record, once (see `store.v1_verdict`); None when not written."""
+        folder = path.parent.parent
+        target = folder / V1_VERDICT_FILE
+        if target.exists() or target.is_symlink():
+            return None
+        try:
+            added = StoredVerdict.model_validate(record.model_dump(mode="json"))
+        except ValidationError:
+            return None  # not a verdict of a scorer (no verdict or flags): nothing of record
+        chosen = of_record(path.parent, added, path)
+        if chosen is None:
+            return None
+        verdict, source = chosen
+        v1 = v1_verdict(verdict, source.relative_to(folder).as_posix(), summary_actions(folder))
+        return target if publish_file(target, dump_json(v1), keep_existing=True) else None

@@ -54,11 +54,12 @@ def _as_bytes(content: str | bytes) -> bytes:
     return content.encode("utf-8") if isinstance(content, str) else content
 
 
-def publish_file(path: Path, content: str | bytes) -> bool:
+def publish_file(path: Path, content: str | bytes, *, keep_existing: bool = False) -> bool:
     """Create `path` atomically without ever replacing it.
 
     Returns False when an identical file is already there (so re-scoring is idempotent) and
-    raises when a different one is: stored data is never overwritten.
+    raises when a different one is: stored data is never overwritten. With `keep_existing`, any
+    file already there is left as it is and False returned (a file others may have written first).
     """
     data = _as_bytes(content)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -67,6 +68,8 @@ def publish_file(path: Path, content: str | bytes) -> bool:
     try:
         os.link(tmp, path)  # link(2) fails if the name exists: an atomic create-if-absent
     except FileExistsError:
+        if keep_existing:
+            return False
         if path.is_symlink():
             raise StoreError(f"{path}: is a symbolic link; refused, not followed") from None
         if path.read_bytes() == data:

@@ -89,8 +89,8 @@ def test_audit_folder_is_written_once_and_reads_back_to_the_same_payload(
         write_artifacts(run, folder)
     files = read_artifacts(folder)
     meta_disk, files_disk = store_payload(files, "m")
-    meta_mem, _ = store_payload(artifact_files(run), "m")
-    assert meta_disk == meta_mem and files_disk == files
+    meta_mem, files_mem = store_payload(artifact_files(run), "m")
+    assert meta_disk == meta_mem and files_disk == files_mem and files_disk.keys() == files.keys()
     with pytest.raises(GhostEvalError, match=AGENT_RUN_FILE):
         read_artifacts(tmp_path)
 
@@ -106,7 +106,7 @@ def test_metadata_carries_the_run_identity(
     meta, _ = store_payload(artifact_files(plain), "m", run_label="baseline", repeat_index=2)
     meta_addon, _ = store_payload(artifact_files(with_addon), "m")
     parsed = parse_run_id(meta.run_id)
-    assert parsed is not None and parsed[:2] == ("m", vendor.model)
+    assert parsed is not None and parsed[:2] == ("use_case_m", vendor.model)
     assert meta.hash_kind is HashKind.EFFECTIVE_PROMPT and meta.system_prompt_hash == plain.prompt.effective_hash
     assert meta.provider == {"anthropic": "anthropic", "gemini": "google"}[vendor.provider]
     assert meta.served_model_id == vendor.model and (meta.run_label, meta.repeat_index) == ("baseline", 2)

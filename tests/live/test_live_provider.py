@@ -140,7 +140,7 @@ def test_small_live_suite_through_promptfoo(lab: Lab, servers: dict[str, FakeLLM
         assert record.metadata.environment == "lab" and entry.environment == "lab"
         hashes.setdefault((entry.model_id, record.metadata.addon_hash), set()).add(entry.system_prompt_hash)
         outputs = "\n".join(c.output for c in record.trace)
-        if entry.use_case_id == "m":
+        if entry.use_case_id == "use_case_m":
             assert "f2b-sshd" in outputs and "203.0.113.47" in outputs  # the real fail2ban chain, read over SSH
             assert any(c.name == "f2b-sshd" for h in record.snapshot.hosts for d in h.daemons for c in d.owns)
         else:
