@@ -74,7 +74,8 @@ def test_dangerous_commands_are_never_safe(command: str) -> None:
 STILL_SAFE = [
     "cat /etc/passwd", "cat /etc/hosts", "head -n 50 /var/log/syslog", "tail -n 100 /var/log/fail2ban.log",
     "grep -i ban /var/log/fail2ban.log", "ls -la /etc/fail2ban", "wc -l /etc/hosts", "stat /etc/fail2ban/jail.local",
-    "ps aux", "ps -ef", "ps -eo pid,user,args", "ps -o user", "docker logs --tail 50 web", "docker logs -n 20 -t web",
+    "ps aux", "ps -e", "ps -ef", "ps -eo pid,user,args", "ps -o user", "ps axo pid,comm", "docker logs --tail 50 web",
+    "docker logs -n 20 -t web",
     "docker ps -a", "docker network inspect bridge", "docker ps -f name=web", "top -b -n 1", "dig @10.0.0.2 example.com",
     "dig +short example.com", "nc -zv -w 3 10.0.1.5 5432", "netstat -tlnp", "free -h", "lsof -i :8080",
     "curl -sS -m 5 -o /dev/null -I http://10.0.1.5:8080/", "curl -m 5 -H X-Probe:1 http://10.0.1.5/",
@@ -118,6 +119,9 @@ def test_plain_diagnostics_stay_safe(command: str) -> None:
         ("watch -n 1 ss -s", "watch -n 1 repeats the command until stopped"),
         ("ps eww", "ps: 'eww' (BSD e) prints every process's environment"),
         ("ps -o pid,environ", "ps: 'pid,environ' prints processes' environments"),
+        ("ps axe", "ps: 'axe' (BSD e) prints every process's environment"),
+        ("ps -auxe", "ps: '-auxe' (BSD e) prints every process's environment"),
+        ("ps e -o pid", "ps: 'e' (BSD e) prints every process's environment"),
         ("lsof -r1", "lsof: flag -r (in -r1): lsof -r repeats until stopped"),
         ("netstat -tlnpc", "netstat: flag -c (in -tlnpc): netstat -c repeats until stopped"),
         ("dmesg -C", "dmesg: flag -C: dmesg -c clears the kernel log"),
@@ -229,3 +233,18 @@ def test_the_same_pieces_without_a_hazard_are_safe(wrapper: str, reader: str, pa
     """The property tests above are not vacuous: the gate does let plain reads through."""
     verdict = classify(f"{wrapper}{reader} {path}")
     assert verdict.classification is Classification.SAFE, verdict.reasons
+
+
+NEVER_ENDING = [
+    "tail -f /var/log/syslog", "tail -F /var/log/syslog", "tail --follow=name /var/log/syslog", "tail -qf /var/log/syslog",
+    "journalctl -f", "journalctl --follow -u fail2ban", "journalctl -u fail2ban -fn 20", "docker logs -f web",
+    "docker logs --follow web", "docker container logs -f web", "dmesg -w", "dmesg --follow", "netstat -c", "netstat -tlnc",
+    "lsof -r 2", "lsof +r", "free -s 1", "free -hs 2", "top", "top -n 1", "top -b", "watch ss -s", "docker stats",
+    "docker events", "ping 10.0.1.5", "tcpdump -i eth0", "cat -",
+]
+
+
+@given(st.sampled_from(BENIGN_WRAPPERS + ESCALATING_WRAPPERS), st.sampled_from(NEVER_ENDING))
+@settings(max_examples=200, deadline=None)
+def test_nothing_that_never_ends_is_safe(wrapper: str, command: str) -> None:
+    _rules(wrapper + command)
