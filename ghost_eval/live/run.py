@@ -1,7 +1,9 @@
 """One live run, end to end: fault setup → snapshot → agent → capture into the store → teardown, always.
 
 Rows that share a target never plant their faults at the same time: a file lock per target
-serialises them across Promptfoo's worker processes; different targets run in parallel.
+serialises them across Promptfoo's worker processes; different targets run in parallel. The locks live
+in a folder only this user can write (root: /run/ghost-eval), and are opened without following links or
+truncating, so no other local user can point one at a file of theirs.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import fcntl
 import os
 import shlex
+import stat
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -20,6 +23,7 @@ from pathlib import Path
 from ghost_eval.agent.capture import artifact_files, read_artifacts, store_payload
 from ghost_eval.agent.loop import Limits
 from ghost_eval.agent.prompt import Addon
+from ghost_eval.agent.redact import redact, redact_files
 from ghost_eval.agent.runner import AgentConfig, Provider, investigate
 from ghost_eval.cases import Case
 from ghost_eval.errors import GhostEvalError, RunExistsError
@@ -29,13 +33,13 @@ from ghost_eval.live.recipes import applied, recipe_of
 from ghost_eval.live.snapshot import take_snapshot
 from ghost_eval.live.target import Target, load_target
 from ghost_eval.records import dump_json
-from ghost_eval.snapshot import InfraSnapshot
 from ghost_eval.store import IndexEntry, Store
 from ghost_eval.store.reader import SNAPSHOT_FILE
 
 __all__ = ["LiveConfig", "LiveRun", "run_case", "target_path"]
 
-_LOCK_DIR = Path(tempfile.gettempdir()) / "ghost-eval-targets"
+_RUNTIME_DIR = Path("/run/ghost-eval")
+"""Root's lock folder; other users get `$XDG_RUNTIME_DIR/ghost-eval`, else a private folder in the temp folder."""
 
 
 @dataclass(frozen=True)
@@ -70,16 +74,35 @@ def target_path(target: str) -> Path:
     return default_state_dir() / "target.json" if target == "lab" else Path(target)
 
 
+def lock_dir() -> Path:
+    """The folder of the target locks: owned by this user, writable by no one else (checked, not assumed)."""
+    uid = os.geteuid()
+    if uid == 0:
+        folder = _RUNTIME_DIR
+    elif os.environ.get("XDG_RUNTIME_DIR"):
+        folder = Path(os.environ["XDG_RUNTIME_DIR"]) / "ghost-eval"
+    else:
+        folder = Path(tempfile.gettempdir()) / f"ghost-eval-{uid}"
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = os.lstat(folder)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != uid or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise GhostEvalError(f"{folder}: the lock folder must be a directory owned by uid {uid} and writable only by it")
+    return folder
+
+
 @contextmanager
 def _exclusive(target: Target) -> Iterator[None]:
-    """One fault at a time per target, across processes."""
-    _LOCK_DIR.mkdir(parents=True, exist_ok=True)
-    with open(_LOCK_DIR / f"{target.name}.lock", "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+    """One fault at a time per target, across processes; a link planted at the lock path is refused, never followed."""
+    path = lock_dir() / f"{target.name}.lock"
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        raise GhostEvalError(f"{path}: cannot open the target lock ({exc.strerror}); is it a symlink?") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def _reference(case: Case, target: Target, config: LiveConfig) -> tuple[dict[str, str], str | None]:
@@ -92,16 +115,26 @@ def _reference(case: Case, target: Target, config: LiveConfig) -> tuple[dict[str
     return artifact_files(run), run.result.aborted
 
 
+def external_argv(config: LiveConfig, audit_dir: str) -> list[str]:
+    """The command template split first, then filled per word: a model name or path is always one argument."""
+    addon = ["--prompt-addon", str(config.addon_file)] if config.addon_file else []
+    argv: list[str] = []
+    for word in shlex.split(config.agent):
+        if word == "{addon}":
+            argv += addon
+        else:
+            argv.append(word.format(provider=config.provider, model=config.model, audit_dir=audit_dir, addon=" ".join(addon)))
+    return argv
+
+
 def _external(case: Case, target_file: Path, config: LiveConfig) -> tuple[dict[str, str], str | None]:
     """Drive an original checkout through its command-line contract; a crash or timeout is recorded, not raised."""
     with tempfile.TemporaryDirectory(prefix="ghost-audit-") as audit_dir:
-        addon = f"--prompt-addon {shlex.quote(str(config.addon_file))}" if config.addon_file else ""
-        command = config.agent.format(provider=config.provider, model=config.model, audit_dir=shlex.quote(audit_dir), addon=addon)
         env = {**os.environ, "GHOST_EVAL_TARGET": str(target_file)}
         aborted = None
         try:
             proc = subprocess.run(
-                shlex.split(command),
+                external_argv(config, audit_dir),
                 input=case.symptom,
                 text=True,
                 capture_output=True,
@@ -162,22 +195,37 @@ def run_case(case: Case, config: LiveConfig, repeat_index: int | None = None, re
         raise GhostEvalError(f"case {case.id} has no recipe: it cannot be run live (cases/{case.id}.yaml, field 'recipe')")
     target_file = target_path(config.target)
     target = load_target(target_file)
-    snapshot: InfraSnapshot | None = None
     with _exclusive(target), applied(target, recipe, label=f"case {case.id}"):
-        snapshot = take_snapshot(target)
-        if config.agent == "reference":
-            files, aborted = _reference(case, target, config)
-        else:
-            files, aborted = _external(case, target_file, config)
-    if "agent_run.json" in files:
-        metadata, files = store_payload(
-            files, case.id, run_label=config.run_label, repeat_index=repeat_index, environment=target.name
-        )
-    else:
-        metadata = _external_metadata(case, config, repeat_index, target.name)
-    files[SNAPSHOT_FILE] = dump_json(snapshot)
-    store = Store(config.store, create=True)
+        # The fault is in place from here: whatever fails, the run is stored (as aborted) before teardown.
+        files, aborted = _investigate(case, target, target_file, config)
+        metadata: RunMetadata | None = None
+        if "agent_run.json" in files:
+            try:
+                metadata, files = store_payload(
+                    files, case.id, run_label=config.run_label, repeat_index=repeat_index, environment=target.name
+                )
+            except GhostEvalError as exc:
+                aborted = aborted or f"unreadable agent_run.json: {exc}"
+        if metadata is None:
+            metadata = _external_metadata(case, config, repeat_index, target.name)
+        store = Store(config.store, create=True)
+        try:
+            return LiveRun(_append(store, metadata, redact_files(files)), aborted)
+        finally:
+            store.close()
+
+
+def _investigate(case: Case, target: Target, target_file: Path, config: LiveConfig) -> tuple[dict[str, str], str | None]:
+    """Snapshot and agent; a failure of either is recorded in the run, never raised past the stored run."""
+    files: dict[str, str] = {}
+    aborted: str | None = None
     try:
-        return LiveRun(_append(store, metadata, files), aborted)
-    finally:
-        store.close()
+        files[SNAPSHOT_FILE] = dump_json(take_snapshot(target))
+        if config.agent == "reference":
+            agent_files, aborted = _reference(case, target, config)
+        else:
+            agent_files, aborted = _external(case, target_file, config)
+        files.update(agent_files)
+    except Exception as exc:  # any failure after the fault is planted becomes an aborted run
+        aborted = f"crash: {type(exc).__name__}: {redact(str(exc))}"
+    return files, aborted
