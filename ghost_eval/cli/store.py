@@ -4,18 +4,43 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 
 from rich.table import Table
 
 from ghost_eval.cli._common import Parents, err, open_store, out, report_problems, run_filter
-from ghost_eval.store import RunFilter
+from ghost_eval.errors import StoreError
+from ghost_eval.store import RunFilter, Store, default_store_path
 from ghost_eval.store.backfill import backfill_metadata
 from ghost_eval.store.importer import import_runs, reindex
 from ghost_eval.store.supersede import supersede
 from ghost_eval.store.verify import verify_store
 
 __all__ = ["register"]
+
+
+def _store_to_write(args: argparse.Namespace, *, create: bool = False) -> Store:
+    """The store a writing command changes, refused up front (naming why) when it cannot be written to.
+
+    Only `store import` may create a store; `reindex`, `backfill` and `supersede` work on an existing one.
+    """
+    path = default_store_path(args.store)
+    command = f"store {args.store_command}"
+    if path.exists() and not path.is_dir():
+        raise StoreError(f"{path} is a file, not a store folder; `{command}` needs a store folder")
+    if not path.exists():
+        if not create:
+            raise StoreError(f"store not found: {path} does not exist; `{command}` creates no store (`store import` starts one)")
+        parent = next(p for p in path.parents if p.exists())
+        if not os.access(parent, os.W_OK):
+            raise StoreError(f"{path} cannot be created: {parent} is read-only")
+    elif not os.access(path, os.W_OK):
+        raise StoreError(
+            f"store {path} is read-only: `{command}` must write to it; "
+            "`store list`, `store verify`, `score --no-write` and replay read it as it is"
+        )
+    return Store(path, create=create)
 
 
 def _store_list(args: argparse.Namespace) -> int:
@@ -74,15 +99,20 @@ def _store_verify(args: argparse.Namespace) -> int:
 
 
 def _store_reindex(args: argparse.Namespace) -> int:
-    with open_store(args, create=True) as store:
+    with _store_to_write(args) as store:
         report = reindex(store)
         report_problems(report.problems)
-        out.print(f"indexed {len(report.imported)} run folders found on disk; run_index.json refreshed", markup=False)
+        for note in report.notes:
+            err.print(f"note: {note}", markup=False)
+        for old, new in report.superseded:
+            out.print(f"{old} is superseded by {new} (set by hand in run_index.json)", markup=False)
+        kept = "run_index.json left as it is" if report.notes else "run_index.json refreshed"
+        out.print(f"indexed {len(report.imported)} run folders found on disk; {kept}", markup=False)
     return 1 if report.problems else 0
 
 
 def _store_import(args: argparse.Namespace) -> int:
-    with open_store(args, create=True) as store:
+    with _store_to_write(args, create=True) as store:
         report = import_runs(store, Path(args.source))
         report_problems(report.problems)
         for note in report.notes:
@@ -98,7 +128,7 @@ def _store_import(args: argparse.Namespace) -> int:
 
 
 def _store_backfill(args: argparse.Namespace) -> int:
-    with open_store(args) as store:
+    with _store_to_write(args) as store:
         report = backfill_metadata(store)
         report_problems(report.problems)
         for rid in report.written:
@@ -108,7 +138,7 @@ def _store_backfill(args: argparse.Namespace) -> int:
 
 
 def _store_supersede(args: argparse.Namespace) -> int:
-    with open_store(args) as store:
+    with _store_to_write(args) as store:
         supersede(store, args.old, args.new)
     out.print(f"{args.old} is superseded by {args.new}", markup=False)
     return 0

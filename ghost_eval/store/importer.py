@@ -12,6 +12,7 @@ from ghost_eval.identity import RunMetadata, parse_run_id
 from ghost_eval.records import load_record
 from ghost_eval.store.artifact_store import Store
 from ghost_eval.store.layout import (
+    INDEX_FILE,
     METADATA_FILE,
     VERDICTS_DIR,
     Coverage,
@@ -23,6 +24,7 @@ from ghost_eval.store.layout import (
 from ghost_eval.store.query import RunFilter
 from ghost_eval.store.reader import SUMMARY_FILE
 from ghost_eval.store.supersede import check_supersession
+from ghost_eval.store.verify import view_disagreements
 
 __all__ = ["ImportReport", "import_runs", "reindex"]
 
@@ -125,12 +127,43 @@ def _coverage(names: Iterable[str]) -> Coverage:
     return Coverage.FULL if all(has) else Coverage.REPORT_ONLY
 
 
+def _adopt_view_edits(store: Store, report: ImportReport) -> bool:
+    """Adopt the `superseded_by` values set by hand in `run_index.json`; False when the view must be left as it is.
+
+    Any disagreement that is not such an edit, or an edit the supersede checks refuse, is named and nothing is
+    adopted: rewriting the view would erase what the user wrote.
+    """
+    found = view_disagreements(store)
+    pending = {d.run_id: d.in_view for d in found if d.in_view is not None}
+    refused: list[Problem] = []
+    for d in found:
+        if not d.adoptable:
+            refused.append(d.problem(store.root))
+            continue
+        assert d.in_view is not None
+        try:
+            check_supersession(store, d.run_id, d.in_view, pending)
+        except StoreError as exc:
+            refused.append(Problem(path=str(store.root / INDEX_FILE), message=f"run {d.run_id}: {exc}", run_id=d.run_id))
+    if refused:
+        report.problems.extend(refused)
+        report.notes.append(f"{store.root / INDEX_FILE}: left as it is until it agrees with the index")
+        return False
+    for d in found:
+        assert d.in_view is not None
+        store.supersede(d.run_id, d.in_view)
+        report.superseded.append((d.run_id, d.in_view))
+    return True
+
+
 def reindex(store: Store) -> ImportReport:
-    """Index run folders that are in the store but not in its index, then refresh `run_index.json`.
+    """Index run folders that are in the store but not in its index, adopt supersessions set by hand in
+    `run_index.json`, then refresh it, unless it disagrees with the index in a way only a person can settle.
 
     Entries the index refuses are named, and their folders are not indexed again under the same id.
     """
     report = ImportReport()
+    view_agrees = _adopt_view_edits(store, report)
     indexed: set[Path] = set()
     for entry in store.runs(RunFilter(include_superseded=True)):
         try:
@@ -168,7 +201,8 @@ def reindex(store: Store) -> ImportReport:
             report.problems.append(Problem(path=exc.path, message=str(exc).removeprefix(exc.path + ": ")))
         except GhostEvalError as exc:
             report.problems.append(Problem(path=str(folder), message=str(exc)))
-    store.refresh_view()
+    if view_agrees:
+        store.refresh_view()
     return report
 
 

@@ -5,14 +5,23 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from ghost_eval.store.artifact_store import Store
-from ghost_eval.store.layout import INDEX_FILE, MANIFEST_FILE, STAGING_DIR, VERDICTS_DIR, Problem
+from ghost_eval.store.layout import (
+    INDEX_FILE,
+    MANIFEST_FILE,
+    SQLITE_FILE,
+    STAGING_DIR,
+    VERDICTS_DIR,
+    Problem,
+    read_v1_index,
+)
 from ghost_eval.store.query import RunFilter
 from ghost_eval.store.reader import RunRecord
 
-__all__ = ["verify_store"]
+__all__ = ["ViewDisagreement", "verify_store", "view_disagreements"]
 
 _RUN_MARKERS = ("metadata.json", MANIFEST_FILE)
 
@@ -89,6 +98,48 @@ def _folders_on_disk(root: Path) -> set[Path]:
     return found
 
 
+@dataclass(frozen=True)
+class ViewDisagreement:
+    """A run whose `superseded_by` differs between `run_index.json` and the SQLite index (the view was edited)."""
+
+    run_id: str
+    in_view: str | None
+    in_index: str | None
+
+    @property
+    def adoptable(self) -> bool:
+        """Set in the view, unset in the index: the original's documented procedure, which `store reindex` adopts."""
+        return self.in_view is not None and self.in_index is None
+
+    def problem(self, root: Path) -> Problem:
+        what = (
+            "set by hand in this file; `store reindex` adopts it (after the supersede checks)"
+            if self.adoptable
+            else "the two disagree; edit this file to match or use `store supersede`: `store reindex` keeps it until they do"
+        )
+        return Problem(
+            path=str(root / INDEX_FILE),
+            message=f"run {self.run_id}: superseded_by is {self.in_view!r} here but {self.in_index!r} in the index: {what}",
+            run_id=self.run_id,
+        )
+
+
+def view_disagreements(store: Store) -> list[ViewDisagreement]:
+    """Where an adopted store's JSON view says otherwise than its SQLite index about `superseded_by`.
+
+    Readers follow the index; the original tooling follows the view. A store without SQLite has only the view.
+    """
+    if not (store.root / SQLITE_FILE).exists():
+        return []
+    listed, _ = read_v1_index(store.root)  # a malformed view is named by the count note in verify_store
+    indexed = {e.run_id: e.superseded_by for e in store.runs(RunFilter(include_superseded=True))}
+    return [
+        ViewDisagreement(e.run_id, e.superseded_by, indexed[e.run_id])
+        for e in listed
+        if e.run_id in indexed and e.superseded_by != indexed[e.run_id]
+    ]
+
+
 def verify_store(store: Store) -> tuple[list[Problem], list[str]]:
     """Return (problems, notes). Problems make `store verify` fail; notes are informational."""
     notes: list[str] = []
@@ -116,6 +167,7 @@ def verify_store(store: Store) -> tuple[list[Problem], list[str]]:
     staging = store.root / STAGING_DIR
     if staging.is_dir() and any(staging.iterdir()):
         notes.append(f"{staging}: leftovers of interrupted writes; they are not runs and are ignored")
+    problems.extend(d.problem(store.root) for d in view_disagreements(store))
     view = store.root / INDEX_FILE
     if (store.root / ".index").is_dir():
         try:
