@@ -802,11 +802,16 @@ def _program_reads(argv: tuple[str, ...]) -> tuple[bool, str]:
     return True, f"{prog} {spec.summary}"
 
 
+_RAW_WORD_BREAK = re.compile(r"[\s<>|;&()`'\"]+")
+
+
 def _approval_reasons(command: str) -> list[str]:
     """Why a command that is not forbidden needs a human: what it changes, what it reaches (root, a secret path,
     a device, the network with local data, many ports), or what the gate cannot vouch for."""
     reasons: list[str] = []
     piped_input = bool(re.search(r"[|<]", command))
+    # Redirect targets (`< /etc/shadow`) are in no argv: the text's own words are read too.
+    reasons.extend(why for w in _RAW_WORD_BREAK.split(command) if w and (why := path_hazard(w)) is not None)
     for cmd in _commands(command):
         if cmd.mutating:
             reasons.append(f"changes state: {cmd.reason}")

@@ -107,7 +107,7 @@ def _normalised(word: str) -> str | None:
     """The absolute path a word names, `~` and relative paths resolved against root's home; None when no path."""
     if word.startswith("~"):
         user, _, rest = word[1:].partition("/")
-        word = f"/home/{user}/{rest}" if user else f"{_HOME}/{rest}"
+        word = f"/home/{user}/{rest}" if user not in {"", "root"} else f"{_HOME}/{rest}"
     elif not word.startswith("/"):
         if "/" not in word and not word.startswith("."):
             return None
