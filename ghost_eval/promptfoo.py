@@ -135,8 +135,8 @@ def _identity(record: RunRecord) -> dict[str, Any]:
 def _response(record: RunRecord, config: dict[str, Any]) -> dict[str, Any]:
     """The report as output; identity, score and grades as metadata; tokens and cost when known."""
     if record.report is None or not record.report.strip():
-        problems = "; ".join(str(p) for p in record.problems)
-        return {"error": f"run {record.entry.run_id}: {problems}", "metadata": _identity(record)}
+        why = "; ".join(str(p) for p in record.problems) or record.aborted or "no report"  # an aborted run has none
+        return {"error": f"run {record.entry.run_id}: {why}", "metadata": _identity(record)}
     score = score_record(record, _cases(_resolve(config.get("cases"), config.get("basePath"))))
     response: dict[str, Any] = {
         "output": record.report,

@@ -100,6 +100,12 @@ def test_a_store_path_that_is_a_file_gets_a_message(
 
 
 _MAIN = "import sys; from ghost_eval.cli import main; sys.exit(main(sys.argv[1:]))"
+_REPLAY = (
+    "import sys; from providers.replay import call_api; "
+    "rs = [call_api('', {'config': {'store': sys.argv[1]}}, {'vars': {'run_id': rid}}) for rid in sys.argv[2:]]; "
+    "[print(r['output'].splitlines()[0] if 'output' in r else r['error']) for r in rs]"
+)
+"""Replays each run id given from the store given, printing the report's first line or the error."""
 _READ_ONLY = r"""
 set -e
 mount --bind "$STORE" "$STORE"
@@ -107,9 +113,9 @@ mount -o remount,bind,ro "$STORE"
 """
 
 
-def _on_read_only_mount(store: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    """Run the CLI with `store` bind-mounted read-only in a private mount namespace (gone when the process ends)."""
-    script = _READ_ONLY + f'exec "{sys.executable}" -c "{_MAIN}" "$@"'
+def _on_read_only_mount(store: Path, *argv: str, code: str = _MAIN) -> subprocess.CompletedProcess[str]:
+    """Run the CLI (or `code`) with `store` bind-mounted read-only in a private mount namespace (gone with the process)."""
+    script = _READ_ONLY + f'exec "{sys.executable}" -c "{code}" "$@"'
     return subprocess.run(
         ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", *argv],
         env={"STORE": str(store), "PATH": "/usr/sbin:/usr/bin:/bin", "PYTHONPATH": str(Path.cwd())},
@@ -145,6 +151,11 @@ def test_a_read_only_v1_store_is_listed_verified_scored_and_refuses_writes_clear
     assert verified.returncode == 0, verified.stdout + verified.stderr
     scored = _on_read_only_mount(root, "score", "--store", str(root), "--no-write", "--format", "jsonl")
     assert scored.returncode == 0 and len(scored.stdout.splitlines()) == 3, scored.stderr
+    aborted = V1Run(aborted=True, stamp="20260504_091111").run_id
+    replayed = _on_read_only_mount(root, str(root), A.run_id, aborted, code=_REPLAY)
+    assert replayed.returncode == 0, replayed.stderr
+    output, error = replayed.stdout.splitlines()
+    assert output.startswith("# Ghost Agent RCA") and error.endswith("aborted: max_turns_exceeded")
     for argv in (["store", "reindex"], ["store", "backfill"], ["store", "supersede", A.run_id, B.run_id]):
         refused = _on_read_only_mount(root, *argv[:2], "--store", str(root), *argv[2:])
         assert refused.returncode == 2 and "is read-only" in refused.stderr and "Traceback" not in refused.stderr
