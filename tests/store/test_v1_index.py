@@ -61,3 +61,30 @@ def test_a_view_edited_by_hand_is_kept_and_extended(tmp_path: Path) -> None:
     index = json.loads((root / "run_index.json").read_text())
     assert [r["run_id"] for r in index["runs"]] == [old, new, third, fourth]
     assert index["runs"][0]["superseded_by"] == new and index["note"] == "kept"
+
+
+def test_concurrent_writers_and_a_killed_one_leave_every_run_in_the_view_once(tmp_path: Path) -> None:
+    import signal
+
+    from tests.store.test_crash_concurrency import _worker
+
+    root = tmp_path / "s"
+    Store(root, create=True).close()
+    procs = [_worker(root, f"model{i}", 40) for i in range(4)]
+    killed = _worker(root, "killed-model", 100000)
+    assert killed.stdout is not None
+    for _ in range(5):
+        assert killed.stdout.readline().startswith(b"appended")
+    killed.send_signal(signal.SIGKILL)
+    killed.wait()
+    for p in procs:
+        _out, err = p.communicate(timeout=600)
+        assert p.returncode == 0, err.decode()
+    with Store(root) as store:
+        store.append(*our_run(0, model="after-the-crash"))
+        listed = [e.run_id for e in store.runs()]
+    in_view = _v1_ids(root)
+    assert len(in_view) == len(set(in_view)) and set(in_view) <= set(listed)
+    # the one run the killed writer may have renamed in without marking it complete is the reader's and verify's
+    assert len(set(listed) - set(in_view)) <= 1
+    assert len(listed) >= 4 * 40 + 5 + 1
