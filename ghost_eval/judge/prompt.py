@@ -1,5 +1,7 @@
 """The judge's questions: one per criterion, and one on the diagnosis; the case facts a careful reviewer needs, and
-the run (the prompt it kept and what the agent wrote) wrapped as data.
+everything that came from the run or its environment (the prompt it kept, what the agent wrote, its tool evidence,
+the infrastructure snapshot) wrapped as data. Inside the data, anything that looks like the wrapper's tag or like a
+markdown heading is neutralised, so a firewall rule comment or a resource description cannot open a section of its own.
 
 Templates are jinja2 files in `templates/`; their combined sha256 (with the version of the code that fills them)
 is the template hash that names every verdict and keys the cache, so a changed prompt never reuses an old answer.
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -36,7 +39,7 @@ __all__ = [
 ]
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
-BUILDER_VERSION = "2"
+BUILDER_VERSION = "3"
 """Bump when this module changes what goes into a prompt (selection, clipping), so cached answers are not reused."""
 CRITERIA = (1, 2, 3, 4)
 _MAX_REPORT = 30_000
@@ -103,6 +106,28 @@ def recommended_actions(evidence: RunEvidence) -> list[RecommendedAction]:
     return extract_actions(evidence.report)
 
 
+_TAG_LIKE = re.compile(r"<(\s*/?\s*run_data)", re.IGNORECASE)
+_HEADING = re.compile(r"^([ \t]{0,3})(#{1,6})(?=[ \t]|$)", re.MULTILINE)
+
+
+def _neutral(text: str) -> str:
+    """Data as data: a look-alike of the wrapper's tag loses its `<`, a markdown heading its power (`\\#`)."""
+    return _HEADING.sub(lambda m: m.group(1) + "\\" + m.group(2), _TAG_LIKE.sub(r"&lt;\1", text))
+
+
+def _neutral_action(action: RecommendedAction) -> RecommendedAction:
+    verification = action.verification
+    if verification is not None:
+        verification = verification.model_copy(
+            update={"command": _neutral(verification.command), "expected": _neutral(verification.expected)}
+        )
+    return action.model_copy(update={
+        "description": _neutral(action.description),
+        "commands": [_neutral(c) for c in action.commands],
+        "verification": verification,
+    })
+
+
 def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + f"\n[... {len(text) - limit} more characters not shown]"
 
@@ -123,7 +148,7 @@ class _Call:
 def _from_trace(call: ToolCall) -> _Call:
     args = json.dumps(call.arguments, sort_keys=True, ensure_ascii=False)
     status = "error" if call.is_error else "ok"
-    return _Call(f"{call.tool} {args} ({status})", _clip(call.output, _MAX_OUTPUT) or "(no output)")
+    return _Call(_neutral(f"{call.tool} {args} ({status})"), _neutral(_clip(call.output, _MAX_OUTPUT)) or "(no output)")
 
 
 def _from_audit(entry: AuditEntry) -> _Call:
@@ -132,7 +157,8 @@ def _from_audit(entry: AuditEntry) -> _Call:
         state = "denied, not executed"
     else:
         state = f"exit {entry.exit_code}" if entry.exit_code is not None else "exit status not recorded"
-    return _Call(f"{where}`{entry.command}` ({state})", _clip(entry.output or "", _MAX_OUTPUT) or "(no output)")
+    output = _neutral(_clip(entry.output or "", _MAX_OUTPUT))
+    return _Call(_neutral(f"{where}`{entry.command}` ({state})"), output or "(no output)")
 
 
 def _tool_evidence(evidence: RunEvidence) -> tuple[list[_Call], str]:
@@ -164,15 +190,18 @@ def build_prompt(
     """
     if criterion_id not in CRITERIA:
         raise ValueError(f"criterion must be one of {CRITERIA}, got {criterion_id}")
-    actions = recommended_actions(evidence)
+    actions = [_neutral_action(a) for a in recommended_actions(evidence)]
     calls, note = _tool_evidence(evidence)
-    report = _report(evidence)
-    root_cause = _root_cause(evidence)
-    data_tag = _data_tag(
-        agent_prompt, report, root_cause, [a.model_dump(mode="json") for a in actions], [(c.header, c.output) for c in calls]
-    )
+    report = _neutral(_report(evidence))
+    root_cause = _neutral(_root_cause(evidence))
+    prompt_kept = _neutral(agent_prompt) if agent_prompt else agent_prompt
     snapshot = (
-        _clip(evidence.snapshot.model_dump_json(indent=1, exclude_none=True), _MAX_SNAPSHOT) if evidence.snapshot else None
+        _neutral(_clip(evidence.snapshot.model_dump_json(indent=1, exclude_none=True), _MAX_SNAPSHOT))
+        if evidence.snapshot else None
+    )
+    data_tag = _data_tag(
+        prompt_kept, report, root_cause, [a.model_dump(mode="json") for a in actions], [(c.header, c.output) for c in calls],
+        snapshot,
     )
     env = _environment()
     user = env.get_template("criterion.j2").render(
@@ -181,7 +210,7 @@ def build_prompt(
         use_case_id=evidence.use_case_id,
         snapshot=snapshot,
         data_tag=data_tag,
-        agent_prompt=agent_prompt,
+        agent_prompt=prompt_kept,
         root_cause=root_cause,
         actions=actions,
         evidence=calls,
@@ -204,11 +233,13 @@ def build_diagnosis_prompt(evidence: RunEvidence, case: Case, agent_prompt: str 
     """The system and user messages asking which of the case's key facts and wrong claims the run states."""
     report = _report(evidence)
     root_cause = _root_cause(evidence)
-    data_tag = _data_tag(agent_prompt, report, root_cause)
+    prompt_kept = _neutral(agent_prompt) if agent_prompt else agent_prompt
+    shown_report, shown_root_cause = _neutral(report), _neutral(root_cause)
+    data_tag = _data_tag(prompt_kept, shown_report, shown_root_cause)
     env = _environment()
     system = env.get_template("diagnosis_system.j2").render()
     user = env.get_template("diagnosis.j2").render(
-        case=case, data_tag=data_tag, agent_prompt=agent_prompt, root_cause=root_cause, report=report
+        case=case, data_tag=data_tag, agent_prompt=prompt_kept, root_cause=shown_root_cause, report=shown_report
     )
     return DiagnosisPrompt(
         system=system,
