@@ -31,7 +31,7 @@ class RunCommandArgs(_Arguments):
     host: str
     """VM name, one of the hosts listed in the environment (e.g. tf-dest-vm)."""
     command: str
-    """One plain read-only command, e.g. `sudo iptables -S` or `tc -s qdisc show dev eth0`."""
+    """One plain read-only command, e.g. `iptables -S` or `tc -s qdisc show dev eth0` (no sudo: it needs approval)."""
 
 
 class NicArgs(_Arguments):
