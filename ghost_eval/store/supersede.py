@@ -7,34 +7,55 @@ from collections.abc import Mapping
 from ghost_eval.cases import case_key
 from ghost_eval.errors import StoreError
 from ghost_eval.store.artifact_store import Store
+from ghost_eval.store.layout import IndexEntry
 from ghost_eval.store.query import RunFilter
 
-__all__ = ["check_supersession", "supersede"]
+__all__ = ["check_supersession", "cycle_through", "mismatch", "supersede"]
+
+
+def mismatch(old: IndexEntry, new: IndexEntry) -> str | None:
+    """Why `new` is no replacement for `old` (another case or model), or None when it is one."""
+    if case_key(old.use_case_id) != case_key(new.use_case_id):
+        return (
+            f"run {new.run_id} is use case {new.use_case_id}, run {old.run_id} is {old.use_case_id}: "
+            "a replacement re-runs the same case"
+        )
+    if old.model_id != new.model_id:
+        return (
+            f"run {new.run_id} is model {new.model_id}, run {old.run_id} is {old.model_id}: a replacement re-runs the same model"
+        )
+    return None
+
+
+def cycle_through(start: str, superseded_by: Mapping[str, str | None]) -> list[str] | None:
+    """The runs of the supersession cycle `start` is in (start first), or None; a cycle hides every run in it."""
+    chain = [start]
+    while (nxt := superseded_by.get(chain[-1])) is not None:
+        if nxt == start:
+            return chain
+        if nxt in chain:
+            return None  # a cycle further on, which does not pass through `start`
+        chain.append(nxt)
+    return None
 
 
 def check_supersession(store: Store, old: str, new: str, pending: Mapping[str, str] | None = None) -> None:
     """Raise StoreError when `new` cannot replace `old`: unknown, itself, another case or model, or a cycle.
 
-    A cycle (A by B, then B by A) would hide every run in it from every reader. `pending` holds supersessions
-    about to be recorded with this one (old → new), so a cycle among them is refused too.
+    `pending` holds supersessions about to be recorded with this one (old → new), so a cycle among them is
+    refused too.
     """
     if old == new:
         raise StoreError(f"run {old} cannot supersede itself")
-    before, after = store.get(old), store.get(new)
-    if case_key(before.use_case_id) != case_key(after.use_case_id):
-        raise StoreError(
-            f"run {new} is use case {after.use_case_id}, run {old} is {before.use_case_id}: a replacement re-runs the same case"
-        )
-    if before.model_id != after.model_id:
-        raise StoreError(
-            f"run {new} is model {after.model_id}, run {old} is {before.model_id}: a replacement re-runs the same model"
-        )
-    chain = [new]
-    every = {e.run_id: e.superseded_by for e in store.runs(RunFilter(include_superseded=True))} | dict(pending or {})
-    while (nxt := every.get(chain[-1])) is not None and nxt not in chain:
-        chain.append(nxt)
-        if nxt == old:
-            raise StoreError(f"superseding {old} by {new} makes a cycle ({' → '.join([old, *chain])}): it would hide them all")
+    why = mismatch(store.get(old), store.get(new))
+    if why is not None:
+        raise StoreError(why)
+    every = {e.run_id: e.superseded_by for e in store.runs(RunFilter(include_superseded=True))}
+    every |= dict(pending or {})
+    every[old] = new
+    cycle = cycle_through(old, every)
+    if cycle is not None:
+        raise StoreError(f"superseding {old} by {new} makes a cycle ({' → '.join([*cycle, old])}): it would hide them all")
 
 
 def supersede(store: Store, old: str, new: str) -> None:

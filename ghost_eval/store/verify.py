@@ -15,11 +15,13 @@ from ghost_eval.store.layout import (
     SQLITE_FILE,
     STAGING_DIR,
     VERDICTS_DIR,
+    IndexEntry,
     Problem,
     read_v1_index,
 )
 from ghost_eval.store.query import RunFilter
 from ghost_eval.store.reader import RunRecord
+from ghost_eval.store.supersede import cycle_through, mismatch
 
 __all__ = ["ViewDisagreement", "verify_store", "view_disagreements"]
 
@@ -140,12 +142,33 @@ def view_disagreements(store: Store) -> list[ViewDisagreement]:
     ]
 
 
+def _supersession_problems(root: Path, entries: list[IndexEntry]) -> list[Problem]:
+    """Supersessions no reader should follow: to an unknown run, to another case or model, or in a cycle (which
+    hides every run in it). The original's index is edited by hand, so its values were never checked."""
+    by_id = {e.run_id: e for e in entries}
+    links = {e.run_id: e.superseded_by for e in entries}
+    problems: list[Problem] = []
+    for entry in entries:
+        new = entry.superseded_by
+        if new is None:
+            continue
+        if new not in by_id:
+            why: str | None = f"run {entry.run_id} is superseded by unknown run {new}"
+        elif (cycle := cycle_through(entry.run_id, links)) is not None:
+            shown = " → ".join([*cycle, entry.run_id])
+            why = f"run {entry.run_id} is in a supersession cycle ({shown}): no reader sees any of them"
+        else:
+            why = mismatch(entry, by_id[new])
+        if why is not None:
+            problems.append(Problem(path=str(root / INDEX_FILE), message=why, run_id=entry.run_id))
+    return problems
+
+
 def verify_store(store: Store) -> tuple[list[Problem], list[str]]:
     """Return (problems, notes). Problems make `store verify` fail; notes are informational."""
     notes: list[str] = []
     entries = store.runs(RunFilter(include_superseded=True))
     problems = list(store.problems)  # after runs(): SQLite rows are checked as they are selected
-    known = {e.run_id for e in entries}
     indexed: set[Path] = set()
     for entry in entries:
         record = store.read(entry)
@@ -154,14 +177,7 @@ def verify_store(store: Store) -> tuple[list[Problem], list[str]]:
             indexed.add(record.folder.resolve())
         if record.manifest is not None and record.readable:
             problems.extend(_check_manifest(record, notes))
-        if entry.superseded_by and entry.superseded_by not in known:
-            problems.append(
-                Problem(
-                    path=str(store.root / INDEX_FILE),
-                    message=f"run {entry.run_id} is superseded by unknown run {entry.superseded_by}",
-                    run_id=entry.run_id,
-                )
-            )
+    problems.extend(_supersession_problems(store.root, entries))
     for folder in sorted(_folders_on_disk(store.root) - indexed):
         problems.append(Problem(path=str(folder), message="run folder on disk but not in the index (`store reindex` adds it)"))
     staging = store.root / STAGING_DIR

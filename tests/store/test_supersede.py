@@ -9,6 +9,7 @@ import pytest
 from ghost_eval.cli import main
 from ghost_eval.store import RunFilter, Store
 from ghost_eval.store.importer import import_runs
+from ghost_eval.store.verify import verify_store
 from tests.store.v1_original import V1Run, write_v1_store
 
 A, B, C = V1Run(stamp="20260501_091111"), V1Run(stamp="20260502_091111"), V1Run(stamp="20260503_091111")
@@ -50,3 +51,27 @@ def test_a_cycle_is_refused_and_hides_nothing(store: Path, capsys: pytest.Captur
     assert C.run_id in _visible(store)
     with Store(store) as s:
         assert {e.run_id for e in s.runs(RunFilter(include_superseded=True))} >= {A.run_id, B.run_id, C.run_id}
+
+
+def test_verify_names_a_cycle_and_a_cross_model_supersession_set_by_hand_in_a_v1_index(tmp_path: Path) -> None:
+    """The original's index is edited by hand and never checked: what it hides is named, and honoured once adopted."""
+    source = write_v1_store(
+        tmp_path / "artifact-store",
+        [A, B, C, OTHER_MODEL],
+        superseded={A.run_id: B.run_id, B.run_id: A.run_id, OTHER_MODEL.run_id: C.run_id},
+    )
+    with Store(source) as store:
+        problems, _ = verify_store(store)
+        messages = {p.run_id: p.message for p in problems}
+        assert "supersession cycle" in messages[A.run_id] and "supersession cycle" in messages[B.run_id]
+        assert "same model" in messages[OTHER_MODEL.run_id]
+        assert [e.run_id for e in store.runs()] == [C.run_id]
+
+
+def test_a_hand_set_superseded_by_in_a_v1_index_is_honoured_after_adoption(tmp_path: Path) -> None:
+    source = write_v1_store(tmp_path / "artifact-store", [A, B, C], superseded={A.run_id: B.run_id})
+    assert main(["store", "supersede", "--store", str(source), B.run_id, C.run_id]) == 0  # the first write adopts
+    assert (source / ".index" / "runs.sqlite").exists()
+    with Store(source) as store:
+        assert [e.run_id for e in store.runs()] == [C.run_id]
+        assert verify_store(store)[0] == []
