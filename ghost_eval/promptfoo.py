@@ -3,14 +3,20 @@
 Providers run in persistent workers, so stores and cases are opened once per worker and reused;
 assertions run in a fresh process per call, so they read the score the provider already attached
 to the response metadata and only rescore when it is absent or from another scorer version.
+
+Every provider config and test var is validated by a typed model first: a bad one becomes an error row
+naming the field, never an exception in Promptfoo's worker.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from ghost_eval.cases import Case, case_key
 from ghost_eval.decide.variants import load_variant
@@ -40,6 +46,80 @@ GRADES_KEY = "ghost_eval_grades"
 """Key holding the Promptfoo GradingResult per check family, so an in-process javascript assertion
 can return it without starting a Python process per row."""
 _SCORER = f"{SCORER_NAME}@{SCORER_VERSION}"
+_SYSTEM_TOPS = frozenset({"/", "/bin", "/boot", "/dev", "/etc", "/lib", "/lib64", "/proc", "/root", "/run", "/sbin", "/sys",
+                          "/usr", "/var"})
+"""Folders a store may never be: writing runs there would mix them with the system's own files."""
+
+
+class ProviderConfig(BaseModel):
+    """The replay provider's config (Promptfoo adds `basePath`; other keys are left to Promptfoo)."""
+
+    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True)
+
+    store: str | None = None
+    """Store folder; default $GHOST_EVAL_STORE, else the bundled demo store (replay only)."""
+    cases: str | None = None
+    model: str | None = None
+    run_label: str | None = None
+    addon: str | None = None
+    """A prompt addon file, or `none` for runs without one."""
+    basePath: str | None = None
+
+
+@lru_cache(maxsize=1)
+def _limits_model() -> type[BaseModel]:
+    """Provider config `limits`: one positive number per `Limits` field (so the two cannot drift apart); an unknown
+    key is refused. Built on first use: the agent's modules pull in SDKs that replay never needs."""
+    from ghost_eval.agent.loop import Limits
+
+    fields: dict[str, Any] = {
+        f.name: (Annotated[int, Field(gt=0)] if f.type == "int" else Annotated[float, Field(gt=0)], f.default)
+        for f in dataclasses.fields(Limits)
+    }
+    return create_model("LimitsConfig", __config__=ConfigDict(extra="forbid"), **fields)
+
+
+class LiveProviderConfig(ProviderConfig):
+    """The live provider's config."""
+
+    provider: Literal["anthropic", "gemini"] | None = None
+    """Vendor; inferred from the model name when absent."""
+    target: str = "lab"
+    agent: str = "reference"
+    auto_approve: bool = False
+    limits: dict[str, Any] = {}
+    """The run's bounds (`max_turns`, `run_timeout_s`, …), checked against the agent's `Limits`."""
+
+
+class TestVars(BaseModel):
+    """The vars a test row may set for our providers (others, such as `symptom`, are the prompt's)."""
+
+    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True)
+
+    run_id: str | None = None
+    use_case: str | None = None
+    model: str | None = None
+    prompt_hash: str | None = None
+    run_label: str | None = None
+    repeat_index: Annotated[int, Field(ge=0)] | None = None
+    """Which of the matching runs (0 = oldest); default Promptfoo's repeat index, else the newest."""
+
+
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def _validated(cls: type[_M], data: Any, what: str, within: str = "") -> _M:
+    """`data` as `cls`, or an error naming the field, what was expected and what was given."""
+    try:
+        return cls.model_validate(data or {})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join([within] * bool(within) + [str(p) for p in err["loc"]]) or "(all)"
+        raise GhostEvalError(f"{what} field {field!r}: {err['msg']} (got {err.get('input')!r})") from None
+
+
+def _repeat_index(context: dict[str, Any]) -> int | None:
+    return _validated(TestVars, {"repeat_index": context.get("repeatIndex")}, "Promptfoo context").repeat_index
 
 
 @lru_cache(maxsize=8)
@@ -59,35 +139,42 @@ def _resolve(path: str | None, base: str | None) -> str | None:
     return str(p if p.is_absolute() or base is None else Path(base) / p)
 
 
-def _store_path(config: dict[str, Any]) -> str:
-    return str(default_store_path(_resolve(config.get("store"), config.get("basePath"))))
+def _checked_store(path: Path) -> Path:
+    """A store is never the filesystem root or a system folder (`store: /` would write runs among the system's files)."""
+    if str(path.resolve()) in _SYSTEM_TOPS:
+        raise GhostEvalError(f"provider config field 'store': {str(path)!r} is the filesystem root or a system folder")
+    return path
 
 
-def _addon_filter(config: dict[str, Any]) -> str | bool | None:
+def _store_path(config: ProviderConfig) -> str:
+    return str(_checked_store(default_store_path(_resolve(config.store, config.basePath))))
+
+
+def _addon_filter(config: ProviderConfig) -> str | bool | None:
     """Provider config `addon`: absent → any run; `none` → runs without an addon; a file → runs with that addon."""
-    if "addon" not in config:
+    if "addon" not in config.model_fields_set:
         return False
-    addon = config["addon"]
+    addon = config.addon
     if addon in (None, "none"):
         return None
-    path = Path(_resolve(str(addon), config.get("basePath")) or "")
+    path = Path(_resolve(str(addon), config.basePath) or "")
     try:
         return addon_hash(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise GhostEvalError(f"provider config addon {addon!r}: cannot read {path} ({exc.strerror})") from None
 
 
-def _select(store: Store, variables: dict[str, Any], config: dict[str, Any], repeat_index: int | None) -> IndexEntry:
-    if variables.get("run_id"):
-        return store.get(str(variables["run_id"]))
-    use_case, model = variables.get("use_case"), variables.get("model") or config.get("model")
+def _select(store: Store, variables: TestVars, config: ProviderConfig, repeat_index: int | None) -> IndexEntry:
+    if variables.run_id:
+        return store.get(variables.run_id)
+    use_case, model = variables.use_case, variables.model or config.model
     if not use_case or not model:
         raise GhostEvalError("the test needs vars `run_id`, or `use_case` and a model (vars `model` or provider config `model`)")
     flt = RunFilter(
-        use_case=str(use_case),
-        model=str(model),
-        prompt_hash=variables.get("prompt_hash") or None,
-        run_label=variables.get("run_label") or config.get("run_label"),
+        use_case=use_case,
+        model=model,
+        prompt_hash=variables.prompt_hash or None,
+        run_label=variables.run_label or config.run_label,
     )
     runs = store.runs(flt)
     addon = _addon_filter(config)
@@ -96,16 +183,16 @@ def _select(store: Store, variables: dict[str, Any], config: dict[str, Any], rep
     if not runs:
         raise GhostEvalError(
             f"no stored run for use case {use_case!r}, model {model!r} in {store.root}"
-            + ("" if addon is False else f" with addon {config.get('addon')!r}")
+            + ("" if addon is False else f" with addon {config.addon!r}")
         )
-    wanted = variables.get("repeat_index", repeat_index)
+    wanted = variables.repeat_index if "repeat_index" in variables.model_fields_set else repeat_index
     if wanted is None:
         return runs[-1]
-    if int(wanted) >= len(runs):
+    if wanted >= len(runs):
         raise GhostEvalError(
             f"repeat {wanted} asked for use case {use_case!r}, model {model!r}, but the store has {len(runs)} runs"
         )
-    return runs[int(wanted)]
+    return runs[wanted]
 
 
 def _addon_hash_of(store: Store, entry: IndexEntry) -> str | None:
@@ -132,12 +219,12 @@ def _identity(record: RunRecord) -> dict[str, Any]:
     }
 
 
-def _response(record: RunRecord, config: dict[str, Any]) -> dict[str, Any]:
+def _response(record: RunRecord, config: ProviderConfig) -> dict[str, Any]:
     """The report as output; identity, score and grades as metadata; tokens and cost when known."""
     if record.report is None or not record.report.strip():
         why = "; ".join(str(p) for p in record.problems) or record.aborted or "no report"  # an aborted run has none
         return {"error": f"run {record.entry.run_id}: {why}", "metadata": _identity(record)}
-    score = score_record(record, _cases(_resolve(config.get("cases"), config.get("basePath"))))
+    score = score_record(record, _cases(_resolve(config.cases, config.basePath)))
     response: dict[str, Any] = {
         "output": record.report,
         "metadata": {**_identity(record), SCORE_KEY: score.model_dump(mode="json"), GRADES_KEY: grades(score)},
@@ -155,19 +242,21 @@ def _response(record: RunRecord, config: dict[str, Any]) -> dict[str, Any]:
 def replay_response(config: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
     """A Promptfoo provider response for a stored run."""
     try:
-        store = store_for(_store_path(config))
-        record = store.read(_select(store, context.get("vars") or {}, config, context.get("repeatIndex")))
+        typed = _validated(ProviderConfig, config, "provider config")
+        variables = _validated(TestVars, context.get("vars"), "test vars")
+        store = store_for(_store_path(typed))
+        record = store.read(_select(store, variables, typed, _repeat_index(context)))
     except GhostEvalError as exc:
         return {"error": str(exc)}
-    return _response(record, config)
+    return _response(record, typed)
 
 
-def _live_store(config: dict[str, Any]) -> Path:
+def _live_store(config: LiveProviderConfig) -> Path:
     """Live runs are written somewhere the user chose: never into the bundled demo store."""
-    path = _resolve(config.get("store"), config.get("basePath")) or os.environ.get(STORE_ENV)
+    path = _resolve(config.store, config.basePath) or os.environ.get(STORE_ENV)
     if not path:
         raise GhostEvalError(f"the live provider needs a store: set provider config `store` or ${STORE_ENV}")
-    return Path(path)
+    return _checked_store(Path(path))
 
 
 def live_response(config: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
@@ -179,34 +268,33 @@ def live_response(config: dict[str, Any], context: dict[str, Any]) -> dict[str, 
     from ghost_eval.agent.loop import Limits
     from ghost_eval.live.run import LiveConfig, run_case
 
-    variables = context.get("vars") or {}
     try:
-        use_case = str(variables.get("use_case") or "")
-        cases = _cases(_resolve(config.get("cases"), config.get("basePath")))
+        typed = _validated(LiveProviderConfig, config, "provider config")
+        variables = _validated(TestVars, context.get("vars"), "test vars")
+        limits = _validated(_limits_model(), typed.limits, "provider config", within="limits")
+        repeat_index = _repeat_index(context)
+        use_case = variables.use_case or ""
+        cases = _cases(_resolve(typed.cases, typed.basePath))
         case = cases.get(case_key(use_case))
         if case is None:
             raise GhostEvalError(f"the test needs var `use_case` naming a case with a recipe (got {use_case!r})")
         recipe_case = cases.get(case.recipe_from) if case.recipe_from else None
-        model = str(variables.get("model") or config.get("model") or "")
-        vendor = config.get("provider") or ("gemini" if model.startswith("gemini") else "anthropic")
-        if vendor not in ("anthropic", "gemini"):
-            raise GhostEvalError(f"provider config `provider` must be anthropic or gemini, not {vendor!r}")
-        provider: Literal["anthropic", "gemini"] = "gemini" if vendor == "gemini" else "anthropic"
-        addon = config.get("addon")
+        model = variables.model or typed.model or ""
+        provider: Literal["anthropic", "gemini"] = typed.provider or ("gemini" if model.startswith("gemini") else "anthropic")
         live = LiveConfig(
             provider=provider,
             model=model,
-            store=_live_store(config),
-            target=str(config.get("target", "lab")),
-            agent=str(config.get("agent", "reference")),
-            addon_file=Path(_resolve(addon, config.get("basePath")) or "") if addon else None,
-            run_label=config.get("run_label"),
-            auto_approve=bool(config.get("auto_approve", False)),
-            limits=Limits(**config.get("limits", {})),
+            store=_live_store(typed),
+            target=typed.target,
+            agent=typed.agent,
+            addon_file=Path(_resolve(typed.addon, typed.basePath) or "") if typed.addon else None,
+            run_label=typed.run_label,
+            auto_approve=typed.auto_approve,
+            limits=Limits(**limits.model_dump()),
         )
-        run = run_case(case, live, context.get("repeatIndex"), recipe_case)
+        run = run_case(case, live, repeat_index, recipe_case)
         store = store_for(str(live.store))
-        response = _response(store.read(store.get(run.entry.run_id)), config)
+        response = _response(store.read(store.get(run.entry.run_id)), typed)
     except GhostEvalError as exc:
         return {"error": str(exc)}
     if run.aborted:
@@ -223,7 +311,7 @@ def _score_for(output: str, context: dict[str, Any]) -> RunScore:
     config = context.get("config") or {}
     cases = _cases(config.get("cases"))
     if metadata.get("run_id"):
-        store = store_for(_store_path({"store": config.get("store") or os.environ.get("GHOST_EVAL_STORE")}))
+        store = store_for(_store_path(ProviderConfig(store=config.get("store") or os.environ.get(STORE_ENV))))
         return score_record(store.read(store.get(str(metadata["run_id"]))), cases)
     variables = context.get("vars") or {}
     use_case = str(variables.get("use_case", ""))

@@ -4,6 +4,7 @@ Config: `model` (or vars `model`), `provider` (anthropic|gemini; inferred from t
 $GHOST_EVAL_STORE), `target` (`lab` or a target file), `agent` (`reference` or a command template for an original
 checkout), `addon` (prompt addon file), `run_label`, `auto_approve`, `limits` ({max_turns, …}), `cases`.
 A test names the case by vars `use_case`; each repeat is a separate stored run.
+Config and vars are validated first (ghost_eval.promptfoo): a bad one is an error row naming the field.
 """
 
 from __future__ import annotations

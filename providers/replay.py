@@ -2,6 +2,7 @@
 
 Config: `store` (folder; default $GHOST_EVAL_STORE, else the bundled demo store), `cases` (folder).
 A test selects a run by vars `run_id`, or `use_case` + `model` (+ `prompt_hash`, `repeat_index`).
+Config and vars are validated first (ghost_eval.promptfoo): a bad one is an error row naming the field.
 """
 
 from __future__ import annotations
