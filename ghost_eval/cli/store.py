@@ -80,6 +80,7 @@ def _store_show(args: argparse.Namespace) -> int:
             "audit_lines": len(record.audit),
             "trace_calls": len(record.trace),
             "has_snapshot": record.snapshot is not None,
+            "aborted": record.aborted,
         }
         out.print(json.dumps(info, indent=2), markup=False)
         report_problems(record.problems)

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from ghost_eval.errors import GhostEvalError, RecordError, StoreError, UnsafePathError
-from ghost_eval.identity import RunMetadata, parse_run_id
+from ghost_eval.identity import RunMetadata, make_run_id, parse_run_id
 from ghost_eval.records import load_record
 from ghost_eval.store.artifact_store import Store
 from ghost_eval.store.layout import (
@@ -81,7 +82,7 @@ def _run_files(folder: Path, report: ImportReport) -> dict[str, bytes]:
     """The run's own files: the folder's, plus its session's files from `audit/` (other sessions' are noted, left)."""
     files = {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
     audit = folder / _AUDIT_DIR
-    if not audit.is_dir() or audit.is_symlink():
+    if not audit.is_dir():
         return files
     sid = _session_id(folder)
     for p in sorted(audit.iterdir()):
@@ -103,7 +104,7 @@ def _identity(folder: Path) -> RunMetadata:
 
     A folder holding a symlink is refused whole: its files are never read through one.
     """
-    links = sorted(p for p in folder.iterdir() if p.is_symlink() and p.name != _AUDIT_DIR)
+    links = sorted(p for p in folder.iterdir() if p.is_symlink())
     if links:
         raise RecordError(links[0], "is a symbolic link; refused, not followed (the run folder is left out)")
     if (folder / METADATA_FILE).exists():
@@ -115,9 +116,27 @@ def _identity(folder: Path) -> RunMetadata:
             meta.model_id = parsed[1]
         return meta
     parsed = parse_run_id(folder.name)
-    if parsed is None:
-        raise RecordError(folder, "no metadata.json and the folder name is not a run id (<use_case>_<model>_<YYYYmmdd>_<HHMMSS>)")
-    return RunMetadata(run_id=folder.name, use_case_id=parsed[0], model_id=parsed[1])
+    if parsed is not None:
+        return RunMetadata(run_id=folder.name, use_case_id=parsed[0], model_id=parsed[1])
+    from_summary = _identity_from_summary(folder)
+    if from_summary is None:
+        raise RecordError(
+            folder,
+            "no metadata.json, the folder name is not a run id (<use_case>_<model>_<YYYYmmdd>_<HHMMSS>), "
+            "and run_summary.json lacks use_case, model or created_at",
+        )
+    return from_summary
+
+
+def _identity_from_summary(folder: Path) -> RunMetadata | None:
+    """A runner folder from before run identity: the id `backfill_metadata.py` would give it, from its summary."""
+    try:
+        data = json.loads((folder / SUMMARY_FILE).read_text(encoding="utf-8"))
+        use_case, model = str(data["use_case"]), str(data["model"])
+        when = datetime.fromisoformat(str(data["created_at"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return RunMetadata(run_id=make_run_id(use_case, model, when), use_case_id=use_case, model_id=model, started_at=when)
 
 
 def _coverage(names: Iterable[str]) -> Coverage:

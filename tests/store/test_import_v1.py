@@ -79,3 +79,12 @@ def test_the_cli_says_problems_0_only_when_nothing_was_left_out(tmp_path: Path, 
     assert code == 0 and "imported 3" in out and "superseded 1" in out and "problems 0" in out
     with Store(tmp_path / "ours") as store:
         assert {e.run_id for e in store.runs(RunFilter(include_superseded=True))} == {OLD.run_id, NEW.run_id, ABORTED.run_id}
+
+
+def test_a_runner_folder_without_metadata_gets_the_id_the_original_backfill_would_give(tmp_path: Path) -> None:
+    runs = tmp_path / "eval" / "runs"
+    folder = write_eval_runs_dir(runs, "phase1", OLD)
+    (folder / "metadata.json").unlink()  # before backfill_metadata.py ran
+    store, report = _import(tmp_path, runs)
+    assert report.problems == [] and report.imported == [OLD.run_id]
+    assert store.get(OLD.run_id).path == f"{OLD.use_case}/{OLD.model}/{OLD.run_id}"
