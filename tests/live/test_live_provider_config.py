@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
+from ghost_eval.store import Store
 from tests.conftest import REPO
+from tests.judge.helpers import demo_copy
 
 
 def _provider(name: str) -> ModuleType:
@@ -55,3 +57,18 @@ def test_a_bad_live_config_is_an_error_row_naming_the_field(config: dict[str, An
     row = _call("live", {"store": str(tmp_path / "store"), "model": "claude-haiku-4-5", **config}, {"use_case": "m"})
     assert f"'{field}'" in row["error"], row
     assert not (tmp_path / "store").exists()  # refused before any fault was planted
+
+
+def test_replay_never_serves_a_report_through_a_symlink(tmp_path: Path) -> None:
+    root = demo_copy(tmp_path)
+    with Store(root) as store:
+        entry = store.runs()[0]
+    folder = root / entry.path
+    report = next(folder.glob("ghost_report_*.md"))
+    secret = tmp_path / "shadow"
+    secret.write_text("# Report\nroot:$6$planted-hash:19000:0:99999:7:::\n")
+    report.unlink()
+    report.symlink_to(secret)
+    row = _call("replay", {"store": str(root)}, {"run_id": entry.run_id})
+    assert "planted-hash" not in str(row)
+    assert "output" not in row and "symbolic link" in row["error"], row
