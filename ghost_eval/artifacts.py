@@ -35,8 +35,8 @@ class Approval(StrEnum):
     DENIED = "denied"
 
 
-_V1_NOT_RUN_STATUS = frozenset({"denied", "error"})
-"""The original shell's statuses for a command that never ran: refused by a person, or stopped before running."""
+_V1_NOT_RUN = frozenset({"user_denied", "user_abandoned"})
+"""The original shell's actions for a command a person refused (or whose approval failed): it never ran."""
 _V1_APPROVAL = {
     "auto_approved": Approval.NOT_NEEDED,
     "user_approved": Approval.HUMAN,
@@ -74,10 +74,13 @@ class AuditEntry(Record):
             return data
         data = dict(data)
         status, action = data.get("status"), data.get("action")
+        # `status: error` alone is no refusal: a timed-out command ran, and so did one whose output failed
+        # redaction; only a forbidden command was stopped (by the gate) before running.
+        forbidden = status == "error" and data.get("error") == "forbidden_command"
         if "executed" not in data:
-            data["executed"] = status not in _V1_NOT_RUN_STATUS and action not in ("user_denied", "user_abandoned")
-        if "approval" not in data and action in _V1_APPROVAL:
-            data["approval"] = _V1_APPROVAL[action]
+            data["executed"] = status != "denied" and action not in _V1_NOT_RUN and not forbidden
+        if "approval" not in data and (forbidden or action in _V1_APPROVAL):
+            data["approval"] = Approval.DENIED if forbidden else _V1_APPROVAL[action]
         if "output" not in data and isinstance(data.get("output_summary"), str):
             data["output"] = data["output_summary"]
         session, sequence = data.get("session_id"), data.get("sequence")
