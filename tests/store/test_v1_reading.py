@@ -110,3 +110,16 @@ def test_verify_notes_a_verdict_the_original_judge_added_after_import(tmp_path: 
     problems, notes = verify_store(store)
     assert problems == []
     assert any(str(added) in n and "original judge" in n for n in notes)
+
+
+def test_only_a_forbidden_error_line_never_ran_a_timed_out_one_did(tmp_path: Path) -> None:
+    sid = "ghost_20260501_091111"
+    forbidden = audit_line(sid, 1, "sudo iptables -F", denied=False)
+    forbidden.update(status="error", error="forbidden_command", classification="FORBIDDEN", exit_code=None)
+    timed_out = audit_line(sid, 2, "sudo tcpdump -i eth0 -c 1000000")
+    timed_out.update(status="error", error="timeout", exit_code=None, output_summary="")
+    run = V1Run(audit=[forbidden, timed_out])
+    with _one(tmp_path, run) as store:
+        first, second = store.read(store.get(run.run_id)).audit
+    assert (first.executed, first.approval) == (False, Approval.DENIED)
+    assert (second.executed, second.approval) == (True, Approval.NOT_NEEDED)
