@@ -154,7 +154,7 @@ def _drift(folder: Path, per_case: list[CaseVerdict], margin: float) -> list[str
             continue
         for prev in old.per_case:
             for now in per_case:
-                if now.use_case_id != prev.use_case_id:
+                if case_key(now.use_case_id) != case_key(prev.use_case_id):  # m and use_case_m are one case
                     continue
                 for side in ("current", "candidate"):
                     a: GroupStats | None = getattr(prev, side)
