@@ -19,9 +19,10 @@ from ghost_eval.scoring.text import Fence, Section, SectionKind, inline_code
 __all__ = ["check_claims", "cited_evidence"]
 
 _AUDIT_ID = re.compile(
-    r"(?i)\baudit[\s_]*(?:#|id\s*[:#]?\s*|entry\s*#?\s*|line\s*#?\s*)`?([A-Za-z][\w.-]*_\d+|\d+)\b|\[audit:\s*(\d+)\]"
+    r"(?i)\baudit[\s_]*(?:#|id\s*[:#]?\s*|entry\s*#?\s*|line\s*#?\s*)`?([A-Za-z][\w.-]*[_-]\d+|\d+)\b|\[audit:\s*(\d+)\]"
 )
-"""`audit #3`, `[audit:3]`, and the original's `Audit ID ghost_20260501_091111_003` (`{session_id}_{sequence:03d}`)."""
+"""`audit #3`, `[audit:3]`, the original's `Audit ID ghost_20260501_091111_003` (`{session_id}_{sequence:03d}`) and
+ours (`{session_id}-{sequence:03d}`)."""
 _EVIDENCE_KINDS = frozenset({SectionKind.EVIDENCE, SectionKind.ROOT_CAUSE})
 _FILTERS = frozenset(
     {"grep", "egrep", "zgrep", "head", "tail", "awk", "sed", "sort", "uniq", "wc", "less", "cut", "tr", "jq", "column"}

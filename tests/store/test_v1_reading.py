@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ghost_eval.artifacts import Approval
+from ghost_eval.artifacts import Approval, AuditEntry
 from ghost_eval.evaluate import load_case_set, score_record
 from ghost_eval.report import Label, build_report, calibrate
+from ghost_eval.scoring.claims import check_claims
+from ghost_eval.scoring.text import split_sections
 from ghost_eval.store import Store
 from ghost_eval.store.importer import import_runs
 from ghost_eval.store.verify import verify_store
@@ -123,3 +125,10 @@ def test_only_a_forbidden_error_line_never_ran_a_timed_out_one_did(tmp_path: Pat
         first, second = store.read(store.get(run.run_id)).audit
     assert (first.executed, first.approval) == (False, Approval.DENIED)
     assert (second.executed, second.approval) == (True, Approval.NOT_NEEDED)
+
+
+def test_a_citation_of_our_own_audit_id_form_is_read_whole() -> None:
+    ours = AuditEntry(command="sudo iptables -S f2b-sshd", audit_id="ghost_20260101_000000-002")
+    sections = split_sections("## Root Cause\n\nThe ban is in f2b-sshd (Audit ID ghost_20260101_000000-002).\n")
+    result = check_claims(sections, None, [ours], [], True)
+    assert result.cited == ["audit #ghost_20260101_000000-002"] and result.passed
