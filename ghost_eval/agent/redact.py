@@ -58,11 +58,13 @@ class RedactionLog(Record):
 
 
 _SECRET_NAME = (
-    r"[\w.-]*?(?:passw(?:or)?d|pwd|pass|secret(?:_key_base)?|token|api[_-]?key|access[_-]?key|account[_-]?key"
+    r"(?:[\w.-]*?(?:passw(?:or)?d|secret(?:_key_base)?|token|api[_-]?key|access[_-]?key|account[_-]?key"
     r"|storage[_-]?key|private[_-]?key|preshared[_-]?key|shared[_-]?access[_-]?key|sharedaccesssignature"
-    r"|client[_-]?secret|psk|credentials?)"
+    r"|client[_-]?secret|credentials?)"
+    r"|(?:[\w.-]*?[_.-])?(?:pass|pwd|psk))"
 )
-"""A field name that holds a secret (case-insensitive): `DB_PWD`, `AZURE_STORAGE_KEY`, `PrivateKey`, `psk`, …"""
+"""A field name that holds a secret (case-insensitive): `DB_PWD`, `AZURE_STORAGE_KEY`, `PrivateKey`, `psk`, …;
+the short words (`pass`, `pwd`, `psk`) only as a whole part of the name, so `bypass` is no password."""
 _VALUE = r"(?P<q>[\"'])?(?P<v>(?(q)[^\"'\n]+|[^\s\"',;]+))(?(q)(?P=q))"
 """A value: a quoted string (every word of it) or a bare word."""
 _B64_KEY = r"[A-Za-z0-9+/]{32,}={0,2}"
@@ -88,7 +90,7 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("flag", re.compile(r"\baz\s+login\b[^\n]*?\s-p[ \t]+" + _VALUE)),
     ("flag", re.compile(r"\b(?:mysql|mysqladmin|mysqldump)\b[^\n]*?\s-p(?P<v>[^\s\"']+)")),
     ("key_listing", re.compile(r"\"value\"\s*:\s*\"(?P<v>" + _B64_KEY + r")\"")),
-    ("env_assignment", re.compile(r"(?i)\"?\b" + _SECRET_NAME + r"\"?[ \t]*[:=][ \t]*" + _VALUE)),
+    ("env_assignment", re.compile(r"(?i)\"?(?<![/\w.-])" + _SECRET_NAME + r"\"?[ \t]*[:=][ \t]*" + _VALUE)),
     ("near_secret_word", re.compile(_SECRET_WORD + r"[^\n]{0,80}?(?<![A-Za-z0-9+/])(?P<v>" + _B64_KEY + r")")),
 )
 """(kind, pattern): group `v` is the secret; everything around it is kept."""

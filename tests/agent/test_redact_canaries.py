@@ -13,9 +13,10 @@ from ghost_eval.agent.redact import REDACTED, REDACTIONS_FILE, RedactionLog, Red
 from ghost_eval.agent.runner import AgentConfig, investigate
 from ghost_eval.agent.tools import COMPLETE_TOOL
 from ghost_eval.live.target import Target
-from ghost_eval.store import Store
+from ghost_eval.store import Store, bundled_path
 from tests.agent.infra import ArmServer
 from tests.agent.vendors import VENDORS, Vendor
+from tests.conftest import REPO
 from tests.fixtures.secrets.canaries import CANARIES, CORPUS, SHAPES, count_canaries
 
 
@@ -36,6 +37,8 @@ def test_the_whole_corpus_keeps_no_canary() -> None:
     "iptables -A INPUT -p tcp --dport 22 -j ACCEPT",
     "[Peer]\nPublicKey = xTIBA5rboUvnH4htodjb6e697QjLERt1NAB4mZqp8Dg=",
     "PasswordAuthentication yes",
+    '{"defaultAction": "Deny", "bypass": "AzureServices"}',
+    "/etc/passwd:root:x:0:0:root:/root:/bin/bash",
     "sha256sum: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
     '{"name": "tf-dest-vm-nsg", "id": "/subscriptions/0000-1111/resourceGroups/rg/providers/x/y"}',
 ])
@@ -112,3 +115,14 @@ def test_canaries_reach_neither_the_store_nor_the_model(
     stored = {p.name: p.read_text(encoding="utf-8") for p in folder.iterdir() if p.is_file()}
     assert REDACTIONS_FILE in stored
     assert {name: count_canaries(text) for name, text in stored.items() if count_canaries(text)} == {}
+
+
+def test_the_bundled_runs_cases_and_corpus_hold_nothing_redaction_would_touch() -> None:
+    """Diagnostic text that names settings like `bypass: AzureServices` must reach the scorers as it was written."""
+    roots = [bundled_path("demo_store"), REPO / "cases", REPO / "tests" / "fixtures" / "corpus"]
+    touched = [
+        str(p) for root in roots for p in sorted(root.rglob("*"))
+        if p.is_file() and p.suffix in {".md", ".json", ".jsonl", ".txt", ".yaml"}
+        and redact(text := p.read_text(encoding="utf-8", errors="replace")) != text
+    ]
+    assert touched == []
