@@ -91,7 +91,7 @@ class LiveProviderConfig(ProviderConfig):
     """The run's bounds (`max_turns`, `run_timeout_s`, …), checked against the agent's `Limits`."""
 
 
-class TestVars(BaseModel):
+class RowVars(BaseModel):
     """The vars a test row may set for our providers (others, such as `symptom`, are the prompt's)."""
 
     model_config = ConfigDict(extra="allow", use_attribute_docstrings=True)
@@ -119,7 +119,7 @@ def _validated(cls: type[_M], data: Any, what: str, within: str = "") -> _M:
 
 
 def _repeat_index(context: dict[str, Any]) -> int | None:
-    return _validated(TestVars, {"repeat_index": context.get("repeatIndex")}, "Promptfoo context").repeat_index
+    return _validated(RowVars, {"repeat_index": context.get("repeatIndex")}, "Promptfoo context").repeat_index
 
 
 @lru_cache(maxsize=8)
@@ -164,7 +164,7 @@ def _addon_filter(config: ProviderConfig) -> str | bool | None:
         raise GhostEvalError(f"provider config addon {addon!r}: cannot read {path} ({exc.strerror})") from None
 
 
-def _select(store: Store, variables: TestVars, config: ProviderConfig, repeat_index: int | None) -> IndexEntry:
+def _select(store: Store, variables: RowVars, config: ProviderConfig, repeat_index: int | None) -> IndexEntry:
     if variables.run_id:
         return store.get(variables.run_id)
     use_case, model = variables.use_case, variables.model or config.model
@@ -243,7 +243,7 @@ def replay_response(config: dict[str, Any], context: dict[str, Any]) -> dict[str
     """A Promptfoo provider response for a stored run."""
     try:
         typed = _validated(ProviderConfig, config, "provider config")
-        variables = _validated(TestVars, context.get("vars"), "test vars")
+        variables = _validated(RowVars, context.get("vars"), "test vars")
         store = store_for(_store_path(typed))
         record = store.read(_select(store, variables, typed, _repeat_index(context)))
     except GhostEvalError as exc:
@@ -270,7 +270,7 @@ def live_response(config: dict[str, Any], context: dict[str, Any]) -> dict[str, 
 
     try:
         typed = _validated(LiveProviderConfig, config, "provider config")
-        variables = _validated(TestVars, context.get("vars"), "test vars")
+        variables = _validated(RowVars, context.get("vars"), "test vars")
         limits = _validated(_limits_model(), typed.limits, "provider config", within="limits")
         repeat_index = _repeat_index(context)
         use_case = variables.use_case or ""
