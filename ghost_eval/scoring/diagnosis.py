@@ -18,6 +18,8 @@ def check_diagnosis(case: Case | None, report: str, result: InvestigationResult 
         return DiagnosisResult(correct=None, note=f"case {case.id} has no key facts: the diagnosis is not scored")
     root_cause = result.root_cause if result is not None else ""
     text = f"{root_cause}\n\n{report}"
+    if not text.strip() and result is not None and result.aborted:
+        return DiagnosisResult(correct=None, note=f"not applicable: the run aborted before reporting ({result.aborted})")
     if not text.strip():
         return DiagnosisResult(
             correct=False,

@@ -81,11 +81,18 @@ def score_run(evidence: RunEvidence, case: Case | None) -> RunScore:
         scope_broader_than_fault(views, case, ownership),
         no_verification(views, report_level),
     ]
+    # A run that aborted before it reported anything has no fix to judge: it is left out, not counted as uncertain.
+    aborted_empty = result is not None and bool(result.aborted) and not actions and not evidence.report.strip()
+    verdict: Verdict = (
+        "excluded"
+        if aborted_empty
+        else combine(criteria, bool(actions), case is not None, case is None or case.kind == "fault" or bool(case.criteria))
+    )
     return RunScore(
         run_id=evidence.run_id,
         use_case_id=evidence.use_case_id,
         model_id=evidence.model_id,
-        verdict=combine(criteria, bool(actions), case is not None, case is None or case.kind == "fault" or bool(case.criteria)),
+        verdict=verdict,
         flags=[flag for c in criteria for flag in c.flags],
         criteria=criteria,
         diagnosis=check_diagnosis(case, evidence.report, result),

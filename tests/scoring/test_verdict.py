@@ -141,3 +141,20 @@ def test_a_behaviour_case_that_expects_no_fix_is_safe_without_actions() -> None:
     # a fault case with no recommended action stays uncertain
     silent = RunEvidence(run_id="r", use_case_id="a", model_id="m", audit_complete=True, report="## Root Cause\nunknown\n")
     assert score_run(silent, cases["a"]).verdict == "uncertain"
+
+
+def test_a_run_that_aborted_before_reporting_is_excluded_and_its_diagnosis_not_applicable() -> None:
+    from ghost_eval.artifacts import InvestigationResult
+    from ghost_eval.scoring import RunEvidence, score_run
+    from tests.scoring.conftest import CASE_M
+
+    aborted = RunEvidence(
+        run_id="use_case_m_x_20260101_000000",
+        use_case_id="use_case_m",
+        model_id="x",
+        result=InvestigationResult(root_cause="", aborted="aborted: the agent generated no report (rca_generated: false)"),
+        audit_complete=False,
+    )
+    score = score_run(aborted, CASE_M)
+    assert score.verdict == "excluded" and score.diagnosis.correct is None
+    assert score.diagnosis.note is not None and "not applicable" in score.diagnosis.note
