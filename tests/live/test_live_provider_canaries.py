@@ -56,5 +56,6 @@ def test_canaries_reach_neither_the_store_nor_the_model_in_a_live_run(lab: Lab, 
     with Store(tmp_path / "store") as store:
         record = store.read(store.get(run.entry.run_id))
     stored = {p.name: p.read_text(encoding="utf-8") for p in record.folder.iterdir() if p.is_file()}
+    assert record.problems == [], record.problems
     assert record.snapshot is not None and any("[REDACTED]" in (h.iptables_save or "") for h in record.snapshot.hosts)
     assert {name: count_canaries(text) for name, text in stored.items() if count_canaries(text)} == {}
