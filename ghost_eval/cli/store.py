@@ -14,7 +14,7 @@ from ghost_eval.errors import StoreError
 from ghost_eval.store import RunFilter, Store, default_store_path
 from ghost_eval.store.backfill import backfill_metadata
 from ghost_eval.store.importer import import_runs, reindex
-from ghost_eval.store.supersede import supersede
+from ghost_eval.store.supersede import supersede, undo_supersede
 from ghost_eval.store.verify import verify_store
 
 __all__ = ["register"]
@@ -139,6 +139,15 @@ def _store_backfill(args: argparse.Namespace) -> int:
 
 
 def _store_supersede(args: argparse.Namespace) -> int:
+    if args.undo:
+        if args.new is not None:
+            raise StoreError("store supersede --undo OLD takes no NEW")
+        with _store_to_write(args) as store:
+            new = undo_supersede(store, args.old)
+        out.print(f"{args.old} counts again (it was superseded by {new}; the log keeps both)", markup=False)
+        return 0
+    if args.new is None:
+        raise StoreError("store supersede OLD NEW: name the run that replaces OLD (or --undo OLD)")
     with _store_to_write(args) as store:
         supersede(store, args.old, args.new)
     out.print(f"{args.old} is superseded by {args.new}", markup=False)
@@ -163,7 +172,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], parents: 
     p.add_argument("source")
     p.set_defaults(func=_store_import)
     ssub.add_parser("backfill", parents=[common], help="write missing metadata.json files").set_defaults(func=_store_backfill)
-    p = ssub.add_parser("supersede", parents=[common], help="record that NEW replaces OLD")
+    p = ssub.add_parser("supersede", parents=[common], help="record that NEW replaces OLD (or --undo OLD)")
     p.add_argument("old")
-    p.add_argument("new")
+    p.add_argument("new", nargs="?")
+    p.add_argument("--undo", action="store_true", help="make OLD count again; the supersession log keeps both events")
     p.set_defaults(func=_store_supersede)

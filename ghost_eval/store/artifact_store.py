@@ -188,6 +188,11 @@ class Store:
         self._writable().supersede(old, new)
         self.refresh_view()
 
+    def unsupersede(self, old: str) -> str:
+        new = self._writable().unsupersede(old)
+        self.refresh_view()
+        return new
+
     def mark_backfilled(self, run_id: str) -> None:
         self._writable().mark_backfilled(run_id)
 

@@ -252,6 +252,17 @@ class RunIndex:
                 raise StoreError("a run cannot supersede itself")
             self._conn.execute("UPDATE runs SET superseded_by = ? WHERE run_id = ?", (new, old))
 
+    def unsupersede(self, old: str) -> str:
+        """Clear `old`'s replacement (an undo: the run counts again); returns the replacement it had."""
+        with self.transaction():
+            current = self.get(old)
+            if current is None or current[1] != "complete":
+                raise StoreError(f"run {old} is not in the store")
+            if current[0].superseded_by is None:
+                raise StoreError(f"run {old} is not superseded: nothing to undo")
+            self._conn.execute("UPDATE runs SET superseded_by = NULL WHERE run_id = ?", (old,))
+            return current[0].superseded_by
+
     def mark_backfilled(self, run_id: str) -> None:
         self._conn.execute("UPDATE runs SET backfilled = 1 WHERE run_id = ?", (run_id,))
 

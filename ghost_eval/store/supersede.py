@@ -2,15 +2,29 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Literal
 
 from ghost_eval.cases import case_key
 from ghost_eval.errors import StoreError
+from ghost_eval.records import Record
 from ghost_eval.store.artifact_store import Store
 from ghost_eval.store.layout import IndexEntry
 from ghost_eval.store.query import RunFilter
 
-__all__ = ["check_supersession", "cycle_through", "mismatch", "supersede"]
+__all__ = [
+    "SUPERSESSION_LOG",
+    "SupersessionEvent",
+    "check_supersession",
+    "cycle_through",
+    "mismatch",
+    "supersede",
+    "undo_supersede",
+]
+
+SUPERSESSION_LOG = ".index/supersessions.jsonl"
 
 
 def mismatch(old: IndexEntry, new: IndexEntry) -> str | None:
@@ -62,3 +76,32 @@ def supersede(store: Store, old: str, new: str) -> None:
     """Record that `new` replaces `old`, after the checks above; the old run's files are never touched."""
     check_supersession(store, old, new)
     store.supersede(old, new)
+    _log(store, "supersede", old, new)
+
+
+def undo_supersede(store: Store, old: str) -> str:
+    """Make `old` count again; returns the run that had replaced it. Both changes stay in the log."""
+    new = store.unsupersede(old)
+    _log(store, "undo", old, new)
+    return new
+
+
+class SupersessionEvent(Record):
+    """One line of `.index/supersessions.jsonl`: every supersession and every undo, in order, never rewritten."""
+
+    schema_version: str = "1"
+    action: Literal["supersede", "undo"]
+    old: str
+    new: str
+    at: datetime
+
+
+def _log(store: Store, action: Literal["supersede", "undo"], old: str, new: str) -> None:
+    event = SupersessionEvent(action=action, old=old, new=new, at=datetime.now(UTC))
+    path = store.root / SUPERSESSION_LOG
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o644)
+    try:
+        os.write(fd, (event.model_dump_json() + "\n").encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)

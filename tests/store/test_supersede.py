@@ -75,3 +75,20 @@ def test_a_hand_set_superseded_by_in_a_v1_index_is_honoured_after_adoption(tmp_p
     with Store(source) as store:
         assert [e.run_id for e in store.runs()] == [C.run_id]
         assert verify_store(store)[0] == []
+
+
+def test_undo_makes_the_run_count_again_and_the_log_keeps_both_events(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    assert _supersede(store, capsys, A.run_id, B.run_id)[0] == 0
+    assert A.run_id not in _visible(store)
+    assert main(["store", "supersede", "--store", str(store), "--undo", A.run_id]) == 0
+    assert A.run_id in _visible(store)
+    view = json.loads((store / "run_index.json").read_text())
+    assert next(r for r in view["runs"] if r["run_id"] == A.run_id)["superseded_by"] is None
+    log = [json.loads(line) for line in (store / ".index" / "supersessions.jsonl").read_text().splitlines()]
+    assert [(e["action"], e["old"], e["new"]) for e in log] == [("supersede", A.run_id, B.run_id), ("undo", A.run_id, B.run_id)]
+    code = main(["store", "supersede", "--store", str(store), "--undo", A.run_id])
+    assert code != 0 and "nothing to undo" in capsys.readouterr().err
