@@ -144,6 +144,11 @@ class RunIndex:
 
     @classmethod
     def open(cls, path: Path) -> RunIndex:
+        if path.exists() and not os.access(path.parent, os.W_OK):
+            # Read-only media (a mounted archive): WAL needs a shared-memory file beside the database, which cannot be
+            # made there. Nothing can write this copy, so SQLite may read it as immutable.
+            conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True, isolation_level=None)
+            return cls(conn, str(path))
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(path, timeout=60, isolation_level=None)
         conn.execute("PRAGMA journal_mode=WAL")

@@ -161,7 +161,6 @@ def test_a_read_only_v1_store_is_listed_verified_scored_and_refuses_writes_clear
         assert refused.returncode == 2 and "is read-only" in refused.stderr and "Traceback" not in refused.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="RunIndex.open needs a read-only mode for an adopted store on read-only media")
 def test_a_read_only_adopted_store_is_listed(tmp_path: Path, mounts: None) -> None:
     root = _adopted(tmp_path)
     listed = _on_read_only_mount(root, "store", "query", "--store", str(root))
