@@ -13,13 +13,15 @@ from pathlib import Path
 from typing import Any
 
 from ghost_eval.artifacts import Manifest
-from ghost_eval.errors import RunExistsError, StoreError
-from ghost_eval.records import dump_json
+from ghost_eval.errors import RecordError, RunExistsError, StoreError
+from ghost_eval.identity import RunMetadata
+from ghost_eval.records import dump_json, load_record
 from ghost_eval.store.index import RunIndex, view_entry
 from ghost_eval.store.layout import (
     INDEX_FILE,
     INDEX_SCHEMA_VERSION,
     MANIFEST_FILE,
+    METADATA_FILE,
     STAGING_DIR,
     IndexEntry,
     check_component,
@@ -107,6 +109,12 @@ def publish_run(root: Path, index: RunIndex, entry: IndexEntry, files: Mapping[s
         index.claim(entry)
         claimed = True
         if final.exists():
+            index.release(entry.run_id)
+            claimed = False
+            if _recover(index, final, entry):
+                raise RunExistsError(
+                    f"run {entry.run_id} already exists in the store (its writer stopped before indexing it; indexed now)"
+                )
             raise RunExistsError(f"{final}: a run folder is already there (not in the index: run `ghost-eval store reindex`)")
         final.parent.mkdir(parents=True, exist_ok=True)
         os.rename(staging, final)
@@ -118,6 +126,32 @@ def publish_run(root: Path, index: RunIndex, entry: IndexEntry, files: Mapping[s
         raise
     index.complete(entry.run_id)
     return final
+
+
+def _recover(index: RunIndex, final: Path, claimed: IndexEntry) -> bool:
+    """Index a run a writer published but did not live to mark complete (its manifest proves the folder whole).
+
+    Readers never saw it, yet its files are all there: indexing it is the one outcome that loses nothing.
+    """
+    try:
+        meta = load_record(RunMetadata, final / METADATA_FILE)
+        manifest = load_record(Manifest, final / MANIFEST_FILE)
+    except RecordError:
+        return False
+    if meta.run_id != claimed.run_id or final.is_symlink() or not manifest.files:
+        return False
+    recovered = claimed.model_copy(
+        update={
+            "system_prompt_hash": meta.system_prompt_hash,
+            "hash_kind": meta.hash_kind,
+            "run_label": meta.run_label,
+            "repeat_index": meta.repeat_index,
+            "environment": meta.environment,
+        }
+    )
+    index.claim(recovered)
+    index.complete(recovered.run_id)  # a completion number, so the next view update lists it
+    return True
 
 
 def _lines(runs: Iterable[dict[str, Any]]) -> str:

@@ -148,3 +148,37 @@ def _score(run_id: str, verdict: str) -> dict[str, object]:
         },
         "claims": {"cited": [], "unsupported": [], "unverifiable": [], "passed": True},
     }
+
+
+def test_a_run_whose_writer_died_before_indexing_it_is_recovered_not_lost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+    import subprocess
+
+    from ghost_eval.errors import RunExistsError
+    from ghost_eval.store.index import RunIndex
+    from ghost_eval.store.verify import verify_store
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    store = Store(tmp_path / "store", create=True)
+    meta, files = our_run(0)
+    monkeypatch.setattr("ghost_eval.store.index.writer_token", lambda: f"{socket.gethostname()}:{dead.pid}")
+
+    def died(self: RunIndex, run_id: str) -> None:
+        raise KeyboardInterrupt  # the writer is killed after the rename, before the index marks the run complete
+
+    with monkeypatch.context() as m:
+        m.setattr(RunIndex, "complete", died)
+        with pytest.raises(KeyboardInterrupt):
+            store.append(meta, files)
+    assert [e.run_id for e in store.runs()] == [meta.run_id]  # published and claimed: readers count it already
+    with pytest.raises(RunExistsError, match="indexed now"):
+        store.append(meta, files)
+    assert [e.run_id for e in store.runs()] == [meta.run_id]
+    assert store.read(store.runs()[0]).problems == []
+    store.append(*our_run(1))
+    view = (store.root / "run_index.json").read_text()
+    assert meta.run_id in view
+    assert verify_store(Store(store.root))[0] == []
