@@ -1,4 +1,4 @@
-"""`ghost-eval store …`: list, query, show, verify, reindex, import, backfill, supersede."""
+"""`ghost-eval store …`: list, query, show, verify, clean, reindex, import, backfill, supersede."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from ghost_eval.cli._common import Parents, err, open_store, out, report_problem
 from ghost_eval.errors import StoreError
 from ghost_eval.store import RunFilter, Store, default_store_path
 from ghost_eval.store.backfill import backfill_metadata
+from ghost_eval.store.clean import clean_store
 from ghost_eval.store.importer import import_runs, reindex
 from ghost_eval.store.supersede import supersede, undo_supersede
 from ghost_eval.store.verify import verify_store
@@ -138,6 +139,19 @@ def _store_backfill(args: argparse.Namespace) -> int:
     return 1 if report.problems else 0
 
 
+def _store_clean(args: argparse.Namespace) -> int:
+    with _store_to_write(args) as store:
+        report = clean_store(store, args.older_than * 3600)
+    for run_id in report.recovered:
+        out.print(f"{run_id}: its writer died after publishing it; indexed", markup=False)
+    for run_id in report.released:
+        out.print(f"{run_id}: its writer died before publishing it; the claim is dropped", markup=False)
+    for path in report.removed:
+        out.print(f"{path}: staging leftover removed", markup=False)
+    out.print(f"{len(report.recovered)} recovered, {len(report.released)} released, {len(report.removed)} removed", markup=False)
+    return 0
+
+
 def _store_supersede(args: argparse.Namespace) -> int:
     if args.undo:
         if args.new is not None:
@@ -166,6 +180,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], parents: 
     p.add_argument("run_id")
     p.set_defaults(func=_store_show)
     ssub.add_parser("verify", parents=[common], help="check every run; read-only").set_defaults(func=_store_verify)
+    p = ssub.add_parser("clean", parents=[common], help="settle claims of writers that died; remove old staging leftovers")
+    p.add_argument("--older-than", type=float, default=1.0, metavar="HOURS", help="staging age to remove (default 1)")
+    p.set_defaults(func=_store_clean)
     p = ssub.add_parser("reindex", parents=[common], help="index folders missing from the index; refresh run_index.json")
     p.set_defaults(func=_store_reindex)
     p = ssub.add_parser("import", parents=[common], help="import original Ghost Agent run folders")

@@ -131,6 +131,10 @@ class Store:
 
     # -- writing -------------------------------------------------------------------------------
 
+    def writable_index(self) -> RunIndex:
+        """The SQLite index, adopting a v1 store first; for maintenance commands that settle claims."""
+        return self._writable()
+
     def _writable(self) -> RunIndex:
         """First write to a v1 store: move its JSON index into SQLite, refusing if that would drop entries."""
         if not self._adopted:

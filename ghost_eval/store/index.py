@@ -239,6 +239,12 @@ class RunIndex:
         rows = self._conn.execute("SELECT * FROM runs WHERE state = 'complete' AND done_seq > ? ORDER BY done_seq", (done,))
         return self._entries(rows)
 
+    def stale_claims(self) -> list[IndexEntry]:
+        """Pending rows whose writer died on this host: what `store clean` settles."""
+        rows = self._conn.execute("SELECT * FROM runs WHERE state = 'pending' ORDER BY seq").fetchall()
+        stale = [row for row in rows if not _writer_alive(row["writer"])]
+        return self._entries(stale)
+
     def release(self, run_id: str) -> None:
         """Drop a claim whose folder was never published (the write failed before the rename)."""
         self._conn.execute("DELETE FROM runs WHERE run_id = ? AND state = 'pending'", (run_id,))

@@ -182,7 +182,7 @@ def verify_store(store: Store) -> tuple[list[Problem], list[str]]:
         problems.append(Problem(path=str(folder), message="run folder on disk but not in the index (`store reindex` adds it)"))
     staging = store.root / STAGING_DIR
     if staging.is_dir() and any(staging.iterdir()):
-        notes.append(f"{staging}: leftovers of interrupted writes; they are not runs and are ignored")
+        notes.append(f"{staging}: leftovers of interrupted writes; they are not runs (`store clean` removes old ones)")
     problems.extend(d.problem(store.root) for d in view_disagreements(store))
     view = store.root / INDEX_FILE
     if (store.root / ".index").is_dir():

@@ -28,7 +28,7 @@ from ghost_eval.store.layout import (
     resolve_inside,
 )
 
-__all__ = ["VIEW_MARK", "publish_file", "publish_run", "update_view", "write_view"]
+__all__ = ["VIEW_MARK", "publish_file", "publish_run", "settle_claim", "update_view", "write_view"]
 
 VIEW_MARK = "completed_through"
 """Last key of a view we wrote: the completion number of the newest run it holds (v1 readers ignore it)."""
@@ -109,9 +109,8 @@ def publish_run(root: Path, index: RunIndex, entry: IndexEntry, files: Mapping[s
         index.claim(entry)
         claimed = True
         if final.exists():
-            index.release(entry.run_id)
             claimed = False
-            if _recover(index, final, entry):
+            if settle_claim(root, index, entry):
                 raise RunExistsError(
                     f"run {entry.run_id} already exists in the store (its writer stopped before indexing it; indexed now)"
                 )
@@ -126,6 +125,13 @@ def publish_run(root: Path, index: RunIndex, entry: IndexEntry, files: Mapping[s
         raise
     index.complete(entry.run_id)
     return final
+
+
+def settle_claim(root: Path, index: RunIndex, claimed: IndexEntry) -> bool:
+    """A claim whose writer died: index its run when the folder was published whole (True), else drop the claim."""
+    index.release(claimed.run_id)
+    final = resolve_inside(root, claimed.path)
+    return final.is_dir() and _recover(index, final, claimed)
 
 
 def _recover(index: RunIndex, final: Path, claimed: IndexEntry) -> bool:

@@ -182,3 +182,39 @@ def test_a_run_whose_writer_died_before_indexing_it_is_recovered_not_lost(
     view = (store.root / "run_index.json").read_text()
     assert meta.run_id in view
     assert verify_store(Store(store.root))[0] == []
+
+
+def test_store_clean_settles_dead_writers_and_removes_old_staging(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+    import socket
+    import subprocess
+
+    from ghost_eval.cli import main
+    from ghost_eval.store.index import RunIndex
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    store = Store(tmp_path / "store", create=True)
+    published, files = our_run(0)
+    never, _ = our_run(1)
+    monkeypatch.setattr("ghost_eval.store.index.writer_token", lambda: f"{socket.gethostname()}:{dead.pid}")
+
+    def died(self: RunIndex, run_id: str) -> None:
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as m:
+        m.setattr(RunIndex, "complete", died)
+        with pytest.raises(KeyboardInterrupt):
+            store.append(published, files)
+    store.writable_index().claim(store.get(published.run_id).model_copy(update={"run_id": never.run_id, "path": "x/y/z"}))
+    old = store.root / ".staging" / "leftover.1"
+    old.mkdir(parents=True)
+    os.utime(old, (0, 0))
+    fresh = store.root / ".staging" / "leftover.2"
+    fresh.mkdir()
+    store.close()
+    assert main(["store", "clean", "--store", str(tmp_path / "store")]) == 0
+    with Store(tmp_path / "store") as after:
+        assert [e.run_id for e in after.runs()] == [published.run_id]
+        assert after.writable_index().stale_claims() == []
+    assert not old.exists() and fresh.exists()
