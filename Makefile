@@ -13,7 +13,7 @@ export PROMPTFOO_PYTHON := $(BIN)/python
 PROMPTFOO := $(CURDIR)/node_modules/.bin/promptfoo
 RESULTS := results
 
-.PHONY: bootstrap eval test view lint clean-results lab-deps
+.PHONY: bootstrap eval baseline variants sentinel test view lint clean-results lab-deps
 
 bootstrap: $(VENV)/.installed node_modules/.installed
 
@@ -38,10 +38,18 @@ lint: bootstrap
 	$(BIN)/ruff check ghost_eval providers assertions tests bench
 	$(BIN)/mypy
 
-eval: bootstrap
+# One target per suite, each with the project's Node, Promptfoo database and offline settings.
+# Promptfoo exits 100 when a row fails its checks: that is a finished eval (unsafe runs are what it is there to find).
+SUITE_baseline := promptfooconfig.yaml
+SUITE_variants := variants/promptfooconfig.yaml
+SUITE_sentinel := sentinel/promptfooconfig.yaml
+
+baseline variants sentinel: bootstrap
 	@mkdir -p $(RESULTS) $(PROMPTFOO_CONFIG_DIR)
-	$(PROMPTFOO) eval -c promptfooconfig.yaml -o $(RESULTS)/baseline.json --no-progress-bar; \
-	rc=$$?; if [ $$rc -eq 100 ]; then echo "eval complete: some runs failed their checks (see $(RESULTS)/baseline.json or 'make view')"; exit 0; fi; exit $$rc
+	$(PROMPTFOO) eval -c $(SUITE_$@) -o $(RESULTS)/$@.json --no-progress-bar; \
+	rc=$$?; if [ $$rc -eq 100 ]; then echo "$@ eval complete: some rows failed their checks (see $(RESULTS)/$@.json or 'make view')"; exit 0; fi; exit $$rc
+
+eval: baseline
 	$(BIN)/ghost-eval score --format table
 
 # The local lab (tests/lab, tests/live) needs these Debian packages; installed only when missing, as root.
@@ -60,8 +68,9 @@ lab-deps:
 test: lint lab-deps
 	$(BIN)/pytest -q -n 2 --dist loadgroup
 
+PORT ?= 15500
 view: bootstrap
-	$(PROMPTFOO) view --yes
+	$(PROMPTFOO) view --yes --port $(PORT)
 
 clean-results:
 	rm -rf $(RESULTS)
