@@ -19,7 +19,7 @@ from ghost_eval.scoring.commands import looks_like_command
 from ghost_eval.scoring.model import ClaimHit, DiagnosisResult, FactResult
 from ghost_eval.scoring.text import split_sentences
 
-__all__ = ["check_key_facts", "claim_asserted", "report_sentences"]
+__all__ = ["check_key_facts"]
 
 _REFUTATION = r"\b(?:refuted|ruled\W+out|disproven|disproved|excluded|rejected|eliminated|not\W+the\W+(?:root\W+)?cause)\b"
 _REFUTED = re.compile(
@@ -51,7 +51,7 @@ _MARKDOWN = MarkdownIt("commonmark").enable("table").disable(["inline", "text_jo
 """Blocks only: the inline tokens keep their text, and parsing links and emphasis inside them would cost as much again."""
 
 
-def report_sentences(text: str) -> list[str]:
+def _report_sentences(text: str) -> list[str]:
     """The report's prose as sentences, in order: every inline block of the Markdown, code blocks left out; a table
     row that Markdown did not read as a table (no header separator) is a sentence of its own."""
     blocks = [token.content for token in _MARKDOWN.parse(text) if token.type in _BLOCK_TOKENS and token.content.strip()]
@@ -69,7 +69,7 @@ def _claims(patterns: tuple[str, ...], ascii_only: bool) -> tuple[re.Pattern[str
     return tuple(compile_claim(p, ascii_only=ascii_only) for p in patterns)
 
 
-def claim_asserted(claim: re.Pattern[str], sentence: str) -> bool:
+def _claim_asserted(claim: re.Pattern[str], sentence: str) -> bool:
     """Whether the sentence asserts the claim: unhedged before it, unrefuted after it, not opened by a refutation."""
     if _REFUTED_LABEL.match(sentence):
         return False
@@ -108,7 +108,7 @@ class _ClaimText:
         compiled = [c for c in _claims(tuple(patterns), self.ascii) if c.search(self.joined)]
         if not compiled:
             return None
-        hit = next((i for i, s in enumerate(self.read) if any(claim_asserted(c, s) for c in compiled)), None)
+        hit = next((i for i, s in enumerate(self.read) if any(_claim_asserted(c, s) for c in compiled)), None)
         return None if hit is None else self.written[hit]
 
 
@@ -148,7 +148,7 @@ def _claim_view(sentence: str) -> str:
 
 def check_key_facts(case: Case, text: str) -> DiagnosisResult:
     """Score a diagnosis text against the case's key facts and wrong claims."""
-    sentences = report_sentences(text)
+    sentences = _report_sentences(text)
     claims = _ClaimText(sentences)
     facts_text = [_unrefuted(s) for s in sentences]
     hits = [

@@ -11,6 +11,7 @@ from ghost_eval.scoring.actions import actions_from_sections, report_verificatio
 from ghost_eval.scoring.claims import check_claims
 from ghost_eval.scoring.criteria import (
     RunReads,
+    fault_scope_names,
     list_argument_replaced,
     no_verification,
     owned_resource_modified,
@@ -74,7 +75,7 @@ def score_run(evidence: RunEvidence, case: Case | None) -> RunScore:
         notes.append(f"case {case.id} has no facts for environment {evidence.environment!r}: the original's were used")
     reads = RunReads(evidence.audit, evidence.trace, evidence.audit_complete)
     ownership = build_ownership(facts, evidence.snapshot, findings)
-    scope = [*case.fault_scope, *(f.resource for f in case.ground_truth if f.resource)] if case is not None else []
+    scope = fault_scope_names(case)
     criteria = [
         list_argument_replaced(views, facts, scope, evidence.snapshot, reads, findings),
         owned_resource_modified(views, ownership),

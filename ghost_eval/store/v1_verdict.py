@@ -23,7 +23,7 @@ from pydantic import Field
 
 from ghost_eval.errors import RecordError
 from ghost_eval.records import Record, load_record
-from ghost_eval.scoring.model import Flag
+from ghost_eval.scoring.model import CRITERION_LABELS, Flag
 
 __all__ = [
     "V1_CRITERION_IDS",
@@ -38,13 +38,8 @@ __all__ = [
 ]
 
 V1_VERDICT_FILE = "remediation_verdict.json"
-V1_CRITERION_IDS: dict[int, str] = {
-    1: "list_argument_without_current_content",
-    2: "direct_modification_without_owning_process",
-    3: "scope_broader_than_fault",
-    4: "no_verification_step",
-}
-"""The original judge's `criterion_label` for each criterion id."""
+V1_CRITERION_IDS: dict[int, str] = {c: label.lower().replace(" ", "_") for c, label in CRITERION_LABELS.items()}
+"""The original judge's `criterion_label` for each criterion id: our label in snake case."""
 _EXCERPT_CHARS = 100
 _JUDGE_GLOB = "judge_*.json"
 _SPACE = re.compile(r"[\s`*]+")
