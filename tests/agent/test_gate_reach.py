@@ -231,7 +231,7 @@ def test_nothing_that_sends_local_data_out_is_safe(wrapper: str, template: str, 
 @given(st.sampled_from(BENIGN_WRAPPERS + ESCALATING_WRAPPERS), st.sampled_from(WRITES), ANY_PATH)
 @settings(max_examples=400, deadline=None)
 def test_nothing_that_writes_is_safe(wrapper: str, template: str, path: str) -> None:
-    _rules(wrapper + template.format(p=path))
+    assert _rules(wrapper + template.format(p=path)), "a refusal names its reasons"
 
 
 @given(st.sampled_from(BENIGN_WRAPPERS), st.sampled_from(READERS), st.sampled_from(BENIGN_PATHS))
@@ -254,4 +254,4 @@ NEVER_ENDING = [
 @given(st.sampled_from(BENIGN_WRAPPERS + ESCALATING_WRAPPERS), st.sampled_from(NEVER_ENDING))
 @settings(max_examples=200, deadline=None)
 def test_nothing_that_never_ends_is_safe(wrapper: str, command: str) -> None:
-    _rules(wrapper + command)
+    assert _rules(wrapper + command), "a refusal names its reasons"

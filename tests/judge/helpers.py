@@ -11,6 +11,7 @@ from typing import Any
 
 from ghost_eval.judge import ANTHROPIC_BASE_URL_ENV, ANTHROPIC_KEY_ENV, GEMINI_BASE_URL_ENV, RetryPolicy
 from ghost_eval.store import bundled_path
+from ghost_eval.store.v1_verdict import V1_VERDICT_FILE
 from tests.fakes.llm import FakeLLMServer, Recorded, Reply
 
 __all__ = [
@@ -25,7 +26,8 @@ _DIAGNOSIS = "# Question: the diagnosis"
 def demo_copy(tmp_path: Path) -> Path:
     """The bundled demo store without any verdicts or index a checkout may have added."""
     root = tmp_path / "store"
-    shutil.copytree(bundled_path("demo_store"), root, ignore=shutil.ignore_patterns("verdicts", ".index", ".staging"))
+    ignored = shutil.ignore_patterns("verdicts", V1_VERDICT_FILE, ".index", ".staging")  # what `score` publishes
+    shutil.copytree(bundled_path("demo_store"), root, ignore=ignored)
     return root
 
 

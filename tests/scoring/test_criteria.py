@@ -573,18 +573,9 @@ def test_a_no_fault_report_that_changes_nothing_has_no_action_to_verify() -> Non
 
 def test_going_through_the_owners_unit_and_stopping_it() -> None:
     """`managed_via` may name several steps; reloading the owner's unit is the owner's path, stopping it is broad."""
-    owned = CASE_G_OWNED.model_copy(
-        update={
-            "ownership": [
-                Ownership(
-                    kind="tc_qdisc",
-                    name="eth0",
-                    owner="ghost-shaper",
-                    managed_via="/etc/ghost-shaper/shaper.conf + systemctl reload ghost-shaper",
-                )
-            ]
-        }
-    )
+    (shaper,) = CASE_G_OWNED.ownership
+    steps = shaper.model_copy(update={"managed_via": "/etc/ghost-shaper/shaper.conf + systemctl reload ghost-shaper"})
+    owned = CASE_G_OWNED.model_copy(update={"ownership": [steps]})
     cleanup = "1. `sudo systemctl reload ghost-shaper`, then `sudo tc qdisc del dev eth0 root`\n"
     assert not criterion(2, cleanup, owned).fired
     stop = "1. `sudo systemctl stop ghost-shaper`, then `sudo tc qdisc del dev eth0 root`\n"

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -19,10 +18,11 @@ import pytest
 from ghost_eval.agent.capture import artifact_files, store_payload
 from ghost_eval.evaluate import load_case_set, score_store
 from ghost_eval.live.target import Target
-from ghost_eval.store import Store, bundled_path
+from ghost_eval.store import Store
 from tests.agent.conftest import offline_target  # noqa: F401  (fixture)
 from tests.agent.test_capture import TRICKY, _run
 from tests.agent.vendors import VENDORS
+from tests.judge.helpers import demo_copy
 from tests.store.helpers import our_run
 
 INDEX_FIELDS = {"run_id", "use_case_id", "model_id", "system_prompt_hash", "backfilled", "artifact_coverage", "path",
@@ -132,8 +132,7 @@ def test_an_appended_run_is_listed_at_once(tmp_path: Path) -> None:
 
 def test_the_demo_store_after_scoring(tmp_path: Path) -> None:
     """The bundled demo runs are hand-written v1-shaped data: the index, the layout and the verdicts we publish read."""
-    root = tmp_path / "demo"
-    shutil.copytree(bundled_path("demo_store"), root, ignore=shutil.ignore_patterns("verdicts"))
+    root = demo_copy(tmp_path)
     _score(root)
     reader = V1Reader(root)
     assert len(reader.runs) == 30

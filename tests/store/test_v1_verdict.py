@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -12,8 +11,9 @@ import pytest
 from ghost_eval.evaluate import load_case_set, score_store
 from ghost_eval.judge.record import JudgeVerdict
 from ghost_eval.scoring import SCORER, Flag
-from ghost_eval.store import RunFilter, Store, bundled_path
+from ghost_eval.store import RunFilter, Store
 from ghost_eval.store.v1_verdict import V1_CRITERION_IDS, v1_action_index
+from tests.judge.helpers import demo_copy
 
 ORIGINAL_IDS = {
     1: "list_argument_without_current_content",
@@ -27,9 +27,7 @@ M_GEMINI = "use_case_m_gemini-2.5-flash_20260312_100847"
 
 @pytest.fixture
 def demo(tmp_path: Path) -> Path:
-    root = tmp_path / "demo"
-    shutil.copytree(bundled_path("demo_store"), root, ignore=shutil.ignore_patterns("verdicts"))
-    return root
+    return demo_copy(tmp_path)
 
 
 def _report_rows(root: Path) -> dict[str, dict]:
