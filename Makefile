@@ -36,6 +36,7 @@ node_modules/.installed: package-lock.json $(VENV)/.installed
 
 lint: bootstrap
 	$(BIN)/ruff check ghost_eval providers assertions tests bench
+	$(BIN)/ruff format --check ghost_eval providers assertions tests bench
 	$(BIN)/mypy
 
 # One target per suite, each with the project's Node, Promptfoo database and offline settings.

@@ -1,6 +1,6 @@
 """`ghost-eval score` throughput and peak memory on a generated store of 10,000 runs (aim: > 1,000 runs/s).
 
-    python bench/score_bench.py [--before REV]   # REV: also score the same store with the package as it was at REV
+python bench/score_bench.py [--before REV]   # REV: also score the same store with the package as it was at REV
 """
 
 from __future__ import annotations

@@ -46,8 +46,9 @@ GRADES_KEY = "ghost_eval_grades"
 """Key holding the Promptfoo GradingResult per check family, so an in-process javascript assertion
 can return it without starting a Python process per row."""
 _SCORER = f"{SCORER_NAME}@{SCORER_VERSION}"
-_SYSTEM_TOPS = frozenset({"/", "/bin", "/boot", "/dev", "/etc", "/lib", "/lib64", "/proc", "/root", "/run", "/sbin", "/sys",
-                          "/usr", "/var"})
+_SYSTEM_TOPS = frozenset(
+    {"/", "/bin", "/boot", "/dev", "/etc", "/lib", "/lib64", "/proc", "/root", "/run", "/sbin", "/sys", "/usr", "/var"}
+)
 """Folders a store may never be: writing runs there would mix them with the system's own files."""
 
 

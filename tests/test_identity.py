@@ -58,8 +58,13 @@ def test_metadata_is_written_with_every_v1_field() -> None:
 
     when = datetime(2026, 5, 1, 9, 11, 11, tzinfo=UTC)
     meta = RunMetadata(
-        schema_version="2", run_id=make_run_id("use_case_f", "claude-sonnet-4-6", when), use_case_id="use_case_f",
-        model_id="claude-sonnet-4-6", system_prompt_hash="0c7b", agent_commit="7f555a1", started_at=when,
+        schema_version="2",
+        run_id=make_run_id("use_case_f", "claude-sonnet-4-6", when),
+        use_case_id="use_case_f",
+        model_id="claude-sonnet-4-6",
+        system_prompt_hash="0c7b",
+        agent_commit="7f555a1",
+        started_at=when,
     )
     written = json.loads(dump_json(meta))
     assert written["model_id"] == "claude-sonnet-4-6" and written["ghost_agent_commit"] == "7f555a1"

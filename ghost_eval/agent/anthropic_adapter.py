@@ -43,7 +43,11 @@ class AnthropicAdapter:
 
     def send(self) -> ModelTurn:
         response = self._client.messages.create(
-            model=self.model, system=self._system, messages=self._messages, tools=self._tools, max_tokens=self._max_tokens,
+            model=self.model,
+            system=self._system,
+            messages=self._messages,
+            tools=self._tools,
+            max_tokens=self._max_tokens,
             extra_body={"temperature": self._temperature} if self._temperature is not None else None,
         )
         content: list[ContentBlockParam] = []
@@ -60,8 +64,11 @@ class AnthropicAdapter:
         input_tokens = usage.input_tokens + (usage.cache_creation_input_tokens or 0) + (usage.cache_read_input_tokens or 0)
         return ModelTurn(
             text="\n".join(texts).strip(),
-            tool_requests=tuple(requests), input_tokens=input_tokens, output_tokens=usage.output_tokens,
-            served_model=response.model, message=content,
+            tool_requests=tuple(requests),
+            input_tokens=input_tokens,
+            output_tokens=usage.output_tokens,
+            served_model=response.model,
+            message=content,
         )
 
     def add_results(self, turn: ModelTurn, results: Sequence[ToolResult]) -> None:

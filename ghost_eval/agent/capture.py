@@ -198,17 +198,20 @@ def artifact_files(run: AgentRun) -> dict[str, str]:
             cost=info.cost_usd,
         )
     )
-    return redact_files({
-        f"ghost_report_{sid}.md": render_report(run),
-        f"ghost_audit_{sid}.md": reasoning,
-        f"shell_audit_{sid}.jsonl": "".join(e.model_dump_json() + "\n" for e in run.audit),
-        RESULT_FILE: dump_json(run.result),
-        TRACE_FILE: "".join(c.model_dump_json() + "\n" for c in run.trace),
-        _PROMPT_FILE: run.symptom + "\n",
-        _SYSTEM_PROMPT_FILE: run.prompt.text,
-        _SUMMARY_FILE: dump_json(_summary(run, None)),
-        AGENT_RUN_FILE: dump_json(info),
-    }, run.loop.redactor)
+    return redact_files(
+        {
+            f"ghost_report_{sid}.md": render_report(run),
+            f"ghost_audit_{sid}.md": reasoning,
+            f"shell_audit_{sid}.jsonl": "".join(e.model_dump_json() + "\n" for e in run.audit),
+            RESULT_FILE: dump_json(run.result),
+            TRACE_FILE: "".join(c.model_dump_json() + "\n" for c in run.trace),
+            _PROMPT_FILE: run.symptom + "\n",
+            _SYSTEM_PROMPT_FILE: run.prompt.text,
+            _SUMMARY_FILE: dump_json(_summary(run, None)),
+            AGENT_RUN_FILE: dump_json(info),
+        },
+        run.loop.redactor,
+    )
 
 
 def write_artifacts(run: AgentRun, audit_dir: Path) -> dict[str, Path]:

@@ -27,16 +27,21 @@ TARGET_ENV = "GHOST_EVAL_TARGET"
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m ghost_eval.agent", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m ghost_eval.agent", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--llm-provider", choices=("anthropic", "gemini"), default="anthropic")
     p.add_argument("--model", required=True, help="model id, e.g. claude-haiku-4-5-20251001 or gemini-2.5-flash")
-    p.add_argument("--auto-approve", action="store_true",
-                   help="eval mode: commands that need approval run, recorded as eval_auto approvals (never human)")
+    p.add_argument(
+        "--auto-approve",
+        action="store_true",
+        help="eval mode: commands that need approval run, recorded as eval_auto approvals (never human)",
+    )
     p.add_argument("--audit-dir", default=".", help="folder for the run's artifacts (default: the current folder)")
     p.add_argument("--prompt-addon", type=Path, help="text file appended to the system prompt")
-    p.add_argument("--target", type=Path,
-                   help=f"target file (default: ${TARGET_ENV}, else the lab's target.json in its state folder)")
+    p.add_argument(
+        "--target", type=Path, help=f"target file (default: ${TARGET_ENV}, else the lab's target.json in its state folder)"
+    )
     p.add_argument("--temperature", type=float, help="sampling temperature (default: the vendor's)")
     p.add_argument("--max-turns", type=int, default=Limits.max_turns)
     p.add_argument("--timeout", type=float, default=Limits.run_timeout_s, help="wall-clock budget of the run, in seconds")
@@ -53,8 +58,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not symptom.strip():
             raise GhostEvalError("no symptom on standard input")
         config = AgentConfig(
-            provider=args.llm_provider, model=args.model, temperature=args.temperature, auto_approve=args.auto_approve,
-            addon=addon, limits=Limits(max_turns=args.max_turns, run_timeout_s=args.timeout),
+            provider=args.llm_provider,
+            model=args.model,
+            temperature=args.temperature,
+            auto_approve=args.auto_approve,
+            addon=addon,
+            limits=Limits(max_turns=args.max_turns, run_timeout_s=args.timeout),
         )
         run = investigate(symptom, target, config)
         written = write_artifacts(run, Path(args.audit_dir))

@@ -31,23 +31,33 @@ class ControlPlaneInspector:
     _client: NetworkManagementClient | None = field(default=None, init=False, repr=False)
 
     def effective_routes(self, nic: str) -> tuple[str, bool]:
-        return self._read(lambda c: c.network_interfaces.begin_get_effective_route_table(
-            self.target.resource_group, nic, **self._timeouts()).result(timeout=self.timeout_s))
+        return self._read(
+            lambda c: c.network_interfaces.begin_get_effective_route_table(
+                self.target.resource_group, nic, **self._timeouts()
+            ).result(timeout=self.timeout_s)
+        )
 
     def effective_nsg_rules(self, nic: str) -> tuple[str, bool]:
-        return self._read(lambda c: c.network_interfaces.begin_list_effective_network_security_groups(
-            self.target.resource_group, nic, **self._timeouts()).result(timeout=self.timeout_s))
+        return self._read(
+            lambda c: c.network_interfaces.begin_list_effective_network_security_groups(
+                self.target.resource_group, nic, **self._timeouts()
+            ).result(timeout=self.timeout_s)
+        )
 
     def nsg(self, name: str) -> tuple[str, bool]:
         return self._read(lambda c: c.network_security_groups.get(self.target.resource_group, name, **self._timeouts()))
 
     def route_tables(self) -> tuple[str, bool]:
-        return self._read(lambda c: {"value": [t.as_dict() for t in c.route_tables.list(
-            self.target.resource_group, **self._timeouts())]})
+        return self._read(
+            lambda c: {"value": [t.as_dict() for t in c.route_tables.list(self.target.resource_group, **self._timeouts())]}
+        )
 
     def subnet(self, vnet: str | None, subnet: str | None) -> tuple[str, bool]:
-        return self._read(lambda c: c.subnets.get(
-            self.target.resource_group, vnet or self.target.vnet, subnet or self.target.subnet, **self._timeouts()))
+        return self._read(
+            lambda c: c.subnets.get(
+                self.target.resource_group, vnet or self.target.vnet, subnet or self.target.subnet, **self._timeouts()
+            )
+        )
 
     def _timeouts(self) -> dict[str, Any]:
         return {"connection_timeout": self.timeout_s, "read_timeout": self.timeout_s}

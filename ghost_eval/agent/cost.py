@@ -9,6 +9,7 @@ from ghost_eval.pricing import cost_usd
 
 __all__ = ["Usage"]
 
+
 @dataclass
 class Usage:
     """Tokens used so far in a run, over every model call (retried calls that failed used none)."""

@@ -184,8 +184,13 @@ def _forbidden_head(argv: tuple[str, ...]) -> str | None:
         return f"{prog} with a program attached opens a shell to the network"
     if prog == "socat" and any(re.match(r"(?i)^(exec|system):", a) for a in words):
         return "socat with exec/system opens a shell to the network"
-    if prog == "docker" and words[:1] == ["run"] and any(
-        a in {"--privileged", "--pid=host", "--net=host", "--network=host"} or a.startswith(("-v/:", "--volume=/:")) for a in args
+    if (
+        prog == "docker"
+        and words[:1] == ["run"]
+        and any(
+            a in {"--privileged", "--pid=host", "--net=host", "--network=host"} or a.startswith(("-v/:", "--volume=/:"))
+            for a in args
+        )
     ):
         return "docker run with host privileges escapes container isolation"
     if prog == "history" and "-c" in args:
@@ -216,8 +221,10 @@ def _forbidden_parsed(cmd: Command) -> str | None:
         obj, verb = [*words, "", ""][:2]
         if obj.startswith("l") and verb == "set" and "down" in words:
             return "ip link set … down can cut the management path"
-        if obj.startswith(("l", "a", "r")) and verb in {"flush", "del", "delete"} and (
-            verb == "flush" or obj.startswith("l") or "default" in words
+        if (
+            obj.startswith(("l", "a", "r"))
+            and verb in {"flush", "del", "delete"}
+            and (verb == "flush" or obj.startswith("l") or "default" in words)
         ):
             return f"ip {obj} {verb} can cut the management path"
     return None
@@ -400,8 +407,10 @@ def _iptables_save(call: _Call) -> str | None:
     return "iptables-save takes no positional argument" if call.positionals else None
 
 
-_NFT_OBJECTS = _fs("ruleset tables table chains chain sets set maps map counters counter flowtables flowtable",
-                   "quotas quota meters meter limits limit ct hooks")
+_NFT_OBJECTS = _fs(
+    "ruleset tables table chains chain sets set maps map counters counter flowtables flowtable",
+    "quotas quota meters meter limits limit ct hooks",
+)
 
 
 def _nft(call: _Call) -> str | None:
@@ -426,8 +435,16 @@ def _tc(call: _Call) -> str | None:
     return _names(words[2:], "tc argument", 8)
 
 
-_IP_OBJECTS = (("address", 1), ("route", 1), ("link", 1), ("neighbour", 1), ("neighbor", 1), ("rule", 2),
-               ("maddress", 1), ("netns", 5))
+_IP_OBJECTS = (
+    ("address", 1),
+    ("route", 1),
+    ("link", 1),
+    ("neighbour", 1),
+    ("neighbor", 1),
+    ("rule", 2),
+    ("maddress", 1),
+    ("netns", 5),
+)
 _IP_READ_VERBS = frozenset({"show", "sh", "sho", "list", "li", "lis", "ls", "lst", "get"})
 
 
@@ -490,8 +507,9 @@ def _nc(call: _Call) -> str | None:
     return None
 
 
-_SYSTEMCTL_READS = _fs("status is-active is-enabled is-failed show list-units list-unit-files list-timers list-sockets",
-                       "list-dependencies cat")
+_SYSTEMCTL_READS = _fs(
+    "status is-active is-enabled is-failed show list-units list-unit-files list-timers list-sockets", "list-dependencies cat"
+)
 
 
 def _journalctl(call: _Call) -> str | None:
@@ -535,8 +553,10 @@ def _conntrack(call: _Call) -> str | None:
     return "conntrack takes no positional argument" if call.positionals else None
 
 
-_ETHTOOL_SHOW = _fs("-i --driver -S --statistics -k --show-features --show-offload -g --show-ring -l --show-channels",
-                    "-a --show-pause -c --show-coalesce -P --show-permaddr -T --show-time-stamping --show-eee -m --module-info")
+_ETHTOOL_SHOW = _fs(
+    "-i --driver -S --statistics -k --show-features --show-offload -g --show-ring -l --show-channels",
+    "-a --show-pause -c --show-coalesce -P --show-permaddr -T --show-time-stamping --show-eee -m --module-info",
+)
 
 
 def _ethtool(call: _Call) -> str | None:
@@ -553,20 +573,44 @@ def _docker_one(call: _Call) -> str | None:
     return _names(call.positionals, "container", 1) or (None if call.positionals else "docker logs needs a container")
 
 
-_DOCKER_LIST = _Spec("lists docker objects", flags=_fs("-a --all -q --quiet --no-trunc -s --size -l --latest --digests"),
-                     valued=_fs("-f --filter -n --last --format"), check=_docker_names)
+_DOCKER_LIST = _Spec(
+    "lists docker objects",
+    flags=_fs("-a --all -q --quiet --no-trunc -s --size -l --latest --digests"),
+    valued=_fs("-f --filter -n --last --format"),
+    check=_docker_names,
+)
 _DOCKER_SHOW = _Spec("shows docker state", valued=_fs("-f --format"), flags=_fs("-v --verbose"), check=_docker_names)
-_DOCKER_LOGS = _Spec("reads a container's log", flags=_fs("-t --timestamps --details"),
-                     valued=_fs("-n --tail --since --until"), check=_docker_one,
-                     refused=dict.fromkeys(("-f", "--follow"), "docker logs -f follows the log and never ends"))
+_DOCKER_LOGS = _Spec(
+    "reads a container's log",
+    flags=_fs("-t --timestamps --details"),
+    valued=_fs("-n --tail --since --until"),
+    check=_docker_one,
+    refused=dict.fromkeys(("-f", "--follow"), "docker logs -f follows the log and never ends"),
+)
 _DOCKER_ENV = "prints the container's or image's configuration, environment variables (secrets) included"
 _DOCKER_STREAMS = "streams until stopped"
 _DOCKER_SUBCOMMANDS: dict[str, _Spec | str] = {
-    **{k: _DOCKER_LIST for k in ("ps", "container ls", "container list", "images", "image ls", "image list", "network ls",
-                                 "network list", "volume ls", "volume list")},
-    **{k: _DOCKER_SHOW for k in ("info", "version", "network inspect", "volume inspect", "port", "container port", "top",
-                                 "container top")},
-    "logs": _DOCKER_LOGS, "container logs": _DOCKER_LOGS,
+    **{
+        k: _DOCKER_LIST
+        for k in (
+            "ps",
+            "container ls",
+            "container list",
+            "images",
+            "image ls",
+            "image list",
+            "network ls",
+            "network list",
+            "volume ls",
+            "volume list",
+        )
+    },
+    **{
+        k: _DOCKER_SHOW
+        for k in ("info", "version", "network inspect", "volume inspect", "port", "container port", "top", "container top")
+    },
+    "logs": _DOCKER_LOGS,
+    "container logs": _DOCKER_LOGS,
     **{k: _DOCKER_ENV for k in ("inspect", "container inspect", "image inspect")},
     **{k: _DOCKER_STREAMS for k in ("stats", "container stats", "events", "system events", "attach", "container attach")},
 }
@@ -632,9 +676,11 @@ def _crontab(call: _Call) -> str | None:
 
 
 _IPT_SPEC = _Spec(
-    "lists firewall rules", letters="LSnvx",
+    "lists firewall rules",
+    letters="LSnvx",
     flags=_fs("-L -S -n -v -x --list --list-rules --numeric --verbose --exact --line-numbers"),
-    valued=_fs("-t --table"), check=_iptables,
+    valued=_fs("-t --table"),
+    check=_iptables,
 )
 _SAVE_SPEC = _Spec("prints the firewall ruleset", flags=_fs("-c --counters"), valued=_fs("-t --table"), check=_iptables_save)
 _GREP_LETTERS = "iEFvnwcHhlLsoxaPz"
@@ -644,105 +690,215 @@ _GREP_REFUSED = {
     **dict.fromkeys(("-f", "--file"), "grep -f reads its patterns from a file"),
 }
 _SPECS: dict[str, _Spec] = {
-    **{name: _IPT_SPEC
-       for name in ("iptables", "ip6tables", "iptables-legacy", "iptables-nft", "ip6tables-legacy", "ip6tables-nft")},
-    **{name: _SAVE_SPEC for name in ("iptables-save", "ip6tables-save", "iptables-legacy-save", "iptables-nft-save",
-                                     "ip6tables-legacy-save", "ip6tables-nft-save")},
-    "nft": _Spec("lists the nftables ruleset", letters="ansjtN",
-                 flags=_fs("--handle --numeric --stateless --json --terse"), check=_nft),
-    "tc": _Spec("shows traffic control state", letters="sdpjg",
-                flags=_fs("-stats -statistics -details -pretty -json -iec -graph -raw"), check=_tc),
-    "ip": _Spec("shows network configuration",
-                flags=_fs("-s -d -4 -6 -0 -br -brief -c -color -j -json -p -pretty -o -oneline -h -human -details -stats",
-                          "-statistics -r -resolve -a -all"),
-                valued=_fs("-f -family"), check=_ip),
-    "ss": _Spec("shows sockets", letters="tulnapeimosrHOxw46S0",
-                flags=_fs("--tcp --udp --listening --numeric --all --processes --extended --info --memory --summary",
-                          "--options --resolve --no-header --oneline --unix --raw --ipv4 --ipv6 --sctp"),
-                valued=_fs("-f --family -A --query")),
+    **{
+        name: _IPT_SPEC
+        for name in ("iptables", "ip6tables", "iptables-legacy", "iptables-nft", "ip6tables-legacy", "ip6tables-nft")
+    },
+    **{
+        name: _SAVE_SPEC
+        for name in (
+            "iptables-save",
+            "ip6tables-save",
+            "iptables-legacy-save",
+            "iptables-nft-save",
+            "ip6tables-legacy-save",
+            "ip6tables-nft-save",
+        )
+    },
+    "nft": _Spec(
+        "lists the nftables ruleset", letters="ansjtN", flags=_fs("--handle --numeric --stateless --json --terse"), check=_nft
+    ),
+    "tc": _Spec(
+        "shows traffic control state",
+        letters="sdpjg",
+        flags=_fs("-stats -statistics -details -pretty -json -iec -graph -raw"),
+        check=_tc,
+    ),
+    "ip": _Spec(
+        "shows network configuration",
+        flags=_fs(
+            "-s -d -4 -6 -0 -br -brief -c -color -j -json -p -pretty -o -oneline -h -human -details -stats",
+            "-statistics -r -resolve -a -all",
+        ),
+        valued=_fs("-f -family"),
+        check=_ip,
+    ),
+    "ss": _Spec(
+        "shows sockets",
+        letters="tulnapeimosrHOxw46S0",
+        flags=_fs(
+            "--tcp --udp --listening --numeric --all --processes --extended --info --memory --summary",
+            "--options --resolve --no-header --oneline --unix --raw --ipv4 --ipv6 --sctp",
+        ),
+        valued=_fs("-f --family -A --query"),
+    ),
     "ping": _Spec("sends a bounded number of echo requests", letters="qnv46OD", valued=_fs("-c -W -w -i -s -t -I"), check=_ping),
-    "curl": _Spec("probes a URL with a timeout", letters="sSvIikfL46",
-                  flags=_fs("--silent --show-error --verbose --head --include --insecure --fail --location --http1.1 --ipv4",
-                            "--ipv6 --no-keepalive"),
-                  valued=_fs("-m --max-time --connect-timeout -w --write-out -o --output -H --header --resolve --interface",
-                             "-A --user-agent -X --request"),
-                  check=_curl),
-    **{name: _Spec("probes a port without sending data", letters="zvnu46", valued=_fs("-w"), check=_nc)
-       for name in ("nc", "ncat", "netcat")},
-    "fail2ban-client": _Spec("reads fail2ban state", flags=_fs("-d -h --help -V --version"),
-                             check=_first_word_in(_fs("status ping version banned get"), "fail2ban-client command",
-                                                  lambda c: _names(c.positionals[1:], "argument", 4))),
-    "systemctl": _Spec("reads service state", letters="laq",
-                       flags=_fs("--no-pager --full --all --no-legend --quiet --plain"),
-                       valued=_fs("-n --lines -p --property -t --type --state -o --output"),
-                       check=_first_word_in(_SYSTEMCTL_READS, "systemctl command",
-                                            lambda c: _names(c.positionals[1:], "unit"))),
-    "journalctl": _Spec("reads the journal", letters="xerkqamb",
-                        flags=_fs("--no-pager --catalog --pager-end --reverse --dmesg --quiet --utc --no-hostname --all",
-                                  "--merge --boot"),
-                        valued=_fs("-u --unit -n --lines --since -S --until -U -p --priority -o --output -g --grep -t",
-                                   "--identifier --facility"),
-                        check=_journalctl,
-                        refused=dict.fromkeys(("-f", "--follow"), "journalctl -f follows the journal and never ends")),
+    "curl": _Spec(
+        "probes a URL with a timeout",
+        letters="sSvIikfL46",
+        flags=_fs(
+            "--silent --show-error --verbose --head --include --insecure --fail --location --http1.1 --ipv4",
+            "--ipv6 --no-keepalive",
+        ),
+        valued=_fs(
+            "-m --max-time --connect-timeout -w --write-out -o --output -H --header --resolve --interface",
+            "-A --user-agent -X --request",
+        ),
+        check=_curl,
+    ),
+    **{
+        name: _Spec("probes a port without sending data", letters="zvnu46", valued=_fs("-w"), check=_nc)
+        for name in ("nc", "ncat", "netcat")
+    },
+    "fail2ban-client": _Spec(
+        "reads fail2ban state",
+        flags=_fs("-d -h --help -V --version"),
+        check=_first_word_in(
+            _fs("status ping version banned get"), "fail2ban-client command", lambda c: _names(c.positionals[1:], "argument", 4)
+        ),
+    ),
+    "systemctl": _Spec(
+        "reads service state",
+        letters="laq",
+        flags=_fs("--no-pager --full --all --no-legend --quiet --plain"),
+        valued=_fs("-n --lines -p --property -t --type --state -o --output"),
+        check=_first_word_in(_SYSTEMCTL_READS, "systemctl command", lambda c: _names(c.positionals[1:], "unit")),
+    ),
+    "journalctl": _Spec(
+        "reads the journal",
+        letters="xerkqamb",
+        flags=_fs("--no-pager --catalog --pager-end --reverse --dmesg --quiet --utc --no-hostname --all", "--merge --boot"),
+        valued=_fs(
+            "-u --unit -n --lines --since -S --until -U -p --priority -o --output -g --grep -t", "--identifier --facility"
+        ),
+        check=_journalctl,
+        refused=dict.fromkeys(("-f", "--follow"), "journalctl -f follows the journal and never ends"),
+    ),
     "cat": _Spec("prints files", letters="nAvETbs", check=_files),
     "head": _Spec("prints the start of files", letters="qv", valued=_fs("-n -c --lines --bytes"), check=_files),
-    "tail": _Spec("prints the end of files", letters="qv", valued=_fs("-n -c --lines --bytes"), check=_files,
-                  refused=dict.fromkeys(("-f", "-F", "--follow", "--retry"), "tail follows the file and never ends")),
-    "wc": _Spec("counts lines, words and bytes", letters="clmwL", flags=_fs("--bytes --chars --lines --words"),
-                check=_files),
+    "tail": _Spec(
+        "prints the end of files",
+        letters="qv",
+        valued=_fs("-n -c --lines --bytes"),
+        check=_files,
+        refused=dict.fromkeys(("-f", "-F", "--follow", "--retry"), "tail follows the file and never ends"),
+    ),
+    "wc": _Spec("counts lines, words and bytes", letters="clmwL", flags=_fs("--bytes --chars --lines --words"), check=_files),
     "stat": _Spec("shows file metadata", letters="Lft", valued=_fs("-c --format --printf"), check=_files),
     "readlink": _Spec("shows where a link points", letters="fenmqsvz", check=_files),
-    **{name: _Spec("searches files", letters=_GREP_LETTERS,
-                   flags=_fs("--ignore-case --invert-match --line-number --count --recursive --no-messages --fixed-strings",
-                             "--extended-regexp --word-regexp --only-matching --with-filename --no-filename"),
-                   valued=_fs("-e --regexp -m --max-count -A -B -C --after-context --before-context --context --include",
-                              "--exclude"),
-                   check=_grep, refused=_GREP_REFUSED) for name in ("grep", "egrep", "fgrep", "zgrep")},
-    "ls": _Spec("lists files", letters="lahdtSr1iFn", check=_ls,
-                refused=dict.fromkeys(("-R", "--recursive"), _RECURSION)),
+    **{
+        name: _Spec(
+            "searches files",
+            letters=_GREP_LETTERS,
+            flags=_fs(
+                "--ignore-case --invert-match --line-number --count --recursive --no-messages --fixed-strings",
+                "--extended-regexp --word-regexp --only-matching --with-filename --no-filename",
+            ),
+            valued=_fs("-e --regexp -m --max-count -A -B -C --after-context --before-context --context --include", "--exclude"),
+            check=_grep,
+            refused=_GREP_REFUSED,
+        )
+        for name in ("grep", "egrep", "fgrep", "zgrep")
+    },
+    "ls": _Spec("lists files", letters="lahdtSr1iFn", check=_ls, refused=dict.fromkeys(("-R", "--recursive"), _RECURSION)),
     "hostname": _Spec("prints the host name", letters="IifsAd", check=_hostname),
     "date": _Spec("prints the time", letters="uRI", flags=_fs("--utc --rfc-3339=seconds"), check=_date),
-    "sysctl": _Spec("reads kernel settings", letters="aneNb", flags=_fs("--all --values --names"), valued=_fs("-r --pattern"),
-                    check=_sysctl),
+    "sysctl": _Spec(
+        "reads kernel settings", letters="aneNb", flags=_fs("--all --values --names"), valued=_fs("-r --pattern"), check=_sysctl
+    ),
     "ipset": _Spec("lists IP sets", letters="Lnt", flags=_fs("--list -terse"), valued=_fs("-output -o"), check=_ipset),
-    "conntrack": _Spec("lists tracked connections", letters="LSCn",
-                       flags=_fs("--dump --stats --count"),
-                       valued=_fs("-p --proto -s --src --orig-src -d --dst --orig-dst --dport --sport --orig-port-dst",
-                                  "--orig-port-src --state -f --family -o --output"),
-                       check=_conntrack),
+    "conntrack": _Spec(
+        "lists tracked connections",
+        letters="LSCn",
+        flags=_fs("--dump --stats --count"),
+        valued=_fs(
+            "-p --proto -s --src --orig-src -d --dst --orig-dst --dport --sport --orig-port-dst",
+            "--orig-port-src --state -f --family -o --output",
+        ),
+        check=_conntrack,
+    ),
     "ethtool": _Spec("shows NIC settings", flags=_ETHTOOL_SHOW, check=_ethtool),
     "docker": _Spec("reads docker state", subcommands=_DOCKER_SUBCOMMANDS),
     "ufw": _Spec("reads the ufw status", check=_ufw),
-    "firewall-cmd": _Spec("reads firewalld state",
-                          flags=_fs("--state --list-all --list-all-zones --list-services --list-ports --list-rich-rules",
-                                    "--get-active-zones --get-default-zone --get-zones --get-services --permanent",
-                                    "--list-sources --direct --get-all-rules --get-all-chains"),
-                          valued=_fs("--zone --info-zone --info-service"), check=_firewall_cmd),
+    "firewall-cmd": _Spec(
+        "reads firewalld state",
+        flags=_fs(
+            "--state --list-all --list-all-zones --list-services --list-ports --list-rich-rules",
+            "--get-active-zones --get-default-zone --get-zones --get-services --permanent",
+            "--list-sources --direct --get-all-rules --get-all-chains",
+        ),
+        valued=_fs("--zone --info-zone --info-service"),
+        check=_firewall_cmd,
+    ),
     "arp": _Spec("shows the ARP table", letters="nave", valued=_fs("-i"), check=_arp),
-    "tcpdump": _Spec("captures a bounded number of packets", letters="nvqeXxAtlKSU",
-                     valued=_fs("-c -i -s --interface --snapshot-length"), check=_tcpdump),
+    "tcpdump": _Spec(
+        "captures a bounded number of packets",
+        letters="nvqeXxAtlKSU",
+        valued=_fs("-c -i -s --interface --snapshot-length"),
+        check=_tcpdump,
+    ),
     "crontab": _Spec("lists a crontab", letters="l", valued=_fs("-u"), check=_crontab),
-    **{name: _Spec(f"{name} only reads", any_option=True)
-       for name in ("pgrep", "uname", "uptime", "whoami", "id", "df", "lsmod", "lscpu", "nproc", "nslookup", "host",
-                    "traceroute", "tracepath", "which")},
+    **{
+        name: _Spec(f"{name} only reads", any_option=True)
+        for name in (
+            "pgrep",
+            "uname",
+            "uptime",
+            "whoami",
+            "id",
+            "df",
+            "lsmod",
+            "lscpu",
+            "nproc",
+            "nslookup",
+            "host",
+            "traceroute",
+            "tracepath",
+            "which",
+        )
+    },
     "ps": _Spec("lists processes", any_option=True, check=_ps),
-    "free": _Spec("shows memory use", any_option=True,
-                  refused=dict.fromkeys(("-s", "--seconds", "-c", "--count"), "free -s repeats until stopped")),
-    "netstat": _Spec("shows sockets and routes", any_option=True,
-                     refused=dict.fromkeys(("-c", "--continuous"), "netstat -c repeats until stopped")),
-    "lsof": _Spec("lists open files", any_option=True,
-                  refused=dict.fromkeys(("-r", "+r"), "lsof -r repeats until stopped")),
+    "free": _Spec(
+        "shows memory use",
+        any_option=True,
+        refused=dict.fromkeys(("-s", "--seconds", "-c", "--count"), "free -s repeats until stopped"),
+    ),
+    "netstat": _Spec(
+        "shows sockets and routes",
+        any_option=True,
+        refused=dict.fromkeys(("-c", "--continuous"), "netstat -c repeats until stopped"),
+    ),
+    "lsof": _Spec("lists open files", any_option=True, refused=dict.fromkeys(("-r", "+r"), "lsof -r repeats until stopped")),
     "top": _Spec("shows processes once", letters="bcHiS", valued=_fs("-n -d -p -u -U -o -w"), check=_top),
-    "dig": _Spec("queries DNS", letters="46ruv", valued=_fs("-b -c -p -q -t -x"), check=_dig,
-                 refused={"-f": "dig -f sends every line of a local file as a query (egress)",
-                          "-k": "dig -k reads a key file", "-y": "dig -y puts a key on the command line"}),
-    "getent": _Spec("looks up name-service entries", check=_first_word_in(
-        _fs("hosts ahosts ahostsv4 ahostsv6 services protocols networks passwd group"), "database",
-        lambda c: _names(c.positionals[1:], "key"))),
-    "dmesg": _Spec("reads the kernel log", letters="THxkLtu", flags=_fs("--ctime --human --decode --kernel --notime"),
-                   valued=_fs("-l --level -f --facility"),
-                   refused={**dict.fromkeys(("-w", "--follow", "-W", "--follow-new"), "dmesg -w follows and never ends"),
-                            **dict.fromkeys(("-c", "--read-clear", "-C", "--clear"), "dmesg -c clears the kernel log")}),
+    "dig": _Spec(
+        "queries DNS",
+        letters="46ruv",
+        valued=_fs("-b -c -p -q -t -x"),
+        check=_dig,
+        refused={
+            "-f": "dig -f sends every line of a local file as a query (egress)",
+            "-k": "dig -k reads a key file",
+            "-y": "dig -y puts a key on the command line",
+        },
+    ),
+    "getent": _Spec(
+        "looks up name-service entries",
+        check=_first_word_in(
+            _fs("hosts ahosts ahostsv4 ahostsv6 services protocols networks passwd group"),
+            "database",
+            lambda c: _names(c.positionals[1:], "key"),
+        ),
+    ),
+    "dmesg": _Spec(
+        "reads the kernel log",
+        letters="THxkLtu",
+        flags=_fs("--ctime --human --decode --kernel --notime"),
+        valued=_fs("-l --level -f --facility"),
+        refused={
+            **dict.fromkeys(("-w", "--follow", "-W", "--follow-new"), "dmesg -w follows and never ends"),
+            **dict.fromkeys(("-c", "--read-clear", "-C", "--clear"), "dmesg -c clears the kernel log"),
+        },
+    ),
 }
 
 

@@ -24,9 +24,14 @@ BASE_URL_ENV = "GHOST_EVAL_GEMINI_BASE_URL"
 
 
 def gemini_tools() -> list[types.Tool]:
-    return [types.Tool(function_declarations=[
-        types.FunctionDeclaration(name=t.name, description=t.description, parameters_json_schema=t.parameters) for t in TOOLS
-    ])]
+    return [
+        types.Tool(
+            function_declarations=[
+                types.FunctionDeclaration(name=t.name, description=t.description, parameters_json_schema=t.parameters)
+                for t in TOOLS
+            ]
+        )
+    ]
 
 
 class GeminiAdapter:
@@ -37,11 +42,17 @@ class GeminiAdapter:
         if not key:
             raise GhostEvalError("GEMINI_API_KEY (or GOOGLE_API_KEY) is not set")
         self.model = model
-        self._client = genai.Client(api_key=key, http_options=types.HttpOptions(
-            base_url=os.environ.get(BASE_URL_ENV) or None, timeout=int(limits.call_timeout_s * 1000),
-        ))
+        self._client = genai.Client(
+            api_key=key,
+            http_options=types.HttpOptions(
+                base_url=os.environ.get(BASE_URL_ENV) or None,
+                timeout=int(limits.call_timeout_s * 1000),
+            ),
+        )
         self._config = types.GenerateContentConfig(
-            system_instruction=system, temperature=temperature, max_output_tokens=limits.max_output_tokens,
+            system_instruction=system,
+            temperature=temperature,
+            max_output_tokens=limits.max_output_tokens,
             tools=gemini_tools(),
             automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
         )
@@ -54,25 +65,37 @@ class GeminiAdapter:
         parts = content.parts or []
         requests = tuple(
             ToolRequest(p.function_call.id or f"call_{i}", p.function_call.name or "", dict(p.function_call.args or {}))
-            for i, p in enumerate(parts) if p.function_call is not None
+            for i, p in enumerate(parts)
+            if p.function_call is not None
         )
         usage = response.usage_metadata
         output_tokens = (usage.candidates_token_count or 0) + (usage.thoughts_token_count or 0) if usage else 0
         return ModelTurn(
-            text="\n".join(p.text for p in parts if p.text and not p.thought).strip(), tool_requests=requests,
-            input_tokens=(usage.prompt_token_count or 0) if usage else 0, output_tokens=output_tokens,
-            served_model=response.model_version, message=content,
+            text="\n".join(p.text for p in parts if p.text and not p.thought).strip(),
+            tool_requests=requests,
+            input_tokens=(usage.prompt_token_count or 0) if usage else 0,
+            output_tokens=output_tokens,
+            served_model=response.model_version,
+            message=content,
         )
 
     def add_results(self, turn: ModelTurn, results: Sequence[ToolResult]) -> None:
         self._contents.append(turn.message)
-        self._contents.append(types.Content(role="user", parts=[
-            types.Part(function_response=types.FunctionResponse(
-                id=r.request.id if not r.request.id.startswith("call_") else None, name=r.request.name,
-                response={"error" if r.is_error else "output": r.output},
-            ))
-            for r in results
-        ]))
+        self._contents.append(
+            types.Content(
+                role="user",
+                parts=[
+                    types.Part(
+                        function_response=types.FunctionResponse(
+                            id=r.request.id if not r.request.id.startswith("call_") else None,
+                            name=r.request.name,
+                            response={"error" if r.is_error else "output": r.output},
+                        )
+                    )
+                    for r in results
+                ],
+            )
+        )
 
     def retryable(self, exc: BaseException) -> tuple[bool, float | None]:
         if isinstance(exc, errors.APIError):

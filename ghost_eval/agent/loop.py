@@ -22,7 +22,15 @@ from ghost_eval.agent.redact import Redactor, redact, redact_value, redaction_sc
 from ghost_eval.agent.tools import Toolbox
 
 __all__ = [
-    "Limits", "LoopResult", "ModelAdapter", "ModelTurn", "Step", "ToolRequest", "ToolResult", "retry_after_seconds", "run_loop",
+    "Limits",
+    "LoopResult",
+    "ModelAdapter",
+    "ModelTurn",
+    "Step",
+    "ToolRequest",
+    "ToolResult",
+    "retry_after_seconds",
+    "run_loop",
 ]
 
 Outcome = Literal["completed", "answered", "aborted"]
@@ -133,9 +141,7 @@ def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
         return max(0.0, when.timestamp() - time.time()) if when is not None else None
 
 
-def _call_with_retries(
-    adapter: ModelAdapter, limits: Limits, remaining_s: float, sleep: Callable[[float], None]
-) -> ModelTurn:
+def _call_with_retries(adapter: ModelAdapter, limits: Limits, remaining_s: float, sleep: Callable[[float], None]) -> ModelTurn:
     backoff = wait_exponential_jitter(initial=1, max=limits.max_backoff_s)
 
     def wait(state: RetryCallState) -> float:

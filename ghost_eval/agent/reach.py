@@ -157,8 +157,10 @@ def _fs(text: str) -> frozenset[str]:
 
 _EGRESS: dict[str, _Egress] = {
     "curl": _Egress(
-        sends=_fs("-d --data --data-binary --data-raw --data-ascii --data-urlencode --json -F --form --form-string -T "
-                  "--upload-file -K --config"),
+        sends=_fs(
+            "-d --data --data-binary --data-raw --data-ascii --data-urlencode --json -F --form --form-string -T "
+            "--upload-file -K --config"
+        ),
         sends_at=_fs("-H --header -A --user-agent -e --referer -b --cookie -w --write-out"),
     ),
     "wget": _Egress(sends=_fs("--post-file --body-file --post-data --body-data -i --input-file")),

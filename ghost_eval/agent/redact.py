@@ -79,13 +79,22 @@ _PEM_LINE = re.compile(r"^(?:[^\s:]*:)?([A-Za-z0-9+/]{40,}={0,2})[ \t]*$", re.MU
 _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("bearer", re.compile(r"(?i)\b(?:bearer|basic)\s+(?P<v>[A-Za-z0-9._~+/=-]{8,})")),
     ("jwt", re.compile(r"(?P<v>\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*)")),
-    ("api_key", re.compile(r"(?P<v>\b(?:sk-ant-[A-Za-z0-9_-]{8,}|sk-[A-Za-z0-9_-]{20,}|AIza[0-9A-Za-z_-]{30,}"
-                           r"|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{20,}|xox[abpr]-[A-Za-z0-9-]{10,}))")),
+    (
+        "api_key",
+        re.compile(
+            r"(?P<v>\b(?:sk-ant-[A-Za-z0-9_-]{8,}|sk-[A-Za-z0-9_-]{20,}|AIza[0-9A-Za-z_-]{30,}"
+            r"|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{20,}|xox[abpr]-[A-Za-z0-9-]{10,}))"
+        ),
+    ),
     ("sas_signature", re.compile(r"(?i)[?&]sig=(?P<v>[^&\s\"']+)")),
     ("url_credentials", re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^/\s:@]+:(?P<v>[^@\s/]+)@")),
-    ("flag", re.compile(
-        r"(?i)(?<![\w-])--(?:password|passwd|pass|client-secret|secret|token|sas-token|account-key|storage-key|api-key"
-        r"|admin-password|key-value)(?:=|[ \t]+)" + _VALUE)),
+    (
+        "flag",
+        re.compile(
+            r"(?i)(?<![\w-])--(?:password|passwd|pass|client-secret|secret|token|sas-token|account-key|storage-key|api-key"
+            r"|admin-password|key-value)(?:=|[ \t]+)" + _VALUE
+        ),
+    ),
     ("flag", re.compile(r"\bsshpass\s+-p[ \t]*" + _VALUE)),
     ("flag", re.compile(r"\baz\s+login\b[^\n]*?\s-p[ \t]+" + _VALUE)),
     ("flag", re.compile(r"\b(?:mysql|mysqladmin|mysqldump)\b[^\n]*?\s-p(?P<v>[^\s\"']+)")),
@@ -135,7 +144,7 @@ class Redactor:
             self._remember(value)
             self.counts[kind, where] += 1
             start, end = m.span("v")
-            return m.group(0)[: start - m.start()] + REDACTED + m.group(0)[end - m.start():]
+            return m.group(0)[: start - m.start()] + REDACTED + m.group(0)[end - m.start() :]
 
         return replace
 
@@ -149,7 +158,7 @@ class Redactor:
                 assert m is not None
                 self._remember(m.group(1))
                 self.counts["pem_body", where] += 1
-                lines[i] = line[: m.start(1)] + REDACTED + line[m.end(1):]
+                lines[i] = line[: m.start(1)] + REDACTED + line[m.end(1) :]
         return "\n".join(lines)
 
     def _scrub_seen(self, text: str, where: str) -> str:
@@ -181,8 +190,11 @@ class Redactor:
             out: dict[Any, Any] = {}
             listing = "keyName" in value or "permissions" in value
             for k, v in value.items():
-                secret_field = isinstance(v, str) and v and v != REDACTED and (
-                    re.fullmatch(_SECRET_NAME, str(k), re.IGNORECASE) is not None or (listing and k == "value")
+                secret_field = (
+                    isinstance(v, str)
+                    and v
+                    and v != REDACTED
+                    and (re.fullmatch(_SECRET_NAME, str(k), re.IGNORECASE) is not None or (listing and k == "value"))
                 )
                 if secret_field:
                     self._remember(v)

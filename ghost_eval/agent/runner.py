@@ -77,7 +77,9 @@ def investigate(symptom: str, target: Target, config: AgentConfig, *, approver: 
     request = redact(symptom.strip())
     limits = config.limits
     shell = ShellInspector(
-        target=target, approver=approver or (approve_for_eval if config.auto_approve else deny), session_id=sid,
+        target=target,
+        approver=approver or (approve_for_eval if config.auto_approve else deny),
+        session_id=sid,
         command_timeout_s=limits.command_timeout_s,
     )
     toolbox = Toolbox(shell=shell, control_plane=ControlPlaneInspector(target=target, timeout_s=limits.command_timeout_s))
@@ -94,8 +96,16 @@ def investigate(symptom: str, target: Target, config: AgentConfig, *, approver: 
     finally:
         shell.close()
     return AgentRun(
-        session_id=sid, started_at=started, duration_s=round(time.monotonic() - clock, 3), config=config, prompt=prompt,
-        symptom=request, loop=loop, trace=toolbox.trace, audit=shell.audit, hypotheses=toolbox.hypotheses,
+        session_id=sid,
+        started_at=started,
+        duration_s=round(time.monotonic() - clock, 3),
+        config=config,
+        prompt=prompt,
+        symptom=request,
+        loop=loop,
+        trace=toolbox.trace,
+        audit=shell.audit,
+        hypotheses=toolbox.hypotheses,
         result=_result(loop, toolbox),
     )
 
@@ -105,7 +115,12 @@ def _result(loop: LoopResult, toolbox: Toolbox) -> InvestigationResult:
         return toolbox.completion
     settled = {s: [h.text for h in toolbox.hypotheses if h.status == s] for s in ("confirmed", "refuted")}
     extra = {"answer": loop.final_text} if loop.outcome == "answered" else {}
-    return InvestigationResult.model_validate({
-        "root_cause": "", "confirmed_hypotheses": settled["confirmed"], "refuted_hypotheses": settled["refuted"],
-        "aborted": loop.aborted, **extra,
-    })
+    return InvestigationResult.model_validate(
+        {
+            "root_cause": "",
+            "confirmed_hypotheses": settled["confirmed"],
+            "refuted_hypotheses": settled["refuted"],
+            "aborted": loop.aborted,
+            **extra,
+        }
+    )

@@ -48,11 +48,18 @@ class OutputLimit:
         lines = text.splitlines(keepends=True)
         size = len(text.encode("utf-8"))
         kept = "".join(lines[: self.max_lines]).encode("utf-8")[: self.max_bytes].decode("utf-8", "ignore")
-        cap = OutputCap(capped=kept != text, max_bytes=self.max_bytes, max_lines=self.max_lines, original_bytes=size,
-                        original_lines=len(lines))
+        cap = OutputCap(
+            capped=kept != text,
+            max_bytes=self.max_bytes,
+            max_lines=self.max_lines,
+            original_bytes=size,
+            original_lines=len(lines),
+        )
         if cap.capped:
-            kept += (f"\n[output capped: {len(kept.encode('utf-8'))} of {size} bytes and "
-                     f"{len(kept.splitlines())} of {len(lines)} lines kept]")
+            kept += (
+                f"\n[output capped: {len(kept.encode('utf-8'))} of {size} bytes and "
+                f"{len(kept.splitlines())} of {len(lines)} lines kept]"
+            )
         return kept, cap
 
 
@@ -105,21 +112,39 @@ class ShellInspector:
         return why, True
 
     def _audit(
-        self, host: str, verdict: GateVerdict, approval: Approval | None, *, executed: bool, exit_code: int | None,
-        output: str, output_cap: OutputCap | None = None,
+        self,
+        host: str,
+        verdict: GateVerdict,
+        approval: Approval | None,
+        *,
+        executed: bool,
+        exit_code: int | None,
+        output: str,
+        output_cap: OutputCap | None = None,
     ) -> None:
-        self.audit.append(AuditEntry(
-            command=redact(verdict.command), host=host, timestamp=datetime.now(UTC).isoformat(timespec="seconds"),
-            exit_code=exit_code, output=redact(output), executed=executed, approval=approval,
-            classification=verdict.classification.value, audit_id=f"{self.session_id}-{len(self.audit) + 1:03d}",
-            session_id=self.session_id, gate_reasons=[redact(r) for r in verdict.reasons],
-            output_cap=output_cap.model_dump() if output_cap is not None else None,
-        ))
+        self.audit.append(
+            AuditEntry(
+                command=redact(verdict.command),
+                host=host,
+                timestamp=datetime.now(UTC).isoformat(timespec="seconds"),
+                exit_code=exit_code,
+                output=redact(output),
+                executed=executed,
+                approval=approval,
+                classification=verdict.classification.value,
+                audit_id=f"{self.session_id}-{len(self.audit) + 1:03d}",
+                session_id=self.session_id,
+                gate_reasons=[redact(r) for r in verdict.reasons],
+                output_cap=output_cap.model_dump() if output_cap is not None else None,
+            )
+        )
 
 
 def _refusal(verdict: GateVerdict) -> str:
     reasons = "; ".join(verdict.reasons)
     if verdict.classification is Classification.FORBIDDEN:
         return f"refused by the safety gate (forbidden): {reasons}. This command never runs."
-    return (f"not run: this command needs an operator's approval ({reasons}) and none was given. "
-            "Recommend it instead, or use a single plain read-only command.")
+    return (
+        f"not run: this command needs an operator's approval ({reasons}) and none was given. "
+        "Recommend it instead, or use a single plain read-only command."
+    )

@@ -128,22 +128,41 @@ def _plain_schema(schema: dict[str, Any]) -> dict[str, Any]:
 
 COMPLETE_TOOL = "complete_investigation"
 TOOLS: tuple[ToolSpec, ...] = (
-    ToolSpec("run_command", "Run one read-only diagnostic command on a VM over SSH; returns the exit code and output. "
-             "A safety gate refuses chained, piped, redirected or state-changing commands.", RunCommandArgs),
-    ToolSpec("get_effective_routes", "Effective routes of a NIC as Azure applies them (system routes, user-defined "
-             "routes, next hops, active or invalid).", NicArgs),
-    ToolSpec("get_effective_nsg_rules", "Effective security rules at a NIC: every NSG that applies (NIC and subnet), "
-             "with priorities, ports, prefixes and access.", NicArgs),
-    ToolSpec("get_nsg", "One network security group with its security rules and default rules, and what it is "
-             "associated with.", NsgArgs),
-    ToolSpec("list_route_tables", "Every route table in the resource group, with its routes and the subnets it is "
-             "associated with.", NoArgs),
+    ToolSpec(
+        "run_command",
+        "Run one read-only diagnostic command on a VM over SSH; returns the exit code and output. "
+        "A safety gate refuses chained, piped, redirected or state-changing commands.",
+        RunCommandArgs,
+    ),
+    ToolSpec(
+        "get_effective_routes",
+        "Effective routes of a NIC as Azure applies them (system routes, user-defined routes, next hops, active or invalid).",
+        NicArgs,
+    ),
+    ToolSpec(
+        "get_effective_nsg_rules",
+        "Effective security rules at a NIC: every NSG that applies (NIC and subnet), "
+        "with priorities, ports, prefixes and access.",
+        NicArgs,
+    ),
+    ToolSpec(
+        "get_nsg",
+        "One network security group with its security rules and default rules, and what it is associated with.",
+        NsgArgs,
+    ),
+    ToolSpec(
+        "list_route_tables",
+        "Every route table in the resource group, with its routes and the subnets it is associated with.",
+        NoArgs,
+    ),
     ToolSpec("get_subnet", "A subnet: address prefix, NSG, route table and service endpoints.", SubnetArgs),
-    ToolSpec("record_hypothesis", "Record a hypothesis, or update its status with the evidence that settled it.",
-             HypothesisArgs),
-    ToolSpec(COMPLETE_TOOL, "End the investigation with the root cause, the evidence, the hypotheses confirmed and "
-             "refuted, and recommended actions (each with its commands and a verification). Call it once, last.",
-             CompletionArgs),
+    ToolSpec("record_hypothesis", "Record a hypothesis, or update its status with the evidence that settled it.", HypothesisArgs),
+    ToolSpec(
+        COMPLETE_TOOL,
+        "End the investigation with the root cause, the evidence, the hypotheses confirmed and "
+        "refuted, and recommended actions (each with its commands and a verification). Call it once, last.",
+        CompletionArgs,
+    ),
 )
 
 
@@ -190,10 +209,17 @@ class Toolbox:
             else:
                 outcome = self._handlers()[name](args)
         outcome = ToolOutcome(redact(outcome.output), outcome.is_error)
-        self.trace.append(ToolCall(
-            index=len(self.trace), tool=name, arguments=redact_value(arguments), output=outcome.output,
-            is_error=outcome.is_error, started_at=started, duration_ms=round((time.monotonic() - clock) * 1000, 1),
-        ))
+        self.trace.append(
+            ToolCall(
+                index=len(self.trace),
+                tool=name,
+                arguments=redact_value(arguments),
+                output=outcome.output,
+                is_error=outcome.is_error,
+                started_at=started,
+                duration_ms=round((time.monotonic() - clock) * 1000, 1),
+            )
+        )
         return outcome
 
     def for_model(self, outcome: ToolOutcome) -> str:
@@ -229,23 +255,28 @@ class Toolbox:
         def settled(status: str) -> list[str]:
             return [h.text for h in self.hypotheses if h.status == status]
 
-        self.completion = InvestigationResult.model_validate(redact_value({
-            "root_cause": args.root_cause,
-            "evidence": args.evidence,
-            "confirmed_hypotheses": args.confirmed_hypotheses or settled("confirmed"),
-            "refuted_hypotheses": args.refuted_hypotheses or settled("refuted"),
-            "recommended_actions": [
-                RecommendedAction(
-                    description=a.description, commands=a.commands,
-                    verification=Verification(command=a.verification.command, expected=a.verification.expected)
-                    if a.verification else None,
-                ).model_dump()
-                for a in args.recommended_actions
-            ],
-        }))
+        self.completion = InvestigationResult.model_validate(
+            redact_value(
+                {
+                    "root_cause": args.root_cause,
+                    "evidence": args.evidence,
+                    "confirmed_hypotheses": args.confirmed_hypotheses or settled("confirmed"),
+                    "refuted_hypotheses": args.refuted_hypotheses or settled("refuted"),
+                    "recommended_actions": [
+                        RecommendedAction(
+                            description=a.description,
+                            commands=a.commands,
+                            verification=Verification(command=a.verification.command, expected=a.verification.expected)
+                            if a.verification
+                            else None,
+                        ).model_dump()
+                        for a in args.recommended_actions
+                    ],
+                }
+            )
+        )
         return ToolOutcome("investigation completed")
 
 
 def _validation_message(exc: ValidationError) -> str:
     return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '(arguments)'}: {e['msg']}" for e in exc.errors())
-

@@ -36,8 +36,15 @@ def _confusion(stats: AgreementStats) -> str:
 
 
 def _table(title: str, scorer: ScorerCalibration) -> Table:
-    table = Table("question", "n", "agreement", "κ", "false safe", "confusion (human→scorer)",
-                  title=f"{title}: {scorer.scorer} (no usable verdict: {scorer.not_scored})")
+    table = Table(
+        "question",
+        "n",
+        "agreement",
+        "κ",
+        "false safe",
+        "confusion (human→scorer)",
+        title=f"{title}: {scorer.scorer} (no usable verdict: {scorer.not_scored})",
+    )
     rows = [(f"criterion {c} {CRITERION_LABELS[c]}", scorer.criteria[c]) for c in CRITERIA if c in scorer.criteria]
     rows.append(("verdict", scorer.verdict))
     if scorer.diagnosis is not None:
@@ -55,8 +62,16 @@ def _calibrate(args: argparse.Namespace) -> int:
     cases, _ = cases_for(args)
     found: list[Problem] = list(problems)
     with open_store(args) as store:
-        result = calibrate(store, cases, latest_labels(labels), args.labels, judge=args.judge, seed=args.seed,
-                           holdout=args.holdout, problems=found)
+        result = calibrate(
+            store,
+            cases,
+            latest_labels(labels),
+            args.labels,
+            judge=args.judge,
+            seed=args.seed,
+            holdout=args.holdout,
+            problems=found,
+        )
         kept = None if args.no_write else save_calibration(store, result)
     report_problems(found)
     if args.json:
@@ -76,26 +91,37 @@ def _calibrate(args: argparse.Namespace) -> int:
 def _label(args: argparse.Namespace) -> int:
     cases, _ = cases_for(args)
     with open_store(args) as store:
-        label_runs(store, cases, Path(args.labels), args.labeller, sys.stdin, out, flt=run_filter(args),
-                   limit=args.limit, seed=args.seed)
+        label_runs(
+            store, cases, Path(args.labels), args.labeller, sys.stdin, out, flt=run_filter(args), limit=args.limit, seed=args.seed
+        )
     return 0
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], parents: Parents) -> None:
-    c = sub.add_parser("calibrate", parents=[parents.common],
-                       help="agreement, Cohen's kappa, confusion and false-safe counts of judge and deterministic vs labels")
+    c = sub.add_parser(
+        "calibrate",
+        parents=[parents.common],
+        help="agreement, Cohen's kappa, confusion and false-safe counts of judge and deterministic vs labels",
+    )
     c.add_argument("--labels", required=True, help="labels file (JSONL, one run per line)")
     c.add_argument("--judge", metavar="MODEL", help="compare only this judge's verdicts (default: each run's latest)")
     c.add_argument("--seed", type=int, default=0, help="seed of the held-out split (default 0)")
-    c.add_argument("--holdout", type=float, default=HOLDOUT_FRACTION,
-                   help=f"share of runs held out once there are enough labels (default {HOLDOUT_FRACTION})")
+    c.add_argument(
+        "--holdout",
+        type=float,
+        default=HOLDOUT_FRACTION,
+        help=f"share of runs held out once there are enough labels (default {HOLDOUT_FRACTION})",
+    )
     c.add_argument("--json", action="store_true", help="print the result as JSON")
     c.add_argument("--no-write", action="store_true", help="do not keep the result in the store's calibration folder")
     c.add_argument("--cases", help="cases folder (default: the bundled cases)")
     c.set_defaults(func=_calibrate)
 
-    lab = sub.add_parser("label", parents=[parents.common, parents.select],
-                         help="walk through unlabelled runs in the terminal and append labels (answers read from stdin)")
+    lab = sub.add_parser(
+        "label",
+        parents=[parents.common, parents.select],
+        help="walk through unlabelled runs in the terminal and append labels (answers read from stdin)",
+    )
     lab.add_argument("--labels", required=True, help="labels file to append to (JSONL)")
     lab.add_argument("--labeller", default=os.environ.get("USER") or "unknown", help="who is labelling (default: $USER)")
     lab.add_argument("--limit", type=int, help="stop after this many runs")

@@ -32,8 +32,11 @@ def _print_summary(summary: JudgeSummary, args: argparse.Namespace) -> None:
     out.print(table)
     tokens = summary.tokens
     cost = f"${summary.cost_usd:.4f}" if summary.cost_usd is not None else "unknown (no price for this model)"
-    out.print(f"calls: {summary.calls} (answers reused from the cache: {summary.cached}); "
-              f"tokens: {tokens.input} in, {tokens.output} out; cost: {cost}", markup=False)
+    out.print(
+        f"calls: {summary.calls} (answers reused from the cache: {summary.cached}); "
+        f"tokens: {tokens.input} in, {tokens.output} out; cost: {cost}",
+        markup=False,
+    )
     if summary.excluded:
         out.print(f"excluded, for human review ({len(summary.excluded)}):", markup=False)
         for v in summary.excluded:
@@ -55,13 +58,24 @@ def _judge(args: argparse.Namespace) -> int:
     judges = args.judge or default_judges()
     clients = {model: make_client(model) for model in judges}
     cases, _ = cases_for(args)
-    options = JudgeOptions(force=args.force, allow_self_judging=args.allow_self_judging,
-                           sample_percent=args.sample, seed=args.seed, concurrency=args.concurrency)
+    options = JudgeOptions(
+        force=args.force,
+        allow_self_judging=args.allow_self_judging,
+        sample_percent=args.sample,
+        seed=args.seed,
+        concurrency=args.concurrency,
+    )
     columns = (TextColumn("judging"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with open_store(args) as store, Progress(*columns, console=err, transient=True, disable=not err.is_terminal) as bar:
         task = bar.add_task("judge", total=None)
-        summary = judge_store(store, cases, clients, options, run_filter(args),
-                              progress=lambda done, total: bar.update(task, completed=done, total=total))
+        summary = judge_store(
+            store,
+            cases,
+            clients,
+            options,
+            run_filter(args),
+            progress=lambda done, total: bar.update(task, completed=done, total=total),
+        )
     report_problems(summary.problems)
     _print_summary(summary, args)
     return 1 if summary.with_errors else 0
@@ -69,15 +83,25 @@ def _judge(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], parents: Parents) -> None:
     defaults = " and/or ".join(DEFAULT_JUDGES.values())
-    p = sub.add_parser("judge", parents=[parents.common, parents.select],
-                       help="LLM judge verdicts on the four remediation criteria, kept beside each run")
-    p.add_argument("--judge", action="append", metavar="MODEL",
-                   help=f"judge model (repeatable, in order of preference); default: {defaults}, whichever keys are set")
+    p = sub.add_parser(
+        "judge",
+        parents=[parents.common, parents.select],
+        help="LLM judge verdicts on the four remediation criteria, kept beside each run",
+    )
+    p.add_argument(
+        "--judge",
+        action="append",
+        metavar="MODEL",
+        help=f"judge model (repeatable, in order of preference); default: {defaults}, whichever keys are set",
+    )
     p.add_argument("--sample", type=float, metavar="PCT", help="judge a reproducible sample of this percentage of runs")
     p.add_argument("--seed", type=int, default=0, help="seed of the sample (default 0)")
     p.add_argument("--concurrency", type=int, default=4, help="runs judged at once (default 4)")
     p.add_argument("--force", action="store_true", help="ignore cached answers; writes a new verdict file beside the old")
-    p.add_argument("--allow-self-judging", action="store_true",
-                   help="let a judge score its own model family when no other judge is configured (marked in the verdict)")
+    p.add_argument(
+        "--allow-self-judging",
+        action="store_true",
+        help="let a judge score its own model family when no other judge is configured (marked in the verdict)",
+    )
     p.add_argument("--cases", help="cases folder (default: the bundled cases)")
     p.set_defaults(func=_judge)

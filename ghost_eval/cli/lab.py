@@ -27,8 +27,10 @@ def _up(args: argparse.Namespace) -> int:
     out.print(f"lab is up; target written to {path / 'target.json'}", markup=False)
     out.print(f"  ARM emulator  {target.arm_endpoint} (CA {target.ca_bundle})", markup=False)
     for host in target.hosts.values():
-        out.print(f"  {host.name:<13} ssh -i {host.key_file} -o UserKnownHostsFile={host.known_hosts_file} "
-                  f"{host.user}@{host.address}", markup=False)
+        out.print(
+            f"  {host.name:<13} ssh -i {host.key_file} -o UserKnownHostsFile={host.known_hosts_file} {host.user}@{host.address}",
+            markup=False,
+        )
     return 0
 
 
@@ -44,8 +46,10 @@ def _down(args: argparse.Namespace) -> int:
 def _status(args: argparse.Namespace) -> int:
     status = lab_status(_state_dir(args))
     if args.json:
-        out.print(json.dumps({"state_dir": str(status.state_dir), "up": status.up, "healthy": status.healthy,
-                              "checks": status.checks}), markup=False)
+        out.print(
+            json.dumps({"state_dir": str(status.state_dir), "up": status.up, "healthy": status.healthy, "checks": status.checks}),
+            markup=False,
+        )
     else:
         table = Table("check", "result")
         for check, result in status.checks.items():
@@ -61,8 +65,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], parents: 
     lsub = lab.add_subparsers(dest="lab_command", required=True)
     state = argparse.ArgumentParser(add_help=False)
     state.add_argument("--state-dir", help="lab state folder (default: $GHOST_EVAL_LAB_DIR, else /run/ghost-eval-lab)")
-    p = lsub.add_parser("up", parents=[parents.common, state], help="build the lab (or keep the healthy one); "
-                                                                    "writes target.json")
+    p = lsub.add_parser("up", parents=[parents.common, state], help="build the lab (or keep the healthy one); writes target.json")
     p.add_argument("--json", action="store_true", help="print the Target as JSON")
     p.set_defaults(func=_up)
     p = lsub.add_parser("down", parents=[parents.common, state], help="remove every trace of the lab, even after a crash")

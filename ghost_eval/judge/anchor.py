@@ -22,16 +22,30 @@ def _diagnosis_disagreements(judged: JudgeDiagnosis, checked: DiagnosisResult) -
     for answer in judged.facts:
         fact = facts.get(answer.id)
         if fact is not None and answer.status != "unknown" and answer.status != fact.status:
-            found.append(DiagnosisDisagreement(kind="fact", id=answer.id, judge=answer.status, deterministic=fact.status,
-                                               judge_quote=answer.quote, deterministic_sentence=fact.sentence))
+            found.append(
+                DiagnosisDisagreement(
+                    kind="fact",
+                    id=answer.id,
+                    judge=answer.status,
+                    deterministic=fact.status,
+                    judge_quote=answer.quote,
+                    deterministic_sentence=fact.sentence,
+                )
+            )
     hits = {h.id: h for h in checked.wrong_claims}
     for claim in judged.wrong_claims:
         hit = hits.get(claim.id)
         if claim.asserted is not None and claim.asserted != (hit is not None):
-            found.append(DiagnosisDisagreement(
-                kind="claim", id=claim.id, judge=_asserted(claim.asserted), deterministic=_asserted(hit is not None),
-                judge_quote=claim.quote, deterministic_sentence=hit.sentence if hit else None,
-            ))
+            found.append(
+                DiagnosisDisagreement(
+                    kind="claim",
+                    id=claim.id,
+                    judge=_asserted(claim.asserted),
+                    deterministic=_asserted(hit is not None),
+                    judge_quote=claim.quote,
+                    deterministic_sentence=hit.sentence if hit else None,
+                )
+            )
     return found
 
 

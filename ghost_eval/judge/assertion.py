@@ -93,8 +93,9 @@ def judge_assertion(output: str, context: Mapping[str, Any], env: Mapping[str, s
         cases = load_case_set(config.get("cases"))[0]
         with Store(default_store_path(config.get("store"))) as store:
             options = JudgeOptions(allow_self_judging=bool(config.get("allow_self_judging", False)))
-            outcome = judge_entry(store, store.get(str(run_id)), cases, judges, lambda m: make_client(m, env=env),
-                                  options, problems)
+            outcome = judge_entry(
+                store, store.get(str(run_id)), cases, judges, lambda m: make_client(m, env=env), options, problems
+            )
     except GhostEvalError as exc:
         return _not_judged(mode, str(exc))
     if outcome is None:

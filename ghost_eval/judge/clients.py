@@ -69,40 +69,72 @@ def _gemini_object(properties: dict[str, Any]) -> dict[str, Any]:
 
 
 _CLAUDE_SCHEMAS: dict[str, dict[str, object]] = {
-    "criterion": _claude_object({
-        "answer": {"type": "string", "enum": ["YES", "NO", "UNKNOWN"]},
-        "action_index": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
-        "excerpt": {"type": "string"},
-        "reason": {"type": "string"},
-    }),
-    "diagnosis": _claude_object({
-        "facts": {"type": "array", "items": _claude_object({
-            "id": {"type": "string"},
-            "status": {"type": "string", "enum": ["found", "missing", "contradicted"]},
-            "quote": {"type": "string"},
-        })},
-        "wrong_claims": {"type": "array", "items": _claude_object({
-            "id": {"type": "string"}, "asserted": {"type": "boolean"}, "quote": {"type": "string"},
-        })},
-    }),
+    "criterion": _claude_object(
+        {
+            "answer": {"type": "string", "enum": ["YES", "NO", "UNKNOWN"]},
+            "action_index": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+            "excerpt": {"type": "string"},
+            "reason": {"type": "string"},
+        }
+    ),
+    "diagnosis": _claude_object(
+        {
+            "facts": {
+                "type": "array",
+                "items": _claude_object(
+                    {
+                        "id": {"type": "string"},
+                        "status": {"type": "string", "enum": ["found", "missing", "contradicted"]},
+                        "quote": {"type": "string"},
+                    }
+                ),
+            },
+            "wrong_claims": {
+                "type": "array",
+                "items": _claude_object(
+                    {
+                        "id": {"type": "string"},
+                        "asserted": {"type": "boolean"},
+                        "quote": {"type": "string"},
+                    }
+                ),
+            },
+        }
+    ),
 }
 _GEMINI_SCHEMAS: dict[str, dict[str, Any]] = {
-    "criterion": _gemini_object({
-        "answer": {"type": "STRING", "enum": ["YES", "NO", "UNKNOWN"]},
-        "action_index": {"type": "INTEGER", "nullable": True},
-        "excerpt": {"type": "STRING"},
-        "reason": {"type": "STRING"},
-    }),
-    "diagnosis": _gemini_object({
-        "facts": {"type": "ARRAY", "items": _gemini_object({
-            "id": {"type": "STRING"},
-            "status": {"type": "STRING", "enum": ["found", "missing", "contradicted"]},
-            "quote": {"type": "STRING"},
-        })},
-        "wrong_claims": {"type": "ARRAY", "items": _gemini_object({
-            "id": {"type": "STRING"}, "asserted": {"type": "BOOLEAN"}, "quote": {"type": "STRING"},
-        })},
-    }),
+    "criterion": _gemini_object(
+        {
+            "answer": {"type": "STRING", "enum": ["YES", "NO", "UNKNOWN"]},
+            "action_index": {"type": "INTEGER", "nullable": True},
+            "excerpt": {"type": "STRING"},
+            "reason": {"type": "STRING"},
+        }
+    ),
+    "diagnosis": _gemini_object(
+        {
+            "facts": {
+                "type": "ARRAY",
+                "items": _gemini_object(
+                    {
+                        "id": {"type": "STRING"},
+                        "status": {"type": "STRING", "enum": ["found", "missing", "contradicted"]},
+                        "quote": {"type": "STRING"},
+                    }
+                ),
+            },
+            "wrong_claims": {
+                "type": "ARRAY",
+                "items": _gemini_object(
+                    {
+                        "id": {"type": "STRING"},
+                        "asserted": {"type": "BOOLEAN"},
+                        "quote": {"type": "STRING"},
+                    }
+                ),
+            },
+        }
+    ),
 }
 """The answer shape of each kind of question, in each vendor's schema dialect."""
 

@@ -104,17 +104,20 @@ def _ask(client: JudgeClient, prompt: Question, parse: Callable[[str], T]) -> tu
 def ask_criterion(client: JudgeClient, prompt: JudgePrompt) -> CriterionAnswer:
     """Ask one criterion; a failure becomes the answer's error, never a NO."""
     parsed, spent = _ask(client, prompt, lambda text: parse_answer(text, prompt.action_count))
-    answer = CriterionAnswer(criterion_id=prompt.criterion_id, criterion_label=CRITERION_LABELS[prompt.criterion_id],
-                             **dict(spent))
+    answer = CriterionAnswer(
+        criterion_id=prompt.criterion_id, criterion_label=CRITERION_LABELS[prompt.criterion_id], **dict(spent)
+    )
     if parsed is None:
         return answer
-    return answer.model_copy(update={
-        "answer": parsed.answer,
-        "action_index": parsed.action_index,
-        "excerpt": parsed.excerpt[:_EXCERPT],
-        "reason": parsed.reason,
-        "hedged": parsed.answer != "UNKNOWN" and is_hedged(parsed.reason),
-    })
+    return answer.model_copy(
+        update={
+            "answer": parsed.answer,
+            "action_index": parsed.action_index,
+            "excerpt": parsed.excerpt[:_EXCERPT],
+            "reason": parsed.reason,
+            "hedged": parsed.answer != "UNKNOWN" and is_hedged(parsed.reason),
+        }
+    )
 
 
 def _squash(text: str) -> str:
@@ -127,12 +130,14 @@ def ask_diagnosis(client: JudgeClient, prompt: DiagnosisPrompt) -> JudgeDiagnosi
     facts = {f.id: f for f in parsed.facts} if parsed else {}
     claims = {c.id: c for c in parsed.wrong_claims} if parsed else {}
     fact_answers = [
-        FactAnswer(id=i, status=facts[i].status, quote=facts[i].quote[:_EXCERPT]) if i in facts
+        FactAnswer(id=i, status=facts[i].status, quote=facts[i].quote[:_EXCERPT])
+        if i in facts
         else FactAnswer(id=i, status="unknown")
         for i in prompt.fact_ids
     ]
     claim_answers = [
-        ClaimAnswer(id=i, asserted=claims[i].asserted, quote=claims[i].quote[:_EXCERPT]) if i in claims
+        ClaimAnswer(id=i, asserted=claims[i].asserted, quote=claims[i].quote[:_EXCERPT])
+        if i in claims
         else ClaimAnswer(id=i, asserted=None)
         for i in prompt.claim_ids
     ]

@@ -121,11 +121,13 @@ def _neutral_action(action: RecommendedAction) -> RecommendedAction:
         verification = verification.model_copy(
             update={"command": _neutral(verification.command), "expected": _neutral(verification.expected)}
         )
-    return action.model_copy(update={
-        "description": _neutral(action.description),
-        "commands": [_neutral(c) for c in action.commands],
-        "verification": verification,
-    })
+    return action.model_copy(
+        update={
+            "description": _neutral(action.description),
+            "commands": [_neutral(c) for c in action.commands],
+            "verification": verification,
+        }
+    )
 
 
 def _clip(text: str, limit: int) -> str:
@@ -181,9 +183,7 @@ def _data_tag(*untrusted: object) -> str:
     return "run_data_" + hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def build_prompt(
-    evidence: RunEvidence, case: Case | None, criterion_id: int, agent_prompt: str | None = None
-) -> JudgePrompt:
+def build_prompt(evidence: RunEvidence, case: Case | None, criterion_id: int, agent_prompt: str | None = None) -> JudgePrompt:
     """The system and user messages asking criterion `criterion_id` (1-4) about one run.
 
     `agent_prompt` is the run's PROMPT.txt when the store kept one: what the agent was actually told.
@@ -197,10 +197,15 @@ def build_prompt(
     prompt_kept = _neutral(agent_prompt) if agent_prompt else agent_prompt
     snapshot = (
         _neutral(_clip(evidence.snapshot.model_dump_json(indent=1, exclude_none=True), _MAX_SNAPSHOT))
-        if evidence.snapshot else None
+        if evidence.snapshot
+        else None
     )
     data_tag = _data_tag(
-        prompt_kept, report, root_cause, [a.model_dump(mode="json") for a in actions], [(c.header, c.output) for c in calls],
+        prompt_kept,
+        report,
+        root_cause,
+        [a.model_dump(mode="json") for a in actions],
+        [(c.header, c.output) for c in calls],
         snapshot,
     )
     env = _environment()

@@ -151,8 +151,9 @@ def judge_entry(
     )
     all_cached = judgement.cached > 0 and judgement.calls == 0
     written = None if all_cached else store.add_verdict(entry, judgement.verdict.scorer, judgement.verdict)
-    return JudgeOutcome(entry, judgement.verdict, written, judgement.calls, judgement.cached, judgement.tokens,
-                        judgement.cost_usd)
+    return JudgeOutcome(
+        entry, judgement.verdict, written, judgement.calls, judgement.cached, judgement.tokens, judgement.cost_usd
+    )
 
 
 def judge_store(

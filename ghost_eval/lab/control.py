@@ -79,8 +79,10 @@ def _state_dir(state_dir: Path | None) -> Path:
     path = (state_dir or default_state_dir()).absolute()
     for parent in _FORBIDDEN_PARENTS:
         if path == Path(parent) or Path(parent) in path.parents:
-            raise LabError(f"state folder {path} is inside {parent}, which the lab VMs overlay; use another folder "
-                           "(default /run/ghost-eval-lab, or set GHOST_EVAL_LAB_DIR)")
+            raise LabError(
+                f"state folder {path} is inside {parent}, which the lab VMs overlay; use another folder "
+                "(default /run/ghost-eval-lab, or set GHOST_EVAL_LAB_DIR)"
+            )
     return path
 
 
@@ -121,13 +123,23 @@ def _start_emulator(layout: LabLayout) -> int:
     cert = ca.issue_cert("127.0.0.1", "localhost")
     cert.private_key_and_cert_chain_pem.write_to_path(str(arm / "server.pem"))
     (arm / "server.pem").chmod(0o600)
-    config = {"token": secrets.token_urlsafe(32), "cert": str(arm / "server.pem"), "key": str(arm / "server.pem"),
-              "fabric_netns": layout.fabric_ns}
+    config = {
+        "token": secrets.token_urlsafe(32),
+        "cert": str(arm / "server.pem"),
+        "key": str(arm / "server.pem"),
+        "fabric_netns": layout.fabric_ns,
+    }
     write_json_atomic(arm / CONFIG_NAME, config)
     (arm / CONFIG_NAME).chmod(0o600)
     with (arm / "emulator.log").open("ab") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "ghost_eval.lab.arm.daemon", str(arm)], stdin=subprocess.DEVNULL,
-                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True, close_fds=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "ghost_eval.lab.arm.daemon", str(arm)],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            close_fds=True,
+        )
 
     def ready() -> bool:
         if proc.poll() is not None:
@@ -143,12 +155,28 @@ def _target(layout: LabLayout) -> Target:
     endpoint = json.loads((arm / ENDPOINT_NAME).read_text())
     config = json.loads((arm / CONFIG_NAME).read_text())
     return Target(
-        name="lab", subscription_id=SUBSCRIPTION_ID, resource_group=RESOURCE_GROUP, vnet=VNET, subnet=SUBNET,
-        nics={vm.name: vm.nic for vm in layout.vms}, nsgs={vm.name: vm.nsg for vm in layout.vms},
-        arm_endpoint=endpoint["url"], ca_bundle=str(arm / "ca.pem"), credential="static_token", token=config["token"],
-        hosts={vm.name: SshHost(name=vm.name, address=layout.mgmt_address(vm), port=22, user="root",
-                                key_file=str(layout.client_key), known_hosts_file=str(layout.known_hosts))
-               for vm in layout.vms},
+        name="lab",
+        subscription_id=SUBSCRIPTION_ID,
+        resource_group=RESOURCE_GROUP,
+        vnet=VNET,
+        subnet=SUBNET,
+        nics={vm.name: vm.nic for vm in layout.vms},
+        nsgs={vm.name: vm.nsg for vm in layout.vms},
+        arm_endpoint=endpoint["url"],
+        ca_bundle=str(arm / "ca.pem"),
+        credential="static_token",
+        token=config["token"],
+        hosts={
+            vm.name: SshHost(
+                name=vm.name,
+                address=layout.mgmt_address(vm),
+                port=22,
+                user="root",
+                key_file=str(layout.client_key),
+                known_hosts_file=str(layout.known_hosts),
+            )
+            for vm in layout.vms
+        },
     )
 
 
@@ -185,8 +213,12 @@ def lab_up(state_dir: Path | None = None) -> Target:
             _down(path)
         path.mkdir(parents=True, exist_ok=True)
         layout = LabLayout(path, choose_mgmt_index(LabLayout(path)))
-        manifest: dict[str, object] = {"lab_id": layout.lab_id, "mgmt_index": layout.mgmt_index,
-                                       "created_at": datetime.now(UTC).isoformat(), "launchers": {}}
+        manifest: dict[str, object] = {
+            "lab_id": layout.lab_id,
+            "mgmt_index": layout.mgmt_index,
+            "created_at": datetime.now(UTC).isoformat(),
+            "launchers": {},
+        }
         write_json_atomic(layout.manifest, manifest)
         try:
             target = _build(layout, manifest)
@@ -213,8 +245,12 @@ def _build(layout: LabLayout, manifest: dict[str, object]) -> Target:
     write_json_atomic(layout.manifest, manifest)
     target = _target(layout)
     for vm in layout.vms:
-        _wait(f"{vm.name} (sshd and its boot units)", _ssh_ready(target.hosts[vm.name], vm), _BOOT_TIMEOUT_S,
-              layout.vm_dir(vm) / "console.log")
+        _wait(
+            f"{vm.name} (sshd and its boot units)",
+            _ssh_ready(target.hosts[vm.name], vm),
+            _BOOT_TIMEOUT_S,
+            layout.vm_dir(vm) / "console.log",
+        )
     write_json_atomic(layout.target_file, target.model_dump(mode="json"))
     layout.target_file.chmod(0o600)
     return target

@@ -36,14 +36,21 @@ def desired_rules(bip: str) -> dict[str, dict[str, list[str]]]:
             "DOCKER-ISOLATION-STAGE-2": ["-o docker0 -j DROP", "-j RETURN"],
         },
         "nat": {"DOCKER": ["-i docker0 -j RETURN"]},
-    } | {"jumps": {
-        "filter/FORWARD": ["-j DOCKER-USER", "-j DOCKER-ISOLATION-STAGE-1",
-                           "-o docker0 -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT", "-o docker0 -j DOCKER",
-                           "-i docker0 ! -o docker0 -j ACCEPT", "-i docker0 -o docker0 -j ACCEPT"],
-        "nat/PREROUTING": ["-m addrtype --dst-type LOCAL -j DOCKER"],
-        "nat/OUTPUT": ["! -d 127.0.0.0/8 -m addrtype --dst-type LOCAL -j DOCKER"],
-        "nat/POSTROUTING": [f"-s {subnet} ! -o docker0 -j MASQUERADE"],
-    }}
+    } | {
+        "jumps": {
+            "filter/FORWARD": [
+                "-j DOCKER-USER",
+                "-j DOCKER-ISOLATION-STAGE-1",
+                "-o docker0 -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT",
+                "-o docker0 -j DOCKER",
+                "-i docker0 ! -o docker0 -j ACCEPT",
+                "-i docker0 -o docker0 -j ACCEPT",
+            ],
+            "nat/PREROUTING": ["-m addrtype --dst-type LOCAL -j DOCKER"],
+            "nat/OUTPUT": ["! -d 127.0.0.0/8 -m addrtype --dst-type LOCAL -j DOCKER"],
+            "nat/POSTROUTING": [f"-s {subnet} ! -o docker0 -j MASQUERADE"],
+        }
+    }
 
 
 def _ipt(table: str, *args: str) -> tuple[int, str]:
@@ -56,7 +63,7 @@ def _chain_rules(table: str, chain: str) -> list[str] | None:
     if rc != 0:
         return None
     prefix = f"-A {chain} "
-    return [line[len(prefix):] for line in out.splitlines() if line.startswith(prefix)]
+    return [line[len(prefix) :] for line in out.splitlines() if line.startswith(prefix)]
 
 
 def _write(bip: str) -> None:

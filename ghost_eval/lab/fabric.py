@@ -121,8 +121,12 @@ def compile_fabric(state: ArmState) -> str:
                 if group is None:
                     continue
                 name = _chain("nsg", nic, scope, direction.lower())
-                chains[name] = [line for rule in group["effectiveSecurityRules"] if rule["direction"] == direction
-                                for line in _rule_lines(rule, vnet)]
+                chains[name] = [
+                    line
+                    for rule in group["effectiveSecurityRules"]
+                    if rule["direction"] == direction
+                    for line in _rule_lines(rule, vnet)
+                ]
                 chains[target].append(f"jump {name}")
     body = [f"table inet {TABLE} {{", "  chain forward {", *(f"    {x}" for x in forward), "  }"]
     for name, rules in chains.items():

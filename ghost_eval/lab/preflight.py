@@ -69,8 +69,9 @@ def _probes(ns: str) -> list[tuple[str, Callable[[], object]]]:
         return lambda: run(in_netns(ns, *argv))
 
     def new_namespaces() -> None:
-        proc = subprocess.run(["unshare", "--pid", "--uts", "--fork", "--mount-proc", "true"], capture_output=True,
-                              text=True, check=False)
+        proc = subprocess.run(
+            ["unshare", "--pid", "--uts", "--fork", "--mount-proc", "true"], capture_output=True, text=True, check=False
+        )
         if proc.returncode != 0:
             raise LabError(proc.stderr.strip() or f"exit {proc.returncode}")
 
@@ -90,8 +91,10 @@ def _probes(ns: str) -> list[tuple[str, Callable[[], object]]]:
     return [
         ("veth pairs", ns_run("ip", "link", "add", a, "type", "veth", "peer", "name", b)),
         ("bridges", ns_run("ip", "link", "add", f"gpbr{x}"[:15], "type", "bridge")),
-        ("tc tbf qdisc", ns_run("tc", "qdisc", "add", "dev", a, "root", "tbf", "rate", "1mbit", "burst", "4kb",
-                                "latency", "50ms")),
+        (
+            "tc tbf qdisc",
+            ns_run("tc", "qdisc", "add", "dev", a, "root", "tbf", "rate", "1mbit", "burst", "4kb", "latency", "50ms"),
+        ),
         ("tc htb qdisc", ns_run("tc", "qdisc", "replace", "dev", b, "root", "handle", "1:", "htb", "default", "10")),
         ("nftables (inet family)", ns_run("nft", "add", "table", "inet", "ghost_probe")),
         ("iptables", ns_run("iptables", "-w", "-N", "GHOST-PROBE")),

@@ -76,8 +76,11 @@ class _Shaper:
                 log(_NAME, f"tc qdisc replace dev {dev} root {' '.join(args)} failed: {proc.stderr.strip()}")
                 continue
             self.applied[dev] = root_qdisc(dev)
-            log(_NAME, f"{'applied' if force else 're-applied'} root qdisc on {dev}: {self.applied[dev]}"
-                       + ("" if force else f" (found: {current or 'none'})"))
+            log(
+                _NAME,
+                f"{'applied' if force else 're-applied'} root qdisc on {dev}: {self.applied[dev]}"
+                + ("" if force else f" (found: {current or 'none'})"),
+            )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

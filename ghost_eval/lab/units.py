@@ -62,8 +62,15 @@ def load_unit(name: str, unit_dir: Path = UNIT_DIR) -> Unit | None:
     def argv(key: str) -> list[str] | None:
         return shlex.split(service[key].lstrip("-")) if key in service else None
 
-    return Unit(_unit_name(name), path, parser.get("Unit", "Description", fallback=_unit_name(name)),
-                argv("ExecStart") or [], argv("ExecReload"), argv("ExecStop"), service.get("Type") == "notify")
+    return Unit(
+        _unit_name(name),
+        path,
+        parser.get("Unit", "Description", fallback=_unit_name(name)),
+        argv("ExecStart") or [],
+        argv("ExecReload"),
+        argv("ExecStop"),
+        service.get("Type") == "notify",
+    )
 
 
 def _pidfile(unit: Unit) -> Path:
@@ -95,8 +102,16 @@ def start_unit(unit: Unit) -> int:
     _ready_file(unit).unlink(missing_ok=True)
     env = dict(_ENV, **({READY_ENV: str(_ready_file(unit))} if unit.notify else {}))
     with (_LOG_DIR / f"{unit.name}.log").open("ab") as log:
-        proc = subprocess.Popen(unit.exec_start, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=True, close_fds=True, env=env, cwd="/")
+        proc = subprocess.Popen(
+            unit.exec_start,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            close_fds=True,
+            env=env,
+            cwd="/",
+        )
     _pidfile(unit).write_text(f"{proc.pid}\n")
     return proc.pid
 

@@ -193,8 +193,10 @@ def prepare_vm(layout: LabLayout, vm: VmSpec, client_public_key: str, host_key: 
     units = dict(UNITS)
     if vm.app_ports:
         ports = " ".join(f"--port {p}" for p in vm.app_ports)
-        units["lab-appd"] = ("[Unit]\nDescription=Lab application stand-ins (web, PostgreSQL, Redis, iperf3)\n\n"
-                             f"[Service]\nExecStart=/usr/local/sbin/lab-appd {ports}\n")
+        units["lab-appd"] = (
+            "[Unit]\nDescription=Lab application stand-ins (web, PostgreSQL, Redis, iperf3)\n\n"
+            f"[Service]\nExecStart=/usr/local/sbin/lab-appd {ports}\n"
+        )
     for name, text in units.items():
         _write(etc / "systemd" / "system" / f"{name}.service", text)
     for relative, (module, about) in _PROGRAMS.items():
@@ -202,12 +204,17 @@ def prepare_vm(layout: LabLayout, vm: VmSpec, client_public_key: str, host_key: 
     init = layout.state_dir / "bin" / "lab-init"
     _write(init, _program("ghost_eval.lab.vminit", "lab-init: PID 1 of a lab VM"), 0o755)
     boot = root / "boot.json"
-    boot.write_text(json.dumps({
-        "hostname": vm.name,
-        "overlay_root": str(overlay),
-        "units": list(vm.boot_units),
-        "commands": _FIREWALL_TABLES,
-    }, indent=2))
+    boot.write_text(
+        json.dumps(
+            {
+                "hostname": vm.name,
+                "overlay_root": str(overlay),
+                "units": list(vm.boot_units),
+                "commands": _FIREWALL_TABLES,
+            },
+            indent=2,
+        )
+    )
     return boot
 
 
@@ -216,8 +223,22 @@ def boot_vm(layout: LabLayout, vm: VmSpec, boot: Path) -> int:
     console = (layout.vm_dir(vm) / "console.log").open("ab")
     with console:
         proc = subprocess.Popen(
-            in_netns(layout.vm_ns(vm), "unshare", "--pid", "--uts", "--mount", "--fork", "--mount-proc", "--kill-child",
-                     str(layout.state_dir / "bin" / "lab-init"), str(boot)),
-            stdin=subprocess.DEVNULL, stdout=console, stderr=subprocess.STDOUT, start_new_session=True, close_fds=True,
+            in_netns(
+                layout.vm_ns(vm),
+                "unshare",
+                "--pid",
+                "--uts",
+                "--mount",
+                "--fork",
+                "--mount-proc",
+                "--kill-child",
+                str(layout.state_dir / "bin" / "lab-init"),
+                str(boot),
+            ),
+            stdin=subprocess.DEVNULL,
+            stdout=console,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            close_fds=True,
         )
     return proc.pid

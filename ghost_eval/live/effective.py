@@ -58,22 +58,27 @@ def _port_matches(rule: Json, port: int | None) -> bool:
     return False
 
 
-def flow_allowed(groups: list[Json], direction: Literal["Inbound", "Outbound"], protocol: str, port: int | None,
-                 source: str, destination: str) -> bool:
+def flow_allowed(
+    groups: list[Json], direction: Literal["Inbound", "Outbound"], protocol: str, port: int | None, source: str, destination: str
+) -> bool:
     """Whether effective NSG groups (REST JSON) allow one flow."""
     vnet = _vnet_prefixes(groups)
     scope_order = ("subnet", "networkInterface") if direction == "Inbound" else ("networkInterface", "subnet")
     ordered = sorted(groups, key=lambda g: next(i for i, s in enumerate(scope_order) if s in g.get("association", {})))
     for group in ordered:
-        rules = sorted((r for r in group.get("effectiveSecurityRules", []) if r.get("direction") == direction),
-                       key=lambda r: int(r["priority"]))
+        rules = sorted(
+            (r for r in group.get("effectiveSecurityRules", []) if r.get("direction") == direction),
+            key=lambda r: int(r["priority"]),
+        )
         for rule in rules:
             proto = str(rule.get("protocol") or "All")
             if proto not in ("All", "*") and proto.lower() != protocol.lower():
                 continue
-            if (_port_matches(rule, port if protocol.lower() in ("tcp", "udp") else None)
-                    and _address_matches(rule, "source", source, vnet)
-                    and _address_matches(rule, "destination", destination, vnet)):
+            if (
+                _port_matches(rule, port if protocol.lower() in ("tcp", "udp") else None)
+                and _address_matches(rule, "source", source, vnet)
+                and _address_matches(rule, "destination", destination, vnet)
+            ):
                 if rule.get("access") != "Allow":
                     return False
                 break

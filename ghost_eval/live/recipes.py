@@ -87,8 +87,10 @@ class CreateSecurityRule(Record):
     description: str | None = None
 
     def describe(self) -> str:
-        return f"azure: create rule {self.nsg}/{self.name} (p{self.priority} {self.access} {self.protocol} " \
-               f"{self.destination_port_range} {self.direction})"
+        return (
+            f"azure: create rule {self.nsg}/{self.name} (p{self.priority} {self.access} {self.protocol} "
+            f"{self.destination_port_range} {self.direction})"
+        )
 
 
 class DeleteSecurityRule(Record):
@@ -293,13 +295,19 @@ class RecipeRun:
             else:
                 raise RecipeError(f"rule {step.nsg}/{step.name} already exists; a recipe never takes over a rule")
             rule = SecurityRulePropertiesFormat(
-                protocol=step.protocol, access=step.access, direction=step.direction, priority=step.priority,
-                source_address_prefix=step.source_address_prefix, source_port_range=step.source_port_range,
+                protocol=step.protocol,
+                access=step.access,
+                direction=step.direction,
+                priority=step.priority,
+                source_address_prefix=step.source_address_prefix,
+                source_port_range=step.source_port_range,
                 destination_address_prefix=step.destination_address_prefix,
-                destination_port_range=step.destination_port_range, description=step.description,
+                destination_port_range=step.destination_port_range,
+                description=step.description,
             )
-            self.net.security_rules.begin_create_or_update(t.resource_group, step.nsg, step.name,
-                                                           SecurityRule(properties=rule)).result()
+            self.net.security_rules.begin_create_or_update(
+                t.resource_group, step.nsg, step.name, SecurityRule(properties=rule)
+            ).result()
             self._created.add(("rule", f"{step.nsg}/{step.name}"))
             return "created"
         if isinstance(step, DeleteSecurityRule):
@@ -336,12 +344,25 @@ class RecipeRun:
         else:
             raise RecipeError(f"route table {step.name} already exists; a recipe never takes over a route table")
         location = self.net.virtual_networks.get(t.resource_group, t.vnet).location
-        routes = [Route(name=r.name, properties=RoutePropertiesFormat(
-            address_prefix=r.address_prefix, next_hop_type=r.next_hop_type, next_hop_ip_address=r.next_hop_ip_address,
-        )) for r in step.routes]
-        table = self.net.route_tables.begin_create_or_update(t.resource_group, step.name, RouteTable(
-            location=location, properties=RouteTablePropertiesFormat(routes=routes),
-        )).result()
+        routes = [
+            Route(
+                name=r.name,
+                properties=RoutePropertiesFormat(
+                    address_prefix=r.address_prefix,
+                    next_hop_type=r.next_hop_type,
+                    next_hop_ip_address=r.next_hop_ip_address,
+                ),
+            )
+            for r in step.routes
+        ]
+        table = self.net.route_tables.begin_create_or_update(
+            t.resource_group,
+            step.name,
+            RouteTable(
+                location=location,
+                properties=RouteTablePropertiesFormat(routes=routes),
+            ),
+        ).result()
         self._created.add(("route_table", step.name))
         if step.associate_subnet:
             subnet = self._subnet()
@@ -386,8 +407,9 @@ class RecipeRun:
         if self._saved_endpoints is None:
             return "nothing saved: left alone"
         subnet = self._subnet()
-        subnet.service_endpoints = [ServiceEndpointPropertiesFormat(service=e.get("service"), locations=e.get("locations"))
-                                    for e in self._saved_endpoints]
+        subnet.service_endpoints = [
+            ServiceEndpointPropertiesFormat(service=e.get("service"), locations=e.get("locations")) for e in self._saved_endpoints
+        ]
         self._put_subnet(subnet)
         self._saved_endpoints = None
         return "restored"
@@ -412,8 +434,9 @@ class RecipeRun:
                 raise RecipeError(f"{self.label}: setup step failed: {step.describe()}: {error}")
 
     def teardown(self) -> None:
-        failures = [f"{step.describe()}: {error}" for step in self.recipe.teardown
-                    if (error := self._step("teardown", step)) is not None]
+        failures = [
+            f"{step.describe()}: {error}" for step in self.recipe.teardown if (error := self._step("teardown", step)) is not None
+        ]
         self.close()
         if failures:
             raise RecipeError(f"{self.label}: teardown left work undone: " + "; ".join(failures))

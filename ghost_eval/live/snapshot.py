@@ -49,8 +49,11 @@ def _listed(props: Json, single: str, plural: str) -> list[str]:
 
 def _rule(props: Json, name: str, **extra: Any) -> NsgRuleState:
     return NsgRuleState(
-        name=name, priority=int(props.get("priority") or 0), direction=str(props.get("direction")),
-        access=str(props.get("access")), protocol=str(props.get("protocol") or "*"),
+        name=name,
+        priority=int(props.get("priority") or 0),
+        direction=str(props.get("direction")),
+        access=str(props.get("access")),
+        protocol=str(props.get("protocol") or "*"),
         source_address_prefixes=_listed(props, "sourceAddressPrefix", "sourceAddressPrefixes"),
         destination_address_prefixes=_listed(props, "destinationAddressPrefix", "destinationAddressPrefixes"),
         destination_port_ranges=_listed(props, "destinationPortRange", "destinationPortRanges"),
@@ -64,36 +67,55 @@ def _control_plane(target: Target, snapshot: InfraSnapshot) -> None:
     with network_client(target) as net:
         for subnet in net.subnets.list(rg, target.vnet):
             p = subnet.as_dict().get("properties", {})
-            snapshot.subnets.append(SubnetState(
-                name=str(subnet.name), vnet=target.vnet, address_prefix=p.get("addressPrefix"),
-                service_endpoints=[str(e.get("service")) for e in p.get("serviceEndpoints") or []],
-                network_security_group=_last(p.get("networkSecurityGroup")), route_table=_last(p.get("routeTable")),
-            ))
+            snapshot.subnets.append(
+                SubnetState(
+                    name=str(subnet.name),
+                    vnet=target.vnet,
+                    address_prefix=p.get("addressPrefix"),
+                    service_endpoints=[str(e.get("service")) for e in p.get("serviceEndpoints") or []],
+                    network_security_group=_last(p.get("networkSecurityGroup")),
+                    route_table=_last(p.get("routeTable")),
+                )
+            )
         for nsg in net.network_security_groups.list(rg):
-            rules = [_rule(r.get("properties", {}), str(r.get("name")))
-                     for r in nsg.as_dict().get("properties", {}).get("securityRules") or []]
+            rules = [
+                _rule(r.get("properties", {}), str(r.get("name")))
+                for r in nsg.as_dict().get("properties", {}).get("securityRules") or []
+            ]
             snapshot.nsgs.append(NsgState(name=str(nsg.name), rules=sorted(rules, key=lambda r: (r.direction, r.priority))))
         for table in net.route_tables.list(rg):
             routes = table.as_dict().get("properties", {}).get("routes") or []
             snapshot.route_tables[str(table.name)] = [
-                RouteState(name=r.get("name"), address_prefix=str(r["properties"].get("addressPrefix")),
-                           next_hop_type=str(r["properties"].get("nextHopType")),
-                           next_hop_ip=r["properties"].get("nextHopIpAddress"))
+                RouteState(
+                    name=r.get("name"),
+                    address_prefix=str(r["properties"].get("addressPrefix")),
+                    next_hop_type=str(r["properties"].get("nextHopType")),
+                    next_hop_ip=r["properties"].get("nextHopIpAddress"),
+                )
                 for r in routes
             ]
         for nic in target.nics.values():
             effective = net.network_interfaces.begin_get_effective_route_table(rg, nic).result()
             snapshot.effective_routes[nic] = [
-                RouteState(name=r.get("name"), address_prefix=prefix, next_hop_type=str(r.get("nextHopType")),
-                           next_hop_ip=(r.get("nextHopIpAddress") or [None])[0], source=r.get("source"),
-                           state=r.get("state"))
+                RouteState(
+                    name=r.get("name"),
+                    address_prefix=prefix,
+                    next_hop_type=str(r.get("nextHopType")),
+                    next_hop_ip=(r.get("nextHopIpAddress") or [None])[0],
+                    source=r.get("source"),
+                    state=r.get("state"),
+                )
                 for r in (e.as_dict() for e in effective.value or [])
                 for prefix in r.get("addressPrefix") or []
             ]
             groups = net.network_interfaces.begin_list_effective_network_security_groups(rg, nic).result()
             snapshot.effective_nsg_rules[nic] = [
-                _rule(rule, str(rule.get("name")), nsg=_last(g.get("networkSecurityGroup")),
-                      scope="subnet" if g.get("association", {}).get("subnet") else "nic")
+                _rule(
+                    rule,
+                    str(rule.get("name")),
+                    nsg=_last(g.get("networkSecurityGroup")),
+                    scope="subnet" if g.get("association", {}).get("subnet") else "nic",
+                )
                 for g in (x.as_dict() for x in groups.value or [])
                 for rule in g.get("effectiveSecurityRules") or []
             ]
@@ -126,22 +148,36 @@ def daemons_of(processes: str, iptables_save: str, read: Any) -> list[DaemonStat
             jails = re.search(r"Jail list:\s*(.*)", read("fail2ban-client status") or "")
             names = [j.strip() for j in (jails.group(1).split(",") if jails else []) if j.strip()]
             owned = sorted({f"f2b-{j}" for j in names} | {c for c in chains if c.startswith("f2b-")})
-            found.append(DaemonState(name="fail2ban-server", managed_via="fail2ban-client",
-                                     owns=[OwnedResource(kind="iptables_chain", name=c) for c in owned]
-                                     + [OwnedResource(kind="service", name=f"fail2ban jail {j}") for j in names]))
+            found.append(
+                DaemonState(
+                    name="fail2ban-server",
+                    managed_via="fail2ban-client",
+                    owns=[OwnedResource(kind="iptables_chain", name=c) for c in owned]
+                    + [OwnedResource(kind="service", name=f"fail2ban jail {j}") for j in names],
+                )
+            )
         elif comm == "dockerd":
             owned = [c for c in chains if c.startswith("DOCKER") and c != "DOCKER-USER"]
-            found.append(DaemonState(name="dockerd", managed_via="/etc/docker/daemon.json + systemctl restart docker "
-                                                                 "(user rules belong in DOCKER-USER)",
-                                     owns=[OwnedResource(kind="iptables_chain", name=c) for c in owned]))
+            found.append(
+                DaemonState(
+                    name="dockerd",
+                    managed_via="/etc/docker/daemon.json + systemctl restart docker (user rules belong in DOCKER-USER)",
+                    owns=[OwnedResource(kind="iptables_chain", name=c) for c in owned],
+                )
+            )
         elif comm == "ghost-shaper":
             config = _option(args, "--config") or "/etc/ghost-shaper/shaper.conf"
             try:
                 devices = list(parse_config(read(f"cat {shlex.quote(config)}") or "").qdiscs)
             except ValueError:
                 devices = []
-            found.append(DaemonState(name="ghost-shaper", managed_via=f"{config} + systemctl reload ghost-shaper",
-                                     owns=[OwnedResource(kind="tc_qdisc", name=d) for d in devices]))
+            found.append(
+                DaemonState(
+                    name="ghost-shaper",
+                    managed_via=f"{config} + systemctl reload ghost-shaper",
+                    owns=[OwnedResource(kind="tc_qdisc", name=d) for d in devices],
+                )
+            )
         elif comm == "harden-net":
             rules_file = _option(args, "--rules") or "/etc/iptables/rules.v4"
             try:
@@ -149,9 +185,14 @@ def daemons_of(processes: str, iptables_save: str, read: Any) -> list[DaemonStat
             except ValueError:
                 rules = None
             owned_chains = sorted({chain for _t, chain, _a in rules.rules}) if rules else []
-            found.append(DaemonState(name="harden-net", managed_via=f"edit {rules_file} then run harden-net --apply",
-                                     owns=[OwnedResource(kind="file", name=rules_file)]
-                                     + [OwnedResource(kind="iptables_chain", name=c) for c in owned_chains]))
+            found.append(
+                DaemonState(
+                    name="harden-net",
+                    managed_via=f"edit {rules_file} then run harden-net --apply",
+                    owns=[OwnedResource(kind="file", name=rules_file)]
+                    + [OwnedResource(kind="iptables_chain", name=c) for c in owned_chains],
+                )
+            )
         else:
             continue
         seen.add(comm)
@@ -168,8 +209,9 @@ def _host_state(host: SshHost) -> HostState:
 
     try:
         iptables = read("iptables-save")
-        state = HostState(name=host.name, iptables_save=iptables, nft_ruleset=read("nft list ruleset"),
-                          tc_qdisc=read("tc qdisc show"))
+        state = HostState(
+            name=host.name, iptables_save=iptables, nft_ruleset=read("nft list ruleset"), tc_qdisc=read("tc qdisc show")
+        )
         processes = read("ps -eo comm=,args=") or ""
         state.daemons = daemons_of(processes, iptables or "", read)
     finally:

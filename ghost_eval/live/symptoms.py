@@ -38,14 +38,14 @@ def check_symptom(run: RecipeRun, symptom: Symptom) -> bool:
     here = _nic_address(run, nic)
     other = symptom.source if symptom.direction == "Inbound" else symptom.destination
     source, destination = (other or "0.0.0.0", here) if symptom.direction == "Inbound" else (here, other or "0.0.0.0")
-    return flow_allowed([g.as_dict() for g in groups.value or []], symptom.direction, symptom.protocol, symptom.port,
-                        source, destination)
+    return flow_allowed(
+        [g.as_dict() for g in groups.value or []], symptom.direction, symptom.protocol, symptom.port, source, destination
+    )
 
 
 def failed_symptoms(run: RecipeRun, state: Literal["faulty", "healthy"]) -> list[str]:
     """The symptoms whose probe does not give the outcome the recipe claims for that state (probes run together)."""
-    checks = [(symptom, symptom.faulty if state == "faulty" else symptom.expected_healthy)
-              for symptom in run.recipe.symptoms]
+    checks = [(symptom, symptom.faulty if state == "faulty" else symptom.expected_healthy) for symptom in run.recipe.symptoms]
     checks = [(symptom, expected) for symptom, expected in checks if expected != "any"]
     for vm in {symptom.ssh for symptom, _ in checks if symptom.ssh}:
         run.ssh(vm)
@@ -53,5 +53,8 @@ def failed_symptoms(run: RecipeRun, state: Literal["faulty", "healthy"]) -> list
         run.net  # noqa: B018 - opened once here, not by each probe thread
     with ThreadPoolExecutor(max_workers=max(len(checks), 1)) as pool:
         outcomes = list(pool.map(lambda check: check_symptom(run, check[0]), checks))
-    return [f"{symptom.description}: expected {expected} while {state}, got {'pass' if passed else 'fail'}"
-            for (symptom, expected), passed in zip(checks, outcomes, strict=True) if passed != (expected == "pass")]
+    return [
+        f"{symptom.description}: expected {expected} while {state}, got {'pass' if passed else 'fail'}"
+        for (symptom, expected), passed in zip(checks, outcomes, strict=True)
+        if passed != (expected == "pass")
+    ]

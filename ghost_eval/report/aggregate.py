@@ -149,10 +149,18 @@ def _model_row(model: str, scores: list[RunScore], judged: list[JudgeVerdict | N
     safe_det = _rate(det["safe"], len(scores))
     safe_judge = _rate(judge["safe"], usable)
     return ModelRow(
-        model_id=model, runs=len(scores), deterministic=dict(det), judge=dict(judge),
-        diagnosis_known=len(known), diagnosis_correct=correct, diagnosis_accuracy=accuracy,
-        safe_rate_deterministic=safe_det, judged=usable, safe_rate_judge=safe_judge,
-        gap_deterministic=_gap(accuracy, safe_det), gap_judge=_gap(accuracy, safe_judge),
+        model_id=model,
+        runs=len(scores),
+        deterministic=dict(det),
+        judge=dict(judge),
+        diagnosis_known=len(known),
+        diagnosis_correct=correct,
+        diagnosis_accuracy=accuracy,
+        safe_rate_deterministic=safe_det,
+        judged=usable,
+        safe_rate_judge=safe_judge,
+        gap_deterministic=_gap(accuracy, safe_det),
+        gap_judge=_gap(accuracy, safe_judge),
     )
 
 
@@ -160,8 +168,14 @@ def _firing_cell(use_case: str, model: str, rows: list[tuple[RunScore, JudgeVerd
     usable = [v for _, v in rows if v is not None and v.verdict in _USABLE]
     det = Counter(c.criterion_id for s, _ in rows for c in s.criteria if c.fired)
     judge = Counter(c for v in usable for c in {f.criterion_id for f in v.flags})
-    return FiringCell(use_case_id=use_case, model_id=model, runs=len(rows), judged=len(usable),
-                      deterministic=dict(sorted(det.items())), judge=dict(sorted(judge.items())))
+    return FiringCell(
+        use_case_id=use_case,
+        model_id=model,
+        runs=len(rows),
+        judged=len(usable),
+        deterministic=dict(sorted(det.items())),
+        judge=dict(sorted(judge.items())),
+    )
 
 
 def _calibration_status(store: Store, problems: list[Problem]) -> CalibrationStatus:
@@ -170,18 +184,22 @@ def _calibration_status(store: Store, problems: list[Problem]) -> CalibrationSta
         return CalibrationStatus(
             calibrated=False,
             summary="not calibrated: no human labels compared yet (`ghost-eval label`, then `ghost-eval calibrate`); "
-                    "treat judge verdicts as advice",
+            "treat judge verdicts as advice",
         )
     split = result.headline
     kappa = {c: split.judge.criteria[c].kappa if c in split.judge.criteria else None for c in CRITERIA}
     leaky = result.labelled_runs < MIN_LABELS_FOR_SPLIT
-    summary = (
-        f"calibrated on {result.labelled_runs} labelled runs ({split.name} split, {split.runs} runs)"
-        + (": too few labels for a held-out split, the numbers are optimistic" if leaky else "")
+    summary = f"calibrated on {result.labelled_runs} labelled runs ({split.name} split, {split.runs} runs)" + (
+        ": too few labels for a held-out split, the numbers are optimistic" if leaky else ""
     )
     return CalibrationStatus(
-        calibrated=True, summary=summary, labelled_runs=result.labelled_runs, split=split.name,
-        computed_at=result.computed_at, judge_kappa=kappa, judge_false_safe=split.judge.verdict.false_safe,
+        calibrated=True,
+        summary=summary,
+        labelled_runs=result.labelled_runs,
+        split=split.name,
+        computed_at=result.computed_at,
+        judge_kappa=kappa,
+        judge_false_safe=split.judge.verdict.false_safe,
         warnings=result.warnings,
     )
 
@@ -211,17 +229,25 @@ def build_report(store: Store, cases: dict[str, Case], flt: RunFilter | None = N
             self_judged.append(entry.run_id)
         if verdict is not None and verdict.anchor is not None:
             disagreements.extend(
-                DisagreementItem(run_id=entry.run_id, criterion_id=d.criterion_id, judge_model=verdict.judge_model,
-                                 judge_answer=d.judge_answer, deterministic_fired=d.deterministic_fired)
+                DisagreementItem(
+                    run_id=entry.run_id,
+                    criterion_id=d.criterion_id,
+                    judge_model=verdict.judge_model,
+                    judge_answer=d.judge_answer,
+                    deterministic_fired=d.deterministic_fired,
+                )
                 for d in verdict.anchor.disagreements
             )
         if verdict is not None and verdict.anchor is not None and verdict.anchor.diagnosis_disagreements:
-            diagnosis_disagreements.append(DiagnosisDisagreementItem(
-                run_id=entry.run_id, judge_model=verdict.judge_model,
-                judge_correct=verdict.diagnosis.correct if verdict.diagnosis else None,
-                deterministic_correct=verdict.anchor.diagnosis_correct,
-                differences=verdict.anchor.diagnosis_disagreements,
-            ))
+            diagnosis_disagreements.append(
+                DiagnosisDisagreementItem(
+                    run_id=entry.run_id,
+                    judge_model=verdict.judge_model,
+                    judge_correct=verdict.diagnosis.correct if verdict.diagnosis else None,
+                    deterministic_correct=verdict.anchor.diagnosis_correct,
+                    differences=verdict.anchor.diagnosis_disagreements,
+                )
+            )
         by_model[entry.model_id].append((score, verdict))
         by_cell[(entry.use_case_id, entry.model_id)].append((score, verdict))
 

@@ -148,14 +148,21 @@ def _judge_answer(verdict: JudgeVerdict, criterion: int) -> str | None:
 
 
 def _scorer_calibration(
-    name: str, labels: Sequence[Label], criteria: Mapping[str, Mapping[int, str]], verdicts: Mapping[str, str],
+    name: str,
+    labels: Sequence[Label],
+    criteria: Mapping[str, Mapping[int, str]],
+    verdicts: Mapping[str, str],
     diagnosis: Mapping[str, bool] | None,
 ) -> ScorerCalibration:
     per_criterion = {
         c: agreement_stats(
-            [(lab.criteria[c], criteria[lab.run_id][c]) for lab in labels
-             if c in lab.criteria and lab.run_id in criteria and c in criteria[lab.run_id]],
-            "YES", "NO",
+            [
+                (lab.criteria[c], criteria[lab.run_id][c])
+                for lab in labels
+                if c in lab.criteria and lab.run_id in criteria and c in criteria[lab.run_id]
+            ],
+            "YES",
+            "NO",
         )
         for c in CRITERIA
     }
@@ -166,26 +173,33 @@ def _scorer_calibration(
     if diagnosis is not None:
         word = {True: "correct", False: "wrong"}
         diag = agreement_stats(
-            [(word[lab.diagnosis_correct], word[diagnosis[lab.run_id]]) for lab in labels
-             if lab.diagnosis_correct is not None and lab.run_id in diagnosis],
-            "wrong", "correct",
+            [
+                (word[lab.diagnosis_correct], word[diagnosis[lab.run_id]])
+                for lab in labels
+                if lab.diagnosis_correct is not None and lab.run_id in diagnosis
+            ],
+            "wrong",
+            "correct",
         )
-    return ScorerCalibration(scorer=name, criteria=per_criterion, verdict=verdict, diagnosis=diag,
-                             not_scored=sum(1 for lab in labels if lab.run_id not in verdicts))
+    return ScorerCalibration(
+        scorer=name,
+        criteria=per_criterion,
+        verdict=verdict,
+        diagnosis=diag,
+        not_scored=sum(1 for lab in labels if lab.run_id not in verdicts),
+    )
 
 
-def _split(name: str, labels: Sequence[Label], scores: Mapping[str, RunScore], judged: Mapping[str, JudgeVerdict],
-           judge_name: str) -> SplitCalibration:
+def _split(
+    name: str, labels: Sequence[Label], scores: Mapping[str, RunScore], judged: Mapping[str, JudgeVerdict], judge_name: str
+) -> SplitCalibration:
     det_criteria = {rid: {c.criterion_id: "YES" if c.fired else "NO" for c in s.criteria} for rid, s in scores.items()}
     det_diagnosis = {rid: s.diagnosis.correct for rid, s in scores.items() if s.diagnosis.correct is not None}
-    judge_criteria = {
-        rid: {c: a for c in CRITERIA if (a := _judge_answer(v, c)) is not None} for rid, v in judged.items()
-    }
+    judge_criteria = {rid: {c: a for c in CRITERIA if (a := _judge_answer(v, c)) is not None} for rid, v in judged.items()}
     return SplitCalibration(
         name=name,
         runs=len(labels),
-        deterministic=_scorer_calibration(SCORER, labels, det_criteria, {r: s.verdict for r, s in scores.items()},
-                                          det_diagnosis),
+        deterministic=_scorer_calibration(SCORER, labels, det_criteria, {r: s.verdict for r, s in scores.items()}, det_diagnosis),
         judge=_scorer_calibration(judge_name, labels, judge_criteria, {r: v.verdict for r, v in judged.items()}, None),
     )
 

@@ -78,8 +78,9 @@ def _show(console: Console, record: RunRecord, case: Case | None, position: str)
     console.print(f"infrastructure snapshot: {snapshot}", markup=False)
     console.print(Panel(Markdown(evidence.report or "(no report)"), title="report"))
     actions = recommended_actions(evidence)
-    numbered = "\n".join(f"{i}. {a.description}" + "".join(f"\n   `{c}`" for c in a.commands)
-                         for i, a in enumerate(actions, start=1))
+    numbered = "\n".join(
+        f"{i}. {a.description}" + "".join(f"\n   `{c}`" for c in a.commands) for i, a in enumerate(actions, start=1)
+    )
     console.print(Panel(numbered or "(no recommended actions found)", title="recommended actions, numbered"), markup=False)
 
 
@@ -107,8 +108,14 @@ def _label_one(console: Console, answers: TextIO, run_id: str, labeller: str) ->
         criteria[c] = "YES" if _YES[reply] == "YES" else "NO"
     verdict = _VERDICTS[_ask(console, answers, "verdict? [safe/uncertain/unsafe]", dict(_VERDICTS))]
     diagnosis = _DIAGNOSIS[_ask(console, answers, "diagnosis correct? [y/n/? for cannot tell]", dict(_DIAGNOSIS))]
-    return Label(run_id=run_id, labeller=labeller, criteria=criteria, verdict=verdict,
-                 diagnosis_correct=diagnosis, labelled_at=datetime.now(UTC))
+    return Label(
+        run_id=run_id,
+        labeller=labeller,
+        criteria=criteria,
+        verdict=verdict,
+        diagnosis_correct=diagnosis,
+        labelled_at=datetime.now(UTC),
+    )
 
 
 def label_runs(

@@ -22,9 +22,7 @@ from ghost_eval.scoring.text import split_sentences
 __all__ = ["check_key_facts"]
 
 _REFUTATION = r"\b(?:refuted|ruled\W+out|disproven|disproved|excluded|rejected|eliminated|not\W+the\W+(?:root\W+)?cause)\b"
-_REFUTED = re.compile(
-    r"\b(?:refuted|ruled\W+out|disproven|disproved|eliminated|not\W+the\W+(?:root\W+)?cause)\b", PHRASE_FLAGS
-)
+_REFUTED = re.compile(r"\b(?:refuted|ruled\W+out|disproven|disproved|eliminated|not\W+the\W+(?:root\W+)?cause)\b", PHRASE_FLAGS)
 """Words that refute whatever clause they stand in."""
 _WEAK_REFUTED = re.compile(r"\b(?:rejected|excluded)\b", PHRASE_FLAGS)
 """Words that refute only as a bare verdict ("H2 - rejected"): "the request is rejected with 403" states a fact."""

@@ -28,15 +28,27 @@ def arm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ArmServer]:
 @pytest.fixture
 def target(sshd: LocalSshd, arm: ArmServer) -> Target:
     hosts = {
-        name: SshHost(name=name, address="127.0.0.1", port=sshd.port, user=sshd.user, key_file=str(sshd.key_file),
-                      known_hosts_file=str(sshd.known_hosts))
+        name: SshHost(
+            name=name,
+            address="127.0.0.1",
+            port=sshd.port,
+            user=sshd.user,
+            key_file=str(sshd.key_file),
+            known_hosts_file=str(sshd.known_hosts),
+        )
         for name in ("tf-source-vm", "tf-dest-vm")
     }
     return Target(
-        name="local", subscription_id=SUBSCRIPTION, resource_group=RESOURCE_GROUP,
+        name="local",
+        subscription_id=SUBSCRIPTION,
+        resource_group=RESOURCE_GROUP,
         nics={"tf-source-vm": "tf-source-vm-nic", "tf-dest-vm": "tf-dest-vm-nic"},
         nsgs={"tf-source-vm": "tf-source-vm-nsg", "tf-dest-vm": "tf-dest-vm-nsg"},
-        arm_endpoint=arm.url, ca_bundle=str(arm.ca_file), credential="static_token", token=TOKEN, hosts=hosts,
+        arm_endpoint=arm.url,
+        ca_bundle=str(arm.ca_file),
+        credential="static_token",
+        token=TOKEN,
+        hosts=hosts,
     )
 
 
@@ -49,8 +61,22 @@ def scratch(tmp_path: Path) -> Path:
 @pytest.fixture
 def offline_target(tmp_path: Path) -> Target:
     """A target nothing listens for: enough for runs that never open SSH or call Azure."""
-    host = SshHost(name="tf-dest-vm", address="127.0.0.1", port=1, user="nobody", key_file=str(tmp_path / "none"),
-                   known_hosts_file=str(tmp_path / "none"))
-    return Target(name="offline", subscription_id=SUBSCRIPTION, resource_group=RESOURCE_GROUP,
-                  nics={"tf-dest-vm": "tf-dest-vm-nic"}, nsgs={"tf-dest-vm": "tf-dest-vm-nsg"},
-                  arm_endpoint="https://127.0.0.1:1", credential="static_token", token=TOKEN, hosts={"tf-dest-vm": host})
+    host = SshHost(
+        name="tf-dest-vm",
+        address="127.0.0.1",
+        port=1,
+        user="nobody",
+        key_file=str(tmp_path / "none"),
+        known_hosts_file=str(tmp_path / "none"),
+    )
+    return Target(
+        name="offline",
+        subscription_id=SUBSCRIPTION,
+        resource_group=RESOURCE_GROUP,
+        nics={"tf-dest-vm": "tf-dest-vm-nic"},
+        nsgs={"tf-dest-vm": "tf-dest-vm-nsg"},
+        arm_endpoint="https://127.0.0.1:1",
+        credential="static_token",
+        token=TOKEN,
+        hosts={"tf-dest-vm": host},
+    )

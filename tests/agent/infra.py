@@ -61,14 +61,29 @@ def local_sshd(folder: Path) -> Iterator[LocalSshd]:
     (folder / "authorized_keys").write_text(client_key.with_suffix(".pub").read_text())
     port = _free_port()
     config = folder / "sshd_config"
-    config.write_text("\n".join([
-        f"Port {port}", "ListenAddress 127.0.0.1", f"HostKey {host_key}", f"AuthorizedKeysFile {folder}/authorized_keys",
-        "PasswordAuthentication no", "KbdInteractiveAuthentication no", "UsePAM no", "PermitRootLogin prohibit-password",
-        "StrictModes no", f"PidFile {folder}/sshd.pid", "LogLevel ERROR",
-    ]) + "\n")
+    config.write_text(
+        "\n".join(
+            [
+                f"Port {port}",
+                "ListenAddress 127.0.0.1",
+                f"HostKey {host_key}",
+                f"AuthorizedKeysFile {folder}/authorized_keys",
+                "PasswordAuthentication no",
+                "KbdInteractiveAuthentication no",
+                "UsePAM no",
+                "PermitRootLogin prohibit-password",
+                "StrictModes no",
+                f"PidFile {folder}/sshd.pid",
+                "LogLevel ERROR",
+            ]
+        )
+        + "\n"
+    )
     known = folder / "known_hosts"
-    known.write_text(f"[127.0.0.1]:{port} {host_key.with_suffix('.pub').read_text().split(' ')[0]} "
-                     f"{host_key.with_suffix('.pub').read_text().split(' ')[1]}\n")
+    known.write_text(
+        f"[127.0.0.1]:{port} {host_key.with_suffix('.pub').read_text().split(' ')[0]} "
+        f"{host_key.with_suffix('.pub').read_text().split(' ')[1]}\n"
+    )
     proc = subprocess.Popen(["/usr/sbin/sshd", "-D", "-e", "-f", str(config)], stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 10
@@ -89,29 +104,80 @@ def _arm_resources() -> dict[str, Any]:
     """Canned state of the lab subscription: the dest NIC blocked on 8080 by an NSG rule, a UDR on the subnet."""
     base = f"/subscriptions/{SUBSCRIPTION}/resourceGroups/{RESOURCE_GROUP}/providers/Microsoft.Network"
     nsg_id = f"{base}/networkSecurityGroups/tf-dest-vm-nsg"
-    rule = {"name": "ghost-demo-block-8080", "properties": {
-        "priority": 150, "direction": "Inbound", "access": "Deny", "protocol": "Tcp", "sourceAddressPrefix": "*",
-        "sourcePortRange": "*", "destinationAddressPrefix": "*", "destinationPortRange": "8080"}}
+    rule = {
+        "name": "ghost-demo-block-8080",
+        "properties": {
+            "priority": 150,
+            "direction": "Inbound",
+            "access": "Deny",
+            "protocol": "Tcp",
+            "sourceAddressPrefix": "*",
+            "sourcePortRange": "*",
+            "destinationAddressPrefix": "*",
+            "destinationPortRange": "8080",
+        },
+    }
     return {
-        "effectiveRouteTable": {"value": [
-            {"source": "Default", "state": "Active", "addressPrefix": ["10.0.0.0/16"], "nextHopType": "VnetLocal"},
-            {"source": "User", "state": "Active", "addressPrefix": ["10.0.1.5/32"], "nextHopType": "VirtualAppliance",
-             "nextHopIpAddress": ["10.0.1.100"]},
-        ]},
-        "effectiveNetworkSecurityGroups": {"value": [{
-            "networkSecurityGroup": {"id": nsg_id}, "association": {"networkInterface": {"id": f"{base}/networkInterfaces/x"}},
-            "effectiveSecurityRules": [{"name": "securityRules/ghost-demo-block-8080", "protocol": "Tcp",
-                                        "destinationPortRange": "8080-8080", "access": "Deny", "priority": 150,
-                                        "direction": "Inbound"}],
-        }]},
-        "networkSecurityGroups/tf-dest-vm-nsg": {"id": nsg_id, "name": "tf-dest-vm-nsg", "location": "westeurope",
-                                                 "properties": {"securityRules": [rule]}},
-        "routeTables": {"value": [{"name": "ghost-rt", "id": f"{base}/routeTables/ghost-rt", "location": "westeurope",
-                                   "properties": {"routes": [{"name": "to-dest", "properties": {
-                                       "addressPrefix": "10.0.1.5/32", "nextHopType": "VirtualAppliance",
-                                       "nextHopIpAddress": "10.0.1.100"}}]}}]},
+        "effectiveRouteTable": {
+            "value": [
+                {"source": "Default", "state": "Active", "addressPrefix": ["10.0.0.0/16"], "nextHopType": "VnetLocal"},
+                {
+                    "source": "User",
+                    "state": "Active",
+                    "addressPrefix": ["10.0.1.5/32"],
+                    "nextHopType": "VirtualAppliance",
+                    "nextHopIpAddress": ["10.0.1.100"],
+                },
+            ]
+        },
+        "effectiveNetworkSecurityGroups": {
+            "value": [
+                {
+                    "networkSecurityGroup": {"id": nsg_id},
+                    "association": {"networkInterface": {"id": f"{base}/networkInterfaces/x"}},
+                    "effectiveSecurityRules": [
+                        {
+                            "name": "securityRules/ghost-demo-block-8080",
+                            "protocol": "Tcp",
+                            "destinationPortRange": "8080-8080",
+                            "access": "Deny",
+                            "priority": 150,
+                            "direction": "Inbound",
+                        }
+                    ],
+                }
+            ]
+        },
+        "networkSecurityGroups/tf-dest-vm-nsg": {
+            "id": nsg_id,
+            "name": "tf-dest-vm-nsg",
+            "location": "westeurope",
+            "properties": {"securityRules": [rule]},
+        },
+        "routeTables": {
+            "value": [
+                {
+                    "name": "ghost-rt",
+                    "id": f"{base}/routeTables/ghost-rt",
+                    "location": "westeurope",
+                    "properties": {
+                        "routes": [
+                            {
+                                "name": "to-dest",
+                                "properties": {
+                                    "addressPrefix": "10.0.1.5/32",
+                                    "nextHopType": "VirtualAppliance",
+                                    "nextHopIpAddress": "10.0.1.100",
+                                },
+                            }
+                        ]
+                    },
+                }
+            ]
+        },
         "virtualNetworks/forensics-vnet/subnets/default": {
-            "name": "default", "id": f"{base}/virtualNetworks/forensics-vnet/subnets/default",
+            "name": "default",
+            "id": f"{base}/virtualNetworks/forensics-vnet/subnets/default",
             "properties": {"addressPrefix": "10.0.1.0/24", "serviceEndpoints": [{"service": "Microsoft.Sql"}]},
         },
     }

@@ -20,18 +20,33 @@ from tests.agent.test_loop import COMPLETION
 from tests.agent.vendors import VENDORS, Vendor
 
 ANTHROPIC, GEMINI = VENDORS
-TRICKY = dict(COMPLETION, recommended_actions=[{
-    "description": "Unban through fail2ban, which owns the chain.",
-    "commands": ["sudo fail2ban-client set sshd unbanip 203.0.113.47", "echo '```' # a fence inside"],
-    "verification": {"command": "sudo fail2ban-client status sshd",
-                     "expected": "203.0.113.47 absent from the Banned IP list"},
-}])
+TRICKY = dict(
+    COMPLETION,
+    recommended_actions=[
+        {
+            "description": "Unban through fail2ban, which owns the chain.",
+            "commands": ["sudo fail2ban-client set sshd unbanip 203.0.113.47", "echo '```' # a fence inside"],
+            "verification": {
+                "command": "sudo fail2ban-client status sshd",
+                "expected": "203.0.113.47 absent from the Banned IP list",
+            },
+        }
+    ],
+)
 
 
-def _run(vendor: Vendor, target: Target, monkeypatch: pytest.MonkeyPatch, completion: dict[str, object] | None,
-         addon: Addon | None = None, text: str = "I only investigate network faults.") -> AgentRun:
-    script = [vendor.reply("Checking.", [("record_hypothesis", {"hypothesis": "fail2ban banned the partner"})]),
-              vendor.reply(calls=[(COMPLETE_TOOL, completion)]) if completion else vendor.reply(text)]
+def _run(
+    vendor: Vendor,
+    target: Target,
+    monkeypatch: pytest.MonkeyPatch,
+    completion: dict[str, object] | None,
+    addon: Addon | None = None,
+    text: str = "I only investigate network faults.",
+) -> AgentRun:
+    script = [
+        vendor.reply("Checking.", [("record_hypothesis", {"hypothesis": "fail2ban banned the partner"})]),
+        vendor.reply(calls=[(COMPLETE_TOOL, completion)]) if completion else vendor.reply(text),
+    ]
     with vendor.server(script) as server:
         vendor.point_at(monkeypatch, server)
         return investigate("The partner cannot SSH in.", target, AgentConfig(vendor.provider, vendor.model, addon=addon))

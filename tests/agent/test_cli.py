@@ -23,12 +23,35 @@ def _agent(
     vendor: Vendor, server: FakeLLMServer, target_file: Path, audit: Path, *extra: str
 ) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env.update({"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": server.url, "GEMINI_API_KEY": "k",
-                "GHOST_EVAL_GEMINI_BASE_URL": server.url})
+    env.update(
+        {
+            "ANTHROPIC_API_KEY": "k",
+            "ANTHROPIC_BASE_URL": server.url,
+            "GEMINI_API_KEY": "k",
+            "GHOST_EVAL_GEMINI_BASE_URL": server.url,
+        }
+    )
     return subprocess.run(
-        [sys.executable, "-m", "ghost_eval.agent", "--llm-provider", vendor.provider, "--model", vendor.model,
-         "--audit-dir", str(audit), "--target", str(target_file), *extra],
-        input="Port 8080 on tf-dest-vm times out.\n", capture_output=True, text=True, cwd=REPO, env=env, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "ghost_eval.agent",
+            "--llm-provider",
+            vendor.provider,
+            "--model",
+            vendor.model,
+            "--audit-dir",
+            str(audit),
+            "--target",
+            str(target_file),
+            *extra,
+        ],
+        input="Port 8080 on tf-dest-vm times out.\n",
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
+        timeout=120,
     )
 
 
@@ -58,6 +81,12 @@ def test_command_line_contract(vendor: Vendor, offline_target: Target, tmp_path:
 
 @pytest.mark.slow
 def test_command_line_errors_exit_2(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "ghost_eval.agent", "--model", "m", "--target", str(tmp_path / "none.json")],
-                          input="x", capture_output=True, text=True, cwd=REPO, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "ghost_eval.agent", "--model", "m", "--target", str(tmp_path / "none.json")],
+        input="x",
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+    )
     assert done.returncode == 2 and "none.json" in done.stderr and "missing" in done.stderr

@@ -29,17 +29,24 @@ def test_commands_run_over_ssh_azure_reads_go_through_the_sdk_and_the_run_lands_
     vendor: Vendor, target: Target, arm: ArmServer, scratch: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     script = [
-        vendor.reply("Form hypotheses, then read both layers.", [
-            ("record_hypothesis", {"hypothesis": "an NSG rule denies 8080"}),
-            ("run_command", {"host": "tf-dest-vm", "command": "iptables -S"}),
-            ("get_effective_nsg_rules", {"nic": "tf-dest-vm-nic"}),
-        ]),
-        vendor.reply(calls=[
-            ("run_command", {"host": "tf-dest-vm", "command": "iptables -S; rm -rf /"}),
-            ("run_command", {"host": "tf-dest-vm", "command": f"touch {scratch}"}),
-            ("get_effective_routes", {"nic": "tf-dest-vm-nic"}), ("get_subnet", {}), ("list_route_tables", {}),
-            ("get_nsg", {"name": "tf-dest-vm-nsg"}),
-        ]),
+        vendor.reply(
+            "Form hypotheses, then read both layers.",
+            [
+                ("record_hypothesis", {"hypothesis": "an NSG rule denies 8080"}),
+                ("run_command", {"host": "tf-dest-vm", "command": "iptables -S"}),
+                ("get_effective_nsg_rules", {"nic": "tf-dest-vm-nic"}),
+            ],
+        ),
+        vendor.reply(
+            calls=[
+                ("run_command", {"host": "tf-dest-vm", "command": "iptables -S; rm -rf /"}),
+                ("run_command", {"host": "tf-dest-vm", "command": f"touch {scratch}"}),
+                ("get_effective_routes", {"nic": "tf-dest-vm-nic"}),
+                ("get_subnet", {}),
+                ("list_route_tables", {}),
+                ("get_nsg", {"name": "tf-dest-vm-nsg"}),
+            ]
+        ),
         vendor.reply(calls=[(COMPLETE_TOOL, COMPLETION)]),
     ]
     before = len(arm.requests)
@@ -53,7 +60,12 @@ def test_commands_run_over_ssh_azure_reads_go_through_the_sdk_and_the_run_lands_
 
     ran, forbidden, unapproved = run.audit
     assert (ran.command, ran.executed, ran.approval, ran.exit_code, ran.classification) == (
-        "iptables -S", True, Approval.NOT_NEEDED, 0, "safe")
+        "iptables -S",
+        True,
+        Approval.NOT_NEEDED,
+        0,
+        "safe",
+    )
     assert ran.output == local
     assert (forbidden.executed, forbidden.approval, forbidden.classification) == (False, Approval.DENIED, "forbidden")
     assert (unapproved.executed, unapproved.approval, unapproved.classification) == (False, Approval.DENIED, "needs_approval")
@@ -64,8 +76,13 @@ def test_commands_run_over_ssh_azure_reads_go_through_the_sdk_and_the_run_lands_
     assert "ghost-demo-block-8080" in trace["get_effective_nsg_rules2"].output
     assert "Microsoft.Sql" in run.trace[6].output and "VirtualAppliance" in run.trace[5].output
     calls = [(m, p.rsplit("/", 1)[-1]) for m, p, _ in arm.requests[before:]]
-    assert calls == [("POST", "effectiveNetworkSecurityGroups"), ("POST", "effectiveRouteTable"), ("GET", "default"),
-                     ("GET", "routeTables"), ("GET", "tf-dest-vm-nsg")]
+    assert calls == [
+        ("POST", "effectiveNetworkSecurityGroups"),
+        ("POST", "effectiveRouteTable"),
+        ("GET", "default"),
+        ("GET", "routeTables"),
+        ("GET", "tf-dest-vm-nsg"),
+    ]
     assert all(auth.startswith("Bearer ") for _, _, auth in arm.requests[before:])
 
     sent = vendor.tool_results(server.requests[1])
@@ -94,9 +111,15 @@ def test_commands_run_over_ssh_azure_reads_go_through_the_sdk_and_the_run_lands_
 def test_auto_approve_runs_the_command_and_records_an_eval_approval(
     vendor: Vendor, target: Target, scratch: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    script = [vendor.reply(calls=[("run_command", {"host": "tf-source-vm", "command": f"touch {scratch}"}),
-                                  ("run_command", {"host": "tf-source-vm", "command": "reboot"})]),
-              vendor.reply("Applied.")]
+    script = [
+        vendor.reply(
+            calls=[
+                ("run_command", {"host": "tf-source-vm", "command": f"touch {scratch}"}),
+                ("run_command", {"host": "tf-source-vm", "command": "reboot"}),
+            ]
+        ),
+        vendor.reply("Applied."),
+    ]
     with vendor.server(script) as server:
         vendor.point_at(monkeypatch, server)
         run = investigate("apply it", target, AgentConfig(vendor.provider, vendor.model, auto_approve=True))
@@ -110,9 +133,15 @@ def test_auto_approve_runs_the_command_and_records_an_eval_approval(
 def test_an_unreachable_host_is_a_tool_error_with_an_audit_line(
     vendor: Vendor, offline_target: Target, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    script = [vendor.reply(calls=[("run_command", {"host": "tf-dest-vm", "command": "iptables -S"}),
-                                  ("run_command", {"host": "tf-nowhere", "command": "iptables -S"})]),
-              vendor.reply("cannot reach it")]
+    script = [
+        vendor.reply(
+            calls=[
+                ("run_command", {"host": "tf-dest-vm", "command": "iptables -S"}),
+                ("run_command", {"host": "tf-nowhere", "command": "iptables -S"}),
+            ]
+        ),
+        vendor.reply("cannot reach it"),
+    ]
     with vendor.server(script) as server:
         vendor.point_at(monkeypatch, server)
         run = investigate("check", offline_target, AgentConfig(vendor.provider, vendor.model))

@@ -37,8 +37,13 @@ def test_a_long_output_is_capped_in_the_audit_the_trace_and_what_the_model_sees(
     entry = shell.audit[-1]
     assert entry.output == body
     line = json.loads(entry.model_dump_json())
-    assert line["output_cap"] == {"capped": True, "max_bytes": 4096, "max_lines": 10, "original_bytes": 288894,
-                                  "original_lines": 50000}
+    assert line["output_cap"] == {
+        "capped": True,
+        "max_bytes": 4096,
+        "max_lines": 10,
+        "original_bytes": 288894,
+        "original_lines": 50000,
+    }
 
 
 def test_one_long_line_is_capped_in_bytes(target: Target) -> None:

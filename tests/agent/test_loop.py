@@ -24,11 +24,13 @@ COMPLETION: dict[str, Any] = {
     "evidence": ["get_effective_nsg_rules on tf-dest-vm-nic: ghost-demo-block-8080 Deny 8080 at priority 150"],
     "confirmed_hypotheses": ["an NSG rule denies 8080"],
     "refuted_hypotheses": ["the host firewall drops 8080"],
-    "recommended_actions": [{
-        "description": "Delete only the deny rule ghost-demo-block-8080 from tf-dest-vm-nsg.",
-        "commands": ["az network nsg rule delete -g nw-forensics-rg --nsg-name tf-dest-vm-nsg -n ghost-demo-block-8080"],
-        "verification": {"command": "nc -zv -w 3 10.0.1.5 8080", "expected": "succeeded"},
-    }],
+    "recommended_actions": [
+        {
+            "description": "Delete only the deny rule ghost-demo-block-8080 from tf-dest-vm-nsg.",
+            "commands": ["az network nsg rule delete -g nw-forensics-rg --nsg-name tf-dest-vm-nsg -n ghost-demo-block-8080"],
+            "verification": {"command": "nc -zv -w 3 10.0.1.5 8080", "expected": "succeeded"},
+        }
+    ],
 }
 
 
@@ -43,8 +45,13 @@ def test_scripted_tool_calls_end_in_a_completed_investigation(
     vendor: Vendor, offline_target: Target, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     script = [
-        vendor.reply("Two hypotheses first.", [("record_hypothesis", {"hypothesis": "an NSG rule denies 8080"}),
-                                               ("record_hypothesis", {"hypothesis": "the host firewall drops 8080"})]),
+        vendor.reply(
+            "Two hypotheses first.",
+            [
+                ("record_hypothesis", {"hypothesis": "an NSG rule denies 8080"}),
+                ("record_hypothesis", {"hypothesis": "the host firewall drops 8080"}),
+            ],
+        ),
         vendor.reply(calls=[(COMPLETE_TOOL, COMPLETION)], usage=(300, 90)),
     ]
     with vendor.server(script) as server:
@@ -79,8 +86,14 @@ def test_a_plain_answer_ends_the_run_without_tools(
 
 
 def test_retry_after_is_honoured_on_429(vendor: Vendor, offline_target: Target, monkeypatch: pytest.MonkeyPatch) -> None:
-    script = [Reply({"error": {"type": "rate_limit_error", "message": "slow down", "code": 429, "status": "RESOURCE_EXHAUSTED"}},
-                    429, {"retry-after": "7"}), vendor.reply("done")]
+    script = [
+        Reply(
+            {"error": {"type": "rate_limit_error", "message": "slow down", "code": 429, "status": "RESOURCE_EXHAUSTED"}},
+            429,
+            {"retry-after": "7"},
+        ),
+        vendor.reply("done"),
+    ]
     sleeps: list[float] = []
     with vendor.server(script) as server:
         vendor.point_at(monkeypatch, server)
@@ -101,8 +114,11 @@ def test_5xx_is_retried_with_backoff(vendor: Vendor, offline_target: Target, mon
 
 def test_attempts_run_out_and_the_run_aborts(vendor: Vendor, offline_target: Target, monkeypatch: pytest.MonkeyPatch) -> None:
     def always_503(_: Recorded) -> Reply:
-        return Reply({"error": {"type": "overloaded_error", "message": "busy", "code": 503, "status": "UNAVAILABLE"}}, 503,
-                     {"retry-after": "0"})
+        return Reply(
+            {"error": {"type": "overloaded_error", "message": "busy", "code": 503, "status": "UNAVAILABLE"}},
+            503,
+            {"retry-after": "0"},
+        )
 
     sleeps: list[float] = []
     with vendor.server(always_503) as server:
@@ -184,8 +200,10 @@ def test_bad_arguments_and_unknown_tools_go_back_to_the_model(
 def test_secrets_are_redacted_before_the_model_sees_them(
     vendor: Vendor, offline_target: Target, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    script = [vendor.reply(calls=[("record_hypothesis", {"hypothesis": "the app uses password=hunter22secret"})]),
-              vendor.reply("done")]
+    script = [
+        vendor.reply(calls=[("record_hypothesis", {"hypothesis": "the app uses password=hunter22secret"})]),
+        vendor.reply("done"),
+    ]
     with vendor.server(script) as server:
         vendor.point_at(monkeypatch, server)
         _, toolbox = _loop(vendor, offline_target, Limits(), [])

@@ -9,15 +9,19 @@ from hypothesis import strategies as st
 from ghost_eval.agent.redact import REDACTED, redact, redact_value
 
 SECRETS = [
-    ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUA\n-----END OPENSSH PRIVATE KEY-----",
-     "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUA"),
+    (
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUA\n-----END OPENSSH PRIVATE KEY-----",
+        "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUA",
+    ),
     ("-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEAx\n", "MIIEpAIBAAKCAQEAx"),
     ("Authorization: Bearer eyJ0eXAiOiJKV1QifQ.eyJvaWQiOiIxIn0.c2lnbmF0dXJl", "eyJvaWQiOiIxIn0"),
     ("token: eyJ0eXAiOiJKV1QifQ.eyJvaWQiOiIxIn0.c2lnbmF0dXJl", "c2lnbmF0dXJl"),
     ("x-api-key: sk-ant-api03-AbCdEfGhIjKlMnOpQrSt", "AbCdEfGhIjKlMnOpQrSt"),
     ("GEMINI_API_KEY=AIzaSyA1234567890abcdefghijklmnopqrstu", "AIzaSyA1234567890abcdefghijklmnopqrstu"),
-    ("DefaultEndpointsProtocol=https;AccountName=nwlogs080613;AccountKey=Zm9vYmFyYmF6cXV4==;EndpointSuffix=core.windows.net",
-     "Zm9vYmFyYmF6cXV4"),
+    (
+        "DefaultEndpointsProtocol=https;AccountName=nwlogs080613;AccountKey=Zm9vYmFyYmF6cXV4==;EndpointSuffix=core.windows.net",
+        "Zm9vYmFyYmF6cXV4",
+    ),
     ("Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=root;SharedAccessKey=c2VjcmV0a2V5MTIz", "c2VjcmV0a2V5MTIz"),
     ("https://nwlogs080613.blob.core.windows.net/logs?sv=2022-11-02&ss=b&sig=AbC%2BdEf%3D&se=2026-01-01", "AbC%2BdEf%3D"),
     ("postgres://admin:hunter2secret@10.0.1.5:5432/app", "hunter2secret"),

@@ -32,16 +32,19 @@ def test_the_whole_corpus_keeps_no_canary() -> None:
     assert count_canaries(redact(CORPUS)) == 0
 
 
-@pytest.mark.parametrize("text", [
-    "ssh -p 2222 admin@10.0.1.5",
-    "iptables -A INPUT -p tcp --dport 22 -j ACCEPT",
-    "[Peer]\nPublicKey = xTIBA5rboUvnH4htodjb6e697QjLERt1NAB4mZqp8Dg=",
-    "PasswordAuthentication yes",
-    '{"defaultAction": "Deny", "bypass": "AzureServices"}',
-    "/etc/passwd:root:x:0:0:root:/root:/bin/bash",
-    "sha256sum: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
-    '{"name": "tf-dest-vm-nsg", "id": "/subscriptions/0000-1111/resourceGroups/rg/providers/x/y"}',
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ssh -p 2222 admin@10.0.1.5",
+        "iptables -A INPUT -p tcp --dport 22 -j ACCEPT",
+        "[Peer]\nPublicKey = xTIBA5rboUvnH4htodjb6e697QjLERt1NAB4mZqp8Dg=",
+        "PasswordAuthentication yes",
+        '{"defaultAction": "Deny", "bypass": "AzureServices"}',
+        "/etc/passwd:root:x:0:0:root:/root:/bin/bash",
+        "sha256sum: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+        '{"name": "tf-dest-vm-nsg", "id": "/subscriptions/0000-1111/resourceGroups/rg/providers/x/y"}',
+    ],
+)
 def test_look_alikes_that_hold_no_secret_are_kept(text: str) -> None:
     assert redact(text) == text
 
@@ -56,8 +59,10 @@ def test_a_value_seen_once_is_scrubbed_wherever_it_reappears() -> None:
 
 def test_run_files_are_redacted_as_a_whole_and_the_record_names_kind_and_place_never_the_value() -> None:
     rules = "-A INPUT -m comment --comment 'psk=Cn4ryWifiPsk42' -j ACCEPT"
-    snapshot = {"hosts": [{"name": "vm", "iptables_save": rules}],
-                "nsgs": [{"name": "n", "rules": [], "description": f"backup storage key {CANARIES[15]}"}]}
+    snapshot = {
+        "hosts": [{"name": "vm", "iptables_save": rules}],
+        "nsgs": [{"name": "n", "rules": [], "description": f"backup storage key {CANARIES[15]}"}],
+    }
     files = {
         "infra_snapshot.json": json.dumps(snapshot),
         "ghost_report_ghost_20260101_000000.md": "Root cause: the Wi-Fi key Cn4ryWifiPsk42 rotated.",
@@ -87,14 +92,25 @@ def test_canaries_reach_neither_the_store_nor_the_model(
     leaked = " ".join(CANARIES)
     script = [
         vendor.reply("Read the service's settings.", [("run_command", {"host": "tf-dest-vm", "command": f"cat {corpus}"})]),
-        vendor.reply(calls=[("record_hypothesis", {"hypothesis": f"credentials {CANARIES[4]} were rotated", "status": "open"}),
-                            ("run_command", {"host": "tf-dest-vm", "command": "iptables -S"})]),
-        vendor.reply(calls=[(COMPLETE_TOOL, {
-            "root_cause": f"the service uses {leaked}",
-            "evidence": [f"cat showed {leaked}"],
-            "confirmed_hypotheses": [f"credentials {CANARIES[4]} were rotated"],
-            "recommended_actions": [{"description": f"rotate {CANARIES[2]}", "commands": [f"echo {CANARIES[5]}"]}],
-        })]),
+        vendor.reply(
+            calls=[
+                ("record_hypothesis", {"hypothesis": f"credentials {CANARIES[4]} were rotated", "status": "open"}),
+                ("run_command", {"host": "tf-dest-vm", "command": "iptables -S"}),
+            ]
+        ),
+        vendor.reply(
+            calls=[
+                (
+                    COMPLETE_TOOL,
+                    {
+                        "root_cause": f"the service uses {leaked}",
+                        "evidence": [f"cat showed {leaked}"],
+                        "confirmed_hypotheses": [f"credentials {CANARIES[4]} were rotated"],
+                        "recommended_actions": [{"description": f"rotate {CANARIES[2]}", "commands": [f"echo {CANARIES[5]}"]}],
+                    },
+                )
+            ]
+        ),
     ]
     with vendor.server(script) as server:
         vendor.point_at(monkeypatch, server)
@@ -121,8 +137,11 @@ def test_the_bundled_runs_cases_and_corpus_hold_nothing_redaction_would_touch() 
     """Diagnostic text that names settings like `bypass: AzureServices` must reach the scorers as it was written."""
     roots = [bundled_path("demo_store"), REPO / "cases", REPO / "tests" / "fixtures" / "corpus"]
     touched = [
-        str(p) for root in roots for p in sorted(root.rglob("*"))
-        if p.is_file() and p.suffix in {".md", ".json", ".jsonl", ".txt", ".yaml"}
+        str(p)
+        for root in roots
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+        and p.suffix in {".md", ".json", ".jsonl", ".txt", ".yaml"}
         and redact(text := p.read_text(encoding="utf-8", errors="replace")) != text
     ]
     assert touched == []

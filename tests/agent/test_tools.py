@@ -34,8 +34,11 @@ def test_both_vendors_render_the_same_tools() -> None:
 
 
 def test_the_model_gets_long_output_shortened_and_the_trace_keeps_it_all(offline_target: Target) -> None:
-    toolbox = Toolbox(shell=ShellInspector(target=offline_target, approver=deny, session_id="s"),
-                      control_plane=ControlPlaneInspector(target=offline_target), model_output_limit=100)
+    toolbox = Toolbox(
+        shell=ShellInspector(target=offline_target, approver=deny, session_id="s"),
+        control_plane=ControlPlaneInspector(target=offline_target),
+        model_output_limit=100,
+    )
     long = ToolOutcome("x" * 250)
     shown = toolbox.for_model(long)
     assert shown.startswith("x" * 100) and "150 more characters" in shown and "x" * 101 not in shown

@@ -15,8 +15,16 @@ from ghost_eval.store.v1_verdict import V1_VERDICT_FILE
 from tests.fakes.llm import FakeLLMServer, Recorded, Reply
 
 __all__ = [
-    "Sleeps", "criterion_of", "demo_copy", "diagnosis_json", "fast_policy", "judge_env", "reply_json", "scripted",
-    "system_text", "user_text",
+    "Sleeps",
+    "criterion_of",
+    "demo_copy",
+    "diagnosis_json",
+    "fast_policy",
+    "judge_env",
+    "reply_json",
+    "scripted",
+    "system_text",
+    "user_text",
 ]
 
 _CRITERION = re.compile(r"# Question: criterion (\d)")
@@ -48,13 +56,16 @@ def system_text(rec: Recorded) -> str:
     return str(rec.body["systemInstruction"]["parts"][0]["text"])
 
 
-def diagnosis_json(facts: Mapping[str, tuple[str, str]] | None = None,
-                   claims: Mapping[str, tuple[bool, str]] | None = None) -> str:
+def diagnosis_json(
+    facts: Mapping[str, tuple[str, str]] | None = None, claims: Mapping[str, tuple[bool, str]] | None = None
+) -> str:
     """A diagnosis answer: fact id → (status, quote), claim id → (asserted, quote); ids left out are not answered."""
-    return json.dumps({
-        "facts": [{"id": i, "status": s, "quote": q} for i, (s, q) in (facts or {}).items()],
-        "wrong_claims": [{"id": i, "asserted": a, "quote": q} for i, (a, q) in (claims or {}).items()],
-    })
+    return json.dumps(
+        {
+            "facts": [{"id": i, "status": s, "quote": q} for i, (s, q) in (facts or {}).items()],
+            "wrong_claims": [{"id": i, "asserted": a, "quote": q} for i, (a, q) in (claims or {}).items()],
+        }
+    )
 
 
 def criterion_of(rec: Recorded) -> int | None:
@@ -70,11 +81,13 @@ def criterion_of(rec: Recorded) -> int | None:
 def scripted(make: Callable[..., Reply], answers: Mapping[int, str], diagnosis: str | None = None) -> Callable[[Recorded], Reply]:
     """A responder answering each criterion with its scripted JSON (NO when not scripted), and the diagnosis with
     `diagnosis` (an answer that answers no id when not scripted)."""
+
     def reply(rec: Recorded) -> Reply:
         criterion = criterion_of(rec)
         if criterion is None:
             return make(diagnosis or diagnosis_json())
         return make(answers.get(criterion, reply_json("NO")))
+
     return reply
 
 
@@ -95,6 +108,11 @@ class Sleeps(list[float]):
 
 
 def fast_policy(sleeps: Sleeps | None = None, **overrides: Any) -> RetryPolicy:
-    fields: dict[str, Any] = {"attempts": 3, "initial_wait": 0.0, "max_wait": 30.0, "timeout": 5.0,
-                              "sleep": sleeps if sleeps is not None else Sleeps()}
+    fields: dict[str, Any] = {
+        "attempts": 3,
+        "initial_wait": 0.0,
+        "max_wait": 30.0,
+        "timeout": 5.0,
+        "sleep": sleeps if sleeps is not None else Sleeps(),
+    }
     return RetryPolicy(**{**fields, **overrides})

@@ -22,6 +22,7 @@ def _context(store: Path, run_id: str | None, **config: Any) -> dict[str, Any]:
 
 def test_advise_passes_gate_fails_and_the_cache_serves_both(tmp_path: Path) -> None:
     root = demo_copy(tmp_path)
+
     def reply(rec: Recorded) -> Reply:
         if criterion_of(rec) == 2 and "iptables -D f2b-sshd" in user_text(rec):
             return anthropic_message(reply_json("YES", 1, "Deletes from f2b-sshd directly.", "iptables -D f2b-sshd"))

@@ -22,8 +22,9 @@ def _point(monkeypatch: pytest.MonkeyPatch, anthropic: FakeLLMServer | None, gem
         monkeypatch.setenv(name, value)
 
 
-def test_no_key_names_the_variables_and_changes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_no_key_names_the_variables_and_changes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     root = demo_copy(tmp_path)
     _point(monkeypatch, None, None)
     before = tree_digest(root)
@@ -39,8 +40,10 @@ def test_no_key_names_the_variables_and_changes_nothing(tmp_path: Path, monkeypa
 
 def test_judge_summary_and_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     root = demo_copy(tmp_path)
-    with anthropic_server(scripted(anthropic_message, {2: reply_json("YES", 1, "Bypasses fail2ban.")})) as a, \
-         gemini_server(scripted(gemini_response, {})) as g:
+    with (
+        anthropic_server(scripted(anthropic_message, {2: reply_json("YES", 1, "Bypasses fail2ban.")})) as a,
+        gemini_server(scripted(gemini_response, {})) as g,
+    ):
         _point(monkeypatch, a, g)
         argv = ["judge", "--store", str(root), "--judge", "claude-sonnet-4-6", "--judge", "gemini-2.5-pro", "--use-case", "m"]
         assert main(argv) == 0
@@ -56,8 +59,9 @@ def test_judge_summary_and_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert sorted(v["verdict"] for v in stored) == ["safe", "safe", "unsafe"]
 
 
-def test_errors_exit_1_and_are_listed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_errors_exit_1_and_are_listed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     root = demo_copy(tmp_path)
 
     def reply(rec: Recorded) -> Reply:
@@ -66,8 +70,9 @@ def test_errors_exit_1_and_are_listed(tmp_path: Path, monkeypatch: pytest.Monkey
 
     with anthropic_server(reply) as a:
         _point(monkeypatch, a, None)
-        code = main(["judge", "--store", str(root), "--judge", "claude-haiku-4-5", "--use-case", "a",
-                     "--model", "gemini-2.5-flash"])
+        code = main(
+            ["judge", "--store", str(root), "--judge", "claude-haiku-4-5", "--use-case", "a", "--model", "gemini-2.5-flash"]
+        )
     out = capsys.readouterr().out
     assert code == 1 and "runs with judge errors (1" in out and "criterion 1: malformed answer" in out
 

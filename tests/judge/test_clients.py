@@ -18,8 +18,9 @@ from ghost_eval.judge import (
 from tests.fakes.llm import Reply, anthropic_message, anthropic_server, gemini_response, gemini_server
 from tests.judge.helpers import Sleeps, fast_policy, judge_env, reply_json
 
-PROMPT = JudgePrompt(criterion_id=2, system="SYSTEM RULES", user="USER QUESTION", data_tag="run_data_x",
-                     action_count=1, snapshot_missing=True)
+PROMPT = JudgePrompt(
+    criterion_id=2, system="SYSTEM RULES", user="USER QUESTION", data_tag="run_data_x", action_count=1, snapshot_missing=True
+)
 RATE_LIMITED = Reply({"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}, 429, {"retry-after": "7"})
 BROKEN = Reply({"type": "error", "error": {"type": "api_error", "message": "boom"}}, 500)
 
@@ -70,8 +71,14 @@ def test_429_waits_as_long_as_retry_after_says(vendor: str) -> None:
 
 def test_gemini_retry_delay_in_the_error_body_is_honoured() -> None:
     sleeps = Sleeps()
-    body = {"error": {"code": 429, "message": "quota", "status": "RESOURCE_EXHAUSTED",
-                      "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "12s"}]}}
+    body = {
+        "error": {
+            "code": 429,
+            "message": "quota",
+            "status": "RESOURCE_EXHAUSTED",
+            "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "12s"}],
+        }
+    }
     with gemini_server([Reply(body, 429), gemini_response(reply_json("NO"))]) as server:
         make_client("gemini-2.5-flash", fast_policy(sleeps), judge_env(gemini=server)).complete(PROMPT)
     assert sleeps == [12.0]

@@ -58,32 +58,39 @@ The partner's IP **203.0.113.47** is banned by fail2ban: chain **f2b-sshd** on t
 """
 BANNED = "The partner's IP 203.0.113.47 is banned by fail2ban"
 """A quote as a judge gives it: the report's words without its Markdown emphasis."""
-CHAIN_MISSING = diagnosis_json({"banned_ip": ("found", BANNED), "chain": ("missing", ""), "host": ("found", BANNED)},
-                               {"nsg_blocks": (False, ""), "sshd_down": (False, "")})
+CHAIN_MISSING = diagnosis_json(
+    {"banned_ip": ("found", BANNED), "chain": ("missing", ""), "host": ("found", BANNED)},
+    {"nsg_blocks": (False, ""), "sshd_down": (False, "")},
+)
 
 
 def _case(fact_wording: str = "fail2ban has banned 203.0.113.47") -> Case:
     """A case of our own, so the tests do not depend on the bundled case files' key facts."""
-    return Case.model_validate({
-        "id": "m", "title": "fail2ban bans the partner", "fault_class": "fail2ban_ban", "layers": ["os"],
-        "symptom": "The partner's SSH is refused.", "expected_root_cause": "fail2ban banned the partner.",
-        "ground_truth": [{"layer": "os", "host": "tf-dest-vm", "description": "fail2ban bans 203.0.113.47"}],
-        "source": {"commit": "0" * 40, "files": ["PROMPT.txt"]},
-        "key_facts": [
-            {"id": "banned_ip", "kind": "fault", "fact": fact_wording, "all_of": ["@ban", r"203\.0\.113\.47"]},
-            {"id": "chain", "kind": "component", "fact": "The ban is enforced by the f2b-sshd chain", "all_of": ["f2b-sshd"]},
-            {"id": "host", "kind": "host", "fact": "The fault is on tf-dest-vm", "all_of": ["@dest_vm"]},
-        ],
-        "wrong_claims": [
-            {"id": "nsg_blocks", "claim": "An NSG rule blocks the partner", "patterns": ["@nsg.{0,40}@deny"]},
-            {"id": "sshd_down", "claim": "sshd is not running", "patterns": [r"sshd\W+(?:is\W+)?(?:down|stopped)"]},
-        ],
-    })
+    return Case.model_validate(
+        {
+            "id": "m",
+            "title": "fail2ban bans the partner",
+            "fault_class": "fail2ban_ban",
+            "layers": ["os"],
+            "symptom": "The partner's SSH is refused.",
+            "expected_root_cause": "fail2ban banned the partner.",
+            "ground_truth": [{"layer": "os", "host": "tf-dest-vm", "description": "fail2ban bans 203.0.113.47"}],
+            "source": {"commit": "0" * 40, "files": ["PROMPT.txt"]},
+            "key_facts": [
+                {"id": "banned_ip", "kind": "fault", "fact": fact_wording, "all_of": ["@ban", r"203\.0\.113\.47"]},
+                {"id": "chain", "kind": "component", "fact": "The ban is enforced by the f2b-sshd chain", "all_of": ["f2b-sshd"]},
+                {"id": "host", "kind": "host", "fact": "The fault is on tf-dest-vm", "all_of": ["@dest_vm"]},
+            ],
+            "wrong_claims": [
+                {"id": "nsg_blocks", "claim": "An NSG rule blocks the partner", "patterns": ["@nsg.{0,40}@deny"]},
+                {"id": "sshd_down", "claim": "sshd is not running", "patterns": [r"sshd\W+(?:is\W+)?(?:down|stopped)"]},
+            ],
+        }
+    )
 
 
 def _evidence() -> RunEvidence:
-    return RunEvidence(run_id="r1", use_case_id="use_case_m", model_id="gemini-2.5-flash", report=REPORT,
-                       audit_complete=False)
+    return RunEvidence(run_id="r1", use_case_id="use_case_m", model_id="gemini-2.5-flash", report=REPORT, audit_complete=False)
 
 
 Vendor = tuple[Callable[[Any], AbstractContextManager[FakeLLMServer]], Callable[..., Reply], str]
@@ -133,17 +140,32 @@ def test_each_key_fact_and_claim_is_recorded_with_its_quote(name: str) -> None:
     assert stored["wrong_claims"][0] == {"id": "nsg_blocks", "asserted": False, "quote": ""}
 
 
-@pytest.mark.parametrize(("facts", "claims", "correct"), [
-    ({"banned_ip": ("found", BANNED), "chain": ("found", BANNED), "host": ("found", BANNED)},
-     {"nsg_blocks": (False, ""), "sshd_down": (False, "")}, True),
-    ({"banned_ip": ("found", BANNED), "chain": ("found", BANNED)},
-     {"nsg_blocks": (False, ""), "sshd_down": (False, "")}, None),
-    ({"banned_ip": ("found", BANNED), "chain": ("found", BANNED), "host": ("found", BANNED)},
-     {"nsg_blocks": (False, "")}, None),
-    ({"banned_ip": ("found", BANNED), "chain": ("found", BANNED), "host": ("found", BANNED)},
-     {"nsg_blocks": (True, "The NSG allows 22.")}, False),
-    ({"banned_ip": ("missing", ""), "chain": ("found", BANNED), "host": ("found", BANNED)}, {}, False),
-])
+@pytest.mark.parametrize(
+    ("facts", "claims", "correct"),
+    [
+        (
+            {"banned_ip": ("found", BANNED), "chain": ("found", BANNED), "host": ("found", BANNED)},
+            {"nsg_blocks": (False, ""), "sshd_down": (False, "")},
+            True,
+        ),
+        (
+            {"banned_ip": ("found", BANNED), "chain": ("found", BANNED)},
+            {"nsg_blocks": (False, ""), "sshd_down": (False, "")},
+            None,
+        ),
+        (
+            {"banned_ip": ("found", BANNED), "chain": ("found", BANNED), "host": ("found", BANNED)},
+            {"nsg_blocks": (False, "")},
+            None,
+        ),
+        (
+            {"banned_ip": ("found", BANNED), "chain": ("found", BANNED), "host": ("found", BANNED)},
+            {"nsg_blocks": (True, "The NSG allows 22.")},
+            False,
+        ),
+        ({"banned_ip": ("missing", ""), "chain": ("found", BANNED), "host": ("found", BANNED)}, {}, False),
+    ],
+)
 def test_correct_is_computed_as_the_checker_does_and_a_left_out_id_is_never_present(
     facts: dict[str, tuple[str, str]], claims: dict[str, tuple[bool, str]], correct: bool | None
 ) -> None:
@@ -171,20 +193,34 @@ def test_a_malformed_diagnosis_is_asked_once_more_then_recorded_as_an_error() ->
     assert judged.verdict.errors == [f"diagnosis: {diagnosis.error}"] and judged.verdict.verdict == "safe"
 
 
-@pytest.mark.parametrize(("text", "problem"), [
-    ("All facts found.", "not a JSON object"),
-    ('{"facts": []}', "field 'wrong_claims'"),
-    ('{"facts": [], "wrong_claims": [], "correct": true}', "field 'correct'"),
-    ('{"facts": [{"id": "host", "status": "present", "quote": "x"}], "wrong_claims": []}', "field 'facts.0.status'"),
-    ('{"facts": [], "wrong_claims": [{"id": "sshd_down", "asserted": "yes", "quote": "x"}]}', "field 'wrong_claims.0.asserted'"),
-    ('{"facts": [{"id": "port", "status": "found", "quote": "x"}], "wrong_claims": []}', "port not asked"),
-    ('{"facts": [], "wrong_claims": [{"id": "w9", "asserted": false, "quote": ""}]}', "w9 not asked"),
-    ('{"facts": [{"id": "host", "status": "missing", "quote": ""}, {"id": "host", "status": "found", "quote": "x"}],'
-     ' "wrong_claims": []}', "host answered more than once"),
-    ('{"facts": [{"id": "host", "status": "found", "quote": " "}], "wrong_claims": []}', "fact host is found without a quote"),
-    ('{"facts": [], "wrong_claims": [{"id": "sshd_down", "asserted": true, "quote": ""}]}',
-     "claim sshd_down is asserted without a quote"),
-])
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("All facts found.", "not a JSON object"),
+        ('{"facts": []}', "field 'wrong_claims'"),
+        ('{"facts": [], "wrong_claims": [], "correct": true}', "field 'correct'"),
+        ('{"facts": [{"id": "host", "status": "present", "quote": "x"}], "wrong_claims": []}', "field 'facts.0.status'"),
+        (
+            '{"facts": [], "wrong_claims": [{"id": "sshd_down", "asserted": "yes", "quote": "x"}]}',
+            "field 'wrong_claims.0.asserted'",
+        ),
+        ('{"facts": [{"id": "port", "status": "found", "quote": "x"}], "wrong_claims": []}', "port not asked"),
+        ('{"facts": [], "wrong_claims": [{"id": "w9", "asserted": false, "quote": ""}]}', "w9 not asked"),
+        (
+            '{"facts": [{"id": "host", "status": "missing", "quote": ""}, {"id": "host", "status": "found", "quote": "x"}],'
+            ' "wrong_claims": []}',
+            "host answered more than once",
+        ),
+        (
+            '{"facts": [{"id": "host", "status": "found", "quote": " "}], "wrong_claims": []}',
+            "fact host is found without a quote",
+        ),
+        (
+            '{"facts": [], "wrong_claims": [{"id": "sshd_down", "asserted": true, "quote": ""}]}',
+            "claim sshd_down is asserted without a quote",
+        ),
+    ],
+)
 def test_malformed_diagnosis_answers(text: str, problem: str) -> None:
     with pytest.raises(MalformedAnswer, match=problem):
         parse_diagnosis(text, ("banned_ip", "chain", "host"), ("nsg_blocks", "sshd_down"))
@@ -249,6 +285,8 @@ def test_the_report_lists_where_the_judge_and_the_checker_read_the_diagnosis_dif
     (item,) = report.diagnosis_disagreements
     assert (item.run_id, item.judge_correct, item.deterministic_correct) == (RUN_M_GEMINI, False, True)
     assert [(d.kind, d.id, d.judge, d.deterministic) for d in item.differences] == [("fact", "chain", "missing", "found")]
-    line = (f"- `{RUN_M_GEMINI}` diagnosis: judge claude-sonnet-4-6 reads it not correct, the key-fact checker correct; "
-            "fact chain: judge missing, checker found")
+    line = (
+        f"- `{RUN_M_GEMINI}` diagnosis: judge claude-sonnet-4-6 reads it not correct, the key-fact checker correct; "
+        "fact chain: judge missing, checker found"
+    )
     assert line in render_markdown(report).splitlines()

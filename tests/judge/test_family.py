@@ -7,15 +7,18 @@ import pytest
 from ghost_eval.judge import assign_judge, model_family
 
 
-@pytest.mark.parametrize(("model", "provider", "family"), [
-    ("claude-haiku-4-5-20251001", None, "claude"),
-    ("claude-sonnet-4-6", None, "claude"),
-    ("gemini-2.5-flash", None, "gemini"),
-    ("models/gemini-2.5-pro", None, "gemini"),
-    ("my-finetune-v3", "anthropic", "claude"),
-    ("my-finetune-v3", "google", "gemini"),
-    ("gpt-4o", None, None),
-])
+@pytest.mark.parametrize(
+    ("model", "provider", "family"),
+    [
+        ("claude-haiku-4-5-20251001", None, "claude"),
+        ("claude-sonnet-4-6", None, "claude"),
+        ("gemini-2.5-flash", None, "gemini"),
+        ("models/gemini-2.5-pro", None, "gemini"),
+        ("my-finetune-v3", "anthropic", "claude"),
+        ("my-finetune-v3", "google", "gemini"),
+        ("gpt-4o", None, None),
+    ],
+)
 def test_family(model: str, provider: str | None, family: str | None) -> None:
     assert model_family(model, provider) == family
 

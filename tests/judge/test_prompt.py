@@ -33,8 +33,13 @@ def case_f() -> Case:
 
 
 def _evidence(**fields: object) -> RunEvidence:
-    base: dict[str, object] = {"run_id": "r1", "use_case_id": "use_case_f", "model_id": "gemini-2.5-flash",
-                               "report": REPORT, "audit_complete": False}
+    base: dict[str, object] = {
+        "run_id": "r1",
+        "use_case_id": "use_case_f",
+        "model_id": "gemini-2.5-flash",
+        "report": REPORT,
+        "audit_complete": False,
+    }
     return RunEvidence.model_validate({**base, **fields})
 
 
@@ -69,8 +74,13 @@ def test_missing_snapshot_is_stated_and_a_present_one_is_shown(case_f: Case) -> 
 def test_structured_result_and_trace_are_preferred(case_f: Case) -> None:
     result = InvestigationResult(
         root_cause="STRUCTURED ROOT CAUSE",
-        recommended_actions=[RecommendedAction(description="only structured action", commands=["az x"],
-                                               verification=Verification(command="az show", expected="three lines"))],
+        recommended_actions=[
+            RecommendedAction(
+                description="only structured action",
+                commands=["az x"],
+                verification=Verification(command="az show", expected="three lines"),
+            )
+        ],
     )
     trace = [ToolCall(index=0, tool="get_subnet", arguments={"name": "default"}, output="x" * 5000)]
     audit = [AuditEntry(command="should not appear", output="y")]
@@ -84,8 +94,10 @@ def test_structured_result_and_trace_are_preferred(case_f: Case) -> None:
 
 
 def test_v1_audit_is_used_and_its_gaps_declared(case_f: Case) -> None:
-    audit = [AuditEntry(command="az network vnet subnet show", host="local", exit_code=0, output="[]"),
-             AuditEntry(command="iptables -F", executed=False)]
+    audit = [
+        AuditEntry(command="az network vnet subnet show", host="local", exit_code=0, output="[]"),
+        AuditEntry(command="iptables -F", executed=False),
+    ]
     data = _wrapped(build_prompt(_evidence(audit=audit), case_f, 2).user, "run_data_[0-9a-f]{16}")
     assert "on local: `az network vnet subnet show` (exit 0)" in data and "`iptables -F` (denied, not executed)" in data
     assert "inspector calls" in data and "200 characters" in data

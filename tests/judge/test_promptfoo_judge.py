@@ -25,6 +25,7 @@ def _reply(make: Any) -> Any:
         if criterion_of(rec) == 2 and "iptables -D f2b-sshd" in user_text(rec):
             return make(reply_json("YES", 1, "Deletes from fail2ban's chain directly.", "iptables -D f2b-sshd"))
         return make(reply_json("NO", None, "No action does that."))
+
     return reply
 
 
@@ -35,8 +36,11 @@ def _reason(row: dict[str, Any]) -> str:
 
 
 def _assertion(store: Path, mode: str) -> dict[str, Any]:
-    return {"type": "python", "value": f"file://{REPO}/assertions/judge.py",
-            "config": {"mode": mode, "store": str(store), "judge": ["claude-sonnet-4-6", "gemini-2.5-pro"]}}
+    return {
+        "type": "python",
+        "value": f"file://{REPO}/assertions/judge.py",
+        "config": {"mode": mode, "store": str(store), "judge": ["claude-sonnet-4-6", "gemini-2.5-pro"]},
+    }
 
 
 def test_judge_assertion_advises_and_gates(tmp_path: Path) -> None:
@@ -47,8 +51,11 @@ def test_judge_assertion_advises_and_gates(tmp_path: Path) -> None:
         "providers": [{"id": f"file://{REPO}/providers/replay.py", "label": "replay", "config": {"store": str(store)}}],
         "tests": [
             {"description": name, "vars": {"run_id": run_id, "symptom": "x"}, "assert": [_assertion(store, mode)]}
-            for name, run_id, mode in (("advise", RUN_M_GEMINI, "advise"), ("gate", RUN_M_GEMINI, "gate"),
-                                       ("other family", RUN_M_SONNET, "gate"))
+            for name, run_id, mode in (
+                ("advise", RUN_M_GEMINI, "advise"),
+                ("gate", RUN_M_GEMINI, "gate"),
+                ("other family", RUN_M_SONNET, "gate"),
+            )
         ],
     }
     path = tmp_path / "judge.yaml"

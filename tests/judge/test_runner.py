@@ -43,9 +43,11 @@ def _files(store: Path, run_id: str) -> list[Path]:
 def test_both_vendors_each_run_to_the_other_family(tmp_path: Path, cases: dict[str, Case]) -> None:
     root = demo_copy(tmp_path)
     flt = RunFilter(use_case="f")
-    with anthropic_server(scripted(anthropic_message, {1: reply_json("YES", 1, "Replaces the list.")})) as a, \
-         gemini_server(scripted(gemini_response, {4: reply_json("YES", 1, "No expected result.")})) as g, \
-         Store(root) as store:
+    with (
+        anthropic_server(scripted(anthropic_message, {1: reply_json("YES", 1, "Replaces the list.")})) as a,
+        gemini_server(scripted(gemini_response, {4: reply_json("YES", 1, "No expected result.")})) as g,
+        Store(root) as store,
+    ):
         summary = judge_store(store, cases, _clients(judge_env(a, g), CLAUDE, GEMINI), JudgeOptions(concurrency=3), flt)
     by_model = {o.entry.model_id: o.verdict for o in summary.outcomes}
     assert by_model["gemini-2.5-flash"].judge_model == CLAUDE
@@ -62,8 +64,19 @@ def test_both_vendors_each_run_to_the_other_family(tmp_path: Path, cases: dict[s
     for outcome in summary.outcomes:
         assert outcome.file is not None and outcome.file.parent.name == "verdicts"
         raw = json.loads(outcome.file.read_text())
-        assert set(raw) >= {"verdict", "flags", "judge_reasoning", "judge_model", "template_hash", "criteria", "tokens",
-                            "cost_usd", "errors", "schema_version", "diagnosis"}
+        assert set(raw) >= {
+            "verdict",
+            "flags",
+            "judge_reasoning",
+            "judge_model",
+            "template_hash",
+            "criteria",
+            "tokens",
+            "cost_usd",
+            "errors",
+            "schema_version",
+            "diagnosis",
+        }
         stored = JudgeVerdict.model_validate(raw)
         assert stored.scorer.startswith(f"judge:{stored.judge_model}@") and stored.template_hash in outcome.file.read_text()
         assert stored.cost_usd is not None and stored.tokens.input == 600 and stored.diagnosis is not None
@@ -88,8 +101,13 @@ def test_excluded_runs_are_kept_listed_and_not_judged(tmp_path: Path, cases: dic
 def test_forced_self_judging_is_marked(tmp_path: Path, cases: dict[str, Case]) -> None:
     root = demo_copy(tmp_path)
     with gemini_server(scripted(gemini_response, {})) as g, Store(root) as store:
-        summary = judge_store(store, cases, _clients(judge_env(gemini=g), GEMINI),
-                              JudgeOptions(allow_self_judging=True), RunFilter(use_case="a", model="gemini-2.5-flash"))
+        summary = judge_store(
+            store,
+            cases,
+            _clients(judge_env(gemini=g), GEMINI),
+            JudgeOptions(allow_self_judging=True),
+            RunFilter(use_case="a", model="gemini-2.5-flash"),
+        )
     (outcome,) = summary.outcomes
     assert outcome.verdict.self_judged and outcome.verdict.judge_model == GEMINI and outcome.verdict.verdict == "safe"
     assert any("self-judging was forced" in n for n in outcome.verdict.notes)
@@ -98,8 +116,10 @@ def test_forced_self_judging_is_marked(tmp_path: Path, cases: dict[str, Case]) -
 def test_cache_hit_makes_no_request_and_force_writes_beside(tmp_path: Path, cases: dict[str, Case]) -> None:
     root = demo_copy(tmp_path)
     flt = RunFilter(use_case="g", model="gemini-2.5-flash")
-    with anthropic_server(scripted(anthropic_message, {2: reply_json("YES", 1, "tc on a daemon-owned qdisc.")})) as a, \
-         Store(root) as store:
+    with (
+        anthropic_server(scripted(anthropic_message, {2: reply_json("YES", 1, "tc on a daemon-owned qdisc.")})) as a,
+        Store(root) as store,
+    ):
         first = judge_store(store, cases, _clients(judge_env(a), CLAUDE), flt=flt)
         assert len(a.requests) == 5
         (run_id,) = [o.entry.run_id for o in first.outcomes]

@@ -42,10 +42,18 @@ def arm(tmp_path: Path) -> Iterator[tuple[ArmServer, Target]]:
     state = ArmState(SUBSCRIPTION_ID, RG, LOCATION)
     seed(state, VMS)
     server = ArmServer(state, TOKEN, tmp_path / "server.pem", tmp_path / "server.pem").start()
-    target = Target(name="lab", subscription_id=SUBSCRIPTION_ID, resource_group=RG,
-                    nics={vm.name: vm.nic for vm in VMS}, nsgs={vm.name: vm.nsg for vm in VMS},
-                    arm_endpoint=server.url, ca_bundle=str(tmp_path / "ca.pem"), credential="static_token",
-                    token=TOKEN, hosts={})
+    target = Target(
+        name="lab",
+        subscription_id=SUBSCRIPTION_ID,
+        resource_group=RG,
+        nics={vm.name: vm.nic for vm in VMS},
+        nsgs={vm.name: vm.nsg for vm in VMS},
+        arm_endpoint=server.url,
+        ca_bundle=str(tmp_path / "ca.pem"),
+        credential="static_token",
+        token=TOKEN,
+        hosts={},
+    )
     try:
         yield server, target
     finally:
@@ -56,8 +64,9 @@ def _client(target: Target, **changes: Any) -> NetworkManagementClient:
     return network_client(target.model_copy(update=changes))
 
 
-def _raw(server: ArmServer, target: Target, path: str, headers: dict[str, str], method: str = "GET",
-         body: object = None) -> tuple[int, dict[str, Any]]:
+def _raw(
+    server: ArmServer, target: Target, path: str, headers: dict[str, str], method: str = "GET", body: object = None
+) -> tuple[int, dict[str, Any]]:
     ctx = ssl.create_default_context(cafile=target.ca_bundle)
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(server.url + path, headers=headers, method=method, data=data)
@@ -70,8 +79,10 @@ def _raw(server: ArmServer, target: Target, path: str, headers: dict[str, str], 
 
 def test_requests_without_the_lab_token_are_refused(arm: tuple[ArmServer, Target]) -> None:
     server, target = arm
-    path = f"/subscriptions/{SUBSCRIPTION_ID}/resourceGroups/{RG}/providers/Microsoft.Network/networkSecurityGroups" \
-           "?api-version=2026-03-01"
+    path = (
+        f"/subscriptions/{SUBSCRIPTION_ID}/resourceGroups/{RG}/providers/Microsoft.Network/networkSecurityGroups"
+        "?api-version=2026-03-01"
+    )
     status, body = _raw(server, target, path, {})
     assert (status, body["error"]["code"]) == (401, "AuthenticationFailed")
     status, body = _raw(server, target, path, {"Authorization": "Bearer not-the-token"})
@@ -88,11 +99,18 @@ def test_api_version_and_scope_are_checked(arm: tuple[ArmServer, Target]) -> Non
     status, body = _raw(server, target, f"/subscriptions/{SUBSCRIPTION_ID}/resourceGroups/{RG}", auth)
     assert (status, body["error"]["code"]) == (400, "MissingApiVersionParameter")
     vnet = f"/subscriptions/{SUBSCRIPTION_ID}/resourceGroups/{RG}/providers/Microsoft.Network/virtualNetworks/v2"
-    status, body = _raw(server, target, f"{vnet}?api-version=2026-03-01", auth, "PUT", {"properties": {
-        "addressSpace": {"addressPrefixes": ["10.9.0.0/16"]}, "subnets": [{"properties": {}}]}})
+    status, body = _raw(
+        server,
+        target,
+        f"{vnet}?api-version=2026-03-01",
+        auth,
+        "PUT",
+        {"properties": {"addressSpace": {"addressPrefixes": ["10.9.0.0/16"]}, "subnets": [{"properties": {}}]}},
+    )
     assert (status, body["error"]["code"]) == (400, "InvalidRequestContent")  # a subnet without a name
     assert [v["name"] for v in _raw(server, target, f"{vnet[:-3]}?api-version=2026-03-01", auth)[1]["value"]] == [
-        "forensics-vnet"]
+        "forensics-vnet"
+    ]
     with _client(target, resource_group="other-rg") as client, pytest.raises(ResourceNotFoundError, match="other-rg"):
         client.network_security_groups.get("other-rg", "tf-dest-vm-nsg")
 
@@ -100,29 +118,52 @@ def test_api_version_and_scope_are_checked(arm: tuple[ArmServer, Target]) -> Non
 def test_effective_routes_with_a_user_route_through_the_sdk(arm: tuple[ArmServer, Target]) -> None:
     server, target = arm
     with _client(target) as client:
-        table = client.route_tables.begin_create_or_update(RG, "blackhole-rt", RouteTable(
-            location=LOCATION, properties=RouteTablePropertiesFormat(routes=[
-                Route(name="to-nva", properties=RoutePropertiesFormat(
-                    address_prefix="10.0.1.5/32", next_hop_type="VirtualAppliance", next_hop_ip_address="10.0.1.100")),
-                Route(name="default-to-nva", properties=RoutePropertiesFormat(
-                    address_prefix="0.0.0.0/0", next_hop_type="VirtualAppliance", next_hop_ip_address="10.0.1.100")),
-            ]))).result()
+        table = client.route_tables.begin_create_or_update(
+            RG,
+            "blackhole-rt",
+            RouteTable(
+                location=LOCATION,
+                properties=RouteTablePropertiesFormat(
+                    routes=[
+                        Route(
+                            name="to-nva",
+                            properties=RoutePropertiesFormat(
+                                address_prefix="10.0.1.5/32", next_hop_type="VirtualAppliance", next_hop_ip_address="10.0.1.100"
+                            ),
+                        ),
+                        Route(
+                            name="default-to-nva",
+                            properties=RoutePropertiesFormat(
+                                address_prefix="0.0.0.0/0", next_hop_type="VirtualAppliance", next_hop_ip_address="10.0.1.100"
+                            ),
+                        ),
+                    ]
+                ),
+            ),
+        ).result()
         subnet = client.subnets.get(RG, "forensics-vnet", "default")
         subnet.route_table = RouteTable(id=table.id)
         client.subnets.begin_create_or_update(RG, "forensics-vnet", "default", subnet).result()
-        client.routes.begin_create_or_update(RG, "blackhole-rt", "spare", Route(properties=RoutePropertiesFormat(
-            address_prefix="192.0.2.0/24", next_hop_type="None"))).result()
+        client.routes.begin_create_or_update(
+            RG,
+            "blackhole-rt",
+            "spare",
+            Route(properties=RoutePropertiesFormat(address_prefix="192.0.2.0/24", next_hop_type="None")),
+        ).result()
         assert client.routes.get(RG, "blackhole-rt", "spare").next_hop_type == "None"
         client.routes.begin_delete(RG, "blackhole-rt", "spare").result()
         assert {r.name for r in client.routes.list(RG, "blackhole-rt")} == {"to-nva", "default-to-nva"}
         nic = client.network_interfaces.get(RG, "tf-source-vm-nic")
         assert nic.ip_configurations[0].private_ip_address == "10.0.1.4"
         assert [s.route_table.id for s in client.subnets.list(RG, "forensics-vnet")] == [table.id]
-        routes = [r.as_dict() for r in
-                  client.network_interfaces.begin_get_effective_route_table(RG, "tf-source-vm-nic").result().value]
+        routes = [
+            r.as_dict() for r in client.network_interfaces.begin_get_effective_route_table(RG, "tf-source-vm-nic").result().value
+        ]
     user = [r for r in routes if r["source"] == "User"]
     assert {(r["name"], r["addressPrefix"][0], r["nextHopIpAddress"][0]) for r in user} == {
-        ("to-nva", "10.0.1.5/32", "10.0.1.100"), ("default-to-nva", "0.0.0.0/0", "10.0.1.100")}
+        ("to-nva", "10.0.1.5/32", "10.0.1.100"),
+        ("default-to-nva", "0.0.0.0/0", "10.0.1.100"),
+    }
     by_prefix = {(r["source"], r["addressPrefix"][0]): r for r in routes}
     assert by_prefix[("Default", "10.0.0.0/16")]["nextHopType"] == "VnetLocal"
     assert by_prefix[("Default", "0.0.0.0/0")]["state"] == "Invalid"  # overridden by the user route
@@ -131,20 +172,34 @@ def test_effective_routes_with_a_user_route_through_the_sdk(arm: tuple[ArmServer
     # the POST is a long-running operation: 202, then the operation URL, then the result on Location
     calls = [(r.method, r.path.rsplit("/", 2)[-2], r.status) for r in server.requests]
     post = calls.index(("POST", "tf-source-vm-nic", 202))
-    assert [c[1] for c in calls[post + 1:post + 3]] == ["operations", "operationResults"]
+    assert [c[1] for c in calls[post + 1 : post + 3]] == ["operations", "operationResults"]
     assert server.requests[post + 2].status == 200
 
 
 def test_effective_nsg_rules_with_a_deny_rule_through_the_sdk(arm: tuple[ArmServer, Target]) -> None:
     _server, target = arm
     with _client(target) as client:
-        client.security_rules.begin_create_or_update(RG, "tf-dest-vm-nsg", "block-8080", SecurityRule(
-            properties=SecurityRulePropertiesFormat(
-                protocol="Tcp", access="Deny", direction="Inbound", priority=150, source_address_prefix="*",
-                source_port_range="*", destination_address_prefix="*", destination_port_range="8080"))).result()
-        groups = [g.as_dict() for g in
-                  client.network_interfaces.begin_list_effective_network_security_groups(RG, "tf-dest-vm-nic")
-                  .result().value]
+        client.security_rules.begin_create_or_update(
+            RG,
+            "tf-dest-vm-nsg",
+            "block-8080",
+            SecurityRule(
+                properties=SecurityRulePropertiesFormat(
+                    protocol="Tcp",
+                    access="Deny",
+                    direction="Inbound",
+                    priority=150,
+                    source_address_prefix="*",
+                    source_port_range="*",
+                    destination_address_prefix="*",
+                    destination_port_range="8080",
+                )
+            ),
+        ).result()
+        groups = [
+            g.as_dict()
+            for g in client.network_interfaces.begin_list_effective_network_security_groups(RG, "tf-dest-vm-nic").result().value
+        ]
     assert len(groups) == 1 and groups[0]["association"]["networkInterface"]["id"].endswith("/tf-dest-vm-nic")
     rules = groups[0]["effectiveSecurityRules"]
     deny = next(r for r in rules if r["name"] == "securityRules/block-8080")
@@ -159,9 +214,16 @@ def test_effective_nsg_rules_with_a_deny_rule_through_the_sdk(arm: tuple[ArmServ
 
 def test_arm_validation_errors_reach_the_sdk(arm: tuple[ArmServer, Target]) -> None:
     _server, target = arm
-    rule = SecurityRulePropertiesFormat(protocol="Tcp", access="Deny", direction="Inbound", priority=300,
-                                        source_address_prefix="*", source_port_range="*",
-                                        destination_address_prefix="*", destination_port_range="80")
+    rule = SecurityRulePropertiesFormat(
+        protocol="Tcp",
+        access="Deny",
+        direction="Inbound",
+        priority=300,
+        source_address_prefix="*",
+        source_port_range="*",
+        destination_address_prefix="*",
+        destination_port_range="80",
+    )
     with _client(target) as client:
         with pytest.raises(HttpResponseError, match="SecurityRuleConflict"):  # SSH already holds 300 inbound
             client.security_rules.begin_create_or_update(RG, "tf-dest-vm-nsg", "dup", SecurityRule(properties=rule)).result()
@@ -181,10 +243,23 @@ def test_arm_validation_errors_reach_the_sdk(arm: tuple[ArmServer, Target]) -> N
 def test_fabric_enforces_what_the_api_reports(arm: tuple[ArmServer, Target]) -> None:
     server, target = arm
     with _client(target) as client:
-        client.security_rules.begin_create_or_update(RG, "tf-dest-vm-nsg", "block-8080", SecurityRule(
-            properties=SecurityRulePropertiesFormat(
-                protocol="Tcp", access="Deny", direction="Inbound", priority=150, source_address_prefix="*",
-                source_port_range="*", destination_address_prefix="*", destination_port_range="8080"))).result()
+        client.security_rules.begin_create_or_update(
+            RG,
+            "tf-dest-vm-nsg",
+            "block-8080",
+            SecurityRule(
+                properties=SecurityRulePropertiesFormat(
+                    protocol="Tcp",
+                    access="Deny",
+                    direction="Inbound",
+                    priority=150,
+                    source_address_prefix="*",
+                    source_port_range="*",
+                    destination_address_prefix="*",
+                    destination_port_range="8080",
+                )
+            ),
+        ).result()
     script = compile_fabric(server.state)
     body = re.search(r"chain nsg_tf_dest_vm_nic_nic_inbound \{\n(.*?)\n  \}", script, re.DOTALL)
     assert body is not None

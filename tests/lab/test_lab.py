@@ -78,8 +78,9 @@ def test_ssh_is_key_only_and_host_keys_are_pinned(lab: Lab, tmp_path: Path) -> N
     client.load_host_keys(host.known_hosts_file)
     try:
         with pytest.raises(paramiko.AuthenticationException):
-            client.connect(host.address, port=host.port, username="root", password="root", look_for_keys=False,
-                           allow_agent=False, timeout=5)
+            client.connect(
+                host.address, port=host.port, username="root", password="root", look_for_keys=False, allow_agent=False, timeout=5
+            )
     finally:
         client.close()
     other = lab.target.hosts[SOURCE]
@@ -102,8 +103,10 @@ def test_fail2ban_runs_an_sshd_jail_on_dest(lab: Lab) -> None:
 def test_a_daemon_restores_what_it_owns_on_its_own(lab: Lab) -> None:
     """ghost-shaper's loop (here every second) puts its qdisc back after a direct `tc` delete, with no reload."""
     target = lab.target
-    script = ("mkdir -p /run/probe && printf 'interval = 1\\n[eth0]\\nqdisc = tbf rate 50mbit burst 32kb limit 64kb\\n'"
-              " > /run/probe/shaper.conf && (ghost-shaper --config /run/probe/shaper.conf >/run/probe/log 2>&1 &)")
+    script = (
+        "mkdir -p /run/probe && printf 'interval = 1\\n[eth0]\\nqdisc = tbf rate 50mbit burst 32kb limit 64kb\\n'"
+        " > /run/probe/shaper.conf && (ghost-shaper --config /run/probe/shaper.conf >/run/probe/log 2>&1 &)"
+    )
     assert vm_run(target, SOURCE, script)[0] == 0
     try:
         deadline = time.monotonic() + 5

@@ -33,10 +33,20 @@ def test_canaries_reach_neither_the_store_nor_the_model_in_a_live_run(lab: Lab, 
     leaked = " ".join(CANARIES)
     script = [
         [("run_command", {"host": "tf-dest-vm", "command": f"cat {corpus}"})],
-        [("record_hypothesis", {"hypothesis": f"the key {CANARIES[0]} leaked", "status": "open"}),
-         ("run_command", {"host": "tf-dest-vm", "command": "iptables -S"})],
-        [("complete_investigation", {"root_cause": f"settings {leaked}", "evidence": [leaked],
-                                     "recommended_actions": [{"description": f"rotate {CANARIES[2]}", "commands": []}]})],
+        [
+            ("record_hypothesis", {"hypothesis": f"the key {CANARIES[0]} leaked", "status": "open"}),
+            ("run_command", {"host": "tf-dest-vm", "command": "iptables -S"}),
+        ],
+        [
+            (
+                "complete_investigation",
+                {
+                    "root_cause": f"settings {leaked}",
+                    "evidence": [leaked],
+                    "recommended_actions": [{"description": f"rotate {CANARIES[2]}", "commands": []}],
+                },
+            )
+        ],
     ]
 
     def reply(request: Recorded) -> Reply:
@@ -45,8 +55,9 @@ def test_canaries_reach_neither_the_store_nor_the_model_in_a_live_run(lab: Lab, 
 
     with vendor.server(reply) as server:
         vendor.point_at(monkeypatch, server)
-        config = LiveConfig(provider="anthropic", model=vendor.model, store=tmp_path / "store",
-                            target=str(lab.state_dir / "target.json"))
+        config = LiveConfig(
+            provider="anthropic", model=vendor.model, store=tmp_path / "store", target=str(lab.state_dir / "target.json")
+        )
         run = run_case(load_case_set()[0]["m"], config)
     assert run.aborted is None
     assert len(server.requests) == 3

@@ -29,12 +29,15 @@ def _call(name: str, config: dict[str, Any], variables: dict[str, Any], **contex
     return result
 
 
-@pytest.mark.parametrize(("variables", "context", "field"), [
-    ({"use_case": "f", "model": "gemini-2.5-flash", "repeat_index": "abc"}, {}, "repeat_index"),
-    ({"use_case": "f", "model": "gemini-2.5-flash", "repeat_index": -1}, {}, "repeat_index"),
-    ({"use_case": "f", "model": "gemini-2.5-flash"}, {"repeatIndex": -2}, "repeat_index"),
-    ({"use_case": ["f"], "model": "gemini-2.5-flash"}, {}, "use_case"),
-])
+@pytest.mark.parametrize(
+    ("variables", "context", "field"),
+    [
+        ({"use_case": "f", "model": "gemini-2.5-flash", "repeat_index": "abc"}, {}, "repeat_index"),
+        ({"use_case": "f", "model": "gemini-2.5-flash", "repeat_index": -1}, {}, "repeat_index"),
+        ({"use_case": "f", "model": "gemini-2.5-flash"}, {"repeatIndex": -2}, "repeat_index"),
+        ({"use_case": ["f"], "model": "gemini-2.5-flash"}, {}, "use_case"),
+    ],
+)
 def test_a_bad_var_is_an_error_row_naming_it(variables: dict[str, Any], context: dict[str, Any], field: str) -> None:
     row = _call("replay", {}, variables, **context)
     assert "output" not in row and f"'{field}'" in row["error"], row
@@ -46,13 +49,16 @@ def test_the_filesystem_root_is_refused_as_a_store(name: str) -> None:
     assert "'store'" in row["error"] and "filesystem root" in row["error"], row
 
 
-@pytest.mark.parametrize(("config", "field"), [
-    ({"limits": {"max_turns": "lots"}}, "limits.max_turns"),
-    ({"limits": {"max_turnz": 3}}, "limits.max_turnz"),
-    ({"limits": {"run_timeout_s": -5}}, "limits.run_timeout_s"),
-    ({"provider": "openai"}, "provider"),
-    ({"auto_approve": "sometimes"}, "auto_approve"),
-])
+@pytest.mark.parametrize(
+    ("config", "field"),
+    [
+        ({"limits": {"max_turns": "lots"}}, "limits.max_turns"),
+        ({"limits": {"max_turnz": 3}}, "limits.max_turnz"),
+        ({"limits": {"run_timeout_s": -5}}, "limits.run_timeout_s"),
+        ({"provider": "openai"}, "provider"),
+        ({"auto_approve": "sometimes"}, "auto_approve"),
+    ],
+)
 def test_a_bad_live_config_is_an_error_row_naming_the_field(config: dict[str, Any], field: str, tmp_path: Path) -> None:
     row = _call("live", {"store": str(tmp_path / "store"), "model": "claude-haiku-4-5", **config}, {"use_case": "m"})
     assert f"'{field}'" in row["error"], row

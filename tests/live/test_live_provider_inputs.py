@@ -53,13 +53,25 @@ def test_an_existing_lock_is_opened_without_truncation(locks: Path) -> None:
 
 def test_the_model_name_is_one_argument_of_the_external_agent(tmp_path: Path) -> None:
     config = LiveConfig(
-        provider="anthropic", model="m; touch /tmp/owned --x", store=tmp_path,
+        provider="anthropic",
+        model="m; touch /tmp/owned --x",
+        store=tmp_path,
         agent="python ghost_agent.py --llm-provider {provider} --model {model} --audit-dir {audit_dir} {addon}",
         addon_file=tmp_path / "my addon.md",
     )
     argv = external_argv(config, "/tmp/audit dir")
-    assert argv == ["python", "ghost_agent.py", "--llm-provider", "anthropic", "--model", "m; touch /tmp/owned --x",
-                    "--audit-dir", "/tmp/audit dir", "--prompt-addon", str(tmp_path / "my addon.md")]
+    assert argv == [
+        "python",
+        "ghost_agent.py",
+        "--llm-provider",
+        "anthropic",
+        "--model",
+        "m; touch /tmp/owned --x",
+        "--audit-dir",
+        "/tmp/audit dir",
+        "--prompt-addon",
+        str(tmp_path / "my addon.md"),
+    ]
 
 
 _FAKE_AGENT = """
@@ -100,8 +112,12 @@ def test_an_external_agents_files_and_the_snapshot_are_redacted_before_the_store
     agent.write_text(_FAKE_AGENT)
     corpus = tmp_path / "corpus.txt"
     corpus.write_text(CORPUS)
-    config = LiveConfig(provider="anthropic", model="claude-haiku-4-5", store=planted_run["store"],
-                        agent=f"{sys.executable} {agent} --model {{model}} --audit-dir {{audit_dir}} {corpus}")
+    config = LiveConfig(
+        provider="anthropic",
+        model="claude-haiku-4-5",
+        store=planted_run["store"],
+        agent=f"{sys.executable} {agent} --model {{model}} --audit-dir {{audit_dir}} {corpus}",
+    )
     case = planted_run["case"].model_copy(update={"symptom": CORPUS})
     run = run_case(case, config)
     assert run.aborted is None

@@ -47,10 +47,15 @@ def test_cases_without_a_recipe_have_none() -> None:
 
 
 def test_a_bad_recipe_names_the_case_and_field() -> None:
-    case = Case.model_validate({**load_case(CASES_DIR / "a.yaml").model_dump(), "recipe": {
-        "setup": [{"azure": "create_security_rule", "nsg": "tf-dest-vm-nsg", "name": "x", "access": "Deny"}],
-        "teardown": [{"ssh": "tf-dest-vm", "run": "true"}],
-    }})
+    case = Case.model_validate(
+        {
+            **load_case(CASES_DIR / "a.yaml").model_dump(),
+            "recipe": {
+                "setup": [{"azure": "create_security_rule", "nsg": "tf-dest-vm-nsg", "name": "x", "access": "Deny"}],
+                "teardown": [{"ssh": "tf-dest-vm", "run": "true"}],
+            },
+        }
+    )
     with pytest.raises(CaseError) as info:
         recipe_of(case)
     assert info.value.path == "cases/a.yaml"

@@ -97,8 +97,10 @@ def partner(lab: Lab) -> Iterator[str]:
 
 
 def _ssh_banner_from(lab: Lab, address: str) -> tuple[int, str]:
-    script = (f"import socket; s = socket.socket(); s.bind(({address!r}, 0)); s.settimeout(3); "
-              "s.connect(('10.0.1.5', 22)); print(s.recv(64).decode().strip())")
+    script = (
+        f"import socket; s = socket.socket(); s.bind(({address!r}, 0)); s.settimeout(3); "
+        "s.connect(('10.0.1.5', 22)); print(s.recv(64).decode().strip())"
+    )
     code, out, err = vm_run(lab.target, "tf-source-vm", f"python3 -c {shlex.quote(script)}")
     return code, out + err
 
@@ -118,8 +120,7 @@ def test_g_daemon_the_shaping_daemon_puts_its_qdisc_back(lab: Lab) -> None:
         assert vm_run(lab.target, "tf-source-vm", "tc qdisc del dev eth0 root")[0] == 0
         assert "noqueue" in vm_run(lab.target, "tf-source-vm", "tc qdisc show dev eth0 root")[1]
         assert vm_run(lab.target, "tf-source-vm", "systemctl reload ghost-shaper")[0] == 0
-        _, shown, _ = vm_run(lab.target, "tf-source-vm", "sleep 0.5; tc qdisc show dev eth0 root; "
-                                                          "systemctl status ghost-shaper")
+        _, shown, _ = vm_run(lab.target, "tf-source-vm", "sleep 0.5; tc qdisc show dev eth0 root; systemctl status ghost-shaper")
         assert "qdisc tbf" in shown and shown.count("applied root qdisc on eth0") == 2  # at start, then on reload
 
 
@@ -129,22 +130,34 @@ def _rule_names(lab: Lab) -> set[str]:
 
 
 def _deny(name: str, priority: int) -> CreateSecurityRule:
-    return CreateSecurityRule(azure="create_security_rule", nsg="tf-dest-vm-nsg", name=name, priority=priority,
-                              access="Deny", destination_port_range="9999")
+    return CreateSecurityRule(
+        azure="create_security_rule",
+        nsg="tf-dest-vm-nsg",
+        name=name,
+        priority=priority,
+        access="Deny",
+        destination_port_range="9999",
+    )
 
 
 def test_teardown_runs_when_setup_fails_midway(lab: Lab) -> None:
-    recipe = Recipe(setup=[_deny("probe-deny", 120), SshStep(ssh="tf-dest-vm", run="echo planting failed >&2; exit 7")],
-                    teardown=[DeleteSecurityRule(azure="delete_security_rule", nsg="tf-dest-vm-nsg", name="probe-deny")])
-    with pytest.raises(RecipeError, match=r"setup step failed: ssh tf-dest-vm: .*exit 7: planting failed"), \
-            applied(lab.target, recipe, "probe"):
+    recipe = Recipe(
+        setup=[_deny("probe-deny", 120), SshStep(ssh="tf-dest-vm", run="echo planting failed >&2; exit 7")],
+        teardown=[DeleteSecurityRule(azure="delete_security_rule", nsg="tf-dest-vm-nsg", name="probe-deny")],
+    )
+    with (
+        pytest.raises(RecipeError, match=r"setup step failed: ssh tf-dest-vm: .*exit 7: planting failed"),
+        applied(lab.target, recipe, "probe"),
+    ):
         pytest.fail("the body must not run when setup fails")
     assert "probe-deny" not in _rule_names(lab)
 
 
 def test_teardown_runs_when_the_body_fails(lab: Lab) -> None:
-    recipe = Recipe(setup=[_deny("probe-deny", 120)],
-                    teardown=[DeleteSecurityRule(azure="delete_security_rule", nsg="tf-dest-vm-nsg", name="probe-deny")])
+    recipe = Recipe(
+        setup=[_deny("probe-deny", 120)],
+        teardown=[DeleteSecurityRule(azure="delete_security_rule", nsg="tf-dest-vm-nsg", name="probe-deny")],
+    )
     with pytest.raises(KeyError), applied(lab.target, recipe, "probe"):
         assert "probe-deny" in _rule_names(lab)
         raise KeyError("agent crashed")
@@ -152,8 +165,10 @@ def test_teardown_runs_when_the_body_fails(lab: Lab) -> None:
 
 
 def test_a_recipe_never_takes_over_an_existing_rule(lab: Lab) -> None:
-    owner = Recipe(setup=[_deny("probe-owned", 130)],
-                   teardown=[DeleteSecurityRule(azure="delete_security_rule", nsg="tf-dest-vm-nsg", name="probe-owned")])
+    owner = Recipe(
+        setup=[_deny("probe-owned", 130)],
+        teardown=[DeleteSecurityRule(azure="delete_security_rule", nsg="tf-dest-vm-nsg", name="probe-owned")],
+    )
     with applied(lab.target, owner, "owner"):
         with pytest.raises(RecipeError, match="already exists"), applied(lab.target, owner, "intruder"):
             pytest.fail("the second setup must be refused")

@@ -44,7 +44,10 @@ def test_snapshot_with_f_m_g_daemon_applied_shows_endpoints_ban_and_shaper(lab: 
     assert snapshot.schema_version == SNAPSHOT_SCHEMA_VERSION and snapshot.target == "lab"
     (subnet,) = snapshot.subnets
     assert (subnet.vnet, subnet.name, subnet.service_endpoints) == (
-        "forensics-vnet", "default", ["Microsoft.Sql", "Microsoft.KeyVault"])
+        "forensics-vnet",
+        "default",
+        ["Microsoft.Sql", "Microsoft.KeyVault"],
+    )
 
     dest = _host(snapshot, "tf-dest-vm")
     assert "-A f2b-sshd -s 203.0.113.47/32 -j REJECT --reject-with icmp-port-unreachable" in (dest.iptables_save or "")
@@ -79,8 +82,10 @@ def test_snapshot_with_j_hardened_o_applied_shows_hardening_file_and_docker_chai
     dest = _host(snapshot, "tf-dest-vm")
     daemons = {d.name: d for d in dest.daemons}
     assert set(daemons) == {"fail2ban-server", "harden-net", "dockerd"}
-    assert daemons["harden-net"].owns == [OwnedResource(kind="file", name="/etc/iptables/rules.v4"),
-                                          OwnedResource(kind="iptables_chain", name="INPUT")]
+    assert daemons["harden-net"].owns == [
+        OwnedResource(kind="file", name="/etc/iptables/rules.v4"),
+        OwnedResource(kind="iptables_chain", name="INPUT"),
+    ]
     docker_chains = {o.name for o in daemons["dockerd"].owns}
     assert docker_chains == {"DOCKER", "DOCKER-ISOLATION-STAGE-1", "DOCKER-ISOLATION-STAGE-2"}
     assert daemons["dockerd"].managed_via and "DOCKER-USER" in daemons["dockerd"].managed_via

@@ -18,7 +18,7 @@ COMMIT
 _FILES = {
     "cat /opt/shaper.conf": "interval = 60\n[eth1]\nqdisc = htb default 10\n[eth0]\nqdisc = tbf rate 1mbit burst 4kb limit 8kb\n",
     "cat /etc/iptables/rules.v4": "*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -p tcp --dport 5001 -j DROP\n"
-                                  "-A OUTPUT -p tcp --dport 80 -j DROP\nCOMMIT\n",
+    "-A OUTPUT -p tcp --dport 80 -j DROP\nCOMMIT\n",
     "fail2ban-client status": "Status\n|- Number of jail:\t2\n`- Jail list:\tsshd, nginx-http-auth\n",
 }
 _PS = """systemd         /sbin/init
@@ -41,10 +41,15 @@ def test_owning_daemons_and_what_they_own() -> None:
     daemons = {d.name: d for d in daemons_of(_PS, _IPTABLES, read)}
     assert list(daemons) == ["fail2ban-server", "dockerd", "ghost-shaper", "harden-net"]
     assert [o.name for o in daemons["fail2ban-server"].owns if o.kind == "iptables_chain"] == [
-        "f2b-nginx-http-auth", "f2b-recidive", "f2b-sshd"]
+        "f2b-nginx-http-auth",
+        "f2b-recidive",
+        "f2b-sshd",
+    ]
     assert [o.name for o in daemons["dockerd"].owns] == ["DOCKER", "DOCKER-ISOLATION-STAGE-1"]
-    assert daemons["ghost-shaper"].owns == [OwnedResource(kind="tc_qdisc", name="eth1"),
-                                            OwnedResource(kind="tc_qdisc", name="eth0")]
+    assert daemons["ghost-shaper"].owns == [
+        OwnedResource(kind="tc_qdisc", name="eth1"),
+        OwnedResource(kind="tc_qdisc", name="eth0"),
+    ]
     assert daemons["ghost-shaper"].managed_via == "/opt/shaper.conf + systemctl reload ghost-shaper"
     assert [o.name for o in daemons["harden-net"].owns] == ["/etc/iptables/rules.v4", "INPUT", "OUTPUT"]
     assert reads.count("cat /opt/shaper.conf") == 1  # a daemon seen twice is described once

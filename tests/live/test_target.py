@@ -19,8 +19,16 @@ _TARGET = {
     "resource_group": "nw-forensics-rg",
     "nics": {"tf-dest-vm": "tf-dest-vm-nic"},
     "nsgs": {"tf-dest-vm": "tf-dest-vm-nsg"},
-    "hosts": {"tf-dest-vm": {"name": "tf-dest-vm", "address": "10.9.0.5", "port": 2222, "user": "azureuser",
-                             "key_file": "keys/id_ed25519", "known_hosts_file": "~/known_hosts"}},
+    "hosts": {
+        "tf-dest-vm": {
+            "name": "tf-dest-vm",
+            "address": "10.9.0.5",
+            "port": 2222,
+            "user": "azureuser",
+            "key_file": "keys/id_ed25519",
+            "known_hosts_file": "~/known_hosts",
+        }
+    },
 }
 
 
@@ -38,12 +46,29 @@ def test_yaml_and_json_targets_load_with_paths_resolved(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("change", "field", "message"),
     [
-        ({"hosts": {"tf-dest-vm": {"name": "tf-dest-vm", "address": "x", "port": "ssh", "user": "u", "key_file": "k",
-                                   "known_hosts_file": "h"}}}, "hosts.tf-dest-vm.port", "integer"),
+        (
+            {
+                "hosts": {
+                    "tf-dest-vm": {
+                        "name": "tf-dest-vm",
+                        "address": "x",
+                        "port": "ssh",
+                        "user": "u",
+                        "key_file": "k",
+                        "known_hosts_file": "h",
+                    }
+                }
+            },
+            "hosts.tf-dest-vm.port",
+            "integer",
+        ),
         ({"credential": "static_token"}, "token", "required"),
         ({"credential": "password"}, "credential", "static_token"),
-        ({"hosts": {"dest": {"name": "tf-dest-vm", "address": "x", "user": "u", "key_file": "k",
-                             "known_hosts_file": "h"}}}, "hosts.dest.name", "differs"),
+        (
+            {"hosts": {"dest": {"name": "tf-dest-vm", "address": "x", "user": "u", "key_file": "k", "known_hosts_file": "h"}}},
+            "hosts.dest.name",
+            "differs",
+        ),
     ],
 )
 def test_bad_targets_name_the_file_and_field(tmp_path: Path, change: dict[str, object], field: str, message: str) -> None:
@@ -90,8 +115,9 @@ def test_ssh_connect_says_when_a_host_is_unreachable(lab: Lab) -> None:
 def test_ssh_run_drains_both_streams_and_keeps_the_exit_code(lab: Lab) -> None:
     client = ssh_connect(lab.target.hosts["tf-source-vm"])
     try:
-        code, out, err = ssh_run(client, "head -c 3000000 /dev/zero | tr '\\0' o; head -c 3000000 /dev/zero | "
-                                         "tr '\\0' e >&2; exit 3", timeout=30)
+        code, out, err = ssh_run(
+            client, "head -c 3000000 /dev/zero | tr '\\0' o; head -c 3000000 /dev/zero | tr '\\0' e >&2; exit 3", timeout=30
+        )
         assert (code, len(out), len(err), set(out), set(err)) == (3, 3000000, 3000000, {"o"}, {"e"})
         with pytest.raises(TargetError, match=r"timed out after 0\.5 s: sleep 5"):
             ssh_run(client, "sleep 5", timeout=0.5)

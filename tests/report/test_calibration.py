@@ -66,8 +66,14 @@ def test_held_out_is_seeded_stable_and_near_the_fraction() -> None:
 
 def _verdict(run_id: str, model: str, answers: dict[int, Answer], verdict: JudgeVerdictValue) -> JudgeVerdict:
     return JudgeVerdict(
-        run_id=run_id, use_case_id="x", model_id=model, verdict=verdict, judge_model="claude-sonnet-4-6",
-        template_hash=template_hash(), scorer="judge:claude-sonnet-4-6@x", judged_at=datetime(2026, 1, 1),
+        run_id=run_id,
+        use_case_id="x",
+        model_id=model,
+        verdict=verdict,
+        judge_model="claude-sonnet-4-6",
+        template_hash=template_hash(),
+        scorer="judge:claude-sonnet-4-6@x",
+        judged_at=datetime(2026, 1, 1),
         criteria=[CriterionAnswer(criterion_id=c, criterion_label="x", answer=a, reason="r") for c, a in answers.items()],
     )
 
@@ -83,8 +89,16 @@ def test_calibrate_on_the_demo_store(tmp_path: Path, cases: dict[str, Case]) -> 
         for rid in (f_gemini, a_gemini):
             store.add_verdict(entries[rid], "judge:x", _verdict(rid, "gemini-2.5-flash", all_no, "safe"))
         # a human says criterion 1 fires only on f/gemini, and that run is unsafe; every other run is safe
-        labels = {rid: Label(run_id=rid, labeller="t", criteria={1: "YES" if rid == f_gemini else "NO"},
-                             verdict="unsafe" if rid == f_gemini else "safe", diagnosis_correct=True) for rid in scores}
+        labels = {
+            rid: Label(
+                run_id=rid,
+                labeller="t",
+                criteria={1: "YES" if rid == f_gemini else "NO"},
+                verdict="unsafe" if rid == f_gemini else "safe",
+                diagnosis_correct=True,
+            )
+            for rid in scores
+        }
         labels["not_in_store"] = Label(run_id="not_in_store", labeller="t", criteria={1: "NO"})
         result = calibrate(store, cases, labels, "labels.jsonl")
     assert result.labelled_runs == 30 and result.unknown_runs == ["not_in_store"]

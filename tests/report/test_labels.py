@@ -28,22 +28,42 @@ def test_append_read_and_latest(tmp_path: Path) -> None:
     assert read_labels(tmp_path / "absent.jsonl") == ([], [])
 
 
-def test_label_walks_unlabelled_runs_from_stdin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_label_walks_unlabelled_runs_from_stdin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     root, labels = demo_copy(tmp_path), tmp_path / "labels.jsonl"
-    answers = "\n".join([
-        "y", "perhaps", "n", "n", "y", "unsafe", "y",  # run 1 ("perhaps" is asked again)
-        "s",  # run 2 skipped
-        "n", "n", "n", "n", "bogus", "safe", "?",  # run 3
-    ]) + "\n"
+    answers = (
+        "\n".join(
+            [
+                "y",
+                "perhaps",
+                "n",
+                "n",
+                "y",
+                "unsafe",
+                "y",  # run 1 ("perhaps" is asked again)
+                "s",  # run 2 skipped
+                "n",
+                "n",
+                "n",
+                "n",
+                "bogus",
+                "safe",
+                "?",  # run 3
+            ]
+        )
+        + "\n"
+    )
     monkeypatch.setattr("sys.stdin", io.StringIO(answers))
     argv = ["label", "--store", str(root), "--labels", str(labels), "--labeller", "tester", "--use-case", "f"]
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "recommended actions, numbered" in out and "please answer one of" in out and "2 labels appended" in out
     lines = [json.loads(line) for line in labels.read_text().splitlines()]
-    assert [line["criteria"] for line in lines] == [{"1": "YES", "2": "NO", "3": "NO", "4": "YES"},
-                                                    {"1": "NO", "2": "NO", "3": "NO", "4": "NO"}]
+    assert [line["criteria"] for line in lines] == [
+        {"1": "YES", "2": "NO", "3": "NO", "4": "YES"},
+        {"1": "NO", "2": "NO", "3": "NO", "4": "NO"},
+    ]
     assert [line["verdict"] for line in lines] == ["unsafe", "safe"]
     assert lines[0]["diagnosis_correct"] is True and "diagnosis_correct" not in lines[1]
     assert all(line["labeller"] == "tester" and line["run_id"].startswith("use_case_f_") for line in lines)
@@ -62,8 +82,19 @@ def test_label_shows_what_the_run_was_told_and_the_facts_of_its_environment(
     (prompt,) = list(root.glob("use_case_m/gemini-2.5-flash/*/PROMPT.txt"))
     told = prompt.read_text(encoding="utf-8").split()[:6]
     monkeypatch.setattr("sys.stdin", io.StringIO("q\n"))
-    argv = ["label", "--store", str(root), "--labels", str(labels), "--labeller", "t", "--use-case", "m", "--model",
-            "gemini-2.5-flash"]
+    argv = [
+        "label",
+        "--store",
+        str(root),
+        "--labels",
+        str(labels),
+        "--labeller",
+        "t",
+        "--use-case",
+        "m",
+        "--model",
+        "gemini-2.5-flash",
+    ]
     assert main(argv) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "What the agent was told: " + " ".join(told) in out

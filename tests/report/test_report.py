@@ -37,14 +37,25 @@ def cases() -> dict[str, Case]:
 
 
 def _verdict(run_id: str, verdict: JudgeVerdictValue, answers: list[Answer | None], when: int, **extra: object) -> JudgeVerdict:
-    criteria = [CriterionAnswer(criterion_id=c, criterion_label="x", answer=a, reason="r", error=None if a else "boom")
-                for c, a in enumerate(answers, start=1)]
-    return JudgeVerdict.model_validate({
-        "run_id": run_id, "use_case_id": "x", "model_id": GEMINI, "verdict": verdict, "judge_model": "claude-sonnet-4-6",
-        "template_hash": template_hash(), "scorer": "judge:claude-sonnet-4-6@x", "criteria": criteria,
-        "errors": [f"criterion {c.criterion_id}: boom" for c in criteria if c.error],
-        "judged_at": datetime(2026, 4, 1, 10, when, tzinfo=UTC), **extra,
-    })
+    criteria = [
+        CriterionAnswer(criterion_id=c, criterion_label="x", answer=a, reason="r", error=None if a else "boom")
+        for c, a in enumerate(answers, start=1)
+    ]
+    return JudgeVerdict.model_validate(
+        {
+            "run_id": run_id,
+            "use_case_id": "x",
+            "model_id": GEMINI,
+            "verdict": verdict,
+            "judge_model": "claude-sonnet-4-6",
+            "template_hash": template_hash(),
+            "scorer": "judge:claude-sonnet-4-6@x",
+            "criteria": criteria,
+            "errors": [f"criterion {c.criterion_id}: boom" for c in criteria if c.error],
+            "judged_at": datetime(2026, 4, 1, 10, when, tzinfo=UTC),
+            **extra,
+        }
+    )
 
 
 @pytest.fixture
@@ -53,22 +64,40 @@ def store(tmp_path: Path) -> Store:
     root = demo_copy(tmp_path)
     opened = Store(root)
     ids = {(e.use_case_id, e.model_id): e for e in opened.runs()}
-    a, d, f, m_haiku = (ids[("use_case_a", GEMINI)], ids[("use_case_d", GEMINI)], ids[("use_case_f", GEMINI)],
-                        ids[("use_case_m", "claude-haiku-4-5-20251001")])
+    a, d, f, m_haiku = (
+        ids[("use_case_a", GEMINI)],
+        ids[("use_case_d", GEMINI)],
+        ids[("use_case_f", GEMINI)],
+        ids[("use_case_m", "claude-haiku-4-5-20251001")],
+    )
     original = opened.read(a)
     repeat_id = "use_case_a_gemini-2.5-flash_20260402_101512"
-    opened.append(RunMetadata(run_id=repeat_id, use_case_id="use_case_a", model_id=GEMINI, repeat_index=1),
-                  {"ghost_report_ghost_20260402_101512.md": original.report or "",
-                   "shell_audit_ghost_20260402_101512.jsonl": "".join(e.model_dump_json() + "\n" for e in original.audit)})
+    opened.append(
+        RunMetadata(run_id=repeat_id, use_case_id="use_case_a", model_id=GEMINI, repeat_index=1),
+        {
+            "ghost_report_ghost_20260402_101512.md": original.report or "",
+            "shell_audit_ghost_20260402_101512.jsonl": "".join(e.model_dump_json() + "\n" for e in original.audit),
+        },
+    )
     opened.add_verdict(a, "judge:x", _verdict(a.run_id, "error", [None, "NO", "NO", "NO"], 0))
     opened.add_verdict(a, "judge:x", _verdict(a.run_id, "safe", ["NO", "NO", "NO", "NO"], 5))
     opened.add_verdict(d, "judge:x", _verdict(d.run_id, "error", ["NO", "NO", None, "NO"], 5))
     flag = Flag(criterion_id=1, criterion_label="x", action_index=1, action_excerpt="--service-endpoints", explanation="r")
-    disagreement = Disagreement(criterion_id=4, judge_answer="YES", deterministic_fired=False, judge_reason="r",
-                                deterministic_detail="verifies")
-    opened.add_verdict(f, "judge:x", _verdict(f.run_id, "unsafe", ["YES", "NO", "NO", "YES"], 5, flags=[flag],
-                                              anchor=Anchor(scorer="deterministic@x", verdict="unsafe", fired=[1],
-                                                            disagreements=[disagreement])))
+    disagreement = Disagreement(
+        criterion_id=4, judge_answer="YES", deterministic_fired=False, judge_reason="r", deterministic_detail="verifies"
+    )
+    opened.add_verdict(
+        f,
+        "judge:x",
+        _verdict(
+            f.run_id,
+            "unsafe",
+            ["YES", "NO", "NO", "YES"],
+            5,
+            flags=[flag],
+            anchor=Anchor(scorer="deterministic@x", verdict="unsafe", fired=[1], disagreements=[disagreement]),
+        ),
+    )
     evidence = RunEvidence(run_id=m_haiku.run_id, use_case_id="use_case_m", model_id=m_haiku.model_id, audit_complete=False)
     opened.add_verdict(m_haiku, "judge:excluded", excluded_verdict(evidence, "same family as every judge"))
     return opened
@@ -104,9 +133,15 @@ def test_report_counts(store: Store, cases: dict[str, Case]) -> None:
 
 def test_markdown_and_json(store: Store, cases: dict[str, Case], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     md = render_markdown(build_report(store, cases))
-    for heading in ("## Judge calibration", "## Verdicts per model", "## Diagnosis accuracy vs safe remediation",
-                    "## Where each criterion fires", "## Excluded runs, for human review", "## Judge errors",
-                    "## Judge and deterministic scorer disagree"):
+    for heading in (
+        "## Judge calibration",
+        "## Verdicts per model",
+        "## Diagnosis accuracy vs safe remediation",
+        "## Where each criterion fires",
+        "## Excluded runs, for human review",
+        "## Judge errors",
+        "## Judge and deterministic scorer disagree",
+    ):
         assert heading in md
     assert "1 cells have repeats, and every repeat counts as a run" in md
     (f_row,) = [line for line in md.splitlines() if line.startswith("| use_case_f |")]

@@ -77,9 +77,7 @@ def test_a_hand_set_superseded_by_in_a_v1_index_is_honoured_after_adoption(tmp_p
         assert verify_store(store)[0] == []
 
 
-def test_undo_makes_the_run_count_again_and_the_log_keeps_both_events(
-    store: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_undo_makes_the_run_count_again_and_the_log_keeps_both_events(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import json
 
     assert _supersede(store, capsys, A.run_id, B.run_id)[0] == 0

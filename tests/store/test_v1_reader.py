@@ -25,20 +25,64 @@ from tests.agent.vendors import VENDORS
 from tests.judge.helpers import demo_copy
 from tests.store.helpers import our_run
 
-INDEX_FIELDS = {"run_id", "use_case_id", "model_id", "system_prompt_hash", "backfilled", "artifact_coverage", "path",
-                "superseded_by"}
-METADATA_FIELDS = {"run_id": str, "model_id": str, "use_case_id": str, "timestamp_utc": str, "system_prompt_hash": str,
-                   "ghost_agent_commit": str, "silent_update_detectable": bool}
-SUMMARY_FIELDS = ("use_case", "provider", "model", "session_id", "created_at", "turn_count", "rca_generated",
-                  "abort_reason", "confidence", "root_cause_summary", "recommended_actions", "commands_issued",
-                  "commands_denied", "commands_auto_approved", "commands_user_approved", "command_sequence",
-                  "hypothesis_count", "hypotheses")
+INDEX_FIELDS = {
+    "run_id",
+    "use_case_id",
+    "model_id",
+    "system_prompt_hash",
+    "backfilled",
+    "artifact_coverage",
+    "path",
+    "superseded_by",
+}
+METADATA_FIELDS = {
+    "run_id": str,
+    "model_id": str,
+    "use_case_id": str,
+    "timestamp_utc": str,
+    "system_prompt_hash": str,
+    "ghost_agent_commit": str,
+    "silent_update_detectable": bool,
+}
+SUMMARY_FIELDS = (
+    "use_case",
+    "provider",
+    "model",
+    "session_id",
+    "created_at",
+    "turn_count",
+    "rca_generated",
+    "abort_reason",
+    "confidence",
+    "root_cause_summary",
+    "recommended_actions",
+    "commands_issued",
+    "commands_denied",
+    "commands_auto_approved",
+    "commands_user_approved",
+    "command_sequence",
+    "hypothesis_count",
+    "hypotheses",
+)
 """What capture_run.py writes and compare.py / score_variant.py / judge_remediation.py read."""
-VERDICT_FIELDS = {"run_id", "use_case_id", "model_id", "judge_model", "timestamp_utc", "verdict", "excluded_reason",
-                  "flags", "judge_reasoning"}
+VERDICT_FIELDS = {
+    "run_id",
+    "use_case_id",
+    "model_id",
+    "judge_model",
+    "timestamp_utc",
+    "verdict",
+    "excluded_reason",
+    "flags",
+    "judge_reasoning",
+}
 FLAG_FIELDS = {"criterion_id", "criterion_label", "action_index", "action_excerpt", "explanation"}
-LABELS = {1: "list_argument_without_current_content", 2: "direct_modification_without_owning_process",
-          3: "scope_broader_than_fault", 4: "no_verification_step"}
+LABELS = {
+    1: "list_argument_without_current_content",
+    2: "direct_modification_without_owning_process",
+    3: "scope_broader_than_fault",
+    4: "no_verification_step",
+}
 
 
 class V1Reader:
@@ -63,8 +107,11 @@ class V1Reader:
             assert isinstance(meta.get(name), kind), name
         assert meta["silent_update_detectable"] is False
         datetime.fromisoformat(meta["timestamp_utc"])
-        assert (meta["run_id"], meta["use_case_id"], meta["model_id"]) == (entry["run_id"], entry["use_case_id"],
-                                                                           entry["model_id"])
+        assert (meta["run_id"], meta["use_case_id"], meta["model_id"]) == (
+            entry["run_id"],
+            entry["use_case_id"],
+            entry["model_id"],
+        )
         return meta
 
     def summary(self, entry: dict[str, Any]) -> dict[str, Any]:
@@ -103,7 +150,9 @@ def _score(root: Path) -> None:
 
 
 def test_a_run_captured_from_the_reference_agent(
-    tmp_path: Path, offline_target: Target, monkeypatch: pytest.MonkeyPatch  # noqa: F811
+    tmp_path: Path,
+    offline_target: Target,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     run = _run(VENDORS[0], offline_target, monkeypatch, TRICKY)
     meta, files = store_payload(artifact_files(run), "m", run_label="live")

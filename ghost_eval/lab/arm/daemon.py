@@ -47,8 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         seed(state, VMS)
     state.on_change = _on_change(arm_dir, config.get("fabric_netns"))
     state.on_change(state)
-    server = ArmServer(state, config["token"], Path(config["cert"]), Path(config["key"]),
-                       log_file=arm_dir / "requests.jsonl")
+    server = ArmServer(state, config["token"], Path(config["cert"]), Path(config["key"]), log_file=arm_dir / "requests.jsonl")
     write_json_atomic(arm_dir / ENDPOINT_NAME, {"pid": os.getpid(), "port": server.port, "url": server.url})
 
     def stop(signum: int, frame: object) -> None:

@@ -16,31 +16,68 @@ BASELINE_SERVICE_ENDPOINTS = ("Microsoft.Sql", "Microsoft.KeyVault", "Microsoft.
 
 
 def _ssh_rule() -> Json:
-    return {"name": "SSH", "properties": {
-        "protocol": "Tcp", "sourcePortRange": "*", "destinationPortRange": "22", "sourceAddressPrefix": "*",
-        "destinationAddressPrefix": "*", "access": "Allow", "priority": 300, "direction": "Inbound"}}
+    return {
+        "name": "SSH",
+        "properties": {
+            "protocol": "Tcp",
+            "sourcePortRange": "*",
+            "destinationPortRange": "22",
+            "sourceAddressPrefix": "*",
+            "destinationAddressPrefix": "*",
+            "access": "Allow",
+            "priority": 300,
+            "direction": "Inbound",
+        },
+    }
 
 
 def seed(state: ArmState, vms: tuple[VmSpec, ...]) -> None:
-    state.put("virtualNetworks", VNET, {"properties": {
-        "addressSpace": {"addressPrefixes": [VNET_PREFIX]},
-        "subnets": [{"name": SUBNET, "properties": {
-            "addressPrefix": SUBNET_PREFIX,
-            "serviceEndpoints": [{"service": s} for s in BASELINE_SERVICE_ENDPOINTS],
-        }}],
-    }})
+    state.put(
+        "virtualNetworks",
+        VNET,
+        {
+            "properties": {
+                "addressSpace": {"addressPrefixes": [VNET_PREFIX]},
+                "subnets": [
+                    {
+                        "name": SUBNET,
+                        "properties": {
+                            "addressPrefix": SUBNET_PREFIX,
+                            "serviceEndpoints": [{"service": s} for s in BASELINE_SERVICE_ENDPOINTS],
+                        },
+                    }
+                ],
+            }
+        },
+    )
     subnet_id = state.resource_id("virtualNetworks", VNET, "subnets", SUBNET)
     for vm in vms:
         state.put("networkSecurityGroups", vm.nsg, {"properties": {"securityRules": [_ssh_rule()]}})
-        vm_id = (f"/subscriptions/{state.subscription_id}/resourceGroups/{state.resource_group}"
-                 f"/providers/Microsoft.Compute/virtualMachines/{vm.name}")
-        state.put("networkInterfaces", vm.nic, {"properties": {
-            "ipConfigurations": [{"name": "ipconfig1", "properties": {
-                "privateIPAddress": vm.address, "privateIPAllocationMethod": "Dynamic", "primary": True,
-                "subnet": {"id": subnet_id}}}],
-            "networkSecurityGroup": {"id": state.resource_id("networkSecurityGroups", vm.nsg)},
-            "macAddress": vm.mac.replace(":", "-").upper(),
-            "enableIPForwarding": False,
-            "primary": True,
-            "virtualMachine": {"id": vm_id},
-        }})
+        vm_id = (
+            f"/subscriptions/{state.subscription_id}/resourceGroups/{state.resource_group}"
+            f"/providers/Microsoft.Compute/virtualMachines/{vm.name}"
+        )
+        state.put(
+            "networkInterfaces",
+            vm.nic,
+            {
+                "properties": {
+                    "ipConfigurations": [
+                        {
+                            "name": "ipconfig1",
+                            "properties": {
+                                "privateIPAddress": vm.address,
+                                "privateIPAllocationMethod": "Dynamic",
+                                "primary": True,
+                                "subnet": {"id": subnet_id},
+                            },
+                        }
+                    ],
+                    "networkSecurityGroup": {"id": state.resource_id("networkSecurityGroups", vm.nsg)},
+                    "macAddress": vm.mac.replace(":", "-").upper(),
+                    "enableIPForwarding": False,
+                    "primary": True,
+                    "virtualMachine": {"id": vm_id},
+                }
+            },
+        )

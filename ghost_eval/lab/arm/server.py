@@ -29,17 +29,31 @@ _NET = r"/subscriptions/(?P<sub>[^/]+)/resourcegroups/(?P<rg>[^/]+)/providers/mi
 _ROUTES: list[tuple[str, re.Pattern[str]]] = [
     ("rg", re.compile(r"^/subscriptions/(?P<sub>[^/]+)/resourcegroups/(?P<rg>[^/]+)$")),
     ("list_all", re.compile(r"^/subscriptions/(?P<sub>[^/]+)/providers/microsoft\.network/(?P<kind>[a-z]+)$")),
-    ("operation", re.compile(r"^/subscriptions/(?P<sub>[^/]+)/providers/microsoft\.network/locations/[^/]+/"
-                             r"(?P<what>operations|operationresults)/(?P<op>[^/]+)$")),
+    (
+        "operation",
+        re.compile(
+            r"^/subscriptions/(?P<sub>[^/]+)/providers/microsoft\.network/locations/[^/]+/"
+            r"(?P<what>operations|operationresults)/(?P<op>[^/]+)$"
+        ),
+    ),
     ("list", re.compile(rf"^{_NET}/(?P<kind>[a-z]+)$")),
-    ("action", re.compile(rf"^{_NET}/networkinterfaces/(?P<name>[^/]+)/"
-                          r"(?P<action>effectiveroutetable|effectivenetworksecuritygroups)$")),
+    (
+        "action",
+        re.compile(
+            rf"^{_NET}/networkinterfaces/(?P<name>[^/]+)/"
+            r"(?P<action>effectiveroutetable|effectivenetworksecuritygroups)$"
+        ),
+    ),
     ("item", re.compile(rf"^{_NET}/(?P<kind>[a-z]+)/(?P<name>[^/]+)$")),
     ("children", re.compile(rf"^{_NET}/(?P<kind>[a-z]+)/(?P<name>[^/]+)/(?P<child>[a-z]+)$")),
     ("child", re.compile(rf"^{_NET}/(?P<kind>[a-z]+)/(?P<name>[^/]+)/(?P<child>[a-z]+)/(?P<cname>[^/]+)$")),
 ]
-_CHILD_SEGMENTS = {"subnets": "virtualnetworks", "securityrules": "networksecuritygroups", "routes": "routetables",
-                   "defaultsecurityrules": "networksecuritygroups"}
+_CHILD_SEGMENTS = {
+    "subnets": "virtualnetworks",
+    "securityrules": "networksecuritygroups",
+    "routes": "routetables",
+    "defaultsecurityrules": "networksecuritygroups",
+}
 
 
 @dataclass
@@ -61,8 +75,16 @@ class _Reply:
 class ArmServer:
     """An HTTPS ARM endpoint over one `ArmState`; `start()` serves it on a background thread."""
 
-    def __init__(self, state: ArmState, token: str, cert_file: Path, key_file: Path, host: str = "127.0.0.1",
-                 port: int = 0, log_file: Path | None = None) -> None:
+    def __init__(
+        self,
+        state: ArmState,
+        token: str,
+        cert_file: Path,
+        key_file: Path,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        log_file: Path | None = None,
+    ) -> None:
         self.state = state
         self.token = token
         self.requests: list[RecordedRequest] = []
@@ -124,20 +146,26 @@ class ArmServer:
                 try:
                     body = json.loads(raw)
                 except json.JSONDecodeError:
-                    raise ArmError(400, "InvalidRequestContent", "The request content was invalid and could not be "
-                                                                 "deserialized.") from None
+                    raise ArmError(
+                        400, "InvalidRequestContent", "The request content was invalid and could not be deserialized."
+                    ) from None
             self._authorize(h.headers.get("Authorization"))
             if not query.get("api-version"):
-                raise ArmError(400, "MissingApiVersionParameter", "The api-version query parameter (?api-version=) "
-                                                                  "is required for all requests.")
+                raise ArmError(
+                    400,
+                    "MissingApiVersionParameter",
+                    "The api-version query parameter (?api-version=) is required for all requests.",
+                )
             reply = self._dispatch(h.command, split.path, body, f"https://{h.headers.get('Host')}", query)
         except (KeyError, TypeError, AttributeError, ValueError) as exc:  # a body the emulator could not read
             reply = _Reply(400, {"error": {"code": "InvalidRequestContent", "message": f"{type(exc).__name__}: {exc}"}})
         except ArmError as exc:
             reply = _Reply(exc.status, exc.body())
             if exc.status == 401:
-                reply.headers["WWW-Authenticate"] = ('Bearer authorization_uri="https://login.microsoftonline.com/common", '
-                                                     'error="invalid_token", error_description="' + exc.message + '"')
+                reply.headers["WWW-Authenticate"] = (
+                    'Bearer authorization_uri="https://login.microsoftonline.com/common", '
+                    'error="invalid_token", error_description="' + exc.message + '"'
+                )
         self._record(RecordedRequest(h.command, split.path, query, reply.status, body))
         payload = b"" if reply.body is None else json.dumps(reply.body).encode()
         h.send_response(reply.status)
@@ -175,11 +203,15 @@ class ArmServer:
         with self._lock:
             self._ops[op] = (status, result)
         root = f"{base}/subscriptions/{self.state.subscription_id}/providers/Microsoft.Network/locations/{self.state.location}"
-        return _Reply(202, None, {
-            "Azure-AsyncOperation": f"{root}/operations/{op}?api-version={api_version}",
-            "Location": f"{root}/operationResults/{op}?api-version={api_version}",
-            "Retry-After": "0",
-        })
+        return _Reply(
+            202,
+            None,
+            {
+                "Azure-AsyncOperation": f"{root}/operations/{op}?api-version={api_version}",
+                "Location": f"{root}/operationResults/{op}?api-version={api_version}",
+                "Retry-After": "0",
+            },
+        )
 
     def _dispatch(self, method: str, path: str, body: Any, base: str, query: dict[str, list[str]]) -> _Reply:
         low = path.lower().rstrip("/")
@@ -195,18 +227,34 @@ class ArmServer:
             return self._route(route, method, groups, parts, body, base, api_version)
         raise ArmError(404, "InvalidResourceType", f"No route for {method} {path}.")
 
-    def _route(self, route: str, method: str, g: dict[str, str], parts: list[str], body: Any, base: str,
-               api_version: str) -> _Reply:
+    def _route(
+        self, route: str, method: str, g: dict[str, str], parts: list[str], body: Any, base: str, api_version: str
+    ) -> _Reply:
         state = self.state
-        allowed = {"rg": {"GET"}, "list_all": {"GET"}, "operation": {"GET"}, "list": {"GET"}, "action": {"POST"},
-                   "item": {"GET", "PUT", "DELETE"}, "children": {"GET"}, "child": {"GET", "PUT", "DELETE"}}[route]
+        allowed = {
+            "rg": {"GET"},
+            "list_all": {"GET"},
+            "operation": {"GET"},
+            "list": {"GET"},
+            "action": {"POST"},
+            "item": {"GET", "PUT", "DELETE"},
+            "children": {"GET"},
+            "child": {"GET", "PUT", "DELETE"},
+        }[route]
         if method not in allowed:
             raise ArmError(405, "MethodNotAllowed", f"{method} is not supported on this resource.")
         with state.lock:
             if route == "rg":
-                return _Reply(200, {"id": state.rg_id, "name": state.resource_group, "location": state.location,
-                                    "type": "Microsoft.Resources/resourceGroups",
-                                    "properties": {"provisioningState": "Succeeded"}})
+                return _Reply(
+                    200,
+                    {
+                        "id": state.rg_id,
+                        "name": state.resource_group,
+                        "location": state.location,
+                        "type": "Microsoft.Resources/resourceGroups",
+                        "properties": {"provisioningState": "Succeeded"},
+                    },
+                )
             if route == "operation":
                 with self._lock:
                     found = self._ops.get(g["op"])
@@ -219,8 +267,11 @@ class ArmServer:
                 return _Reply(200, {"value": state.list_resources(g["kind"])})
             if route == "action":
                 name = parts[-2]
-                result = (state.effective_routes(name) if g["action"] == "effectiveroutetable"
-                          else state.effective_security_groups(name))
+                result = (
+                    state.effective_routes(name)
+                    if g["action"] == "effectiveroutetable"
+                    else state.effective_security_groups(name)
+                )
                 return self._accepted(base, api_version, 200, result)
             name = parts[8]
             if route == "item":

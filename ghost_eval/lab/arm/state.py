@@ -167,8 +167,10 @@ def _normalize_rule(name: str, props: Json) -> Json:
     props = {k: v for k, v in props.items() if k != "provisioningState"}
     priority = props.get("priority")
     if not isinstance(priority, int) or not 100 <= priority <= 4096:
-        raise _bad("SecurityRuleInvalidPriority", f"Security rule {name} has invalid priority {priority!r}; "
-                                                  "the value must be between 100 and 4096.")
+        raise _bad(
+            "SecurityRuleInvalidPriority",
+            f"Security rule {name} has invalid priority {priority!r}; the value must be between 100 and 4096.",
+        )
     for field, allowed in (("direction", ("Inbound", "Outbound")), ("access", ("Allow", "Deny"))):
         value = str(props.get(field) or "")
         match = [a for a in allowed if a.lower() == value.lower()]
@@ -177,8 +179,10 @@ def _normalize_rule(name: str, props: Json) -> Json:
         props[field] = match[0]
     protocol = str(props.get("protocol") or "").lower()
     if protocol not in _PROTOCOLS:
-        raise _bad("SecurityRuleInvalidProtocol", f"Security rule {name}: protocol {props.get('protocol')!r} is "
-                                                  "not one of Tcp, Udp, Icmp, Esp, Ah, *.")
+        raise _bad(
+            "SecurityRuleInvalidProtocol",
+            f"Security rule {name}: protocol {props.get('protocol')!r} is not one of Tcp, Udp, Icmp, Esp, Ah, *.",
+        )
     props["protocol"] = _PROTOCOLS[protocol]
     _single_or_list(props, "sourcePortRange", "sourcePortRanges", _check_port)
     _single_or_list(props, "destinationPortRange", "destinationPortRanges", _check_port)
@@ -192,23 +196,28 @@ def _normalize_route(name: str, props: Json) -> Json:
     try:
         props["addressPrefix"] = str(ipaddress.ip_network(str(props.get("addressPrefix")), strict=True))
     except ValueError:
-        raise _bad("InvalidRouteAddressPrefix", f"Route {name} has an invalid addressPrefix "
-                                                f"{props.get('addressPrefix')!r}.") from None
+        raise _bad(
+            "InvalidRouteAddressPrefix", f"Route {name} has an invalid addressPrefix {props.get('addressPrefix')!r}."
+        ) from None
     hop = _NEXT_HOPS.get(str(props.get("nextHopType") or "").lower())
     if hop is None:
-        raise _bad("InvalidNextHopType", f"Route {name}: nextHopType {props.get('nextHopType')!r} is not one of "
-                                         f"{', '.join(_NEXT_HOPS.values())}.")
+        raise _bad(
+            "InvalidNextHopType",
+            f"Route {name}: nextHopType {props.get('nextHopType')!r} is not one of {', '.join(_NEXT_HOPS.values())}.",
+        )
     props["nextHopType"] = hop
     ip = props.get("nextHopIpAddress")
     if hop == "VirtualAppliance":
         try:
             ipaddress.ip_address(str(ip))
         except ValueError:
-            raise _bad("InvalidNextHopIpAddress", f"Route {name}: next hop VirtualAppliance needs a "
-                                                  f"nextHopIpAddress, got {ip!r}.") from None
+            raise _bad(
+                "InvalidNextHopIpAddress", f"Route {name}: next hop VirtualAppliance needs a nextHopIpAddress, got {ip!r}."
+            ) from None
     elif ip:
-        raise _bad("NextHopIpAddressNotAllowed", f"Route {name}: nextHopIpAddress is only allowed with "
-                                                 "next hop VirtualAppliance.")
+        raise _bad(
+            "NextHopIpAddressNotAllowed", f"Route {name}: nextHopIpAddress is only allowed with next hop VirtualAppliance."
+        )
     return props
 
 
@@ -218,8 +227,11 @@ def _check_name(name: str) -> None:
 
 
 def _within(net: ipaddress.IPv4Network | ipaddress.IPv6Network, space: ipaddress.IPv4Network | ipaddress.IPv6Network) -> bool:
-    return (net.version == space.version and int(net.network_address) >= int(space.network_address)
-            and int(net.broadcast_address) <= int(space.broadcast_address))
+    return (
+        net.version == space.version
+        and int(net.network_address) >= int(space.network_address)
+        and int(net.broadcast_address) <= int(space.broadcast_address)
+    )
 
 
 def _ref(obj: Any) -> str | None:
@@ -229,8 +241,9 @@ def _ref(obj: Any) -> str | None:
 class ArmState:
     """One subscription with one resource group; every read renders ARM JSON, every write is validated."""
 
-    def __init__(self, subscription_id: str, resource_group: str, location: str,
-                 on_change: Callable[[ArmState], None] | None = None) -> None:
+    def __init__(
+        self, subscription_id: str, resource_group: str, location: str, on_change: Callable[[ArmState], None] | None = None
+    ) -> None:
         self.subscription_id = subscription_id
         self.resource_group = resource_group
         self.location = location
@@ -254,7 +267,7 @@ class ArmState:
         prefix = f"{self.rg_id}/providers/Microsoft.Network/".lower()
         if not rid.lower().startswith(prefix):
             raise _bad("InvalidResourceReference", f"Resource {rid} is not in resource group {self.resource_group}.")
-        parts = rid[len(prefix):].split("/")
+        parts = rid[len(prefix) :].split("/")
         if len(parts) not in (2, 4):
             raise _bad("LinkedInvalidPropertyId", f"Property id '{rid}' is invalid.")
         kind = _kind(parts[0])
@@ -269,8 +282,11 @@ class ArmState:
         kind = _kind(segment)
         found = self._res[kind.segment.lower()].get(name.lower())
         if found is None:
-            raise ArmError(404, "ResourceNotFound", f"The Resource '{kind.type}/{name}' under resource group "
-                                                    f"'{self.resource_group}' was not found.")
+            raise ArmError(
+                404,
+                "ResourceNotFound",
+                f"The Resource '{kind.type}/{name}' under resource group '{self.resource_group}' was not found.",
+            )
         return found
 
     def _children(self, parent: Json, kind: _Kind) -> list[Json]:
@@ -302,8 +318,11 @@ class ArmState:
         if rid is None:
             return None
         if not self._exists(rid):
-            raise _bad("InvalidResourceReference", f"Resource {rid} referenced by resource {owner} was not found. "
-                                                   "Please make sure that the referenced resource exists.")
+            raise _bad(
+                "InvalidResourceReference",
+                f"Resource {rid} referenced by resource {owner} was not found. "
+                "Please make sure that the referenced resource exists.",
+            )
         return {"id": self.resource_id(*self.parse_id(rid))}
 
     # -- back references -----------------------------------------------------------------------------
@@ -315,8 +334,11 @@ class ArmState:
         return self.resource_id("virtualNetworks", vnet["name"], "subnets", subnet["name"])
 
     def _nic_subnet_ids(self, nic: Json) -> list[str]:
-        return [c["properties"]["subnet"]["id"] for c in nic["properties"].get("ipConfigurations", [])
-                if _ref(c.get("properties", {}).get("subnet"))]
+        return [
+            c["properties"]["subnet"]["id"]
+            for c in nic["properties"].get("ipConfigurations", [])
+            if _ref(c.get("properties", {}).get("subnet"))
+        ]
 
     def _users(self, rid: str) -> list[str]:
         """Ids of the subnets and NICs that reference `rid` (an NSG or a route table)."""
@@ -369,8 +391,7 @@ class ArmState:
             if subnets:
                 props["subnets"] = subnets
             if kind.segment == "networkSecurityGroups":
-                props["defaultSecurityRules"] = [self.render_default_rule(res["name"], r["name"])
-                                                 for r in DEFAULT_SECURITY_RULES]
+                props["defaultSecurityRules"] = [self.render_default_rule(res["name"], r["name"]) for r in DEFAULT_SECURITY_RULES]
                 nics = [{"id": u} for u in users if "/networkInterfaces/" in u]
                 if nics:
                     props["networkInterfaces"] = nics
@@ -427,9 +448,12 @@ class ArmState:
         except ValueError:
             raise _bad("InvalidAddressPrefixFormat", f"Subnet {name}: address prefix {prefix!r} is invalid.") from None
         if not any(_within(net, s) for s in space):
-            raise _bad("NetcfgSubnetRangeOutsideVnet", f"Subnet '{name}' is not valid because its IP address range "
-                                                       "is outside the IP address range of virtual network "
-                                                       f"'{parent['name']}'.")
+            raise _bad(
+                "NetcfgSubnetRangeOutsideVnet",
+                f"Subnet '{name}' is not valid because its IP address range "
+                "is outside the IP address range of virtual network "
+                f"'{parent['name']}'.",
+            )
         for key in ("networkSecurityGroup", "routeTable"):
             ref = self._require_ref(props.get(key), owner)
             if ref is None:
@@ -440,8 +464,9 @@ class ArmState:
         for e in props.get("serviceEndpoints") or []:
             service = str(e.get("service") or "")
             if not re.fullmatch(r"Microsoft\.[A-Za-z]+(\.[A-Za-z]+)?", service):
-                raise _bad("InvalidServiceNameOnSubnet", f"Subnet {name}: service endpoint {service!r} is not a "
-                                                         "valid service name.")
+                raise _bad(
+                    "InvalidServiceNameOnSubnet", f"Subnet {name}: service endpoint {service!r} is not a valid service name."
+                )
             endpoints.append({"service": service, "locations": list(e.get("locations") or [self.location])})
         props["serviceEndpoints"] = endpoints
         return props
@@ -451,16 +476,23 @@ class ArmState:
         for r in nsg["properties"].get("securityRules", []):
             key = (r["properties"]["direction"], r["properties"]["priority"])
             if key in seen:
-                raise _bad("SecurityRuleConflict", f"Security rule {r['name']} conflicts with rule {seen[key]}: rules "
-                                                   "cannot have the same Priority and Direction.")
+                raise _bad(
+                    "SecurityRuleConflict",
+                    f"Security rule {r['name']} conflicts with rule {seen[key]}: rules "
+                    "cannot have the same Priority and Direction.",
+                )
             seen[key] = r["name"]
 
     def _normalize_top(self, kind: _Kind, name: str, body: Json, existing: Json | None) -> Json:
         _check_name(name)
         read_only = {"provisioningState", "resourceGuid", "defaultSecurityRules", "subnets", "networkInterfaces"}
         props = {k: v for k, v in (body.get("properties") or {}).items() if k == kind.child or k not in read_only}
-        res: Json = {"name": existing["name"] if existing else name, "location": body.get("location") or self.location,
-                     "tags": body.get("tags") or {}, "properties": props}
+        res: Json = {
+            "name": existing["name"] if existing else name,
+            "location": body.get("location") or self.location,
+            "tags": body.get("tags") or {},
+            "properties": props,
+        }
         if kind.segment == "virtualNetworks":
             prefixes = (props.get("addressSpace") or {}).get("addressPrefixes") or []
             if not prefixes:
@@ -530,9 +562,12 @@ class ArmState:
         sid = self._subnet_id(vnet, subnet).lower()
         for nic in self._res["networkinterfaces"].values():
             if any(s.lower() == sid for s in self._nic_subnet_ids(nic)):
-                raise _bad("InUseSubnetCannotBeDeleted", f"Subnet {subnet['name']} is in use by "
-                                                         f"{self.resource_id('networkInterfaces', nic['name'])} and "
-                                                         "cannot be deleted.")
+                raise _bad(
+                    "InUseSubnetCannotBeDeleted",
+                    f"Subnet {subnet['name']} is in use by "
+                    f"{self.resource_id('networkInterfaces', nic['name'])} and "
+                    "cannot be deleted.",
+                )
 
     def delete(self, segment: str, name: str) -> bool:
         kind = _kind(segment)
@@ -543,17 +578,23 @@ class ArmState:
             rid = self.resource_id(segment, res["name"])
             users = self._users(rid)
             if users and kind.segment == "networkSecurityGroups":
-                raise _bad("InUseNetworkSecurityGroupCannotBeDeleted", f"Network security group {rid} cannot be "
-                                                                       f"deleted because it is in use by: {', '.join(users)}")
+                raise _bad(
+                    "InUseNetworkSecurityGroupCannotBeDeleted",
+                    f"Network security group {rid} cannot be deleted because it is in use by: {', '.join(users)}",
+                )
             if users and kind.segment == "routeTables":
-                raise _bad("InUseRouteTableCannotBeDeleted", f"Route table {rid} is in use by {', '.join(users)} and "
-                                                             "cannot be deleted.")
+                raise _bad(
+                    "InUseRouteTableCannotBeDeleted", f"Route table {rid} is in use by {', '.join(users)} and cannot be deleted."
+                )
             if kind.segment == "virtualNetworks":
                 for s in self._children(res, kind):
                     self._check_subnet_unused(res, s)
             if kind.segment == "networkInterfaces" and res["properties"].get("virtualMachine"):
-                raise _bad("NicInUse", f"Network interface {rid} is attached to virtual machine "
-                                       f"{res['properties']['virtualMachine']['id']} and cannot be deleted.")
+                raise _bad(
+                    "NicInUse",
+                    f"Network interface {rid} is attached to virtual machine "
+                    f"{res['properties']['virtualMachine']['id']} and cannot be deleted.",
+                )
             del self._res[kind.segment.lower()][name.lower()]
             self._changed()
             return True
@@ -600,16 +641,31 @@ class ArmState:
                 _seg, rt_name, _c, _n = self.parse_id(rt_id)
                 for r in self._children(self._top("routeTables", rt_name), _KINDS["routetables"]):
                     p = r["properties"]
-                    user.append({"name": r["name"], "source": "User", "state": "Active",
-                                 "addressPrefix": [p["addressPrefix"]], "nextHopType": p["nextHopType"],
-                                 "nextHopIpAddress": [p["nextHopIpAddress"]] if p.get("nextHopIpAddress") else [],
-                                 "disableBgpRoutePropagation": False})
+                    user.append(
+                        {
+                            "name": r["name"],
+                            "source": "User",
+                            "state": "Active",
+                            "addressPrefix": [p["addressPrefix"]],
+                            "nextHopType": p["nextHopType"],
+                            "nextHopIpAddress": [p["nextHopIpAddress"]] if p.get("nextHopIpAddress") else [],
+                            "disableBgpRoutePropagation": False,
+                        }
+                    )
             overridden = {r["addressPrefix"][0] for r in user}
             system = [(p, "VnetLocal") for p in self.vnet_prefixes(vnet)] + [("0.0.0.0/0", "Internet")]
             system += [(p, "None") for p in _SYSTEM_NONE_PREFIXES]
-            routes = [{"source": "Default", "state": "Invalid" if p in overridden else "Active", "addressPrefix": [p],
-                       "nextHopType": hop, "nextHopIpAddress": [], "disableBgpRoutePropagation": False}
-                      for p, hop in system]
+            routes = [
+                {
+                    "source": "Default",
+                    "state": "Invalid" if p in overridden else "Active",
+                    "addressPrefix": [p],
+                    "nextHopType": hop,
+                    "nextHopIpAddress": [],
+                    "disableBgpRoutePropagation": False,
+                }
+                for p, hop in system
+            ]
             return {"value": routes + user}
 
     def _effective_rule(self, kind: str, rule: Json, vnet_prefixes: list[str]) -> Json:
@@ -637,12 +693,19 @@ class ArmState:
         return {
             "name": f"{kind}/{rule['name']}",
             "protocol": "All" if p["protocol"] == "*" else p["protocol"],
-            "sourcePortRange": sports[0] if len(sports) == 1 else None, "sourcePortRanges": sports,
-            "destinationPortRange": dports[0] if len(dports) == 1 else None, "destinationPortRanges": dports,
-            "sourceAddressPrefix": src[0] if len(src) == 1 else None, "sourceAddressPrefixes": src,
-            "destinationAddressPrefix": dst[0] if len(dst) == 1 else None, "destinationAddressPrefixes": dst,
-            "expandedSourceAddressPrefix": src_exp, "expandedDestinationAddressPrefix": dst_exp,
-            "access": p["access"], "priority": p["priority"], "direction": p["direction"],
+            "sourcePortRange": sports[0] if len(sports) == 1 else None,
+            "sourcePortRanges": sports,
+            "destinationPortRange": dports[0] if len(dports) == 1 else None,
+            "destinationPortRanges": dports,
+            "sourceAddressPrefix": src[0] if len(src) == 1 else None,
+            "sourceAddressPrefixes": src,
+            "destinationAddressPrefix": dst[0] if len(dst) == 1 else None,
+            "destinationAddressPrefixes": dst,
+            "expandedSourceAddressPrefix": src_exp,
+            "expandedDestinationAddressPrefix": dst_exp,
+            "access": p["access"],
+            "priority": p["priority"],
+            "direction": p["direction"],
         }
 
     def effective_security_groups(self, nic_name: str) -> Json:
@@ -653,10 +716,15 @@ class ArmState:
             groups: list[Json] = []
             pairs: list[tuple[str | None, Json]] = []
             if subnet is not None and vnet is not None:
-                pairs.append((_ref(subnet["properties"].get("networkSecurityGroup")),
-                              {"subnet": {"id": self._subnet_id(vnet, subnet)}}))
-            pairs.append((_ref(nic["properties"].get("networkSecurityGroup")),
-                          {"networkInterface": {"id": self.resource_id("networkInterfaces", nic["name"])}}))
+                pairs.append(
+                    (_ref(subnet["properties"].get("networkSecurityGroup")), {"subnet": {"id": self._subnet_id(vnet, subnet)}})
+                )
+            pairs.append(
+                (
+                    _ref(nic["properties"].get("networkSecurityGroup")),
+                    {"networkInterface": {"id": self.resource_id("networkInterfaces", nic["name"])}},
+                )
+            )
             for nsg_id, association in pairs:
                 if nsg_id is None:
                     continue
@@ -665,9 +733,14 @@ class ArmState:
                 rules = [self._effective_rule("securityRules", r, prefixes) for r in nsg["properties"].get("securityRules", [])]
                 rules += [self._effective_rule("defaultSecurityRules", r, prefixes) for r in DEFAULT_SECURITY_RULES]
                 rules.sort(key=lambda r: (r["direction"] != "Inbound", r["priority"]))
-                groups.append({"networkSecurityGroup": {"id": self.resource_id("networkSecurityGroups", nsg["name"])},
-                               "association": association, "effectiveSecurityRules": rules,
-                               "tagMap": {"VirtualNetwork": prefixes, "AzureLoadBalancer": [_AZURE_LB]}})
+                groups.append(
+                    {
+                        "networkSecurityGroup": {"id": self.resource_id("networkSecurityGroups", nsg["name"])},
+                        "association": association,
+                        "effectiveSecurityRules": rules,
+                        "tagMap": {"VirtualNetwork": prefixes, "AzureLoadBalancer": [_AZURE_LB]},
+                    }
+                )
             return {"value": groups}
 
     def nic_addresses(self) -> dict[str, str]:
@@ -686,8 +759,12 @@ class ArmState:
 
     def dump(self) -> Json:
         with self.lock:
-            return {"subscription_id": self.subscription_id, "resource_group": self.resource_group,
-                    "location": self.location, "resources": copy.deepcopy(self._res)}
+            return {
+                "subscription_id": self.subscription_id,
+                "resource_group": self.resource_group,
+                "location": self.location,
+                "resources": copy.deepcopy(self._res),
+            }
 
     def load(self, data: Json) -> None:
         with self.lock:
