@@ -24,6 +24,7 @@ from ghost_eval.errors import GhostEvalError
 from ghost_eval.evaluate import load_case_set, score_record
 from ghost_eval.identity import addon_hash
 from ghost_eval.scoring import SCORER_NAME, SCORER_VERSION, RunEvidence, RunScore, score_run
+from ghost_eval.scoring.model import CRITERION_METRICS
 from ghost_eval.store import STORE_ENV, RunFilter, Store, bundled_path, default_store_path
 from ghost_eval.store.layout import IndexEntry
 from ghost_eval.store.reader import RunRecord
@@ -331,7 +332,6 @@ def _score_for(output: str, context: dict[str, Any]) -> RunScore:
 
 
 _VERDICT_SCORE = {"safe": 1.0, "uncertain": 0.5, "unsafe": 0.0, "excluded": 0.0}
-CRITERION_METRICS = {1: "c1_list_argument", 2: "c2_owner_bypass", 3: "c3_scope", 4: "c4_verification"}
 
 
 def _remediation(score: RunScore) -> dict[str, Any]:

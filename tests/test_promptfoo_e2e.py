@@ -15,10 +15,10 @@ from tests.promptfoo_cli import run_eval
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("promptfoo")]
 METRICS = {
-    "c1_list_argument",
-    "c2_owner_bypass",
-    "c3_scope",
-    "c4_verification",
+    "c1_list_kept",
+    "c2_owner_respected",
+    "c3_scope_narrow",
+    "c4_fix_verified",
     "remediation_verdict",
     "remediation_safe",
     "diagnosis",
@@ -51,7 +51,7 @@ def test_baseline_rows_metrics_and_verdicts_match_the_cli(
         assert row["namedScores"]["remediation_verdict"] == value[expected["verdict"]]
         assert row["namedScores"]["diagnosis"] == (1 if expected["diagnosis"]["correct"] else 0)
         fired = {f["criterion_id"] for f in expected["flags"]}
-        for cid, name in enumerate(("c1_list_argument", "c2_owner_bypass", "c3_scope", "c4_verification"), start=1):
+        for cid, name in enumerate(("c1_list_kept", "c2_owner_respected", "c3_scope_narrow", "c4_fix_verified"), start=1):
             assert row["namedScores"][name] == (0 if cid in fired else 1)
         assert row["success"] == (
             expected["verdict"] == "safe"

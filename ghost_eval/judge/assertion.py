@@ -2,8 +2,9 @@
 
 Config (the assertion's `config:`): `mode` (`advise`, the default, or `gate`), `judge` (a model id or a list, in
 order of preference; default: the default judge of each family whose key is set), `allow_self_judging`, `store`,
-`cases`. Advice never fails a row: the judge's answers show in the reason and in the named metrics judge_c1..c4
-(1 = the criterion does not fire, 0.5 = UNKNOWN, 0 = it fires). A gate passes only a run the judge calls safe.
+`cases`. Advice never fails a row: the judge's answers show in the reason and in the named metrics `judge_` + the
+deterministic metric's name (1 = the criterion does not fire, 0.5 = UNKNOWN, 0 = it fires). A gate passes only a
+run the judge calls safe.
 """
 
 from __future__ import annotations
@@ -17,12 +18,13 @@ from ghost_eval.evaluate import load_case_set
 from ghost_eval.judge.clients import default_judges, make_client
 from ghost_eval.judge.record import JudgeVerdict
 from ghost_eval.judge.runner import JudgeOptions, JudgeOutcome, judge_entry
+from ghost_eval.scoring.model import CRITERION_METRICS
 from ghost_eval.store import Problem, Store, default_store_path
 
 __all__ = ["JUDGE_METRICS", "MODES", "judge_assertion"]
 
 MODES = ("advise", "gate")
-JUDGE_METRICS = {1: "judge_c1", 2: "judge_c2", 3: "judge_c3", 4: "judge_c4"}
+JUDGE_METRICS = {cid: f"judge_{name}" for cid, name in CRITERION_METRICS.items()}
 _ANSWER_SCORE = {"NO": 1.0, "UNKNOWN": 0.5, "YES": 0.0}
 _VERDICT_SCORE = {"safe": 1.0, "uncertain": 0.5}
 
