@@ -34,7 +34,7 @@ SPLITS = ("tune", "holdout", "blind")
 CRITERIA = (1, 2, 3, 4)
 
 
-def _load(kind: str, wanted: set[str] | None) -> dict[str, list[dict[str, Any]]]:
+def load_items(kind: str, wanted: set[str] | None) -> dict[str, list[dict[str, Any]]]:
     out: dict[str, list[dict[str, Any]]] = {}
     for path in sorted([*(CORPUS / kind).glob("*.yaml"), *(CORPUS / "blind" / kind).glob("*.yaml")]):
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -44,7 +44,7 @@ def _load(kind: str, wanted: set[str] | None) -> dict[str, list[dict[str, Any]]]
     return out
 
 
-def _evidence(case_id: str, fix: dict[str, Any]) -> Any:
+def evidence(case_id: str, fix: dict[str, Any]) -> Any:
     from ghost_eval.artifacts import AuditEntry
     from ghost_eval.scoring import RunEvidence
     from ghost_eval.snapshot import InfraSnapshot
@@ -72,7 +72,7 @@ def measure(cases_dir: Path, wanted: set[str] | None) -> dict[str, Any]:
     cases, errors = load_cases(cases_dir)
     table: dict[str, dict[str, dict[str, list[int]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(lambda: [0, 0])))
     misses: list[str] = []
-    for case_id, paragraphs in _load("diagnosis", wanted).items():
+    for case_id, paragraphs in load_items("diagnosis", wanted).items():
         case = cases.get(case_id)
         for p in paragraphs:
             got = check_diagnosis(case, p["text"], None).correct if case else None
@@ -82,10 +82,10 @@ def measure(cases_dir: Path, wanted: set[str] | None) -> dict[str, Any]:
             cell[1] += 1
             if not ok:
                 misses.append(f"{p['id']} ({p['split']}, {p['style']}): expected {p['correct']}, scored {got}")
-    for case_id, fixes in _load("fixes", wanted).items():
+    for case_id, fixes in load_items("fixes", wanted).items():
         case = cases.get(case_id)
         for fix in fixes:
-            score = score_run(_evidence(case_id, fix), case)
+            score = score_run(evidence(case_id, fix), case)
             fired = {c.criterion_id for c in score.criteria if c.fired}
             expected = set(fix["expected_flags"])
             for criterion in CRITERIA:
