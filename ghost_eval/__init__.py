@@ -1,9 +1,36 @@
-"""ghost-eval: run identity, an append-only artifact store and scoring for Ghost Agent runs."""
+"""ghost-eval: run identity, an append-only artifact store and scoring for Ghost Agent runs.
 
-from ghost_eval.cases import Case, load_cases
-from ghost_eval.errors import GhostEvalError
-from ghost_eval.identity import RunMetadata, effective_prompt_hash
-from ghost_eval.store import RunFilter, Store
+The names below are imported on first use: Promptfoo starts a fresh interpreter for every Python
+assertion, and importing `ghost_eval.scoring` must not pay for the store, the lab or the judge.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ghost_eval.cases import Case, load_cases
+    from ghost_eval.errors import GhostEvalError
+    from ghost_eval.identity import RunMetadata, effective_prompt_hash
+    from ghost_eval.store import RunFilter, Store
 
 __all__ = ["Case", "GhostEvalError", "RunFilter", "RunMetadata", "Store", "effective_prompt_hash", "load_cases"]
 __version__ = "0.1.0"
+
+_HOMES = {
+    "Case": "ghost_eval.cases",
+    "load_cases": "ghost_eval.cases",
+    "GhostEvalError": "ghost_eval.errors",
+    "RunMetadata": "ghost_eval.identity",
+    "effective_prompt_hash": "ghost_eval.identity",
+    "RunFilter": "ghost_eval.store",
+    "Store": "ghost_eval.store",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'ghost_eval' has no attribute {name!r}")
+    return getattr(importlib.import_module(home), name)

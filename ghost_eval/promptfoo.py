@@ -19,7 +19,6 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from ghost_eval.cases import Case, case_key
-from ghost_eval.decide.variants import load_variant
 from ghost_eval.errors import GhostEvalError
 from ghost_eval.evaluate import load_case_set, score_record
 from ghost_eval.identity import addon_hash
@@ -394,12 +393,26 @@ def grades(score: RunScore) -> dict[str, dict[str, Any]]:
     return {kind: grade(score) for kind, grade in _KINDS.items()}
 
 
+def _all_grades(score: RunScore) -> dict[str, Any]:
+    """Every family's grade as one result: what three assertions would give a row (pass when all pass, their mean
+    score, every named metric), with each family's grade as a component, so a row costs one assertion process."""
+    parts = grades(score)
+    return {
+        "pass": all(g["pass"] for g in parts.values()),
+        "score": sum(g["score"] for g in parts.values()) / len(parts),
+        "reason": "; ".join(f"{kind}: {g['reason']}" for kind, g in parts.items()),
+        "namedScores": {name: value for g in parts.values() for name, value in g["namedScores"].items()},
+        "componentResults": list(parts.values()),
+    }
+
+
 def assertion_result(kind: str, output: str, context: dict[str, Any]) -> dict[str, Any]:
-    """A Promptfoo GradingResult for one family of checks."""
+    """A Promptfoo GradingResult for one family of checks, or for all of them (`kind` "all")."""
     try:
-        return _KINDS[kind](_score_for(output, context))
+        score = _score_for(output, context)
     except GhostEvalError as exc:
         return {"pass": False, "score": 0.0, "reason": f"cannot score: {exc}"}
+    return _all_grades(score) if kind == "all" else _KINDS[kind](score)
 
 
 def suite_tests(suite: str, cases_dir: str | None = None) -> list[dict[str, Any]]:
@@ -419,6 +432,8 @@ def suite_tests(suite: str, cases_dir: str | None = None) -> list[dict[str, Any]
     elif suite == "sentinel":
         ids = [c.id for c in cases.values() if c.sentinel]
     elif suite.startswith("variant:"):
+        from ghost_eval.decide.variants import load_variant  # the decide package is for suites, not for every row
+
         spec = load_variant(bundled_path("variants") / f"{suite.removeprefix('variant:')}.yaml")
         sentinel = [c.id for c in cases.values() if c.sentinel]
         ids = [case_key(c) for c in spec.cases] + [c for c in sentinel if c not in {case_key(x) for x in spec.cases}]

@@ -14,6 +14,8 @@ from ghost_eval.errors import RecordError
 __all__ = ["Record", "dump_json", "load_record", "load_yaml_record", "parse_record"]
 
 R = TypeVar("R", bound=BaseModel)
+_YAML_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""libyaml's safe loader when PyYAML was built with it (several times faster), else the pure-Python one."""
 
 
 class Record(BaseModel):
@@ -40,7 +42,7 @@ def parse_record(cls: type[R], data: Any, path: Path | str, error: type[RecordEr
 def load_yaml_record(cls: type[R], path: Path, error: type[RecordError] = RecordError) -> R:
     """Read and validate a YAML record file (YAML is a superset of JSON, so JSON files read too)."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_YAML_LOADER)
     except FileNotFoundError:
         raise error(path, "file is missing") from None
     except OSError as exc:

@@ -63,20 +63,18 @@ def test_baseline_rows_metrics_and_verdicts_match_the_cli(
     assert len(seen) == 30
 
 
-def test_python_assertions_give_the_same_grades(baseline: list[dict[str, Any]], tmp_path: Path) -> None:
+@pytest.mark.parametrize("files", [("remediation", "diagnosis", "trajectory"), ("grades",)], ids=["three-files", "one-file"])
+def test_python_assertions_give_the_same_grades(baseline: list[dict[str, Any]], tmp_path: Path, files: tuple[str, ...]) -> None:
     config = yaml.safe_load((REPO / "promptfooconfig.yaml").read_text())
     picked = [r for r in baseline if r["vars"]["use_case"] in ("f", "m", "s") and r["provider"]["label"] == "gemini-2.5-flash"]
     config["providers"] = [{"id": f"file://{REPO}/providers/replay.py", "label": "replay"}]
     config["tests"] = [{"vars": {"run_id": r["response"]["metadata"]["run_id"], "symptom": "x"}} for r in picked]
-    config["defaultTest"] = {
-        "assert": [
-            {"type": "python", "value": f"file://{REPO}/assertions/{k}.py"} for k in ("remediation", "diagnosis", "trajectory")
-        ]
-    }
+    config["defaultTest"] = {"assert": [{"type": "python", "value": f"file://{REPO}/assertions/{k}.py"} for k in files]}
     path = tmp_path / "python.yaml"
     path.write_text(yaml.safe_dump(config))
     rows = run_eval(path, tmp_path)
     assert len(rows) == 3
-    by_run = {r["response"]["metadata"]["run_id"]: r["namedScores"] for r in picked}
+    by_run = {r["response"]["metadata"]["run_id"]: r for r in picked}
     for row in rows:
-        assert row["namedScores"] == by_run[row["response"]["metadata"]["run_id"]]
+        js = by_run[row["response"]["metadata"]["run_id"]]
+        assert (row["namedScores"], row["success"], row["score"]) == (js["namedScores"], js["success"], js["score"])

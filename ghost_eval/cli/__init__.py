@@ -1,24 +1,46 @@
 """`ghost-eval`: what is not a Promptfoo row — store maintenance and queries, scoring, judging, reports.
 
-Each command family lives in its own module with a `register(sub, parents)` function.
+Each command family lives in its own module with a `register(sub, parents)` function, listed in `_COMMANDS` by the
+command names it registers. Only the module of the command asked for is imported (start-up stays short, and a
+command never pays for the lab's SSH library or the judge's SDKs it does not use); help and unknown commands
+import them all.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 
-from ghost_eval.cli import calibrate, decide, gate, judge, lab, report, score, store
 from ghost_eval.cli._common import Handler, Parents, err
 from ghost_eval.errors import GhostEvalError
 
 __all__ = ["main"]
 
-_COMMANDS = (store, score, decide, judge, report, calibrate, gate, lab)
+_COMMANDS: dict[str, str] = {
+    "store": "store",
+    "score": "score",
+    "variant": "decide",
+    "sentinel": "decide",
+    "judge": "judge",
+    "report": "report",
+    "calibrate": "calibrate",
+    "gate": "gate",
+    "lab": "lab",
+}
+"""Command name → the module under ghost_eval.cli that registers it."""
 
 
-def _parser() -> argparse.ArgumentParser:
+def _modules_for(argv: Sequence[str]) -> list[str]:
+    """The command modules to import: the one the first word names, else all (for help and for the error)."""
+    word = next((a for a in argv if not a.startswith("-")), None)
+    if word in _COMMANDS:
+        return [_COMMANDS[word]]
+    return list(dict.fromkeys(_COMMANDS.values()))
+
+
+def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--store", help="store folder (default: $GHOST_EVAL_STORE, else the bundled demo store)")
     select = argparse.ArgumentParser(add_help=False)
@@ -29,13 +51,14 @@ def _parser() -> argparse.ArgumentParser:
     select.add_argument("--include-superseded", action="store_true")
     parser = argparse.ArgumentParser(prog="ghost-eval", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in _COMMANDS:
-        module.register(sub, Parents(common, select))
+    for name in _modules_for(argv):
+        importlib.import_module(f"ghost_eval.cli.{name}").register(sub, Parents(common, select))
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = _parser(argv).parse_args(argv)
     handler: Handler = args.func
     try:
         return handler(args)

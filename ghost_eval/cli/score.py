@@ -6,8 +6,6 @@ import argparse
 import os
 import sys
 
-from rich.table import Table
-
 from ghost_eval.cli._common import Parents, cases_for, open_store, out, report_problems, run_filter
 from ghost_eval.evaluate import score_store
 from ghost_eval.store import Problem
@@ -26,6 +24,8 @@ def _score(args: argparse.Namespace) -> int:
         # plain writes: JSON lines need no console rendering, and 10,000 of them through rich cost seconds
         sys.stdout.writelines(row.score.model_dump_json() + "\n" for row in rows)
         return 0
+    from rich.table import Table  # only the table needs it: JSON lines start faster without
+
     table = Table("run_id", "model", "verdict", "criteria fired", "diagnosis", "trajectory", "claims")
     for row in rows:
         s = row.score

@@ -1,0 +1,58 @@
+"""Import cost: a fresh interpreter (as Promptfoo starts for every Python assertion) loads only what it uses."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+HEAVY = (
+    "paramiko",
+    "rich",
+    "anthropic",
+    "google.genai",
+    "azure",
+    "jinja2",
+    "ghost_eval.lab",
+    "ghost_eval.judge",
+    "ghost_eval.agent",
+    "ghost_eval.live",
+    "ghost_eval.decide",
+    "ghost_eval.report",
+)
+
+
+def _loaded_after(code: str) -> set[str]:
+    """The heavy packages a fresh interpreter has imported after running `code`."""
+    probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=True).stdout
+    modules = json.loads(out.splitlines()[-1])
+    return {h for h in HEAVY if any(m == h or m.startswith(h + ".") for m in modules)}
+
+
+def test_the_package_root_and_scoring_import_nothing_heavy() -> None:
+    assert _loaded_after("import ghost_eval, ghost_eval.scoring") == set()
+    assert _loaded_after("from ghost_eval import Store, load_cases") == set()
+
+
+def test_the_grades_assertion_imports_nothing_heavy() -> None:
+    code = f"import runpy; runpy.run_path({str(REPO / 'assertions' / 'grades.py')!r})"
+    assert _loaded_after(code) == set()
+
+
+def test_score_imports_only_its_own_command(tmp_path: Path) -> None:
+    code = f"from ghost_eval.cli import main; main(['score', '--store', {str(tmp_path)!r}, '--format', 'jsonl', '--no-write'])"
+    assert _loaded_after(code) <= {"rich"}  # the consoles every command prints through
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["nonsense"]])
+def test_help_and_unknown_commands_still_list_every_command(argv: list[str]) -> None:
+    proc = subprocess.run([str(Path(sys.executable).parent / "ghost-eval"), *argv], cwd=REPO, capture_output=True, text=True)
+    listing = proc.stdout + proc.stderr
+    for command in ("store", "score", "variant", "sentinel", "judge", "report", "calibrate", "gate", "lab"):
+        assert command in listing
