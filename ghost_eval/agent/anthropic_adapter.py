@@ -13,9 +13,10 @@ from collections.abc import Sequence
 import anthropic
 from anthropic.types import ContentBlockParam, MessageParam, ToolParam, ToolResultBlockParam
 
-from ghost_eval.agent.loop import Limits, ModelTurn, ToolRequest, ToolResult, retry_after_seconds
+from ghost_eval.agent.loop import Limits, ModelTurn, ToolRequest, ToolResult
 from ghost_eval.agent.tools import TOOLS
 from ghost_eval.errors import GhostEvalError
+from ghost_eval.llm import retry_after_seconds
 
 __all__ = ["AnthropicAdapter", "anthropic_tools"]
 

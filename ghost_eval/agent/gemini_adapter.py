@@ -14,9 +14,10 @@ import httpx2
 from google import genai
 from google.genai import errors, types
 
-from ghost_eval.agent.loop import Limits, ModelTurn, ToolRequest, ToolResult, retry_after_seconds
+from ghost_eval.agent.loop import Limits, ModelTurn, ToolRequest, ToolResult
 from ghost_eval.agent.tools import TOOLS
 from ghost_eval.errors import GhostEvalError
+from ghost_eval.llm import retry_after_seconds
 
 __all__ = ["BASE_URL_ENV", "GeminiAdapter", "gemini_tools"]
 

@@ -8,9 +8,8 @@ everything else lives here: the turn limit, the run deadline, retries with backo
 from __future__ import annotations
 
 import dataclasses
-import email.utils
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -29,7 +28,6 @@ __all__ = [
     "Step",
     "ToolRequest",
     "ToolResult",
-    "retry_after_seconds",
     "run_loop",
 ]
 
@@ -119,26 +117,6 @@ class LoopResult:
     aborted: str | None = None
     redactor: Redactor = field(default_factory=Redactor)
     """The run's redaction: the values it removed are scrubbed from everything the run later writes."""
-
-
-def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
-    """The server's requested delay: `retry-after-ms`, `retry-after` in seconds, or `retry-after` as an HTTP date."""
-    if not headers:
-        return None
-    lowered = {k.lower(): v for k, v in headers.items()}
-    if (ms := lowered.get("retry-after-ms")) is not None:
-        try:
-            return max(0.0, float(ms) / 1000)
-        except ValueError:
-            pass
-    value = lowered.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        when = email.utils.parsedate_to_datetime(value) if email.utils.parsedate_tz(value) else None
-        return max(0.0, when.timestamp() - time.time()) if when is not None else None
 
 
 def _call_with_retries(adapter: ModelAdapter, limits: Limits, remaining_s: float, sleep: Callable[[float], None]) -> ModelTurn:

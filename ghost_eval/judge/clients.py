@@ -12,14 +12,12 @@ a client is made, because Promptfoo starts a fresh process for every assertion a
 
 from __future__ import annotations
 
-import email.utils
 import os
 import re
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any, Protocol
 
 import tenacity
@@ -27,6 +25,7 @@ import tenacity
 from ghost_eval.errors import GhostEvalError
 from ghost_eval.judge.family import model_family
 from ghost_eval.judge.prompt import Question
+from ghost_eval.llm import retry_after_seconds
 
 __all__ = [
     "ANTHROPIC_BASE_URL_ENV",
@@ -192,30 +191,6 @@ class JudgeClient(Protocol):
     def complete(self, prompt: Question) -> Completion: ...
 
 
-def _header_delay(headers: Mapping[str, str] | None) -> float | None:
-    """`retry-after-ms`, or `retry-after` as seconds or an HTTP date."""
-    if not headers:
-        return None
-    millis = headers.get("retry-after-ms")
-    if millis:
-        try:
-            return max(float(millis) / 1000, 0.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max((when - datetime.now(UTC)).total_seconds(), 0.0)
-
-
 class _RetryingClient(ABC):
     """One vendor: a single attempt in `_send`, which failures are transient, and where a server says to wait."""
 
@@ -313,7 +288,7 @@ class AnthropicJudge(_RetryingClient):
 
     def _retry_after(self, exc: BaseException) -> float | None:
         if isinstance(exc, self._sdk.APIStatusError):
-            return _header_delay(exc.response.headers)
+            return retry_after_seconds(exc.response.headers)
         return None
 
 
@@ -360,7 +335,7 @@ class GeminiJudge(_RetryingClient):
             return None
         response = exc.response
         headers = getattr(response, "headers", None)
-        delay = _header_delay(headers)
+        delay = retry_after_seconds(headers)
         if delay is not None:
             return delay
         details = exc.details.get("error", {}).get("details", []) if isinstance(exc.details, dict) else []

@@ -69,6 +69,26 @@ def test_429_waits_as_long_as_retry_after_says(vendor: str) -> None:
     assert sleeps == [7.0]
 
 
+@pytest.mark.parametrize("vendor", ["anthropic", "gemini"])
+def test_an_http_date_ending_in_minus_zero_is_honoured(vendor: str) -> None:
+    """Such a date parses without a zone; the judge once crashed comparing it with an aware time."""
+    sleeps = Sleeps()
+    later = {"retry-after": "Fri, 01 Jan 2100 00:00:00 -0000"}
+    if vendor == "anthropic":
+        script, serve, model = (
+            [Reply(RATE_LIMITED.body, 429, later), anthropic_message(reply_json("NO"))],
+            anthropic_server,
+            "claude-haiku-4-5",
+        )
+    else:
+        limited = Reply({"error": {"code": 429, "message": "quota", "status": "RESOURCE_EXHAUSTED"}}, 429, later)
+        script, serve, model = [limited, gemini_response(reply_json("NO"))], gemini_server, "gemini-2.5-flash"
+    with serve(script) as server:
+        env = judge_env(anthropic=server) if vendor == "anthropic" else judge_env(gemini=server)
+        done = make_client(model, fast_policy(sleeps, max_wait=5.0), env).complete(PROMPT)
+    assert json.loads(done.text)["answer"] == "NO" and sleeps == [5.0]  # far in the future: capped by the policy
+
+
 def test_gemini_retry_delay_in_the_error_body_is_honoured() -> None:
     sleeps = Sleeps()
     body = {
