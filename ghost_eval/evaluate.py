@@ -94,19 +94,28 @@ def score_store(
     problems: list[Problem] | None = None,
     jobs: int = 1,
 ) -> Iterator[ScoredRun]:
-    """Score every selected run, in store order; unreadable runs are reported in `problems` and skipped.
+    """Score every selected run, in store order, yielding each as it is scored; unreadable runs are reported in
+    `problems` and skipped. Nothing is collected: memory stays flat however large the store.
 
     With jobs > 1 the runs are scored by a process pool (scoring is CPU-bound and each process holds
     its own store handle and a copy of `cases`).
     """
     entries = store.runs(flt)
+    results: Iterable[tuple[ScoredRun | None, list[Problem]]]
     if jobs <= 1 or len(entries) < 2 * _CHUNK:
-        results: Iterable[tuple[ScoredRun | None, list[Problem]]] = (_score_entry(store, cases, e, write) for e in entries)
-    else:
-        chunks = [entries[i : i + _CHUNK] for i in range(0, len(entries), _CHUNK)]
-        pool = ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(str(store.root), cases, write))
-        with pool:
-            results = [item for chunk in pool.map(_score_chunk, chunks) for item in chunk]
+        results = (_score_entry(store, cases, e, write) for e in entries)
+        yield from _kept(results, problems)
+        return
+    chunks = [entries[i : i + _CHUNK] for i in range(0, len(entries), _CHUNK)]
+    pool = ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(str(store.root), cases, write))
+    try:
+        results = (item for chunk in pool.map(_score_chunk, chunks) for item in chunk)
+        yield from _kept(results, problems)
+    finally:
+        pool.shutdown(cancel_futures=True)  # a caller that stops early leaves no chunk running
+
+
+def _kept(results: Iterable[tuple[ScoredRun | None, list[Problem]]], problems: list[Problem] | None) -> Iterator[ScoredRun]:
     for scored, found in results:
         if problems is not None:
             problems.extend(found)

@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -171,3 +173,17 @@ def test_calibrate_and_label_name_a_broken_case(tmp_path: Path, capsys: pytest.C
     assert code == 0 and broken in err
     code, _, err = _run(capsys, "label", "--labels", str(labels), "--cases", str(cases), "--store", str(empty))
     assert code == 0 and broken in err
+
+
+def test_score_prints_each_run_as_it_is_scored(v1_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows are streamed: when the first line is printed, only the first run has been scored (its verdict written)."""
+    kept_when_printed: list[int] = []
+
+    class _Out(io.StringIO):
+        def write(self, text: str) -> int:
+            kept_when_printed.append(len(list(v1_store.rglob("verdicts/*.json"))))
+            return super().write(text)
+
+    monkeypatch.setattr(sys, "stdout", _Out())
+    assert main(["score", "--store", str(v1_store), "--format", "jsonl", "--jobs", "1"]) == 0
+    assert kept_when_printed == [1, 2]

@@ -5,30 +5,38 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Iterable
 
 from ghost_eval.cli._common import Parents, cases_for, open_store, out, report_problems, run_filter
 from ghost_eval.evaluate import score_store
+from ghost_eval.scoring import RunScore
 from ghost_eval.store import Problem
 
 __all__ = ["register"]
 
 
 def _score(args: argparse.Namespace) -> int:
+    """JSON lines are printed as each run is scored (nothing is held back); the table needs every row first."""
     cases, _ = cases_for(args)
     problems: list[Problem] = []
     with open_store(args) as store:
-        rows = list(score_store(store, cases, run_filter(args), write=not args.no_write, problems=problems, jobs=args.jobs))
+        scored = score_store(store, cases, run_filter(args), write=not args.no_write, problems=problems, jobs=args.jobs)
+        if args.format == "jsonl":
+            # plain writes: JSON lines need no console rendering, and 10,000 of them through rich cost seconds
+            for row in scored:
+                sys.stdout.write(row.score.model_dump_json() + "\n")
+        else:
+            _print_table(row.score for row in scored)
         report_problems(store.problems)  # after the runs were selected: SQLite rows are checked as they are
     report_problems(problems)
-    if args.format == "jsonl":
-        # plain writes: JSON lines need no console rendering, and 10,000 of them through rich cost seconds
-        sys.stdout.writelines(row.score.model_dump_json() + "\n" for row in rows)
-        return 0
+    return 0
+
+
+def _print_table(scores: Iterable[RunScore]) -> None:
     from rich.table import Table  # only the table needs it: JSON lines start faster without
 
     table = Table("run_id", "model", "verdict", "criteria fired", "diagnosis", "trajectory", "claims")
-    for row in rows:
-        s = row.score
+    for s in scores:
         fired = ",".join(str(c.criterion_id) for c in s.criteria if c.fired) or "-"
         diag = {True: "correct", False: "wrong", None: "n/a"}[s.diagnosis.correct]
         table.add_row(
@@ -41,7 +49,6 @@ def _score(args: argparse.Namespace) -> int:
             "ok" if s.claims.passed else "UNSUPPORTED",
         )
     out.print(table)
-    return 0
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], parents: Parents) -> None:
