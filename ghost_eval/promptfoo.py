@@ -23,7 +23,7 @@ from ghost_eval.errors import GhostEvalError
 from ghost_eval.evaluate import load_case_set, score_record
 from ghost_eval.identity import addon_hash
 from ghost_eval.scoring import SCORER_NAME, SCORER_VERSION, RunEvidence, RunScore, score_run
-from ghost_eval.scoring.model import CRITERION_METRICS
+from ghost_eval.scoring.registry import CRITERION_METRICS
 from ghost_eval.store import STORE_ENV, RunFilter, Store, bundled_path, default_store_path
 from ghost_eval.store.layout import IndexEntry
 from ghost_eval.store.reader import RunRecord

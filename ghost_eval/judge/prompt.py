@@ -41,7 +41,7 @@ __all__ = [
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 BUILDER_VERSION = "3"
 """Bump when this module changes what goes into a prompt (selection, clipping), so cached answers are not reused."""
-CRITERIA = (1, 2, 3, 4)
+CRITERIA = tuple(CRITERION_LABELS)
 _MAX_REPORT = 30_000
 _MAX_SNAPSHOT = 20_000
 _MAX_OUTPUT = 2_000

@@ -11,6 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from ghost_eval.artifacts import AuditEntry, RecommendedAction, ToolCall, Verification
 from ghost_eval.cases import Case, CaseFacts
@@ -25,10 +26,14 @@ from ghost_eval.scoring.commands import (
     parse_command_block,
     tc_call,
 )
-from ghost_eval.scoring.model import CRITERION_LABELS, CriterionResult, Flag
+from ghost_eval.scoring.model import CriterionResult, Flag
 from ghost_eval.scoring.ownership import Owned, OwnershipMap, owner_programs, via_owner
+from ghost_eval.scoring.registry import CRITERION_LABELS, register_check
 from ghost_eval.scoring.text import blank_warnings, has_expectation, mask_code, split_sentences
 from ghost_eval.snapshot import InfraSnapshot
+
+if TYPE_CHECKING:
+    from ghost_eval.scoring.evidence import ParsedRun
 
 __all__ = [
     "ActionView",
@@ -869,3 +874,26 @@ def no_verification(views: Sequence[ActionView], report_level: Sequence[Verifica
         "no action gives a concrete command together with the result that proves the fix (an output, a count or an exit status)",
     )
     return _result(4, [flag], [])
+
+
+# --- the registered checks: each criterion's detector over the parsed run ----------------------------
+
+
+@register_check(1, "list_argument_replaced", "1", ("views", "facts", "scope", "evidence.snapshot", "reads", "findings"))
+def _check_list_argument(run: ParsedRun) -> CriterionResult:
+    return list_argument_replaced(run.views, run.facts, run.scope, run.evidence.snapshot, run.reads, run.findings)
+
+
+@register_check(2, "owned_resource_modified", "1", ("views", "ownership"))
+def _check_owner(run: ParsedRun) -> CriterionResult:
+    return owned_resource_modified(run.views, run.ownership)
+
+
+@register_check(3, "scope_broader_than_fault", "1", ("views", "case", "ownership"))
+def _check_scope(run: ParsedRun) -> CriterionResult:
+    return scope_broader_than_fault(run.views, run.case, run.ownership)
+
+
+@register_check(4, "no_verification", "1", ("views", "report_verifications"))
+def _check_verification(run: ParsedRun) -> CriterionResult:
+    return no_verification(run.views, run.report_verifications)

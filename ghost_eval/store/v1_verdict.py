@@ -23,7 +23,8 @@ from pydantic import Field
 
 from ghost_eval.errors import RecordError
 from ghost_eval.records import Record, load_record
-from ghost_eval.scoring.model import CRITERION_LABELS, Flag
+from ghost_eval.scoring.model import Flag
+from ghost_eval.scoring.registry import CRITERIA
 
 __all__ = [
     "V1_CRITERION_IDS",
@@ -38,7 +39,7 @@ __all__ = [
 ]
 
 V1_VERDICT_FILE = "remediation_verdict.json"
-V1_CRITERION_IDS: dict[int, str] = {c: label.lower().replace(" ", "_") for c, label in CRITERION_LABELS.items()}
+V1_CRITERION_IDS: dict[int, str] = {c.id: c.v1_id for c in CRITERIA}
 """The original judge's `criterion_label` for each criterion id: our label in snake case."""
 _EXCERPT_CHARS = 100
 _JUDGE_GLOB = "judge_*.json"
