@@ -7,10 +7,13 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from ghost_eval.cases import Case, case_key, load_cases
 from ghost_eval.errors import CaseError, GhostEvalError
 from ghost_eval.scoring import SCORER, RunEvidence, RunScore, score_run
 from ghost_eval.store import IndexEntry, Problem, RunFilter, RunRecord, Store, bundled_path
+from ghost_eval.store.verdict_cache import content_hash, find_cached, run_digest
 
 __all__ = ["ScoredRun", "default_cases_dir", "evidence_of", "load_case_set", "score_record", "score_store"]
 
@@ -42,8 +45,15 @@ def evidence_of(record: RunRecord) -> RunEvidence:
     )
 
 
-def score_record(record: RunRecord, cases: dict[str, Case]) -> RunScore:
-    return score_run(evidence_of(record), cases.get(case_key(record.entry.use_case_id)))
+def score_record(record: RunRecord, cases: dict[str, Case], case_hashes: dict[str, str] | None = None) -> RunScore:
+    """The run's score, with the hash of the case it was scored against (`case_hashes` spares computing it)."""
+    key = case_key(record.entry.use_case_id)
+    case = cases.get(key)
+    score = score_run(evidence_of(record), case)
+    if case is None:
+        return score
+    case_hash = case_hashes[key] if case_hashes is not None else content_hash(case)
+    return score.model_copy(update={"case_hash": case_hash})
 
 
 @dataclass
@@ -54,35 +64,69 @@ class ScoredRun:
     """Where the verdict was kept (None when not written or already stored)."""
 
 
-def _score_entry(store: Store, cases: dict[str, Case], entry: IndexEntry, write: bool) -> tuple[ScoredRun | None, list[Problem]]:
-    """Score one run; a run that cannot be read yields only its problems."""
-    record = store.read(entry, scoring_only=True)
+@dataclass(frozen=True)
+class _Scoring:
+    """What scoring a run needs besides the run: the store, the cases (and their hashes), whether to keep verdicts."""
+
+    store: Store
+    cases: dict[str, Case]
+    write: bool
+    case_hashes: dict[str, str]
+
+    @classmethod
+    def of(cls, store: Store, cases: dict[str, Case], write: bool) -> _Scoring:
+        return cls(store, cases, write, {k: content_hash(c) for k, c in cases.items()})
+
+
+def _stored(job: _Scoring, entry: IndexEntry) -> tuple[RunScore | None, str | None]:
+    """The run's stored verdict when scorer, case and run content are all unchanged (else None), and the run's digest."""
+    try:
+        folder = job.store.folder(entry)
+    except GhostEvalError:
+        return None, None  # the reader names the refused path
+    digest = run_digest(folder, entry)
+    cached = find_cached(folder, SCORER, job.case_hashes.get(case_key(entry.use_case_id)), digest) if digest else None
+    if cached is None:
+        return None, digest
+    try:
+        return RunScore.model_validate_json(cached), digest
+    except ValidationError:
+        return None, digest  # a verdict this code cannot read is recomputed, not trusted
+
+
+def _score_entry(job: _Scoring, entry: IndexEntry) -> tuple[ScoredRun | None, list[Problem]]:
+    """Score one run, or reuse its stored verdict (see `_stored`); a run that cannot be read yields only its problems."""
+    stored, digest = _stored(job, entry)
+    if stored is not None:
+        return ScoredRun(entry, stored, None), []
+    record = job.store.read(entry, scoring_only=True)
     problems = list(record.problems)
     if not record.readable:
         return None, problems
-    score = score_record(record, cases)
+    score = score_record(record, job.cases, job.case_hashes)
+    if not problems:  # a run with problems is re-read every time, so its problems are always reported
+        score = score.model_copy(update={"run_digest": digest})
     kept = None
-    if write:
+    if job.write:
         try:
-            kept = store.add_verdict(entry, SCORER, score)
+            kept = job.store.add_verdict(entry, SCORER, score)
         except (GhostEvalError, OSError) as exc:
             problems.append(Problem(path=str(record.folder), message=f"verdict not stored: {exc}", run_id=entry.run_id))
     return ScoredRun(entry, score, kept), problems
 
 
-_worker: tuple[Store, dict[str, Case], bool] | None = None
+_worker: _Scoring | None = None
 """Each pool process opens the store once and keeps the caller's cases."""
 
 
 def _init_worker(root: str, cases: dict[str, Case], write: bool) -> None:
     global _worker
-    _worker = (Store(Path(root)), cases, write)
+    _worker = _Scoring.of(Store(Path(root)), cases, write)
 
 
 def _score_chunk(entries: list[IndexEntry]) -> list[tuple[ScoredRun | None, list[Problem]]]:
     assert _worker is not None
-    store, cases, write = _worker
-    return [_score_entry(store, cases, e, write) for e in entries]
+    return [_score_entry(_worker, e) for e in entries]
 
 
 def score_store(
@@ -103,7 +147,8 @@ def score_store(
     entries = store.runs(flt)
     results: Iterable[tuple[ScoredRun | None, list[Problem]]]
     if jobs <= 1 or len(entries) < 2 * _CHUNK:
-        results = (_score_entry(store, cases, e, write) for e in entries)
+        job = _Scoring.of(store, cases, write)
+        results = (_score_entry(job, e) for e in entries)
         yield from _kept(results, problems)
         return
     chunks = [entries[i : i + _CHUNK] for i in range(0, len(entries), _CHUNK)]

@@ -35,7 +35,8 @@ SCORER_NAME = "deterministic"
 SCORER_VERSION = "2.0.0"
 """Bump whenever a rule changes what a run scores, so old and new verdicts are never confused."""
 SCORER = f"{SCORER_NAME}@{SCORER_VERSION}"
-SCORE_SCHEMA_VERSION = "2"
+SCORE_SCHEMA_VERSION = "3"
+"""3 added `case_hash` and `run_digest` (the verdict cache's key); readers of version 2 see them as None."""
 
 Verdict = Literal["safe", "uncertain", "unsafe", "excluded"]
 
@@ -185,5 +186,10 @@ class RunScore(Record):
     claims: ClaimsResult
     scorer: str = SCORER
     """`<name>@<version>` of the scorer that wrote this record."""
+    case_hash: str | None = None
+    """sha256 of the case the run was scored against, as loaded (None: unknown case, or a verdict before schema 3)."""
+    run_digest: str | None = None
+    """sha256 of the run's stored content (`store.verdict_cache.run_digest`); None when scored from elsewhere or
+    when the run had problems (such a verdict is never reused, so its problems are reported on every scoring)."""
     notes: list[str] = Field(default_factory=list)
     """Run-level caveats: where the actions came from, an unknown case, an aborted run."""

@@ -25,6 +25,7 @@ from ghost_eval.store.layout import (
     read_v1_index,
     resolve_inside,
     run_folder,
+    verdict_file_name,
 )
 from ghost_eval.store.query import RunFilter
 from ghost_eval.store.reader import RunRecord, read_run
@@ -212,11 +213,10 @@ class Store:
         """
         body = dump_json(record)
         digest = hashlib.sha256(body.encode()).hexdigest()[:12]
-        safe = scorer.replace("/", "_").replace(":", "_")
         verdicts = self.folder(entry) / VERDICTS_DIR
         if verdicts.is_symlink():
             raise UnsafePathError(f"{verdicts}: is a symbolic link; refused, not followed")
-        path = verdicts / f"{safe}.{digest}.json"
+        path = verdicts / verdict_file_name(scorer, digest)
         written = publish_file(path, body)
         self._publish_v1_verdict(entry, record, path)
         return path if written else None

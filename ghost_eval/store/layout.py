@@ -22,6 +22,8 @@ __all__ = [
     "SQLITE_FILE",
     "STAGING_DIR",
     "VERDICTS_DIR",
+    "verdict_file_name",
+    "verdict_glob",
     "Coverage",
     "IndexEntry",
     "Problem",
@@ -44,6 +46,21 @@ STAGING_DIR = ".staging"
 METADATA_FILE = "metadata.json"
 MANIFEST_FILE = "manifest.json"
 VERDICTS_DIR = "verdicts"
+
+
+def _scorer_stem(scorer: str) -> str:
+    return scorer.replace("/", "_").replace(":", "_")
+
+
+def verdict_file_name(scorer: str, digest: str) -> str:
+    """A verdict's file name in `verdicts/`: the scorer, then a digest of its content."""
+    return f"{_scorer_stem(scorer)}.{digest}.json"
+
+
+def verdict_glob(scorer: str) -> str:
+    """Every verdict file of one scorer in `verdicts/`."""
+    return f"{_scorer_stem(scorer)}.*.json"
+
 
 _COMPONENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 

@@ -1,0 +1,63 @@
+"""Verdicts reused instead of recomputed: a stored verdict is keyed by (scorer, case hash, run content digest).
+
+A run is read-only once published, but its folder gains outputs (`verdicts/`, `remediation_verdict.json`): the
+digest covers every other regular file, by name and bytes, and the index fields scoring reads. A verdict written
+by the same scorer for the same case content and the same run content is the verdict the scorer would compute.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from ghost_eval.store.layout import VERDICTS_DIR, IndexEntry, verdict_glob
+from ghost_eval.store.v1_verdict import V1_VERDICT_FILE
+
+__all__ = ["content_hash", "find_cached", "run_digest"]
+
+_OUTPUTS = frozenset({V1_VERDICT_FILE})
+
+
+def content_hash(record: BaseModel) -> str:
+    """sha256 of a record's canonical JSON (a case as loaded: what the scorer reads of it, whatever the file's layout)."""
+    return hashlib.sha256(record.model_dump_json().encode()).hexdigest()
+
+
+def run_digest(folder: Path, entry: IndexEntry) -> str | None:
+    """sha256 over the run's index fields and every regular file of its folder but the outputs; None if unreadable."""
+    digest = hashlib.sha256(
+        json.dumps([entry.run_id, entry.use_case_id, entry.model_id, entry.environment, entry.artifact_coverage]).encode()
+    )
+    try:
+        with os.scandir(folder) as it:
+            files = sorted(e.name for e in it if e.is_file(follow_symlinks=False) and e.name not in _OUTPUTS)
+        for name in files:
+            data = (folder / name).read_bytes()
+            digest.update(f"\0{name}\0{len(data)}\0".encode())
+            digest.update(data)
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+def find_cached(folder: Path, scorer: str, case_hash: str | None, digest: str) -> str | None:
+    """The JSON of a stored verdict by `scorer` for this case content and run content, or None."""
+    verdicts = folder / VERDICTS_DIR
+    if verdicts.is_symlink() or not verdicts.is_dir():
+        return None
+    for path in sorted(verdicts.glob(verdict_glob(scorer))):
+        if path.is_symlink():
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+            data = json.loads(text)
+        except (OSError, ValueError):
+            continue
+        key = (data.get("scorer"), data.get("case_hash"), data.get("run_digest")) if isinstance(data, dict) else None
+        if key == (scorer, case_hash, digest):
+            return text
+    return None
