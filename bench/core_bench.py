@@ -137,10 +137,11 @@ def main() -> None:
     parser.add_argument("--before", metavar="REV", help="also measure the package as it was at REV")
     parser.add_argument("--before-assertions", help="the Python assertion files at REV (default: as --assertions)")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--size-repeats", type=int, default=1, help="runs per store size for time and memory by size")
     args = parser.parse_args()
     sizes = sorted({int(s) for s in args.sizes.split(",")} | {args.runs})
     r = args.repeats
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, medians of {r}")
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, medians of {r} (by size: {args.size_repeats})")
     with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
         root = Path(tmp)
         packages: dict[str, Path | None] = {"now": None}
@@ -174,7 +175,10 @@ def main() -> None:
 
         first = sizes[0]
         by_size = {
-            n: {label: [_score(stores[n], pkg, "--no-write") for _ in range(r)] for label, pkg in packages.items()} for n in sizes
+            n: {
+                label: [_score(stores[n], pkg, "--no-write") for _ in range(args.size_repeats)] for label, pkg in packages.items()
+            }
+            for n in sizes
         }
         t0 = {label: statistics.median(t for t, _ in by_size[first][label]) for label in packages}
         for n in sizes:
