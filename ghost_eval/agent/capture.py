@@ -15,13 +15,25 @@ from datetime import datetime
 from pathlib import Path
 
 from ghost_eval.agent._templates import templates
-from ghost_eval.agent.redact import REDACTIONS_FILE, redact_files
+from ghost_eval.agent.redact import redact_files
 from ghost_eval.agent.runner import AgentRun
 from ghost_eval.artifacts import Approval, RecommendedAction, RunSummary, SummaryHypothesis
 from ghost_eval.errors import GhostEvalError
 from ghost_eval.identity import METADATA_SCHEMA_VERSION, HashKind, RunMetadata, TokenUsage, make_run_id, v1_use_case_id
 from ghost_eval.records import Record, dump_json, parse_record
-from ghost_eval.store.reader import RESULT_FILE, TRACE_FILE
+from ghost_eval.store.layout import (
+    AGENT_RUN_FILE,
+    AUDIT_LOG,
+    PROMPT_FILE,
+    REDACTIONS_FILE,
+    REPORT,
+    RESULT_FILE,
+    SESSION_FILES,
+    SHELL_AUDIT,
+    SUMMARY_FILE,
+    SYSTEM_PROMPT_FILE,
+    TRACE_FILE,
+)
 
 __all__ = [
     "AGENT_RUN_FILE",
@@ -33,12 +45,7 @@ __all__ = [
     "write_artifacts",
 ]
 
-AGENT_RUN_FILE = "agent_run.json"
-_PROMPT_FILE = "PROMPT.txt"
-_SYSTEM_PROMPT_FILE = "system_prompt.txt"
-_SUMMARY_FILE = "run_summary.json"
-_FIXED_FILES = (AGENT_RUN_FILE, _PROMPT_FILE, _SYSTEM_PROMPT_FILE, _SUMMARY_FILE, RESULT_FILE, TRACE_FILE, REDACTIONS_FILE)
-_SESSION_FILES = (("ghost_report_", ".md"), ("ghost_audit_", ".md"), ("shell_audit_", ".jsonl"))
+_FIXED_FILES = (AGENT_RUN_FILE, PROMPT_FILE, SYSTEM_PROMPT_FILE, SUMMARY_FILE, RESULT_FILE, TRACE_FILE, REDACTIONS_FILE)
 _VENDORS = {"anthropic": "anthropic", "gemini": "google"}
 """`--llm-provider` value → the vendor name `RunMetadata.provider` records."""
 
@@ -200,14 +207,14 @@ def artifact_files(run: AgentRun) -> dict[str, str]:
     )
     return redact_files(
         {
-            f"ghost_report_{sid}.md": render_report(run),
-            f"ghost_audit_{sid}.md": reasoning,
-            f"shell_audit_{sid}.jsonl": "".join(e.model_dump_json() + "\n" for e in run.audit),
+            REPORT.name(sid): render_report(run),
+            AUDIT_LOG.name(sid): reasoning,
+            SHELL_AUDIT.name(sid): "".join(e.model_dump_json() + "\n" for e in run.audit),
             RESULT_FILE: dump_json(run.result),
             TRACE_FILE: "".join(c.model_dump_json() + "\n" for c in run.trace),
-            _PROMPT_FILE: run.symptom + "\n",
-            _SYSTEM_PROMPT_FILE: run.prompt.text,
-            _SUMMARY_FILE: dump_json(_summary(run, None)),
+            PROMPT_FILE: run.symptom + "\n",
+            SYSTEM_PROMPT_FILE: run.prompt.text,
+            SUMMARY_FILE: dump_json(_summary(run, None)),
             AGENT_RUN_FILE: dump_json(info),
         },
         run.loop.redactor,
@@ -234,7 +241,7 @@ def read_artifacts(audit_dir: Path) -> dict[str, str]:
     for name in _FIXED_FILES:
         if (audit_dir / name).is_file():
             files[name] = (audit_dir / name).read_text(encoding="utf-8")
-    for prefix, suffix in _SESSION_FILES:
+    for prefix, suffix in SESSION_FILES:
         found = sorted(audit_dir.glob(f"{prefix}ghost_*{suffix}"))
         if len(found) > 1:
             raise GhostEvalError(f"{audit_dir}: {len(found)} {prefix}* files; an audit folder holds one run")
@@ -262,9 +269,9 @@ def store_payload(
     info = parse_record(AgentRunInfo, json.loads(files[AGENT_RUN_FILE]), AGENT_RUN_FILE)
     use_case_id = v1_use_case_id(use_case_id)
     payload = dict(files)
-    if _SUMMARY_FILE in payload:  # the audit folder did not know the case: the summary learns it here
-        summary = parse_record(RunSummary, json.loads(payload[_SUMMARY_FILE]), _SUMMARY_FILE)
-        payload[_SUMMARY_FILE] = dump_json(summary.model_copy(update={"use_case": use_case_id}))
+    if SUMMARY_FILE in payload:  # the audit folder did not know the case: the summary learns it here
+        summary = parse_record(RunSummary, json.loads(payload[SUMMARY_FILE]), SUMMARY_FILE)
+        payload[SUMMARY_FILE] = dump_json(summary.model_copy(update={"use_case": use_case_id}))
     metadata = RunMetadata(
         schema_version=METADATA_SCHEMA_VERSION,
         run_id=make_run_id(use_case_id, info.model_id, info.started_at),

@@ -20,6 +20,7 @@ from ghost_eval.agent.runner import AgentConfig, investigate
 from ghost_eval.errors import GhostEvalError
 from ghost_eval.lab.layout import default_state_dir
 from ghost_eval.live.target import load_target
+from ghost_eval.store.layout import REPORT
 
 __all__ = ["TARGET_ENV", "main"]
 
@@ -70,7 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except GhostEvalError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    report = next(path for name, path in written.items() if name.startswith("ghost_report_"))
+    report = next(path for name, path in written.items() if name.startswith(REPORT.prefix))
     sys.stdout.write(report.read_text(encoding="utf-8"))
     for path in written.values():
         print(f"wrote {path}", file=sys.stderr)

@@ -21,10 +21,10 @@ from contextvars import ContextVar
 from typing import Any
 
 from ghost_eval.records import Record
+from ghost_eval.store.layout import REDACTIONS_FILE
 
 __all__ = [
     "REDACTED",
-    "REDACTIONS_FILE",
     "Redaction",
     "RedactionLog",
     "Redactor",
@@ -35,7 +35,6 @@ __all__ = [
 ]
 
 REDACTED = "[REDACTED]"
-REDACTIONS_FILE = "redactions.json"
 _MIN_REMEMBERED = 6
 """Shorter values are removed where found by structure but not scrubbed elsewhere (too likely to be ordinary words)."""
 

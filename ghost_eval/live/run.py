@@ -34,7 +34,7 @@ from ghost_eval.live.snapshot import take_snapshot
 from ghost_eval.live.target import Target, load_target
 from ghost_eval.records import dump_json
 from ghost_eval.store import IndexEntry, Store
-from ghost_eval.store.reader import SNAPSHOT_FILE
+from ghost_eval.store.layout import AGENT_RUN_FILE, REPORT, SNAPSHOT_FILE
 
 __all__ = ["LiveConfig", "LiveRun", "run_case", "target_path"]
 
@@ -152,7 +152,7 @@ def _external(case: Case, target_file: Path, config: LiveConfig) -> tuple[dict[s
         try:
             return read_artifacts(Path(audit_dir)), aborted
         except GhostEvalError:
-            return files, aborted or ("agent wrote no report" if not any(n.startswith("ghost_report_") for n in files) else None)
+            return files, aborted or ("agent wrote no report" if not any(n.startswith(REPORT.prefix) for n in files) else None)
 
 
 def _external_metadata(case: Case, config: LiveConfig, repeat_index: int | None, environment: str) -> RunMetadata:
@@ -199,7 +199,7 @@ def run_case(case: Case, config: LiveConfig, repeat_index: int | None = None, re
         # The fault is in place from here: whatever fails, the run is stored (as aborted) before teardown.
         files, aborted = _investigate(case, target, target_file, config)
         metadata: RunMetadata | None = None
-        if "agent_run.json" in files:
+        if AGENT_RUN_FILE in files:
             try:
                 metadata, files = store_payload(
                     files, case.id, run_label=config.run_label, repeat_index=repeat_index, environment=target.name

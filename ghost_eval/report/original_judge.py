@@ -21,10 +21,10 @@ from ghost_eval.judge.record import CriterionAnswer, JudgeVerdictValue
 from ghost_eval.records import Record, load_record
 from ghost_eval.scoring import CRITERION_LABELS, Flag
 from ghost_eval.store import Problem
+from ghost_eval.store.layout import V1_VERDICT_FILE
 
-__all__ = ["ORIGINAL_VERDICT_FILE", "OriginalVerdict", "judge_verdicts", "original_verdict"]
+__all__ = ["OriginalVerdict", "judge_verdicts", "original_verdict"]
 
-ORIGINAL_VERDICT_FILE = "remediation_verdict.json"
 _TEMPLATE = hashlib.sha256(b"the original judge_remediation.py prompt").hexdigest()
 """The original judge's prompt is not stored with its verdict: one fixed stand-in names it."""
 
@@ -99,13 +99,13 @@ def _as_judge_verdict(found: OriginalVerdict) -> JudgeVerdict:
         criteria=answers,
         excluded_reason=found.excluded_reason,
         judged_at=found.timestamp_utc,
-        notes=[f"read from the original judge's {ORIGINAL_VERDICT_FILE}"],
+        notes=[f"read from the original judge's {V1_VERDICT_FILE}"],
     )
 
 
 def original_verdict(folder: Path, problems: list[Problem] | None = None, run_id: str | None = None) -> JudgeVerdict | None:
     """The original judge's verdict on the run in `folder`, as a JudgeVerdict; None when there is none (or it is ours)."""
-    path = folder / ORIGINAL_VERDICT_FILE
+    path = folder / V1_VERDICT_FILE
     if not path.is_file() or path.is_symlink():
         return None
     try:

@@ -18,6 +18,7 @@ from ghost_eval.store.layout import (
     MANIFEST_FILE,
     METADATA_FILE,
     SQLITE_FILE,
+    V1_VERDICT_FILE,
     VERDICTS_DIR,
     Coverage,
     IndexEntry,
@@ -29,7 +30,7 @@ from ghost_eval.store.layout import (
 )
 from ghost_eval.store.query import RunFilter
 from ghost_eval.store.reader import RunRecord, read_run
-from ghost_eval.store.v1_verdict import V1_VERDICT_FILE, StoredVerdict, of_record, summary_actions, v1_verdict
+from ghost_eval.store.v1_verdict import StoredVerdict, of_record, summary_actions, v1_verdict
 from ghost_eval.store.writer import publish_file, publish_run, update_view, write_view
 
 __all__ = ["STORE_ENV", "Store", "bundled_path", "default_store_path"]

@@ -13,8 +13,12 @@ from ghost_eval.identity import RunMetadata, make_run_id, parse_run_id
 from ghost_eval.records import load_record
 from ghost_eval.store.artifact_store import Store
 from ghost_eval.store.layout import (
+    AUDIT_LOG,
     INDEX_FILE,
     METADATA_FILE,
+    REPORT,
+    SHELL_AUDIT,
+    SUMMARY_FILE,
     VERDICTS_DIR,
     Coverage,
     IndexEntry,
@@ -23,7 +27,6 @@ from ghost_eval.store.layout import (
     refused_run,
 )
 from ghost_eval.store.query import RunFilter
-from ghost_eval.store.reader import SUMMARY_FILE
 from ghost_eval.store.supersede import check_supersession
 from ghost_eval.store.verify import view_disagreements
 
@@ -43,8 +46,8 @@ class ImportReport:
     """Files deliberately left behind (an earlier aborted session's leftovers in `audit/`)."""
 
 
-_FULL = (("shell_audit_", ".jsonl"), ("ghost_audit_", ".md"))
-_MARKERS = ("ghost_report_*.md", METADATA_FILE, SUMMARY_FILE)
+_FULL = (SHELL_AUDIT, AUDIT_LOG)
+_MARKERS = (f"{REPORT.prefix}*{REPORT.suffix}", METADATA_FILE, SUMMARY_FILE)
 """A folder holding any of these is a run, even without a report (a v1 run that aborted before writing one)."""
 _AUDIT_DIR = "audit"
 """`eval/runs/<label>/<provider>/<model>/<use_case>/audit/`: where the original runner leaves a run's session files."""

@@ -7,6 +7,7 @@ import re
 from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
+from typing import NamedTuple
 
 from pydantic import BaseModel
 
@@ -15,7 +16,21 @@ from ghost_eval.identity import HashKind
 from ghost_eval.records import Record, parse_record
 
 __all__ = [
+    "AGENT_RUN_FILE",
+    "AUDIT_LOG",
     "INDEX_FILE",
+    "PROMPT_FILE",
+    "REDACTIONS_FILE",
+    "REPORT",
+    "RESULT_FILE",
+    "SESSION_FILES",
+    "SHELL_AUDIT",
+    "SNAPSHOT_FILE",
+    "SUMMARY_FILE",
+    "SYSTEM_PROMPT_FILE",
+    "TRACE_FILE",
+    "V1_VERDICT_FILE",
+    "SessionFile",
     "INDEX_SCHEMA_VERSION",
     "MANIFEST_FILE",
     "METADATA_FILE",
@@ -46,6 +61,33 @@ STAGING_DIR = ".staging"
 METADATA_FILE = "metadata.json"
 MANIFEST_FILE = "manifest.json"
 VERDICTS_DIR = "verdicts"
+# Every other file a run folder may hold, named here only: the original's v1 files, then ours.
+PROMPT_FILE = "PROMPT.txt"
+SUMMARY_FILE = "run_summary.json"
+V1_VERDICT_FILE = "remediation_verdict.json"
+"""The verdict of record in the original's shape (see `store.v1_verdict`)."""
+SYSTEM_PROMPT_FILE = "system_prompt.txt"
+RESULT_FILE = "investigation_result.json"
+SNAPSHOT_FILE = "infra_snapshot.json"
+TRACE_FILE = "tool_trace.jsonl"
+AGENT_RUN_FILE = "agent_run.json"
+REDACTIONS_FILE = "redactions.json"
+
+
+class SessionFile(NamedTuple):
+    """A file named by the agent's session id (`ghost_YYYYmmdd_HHMMSS`), as the original writes it."""
+
+    prefix: str
+    suffix: str
+
+    def name(self, sid: str) -> str:
+        return f"{self.prefix}{sid}{self.suffix}"
+
+
+REPORT = SessionFile("ghost_report_", ".md")
+AUDIT_LOG = SessionFile("ghost_audit_", ".md")
+SHELL_AUDIT = SessionFile("shell_audit_", ".jsonl")
+SESSION_FILES = (REPORT, AUDIT_LOG, SHELL_AUDIT)
 
 
 def _scorer_stem(scorer: str) -> str:

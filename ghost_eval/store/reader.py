@@ -15,14 +15,23 @@ from ghost_eval.errors import RecordError, UnsafePathError
 from ghost_eval.identity import RunMetadata
 from ghost_eval.records import load_record, parse_record
 from ghost_eval.snapshot import InfraSnapshot
-from ghost_eval.store.layout import MANIFEST_FILE, METADATA_FILE, IndexEntry, Problem, refused_run, resolve_inside
+from ghost_eval.store.layout import (
+    MANIFEST_FILE,
+    METADATA_FILE,
+    PROMPT_FILE,
+    REPORT,
+    RESULT_FILE,
+    SHELL_AUDIT,
+    SNAPSHOT_FILE,
+    SUMMARY_FILE,
+    TRACE_FILE,
+    IndexEntry,
+    Problem,
+    refused_run,
+    resolve_inside,
+)
 
-__all__ = ["RESULT_FILE", "SNAPSHOT_FILE", "SUMMARY_FILE", "TRACE_FILE", "RunRecord", "read_jsonl", "read_run", "v1_abort_reason"]
-
-RESULT_FILE = "investigation_result.json"
-SUMMARY_FILE = "run_summary.json"
-SNAPSHOT_FILE = "infra_snapshot.json"
-TRACE_FILE = "tool_trace.jsonl"
+__all__ = ["RunRecord", "read_jsonl", "read_run", "v1_abort_reason"]
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -141,8 +150,8 @@ def _read_description(record: RunRecord, names: set[str]) -> None:
     else:
         missing = "no metadata.json (run predates run identity; `store backfill` writes one)"
         _problem(record, record.folder / METADATA_FILE, missing)
-    if "PROMPT.txt" in names:
-        record.prompt = _text(record, "PROMPT.txt")
+    if PROMPT_FILE in names:
+        record.prompt = _text(record, PROMPT_FILE)
 
 
 def v1_abort_reason(summary: RunSummary) -> str | None:
@@ -184,7 +193,7 @@ def read_run(root: Path, entry: IndexEntry, *, scoring_only: bool = False) -> Ru
     _read_outcome(record, names, scoring_only)
     record.snapshot = _optional(record, names, InfraSnapshot, SNAPSHOT_FILE)
 
-    report = _session_file(record, names, "ghost_report_", ".md")
+    report = _session_file(record, names, *REPORT)
     if report is None:
         if record.aborted is None:
             record.problems.append(Problem(path=str(folder / "ghost_report_<sid>.md"), message="report is missing", run_id=rid))
@@ -193,7 +202,7 @@ def read_run(root: Path, entry: IndexEntry, *, scoring_only: bool = False) -> Ru
         if record.report is not None and not record.report.strip():
             record.problems.append(Problem(path=str(report), message="report is empty", run_id=rid))
 
-    audit = _session_file(record, names, "shell_audit_", ".jsonl")
+    audit = _session_file(record, names, *SHELL_AUDIT)
     if audit is not None:
         record.audit = read_jsonl(audit, AuditEntry, record.problems, rid)
     elif entry.artifact_coverage.value == "full":

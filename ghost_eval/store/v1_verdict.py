@@ -25,10 +25,10 @@ from ghost_eval.errors import RecordError
 from ghost_eval.records import Record, load_record
 from ghost_eval.scoring.model import Flag
 from ghost_eval.scoring.registry import CRITERIA
+from ghost_eval.store.layout import SUMMARY_FILE
 
 __all__ = [
     "V1_CRITERION_IDS",
-    "V1_VERDICT_FILE",
     "StoredVerdict",
     "V1Flag",
     "V1Verdict",
@@ -38,7 +38,6 @@ __all__ = [
     "v1_verdict",
 ]
 
-V1_VERDICT_FILE = "remediation_verdict.json"
 V1_CRITERION_IDS: dict[int, str] = {c.id: c.v1_id for c in CRITERIA}
 """The original judge's `criterion_label` for each criterion id: our label in snake case."""
 _EXCERPT_CHARS = 100
@@ -178,7 +177,7 @@ def of_record(verdicts_dir: Path, added: StoredVerdict, added_file: Path) -> tup
 def summary_actions(folder: Path) -> list[str]:
     """`recommended_actions` of the run's `run_summary.json` ([] when absent or unreadable)."""
     try:
-        data = json.loads((folder / "run_summary.json").read_text(encoding="utf-8"))
+        data = json.loads((folder / SUMMARY_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return []
     actions = data.get("recommended_actions") if isinstance(data, dict) else None

@@ -14,8 +14,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from ghost_eval.store.layout import VERDICTS_DIR, IndexEntry, verdict_glob
-from ghost_eval.store.v1_verdict import V1_VERDICT_FILE
+from ghost_eval.store.layout import V1_VERDICT_FILE, VERDICTS_DIR, IndexEntry, verdict_glob
 
 __all__ = ["content_hash", "find_cached", "run_digest"]
 

@@ -12,8 +12,11 @@ from ghost_eval.store.artifact_store import Store
 from ghost_eval.store.layout import (
     INDEX_FILE,
     MANIFEST_FILE,
+    METADATA_FILE,
+    REPORT,
     SQLITE_FILE,
     STAGING_DIR,
+    V1_VERDICT_FILE,
     VERDICTS_DIR,
     IndexEntry,
     Problem,
@@ -25,7 +28,7 @@ from ghost_eval.store.supersede import cycle_through, mismatch
 
 __all__ = ["ViewDisagreement", "verify_store", "view_disagreements"]
 
-_RUN_MARKERS = ("metadata.json", MANIFEST_FILE)
+_RUN_MARKERS = (METADATA_FILE, MANIFEST_FILE)
 
 
 def _sha256(path: Path) -> str:
@@ -53,7 +56,6 @@ def _listed_file_problem(folder: Path, name: str, digest: str) -> tuple[Path, st
     return None if actual == digest else (path, "checksum does not match manifest.json (file was modified)")
 
 
-_V1_VERDICT = "remediation_verdict.json"
 """Added to a finished run by the original judge, or by ours for the original's reports (marked `verdict_file`)."""
 
 
@@ -78,9 +80,9 @@ def _check_manifest(record: RunRecord, notes: list[str]) -> list[Problem]:
             problems.append(Problem(path=str(found[0]), message=found[1], run_id=rid))
     allowed = set(record.manifest.files) | {MANIFEST_FILE, VERDICTS_DIR}
     if record.metadata is not None and record.metadata.backfilled:
-        allowed.add("metadata.json")  # `store backfill` adds it to imported runs that never had one
+        allowed.add(METADATA_FILE)  # `store backfill` adds it to imported runs that never had one
     for child in sorted(record.folder.iterdir()):
-        if child.name == _V1_VERDICT and child.name not in allowed and child.is_file() and not child.is_symlink():
+        if child.name == V1_VERDICT_FILE and child.name not in allowed and child.is_file() and not child.is_symlink():
             if (note := _v1_verdict_note(child)) is not None:
                 notes.append(note)
         elif child.name not in allowed:
@@ -94,7 +96,7 @@ def _folders_on_disk(root: Path) -> set[Path]:
     found: set[Path] = set()
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [d for d in dirnames if not d.startswith(".") and d != VERDICTS_DIR]
-        if any(f in _RUN_MARKERS or f.startswith("ghost_report_") for f in filenames):
+        if any(f in _RUN_MARKERS or f.startswith(REPORT.prefix) for f in filenames):
             found.add(Path(dirpath).resolve())
             dirnames[:] = []
     return found

@@ -11,7 +11,7 @@ from typing import Any
 
 from ghost_eval.judge import ANTHROPIC_BASE_URL_ENV, ANTHROPIC_KEY_ENV, GEMINI_BASE_URL_ENV, RetryPolicy
 from ghost_eval.store import bundled_path
-from ghost_eval.store.v1_verdict import V1_VERDICT_FILE
+from ghost_eval.store.layout import V1_VERDICT_FILE
 from tests.fakes.llm import FakeLLMServer, Recorded, Reply
 
 __all__ = [

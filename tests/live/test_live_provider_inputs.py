@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 
 import ghost_eval.live.run as live_run
-from ghost_eval.agent.redact import REDACTIONS_FILE
 from ghost_eval.evaluate import load_case_set
 from ghost_eval.live.run import LiveConfig, external_argv, run_case
 from ghost_eval.live.target import Target
 from ghost_eval.snapshot import HostState, InfraSnapshot
 from ghost_eval.store import Store
+from ghost_eval.store.layout import REDACTIONS_FILE
 from tests.fixtures.secrets.canaries import CORPUS, count_canaries
 
 _TARGET = Target(name="planted", subscription_id="s", resource_group="rg", nics={}, nsgs={}, hosts={})
