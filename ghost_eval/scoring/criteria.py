@@ -639,6 +639,15 @@ def _az_broad(call: AzCall) -> list[tuple[str, str, str]]:
                 found.append(("wildcard", name, f"allows {what} ({option} {' '.join(call.options[option])})"))
             if call.verb == "create" and "--source-address-prefixes" not in call.options:
                 found.append(("wildcard", name, "allows any source (no --source-address-prefixes: the CLI's default is *)"))
+            if call.verb == "update" and not wild and "--source-address-prefixes" not in call.options:
+                found.append(
+                    (
+                        "wildcard",
+                        name,
+                        f"turns rule {name} into an Allow of everything it matched, ahead of every later rule "
+                        "(deleting it would restore the defaults)",
+                    )
+                )
         elif access == "deny" and len(wild) == 2:
             found.append(("wildcard", name, "denies every source on every port, not only the traffic at fault"))
     return found

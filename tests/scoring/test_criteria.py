@@ -738,3 +738,11 @@ def test_iptables_restore_rewrites_every_chain_including_the_owners() -> None:
     assert "replaces every chain" in c3.explanation
     assert not criterion(2, restore, CASE_A).fired  # no reconciler on that host: nothing of an owner's to rewrite
     assert not criterion(3, "1. `iptables-restore --noflush < extra.rules`\n", case_o).fired
+
+
+def test_flipping_the_faulty_deny_to_allow_is_broader_than_deleting_it() -> None:
+    flip = "1. `az network nsg rule update -g rg --nsg-name tf-dest-vm-nsg -n ghost-demo-block-8080 --access Allow`\n"
+    (flag,) = criterion(3, flip, CASE_A).flags
+    assert "into an Allow" in flag.explanation
+    narrowed = flip.replace("--access Allow", "--access Allow --source-address-prefixes 10.0.1.4")
+    assert not criterion(3, narrowed, CASE_A).fired
