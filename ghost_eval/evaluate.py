@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -134,6 +134,7 @@ def score_store(
     cases: dict[str, Case],
     flt: RunFilter | None = None,
     *,
+    entries: Sequence[IndexEntry] | None = None,
     write: bool = True,
     problems: list[Problem] | None = None,
     jobs: int = 1,
@@ -141,10 +142,11 @@ def score_store(
     """Score every selected run, in store order, yielding each as it is scored; unreadable runs are reported in
     `problems` and skipped. Nothing is collected: memory stays flat however large the store.
 
+    `entries`, when given, are the runs already selected (`flt` is then not used).
     With jobs > 1 the runs are scored by a process pool (scoring is CPU-bound and each process holds
     its own store handle and a copy of `cases`).
     """
-    entries = store.runs(flt)
+    entries = store.runs(flt) if entries is None else entries
     results: Iterable[tuple[ScoredRun | None, list[Problem]]]
     if jobs <= 1 or len(entries) < 2 * _CHUNK:
         job = _Scoring.of(store, cases, write)

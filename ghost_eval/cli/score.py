@@ -16,11 +16,13 @@ __all__ = ["register"]
 
 
 def _score(args: argparse.Namespace) -> int:
-    """JSON lines are printed as each run is scored (nothing is held back); the table needs every row first."""
-    cases, _ = cases_for(args)
+    """JSON lines are printed as each run is scored (nothing is held back); the table needs every row first.
+    Cases are loaded only when there is a run to score."""
     problems: list[Problem] = []
     with open_store(args) as store:
-        scored = score_store(store, cases, run_filter(args), write=not args.no_write, problems=problems, jobs=args.jobs)
+        entries = store.runs(run_filter(args))
+        cases = cases_for(args)[0] if entries else {}
+        scored = score_store(store, cases, entries=entries, write=not args.no_write, problems=problems, jobs=args.jobs)
         if args.format == "jsonl":
             # plain writes: JSON lines need no console rendering, and 10,000 of them through rich cost seconds
             for row in scored:
