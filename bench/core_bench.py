@@ -35,6 +35,7 @@ from revision import checkout  # noqa: E402
 from synthetic_store import build_store  # noqa: E402
 
 from ghost_eval.store import RunFilter, Store  # noqa: E402
+from ghost_eval.store.layout import SQLITE_FILE  # noqa: E402
 from tests.promptfoo_cli import PROMPTFOO, promptfoo_env  # noqa: E402
 
 CLI = Path(sys.executable).parent / "ghost-eval"
@@ -75,6 +76,14 @@ def _floor(store: Path) -> float:
                 elif path.suffix == ".jsonl":
                     [json.loads(line) for line in text.splitlines() if line.strip()]
     return time.perf_counter() - start
+
+
+def _size(store: Path) -> int | None:
+    """How many runs a store already built holds (None: none there)."""
+    if not (store / SQLITE_FILE).exists():
+        return None
+    with Store(store) as s:
+        return len(s.runs(RunFilter()))
 
 
 def _promptfoo(root: Path, store: Path, rows: int, package: Path | None, assertions: list[str] | None) -> float:
@@ -137,6 +146,9 @@ def main() -> None:
     parser.add_argument("--before", metavar="REV", help="also measure the package as it was at REV")
     parser.add_argument("--before-assertions", help="the Python assertion files at REV (default: as --assertions)")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--stores", type=Path, help="keep the generated stores here (store<N>) and reuse those already built; not removed"
+    )
     parser.add_argument("--size-repeats", type=int, default=1, help="runs per store size for time and memory by size")
     args = parser.parse_args()
     sizes = sorted({int(s) for s in args.sizes.split(",")} | {args.runs})
@@ -149,9 +161,12 @@ def main() -> None:
         if args.before:
             packages = {"before": stack.enter_context(checkout(args.before)), "now": None}
             assertions["before"] = (args.before_assertions or args.assertions).split(",")
-        stores = {n: root / f"store{n}" for n in sizes}
+        built = args.stores or root
+        stores = {n: built / f"store{n}" for n in sizes}
         for n, path in stores.items():
-            build_store(path, n).close()
+            if _size(path) != n:
+                shutil.rmtree(path, ignore_errors=True)  # absent, or left half-built
+                build_store(path, n).close()
         empty = root / "empty"
         Store(empty, create=True).close()
 
