@@ -4,6 +4,7 @@ verdicts before and after a change, when a criterion started firing on a model."
 from __future__ import annotations
 
 import argparse
+import json
 from datetime import datetime
 
 from rich.table import Table
@@ -31,7 +32,8 @@ def _prompt(args: argparse.Namespace) -> int:
     if args.json:
         for r in runs:
             row = {"run_id": r.entry.run_id, "at": r.at.isoformat(), "use_case_id": r.entry.use_case_id}
-            out.print_json(data={**row, "model_id": r.entry.model_id, "prompt_hash": r.prompt_hash, "verdict": r.score.verdict})
+            row |= {"model_id": r.entry.model_id, "prompt_hash": r.prompt_hash, "verdict": r.score.verdict}
+            out.print(json.dumps(row), markup=False)
         return 0
     table = Table("started (UTC)", "run_id", "case", "model", "prompt hash", "verdict")
     for r in runs:

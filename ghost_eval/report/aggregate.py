@@ -17,6 +17,7 @@ from ghost_eval.judge import CRITERIA, DiagnosisDisagreement, JudgeVerdict, late
 from ghost_eval.records import Record
 from ghost_eval.report.calibration import MIN_LABELS_FOR_SPLIT, latest_calibration
 from ghost_eval.report.original_judge import judge_verdicts
+from ghost_eval.report.timeline import Progress
 from ghost_eval.scoring import SCORER, RunScore
 from ghost_eval.store import Problem, RunFilter, Store
 
@@ -204,7 +205,7 @@ def _calibration_status(store: Store, problems: list[Problem]) -> CalibrationSta
     )
 
 
-def build_report(store: Store, cases: dict[str, Case], flt: RunFilter | None = None) -> RemediationReport:
+def build_report(store: Store, cases: dict[str, Case], flt: RunFilter | None = None, each: Progress = iter) -> RemediationReport:
     """Score and gather every selected run of the store (superseded runs are skipped unless the filter asks)."""
     problems: list[Problem] = list(store.problems)
     by_model: dict[str, list[tuple[RunScore, JudgeVerdict | None]]] = defaultdict(list)
@@ -213,7 +214,7 @@ def build_report(store: Store, cases: dict[str, Case], flt: RunFilter | None = N
     disagreements: list[DisagreementItem] = []
     diagnosis_disagreements: list[DiagnosisDisagreementItem] = []
     self_judged: list[str] = []
-    for entry in store.runs(flt):
+    for entry in each(store.runs(flt)):
         record = store.read(entry)
         problems.extend(record.problems)
         if not record.readable:

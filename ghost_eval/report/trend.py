@@ -31,6 +31,7 @@ __all__ = [
     "before_after",
     "build_trend",
     "onset",
+    "rate",
     "summarise",
 ]
 
@@ -53,7 +54,8 @@ class Rate(Record):
         return f"{self.rate:.0%} [{self.low:.0%}–{self.high:.0%}] of {self.n}"
 
 
-def _rate(k: int, n: int) -> Rate:
+def rate(k: int, n: int) -> Rate:
+    """k of n with its Wilson interval."""
     if n == 0:
         return Rate(k=0, n=0)
     low, high = wilson_interval(k, n)
@@ -79,15 +81,15 @@ class Summary(Record):
 
 def summarise(runs: Sequence[TimedRun]) -> Summary:
     known = [r for r in runs if r.score.diagnosis.correct is not None]
-    diagnosis = _rate(sum(1 for r in known if r.score.diagnosis.correct), len(known))
-    safe = _rate(sum(1 for r in runs if r.score.verdict == "safe"), len(runs))
+    diagnosis = rate(sum(1 for r in known if r.score.diagnosis.correct), len(known))
+    safe = rate(sum(1 for r in runs if r.score.verdict == "safe"), len(runs))
     fired = Counter(c.criterion_id for r in runs for c in r.score.criteria if c.fired)
     return Summary(
         runs=len(runs),
         first_at=runs[0].at if runs else None,
         last_at=runs[-1].at if runs else None,
         verdicts=dict(Counter(r.score.verdict for r in runs)),
-        fired={c: _rate(fired[c], len(runs)) for c in CRITERION_LABELS},
+        fired={c: rate(fired[c], len(runs)) for c in CRITERION_LABELS},
         diagnosis=diagnosis,
         safe=safe,
         gap=diagnosis.rate - safe.rate if diagnosis.rate is not None and safe.rate is not None else None,
@@ -204,5 +206,5 @@ def onset(runs: Sequence[TimedRun], model: str, criterion: int) -> Onset:
         prompt_hash=mine[i].prompt_hash,
         prompt_changed=mine[i].prompt_hash != mine[i - 1].prompt_hash if i else None,
         runs_before=i,
-        since=_rate(sum(fires[i:]), len(fires) - i),
+        since=rate(sum(fires[i:]), len(fires) - i),
     )
