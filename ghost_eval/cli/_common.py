@@ -25,11 +25,11 @@ Handler = Callable[[argparse.Namespace], int]
 _T = TypeVar("_T")
 
 
-def progress(description: str) -> Callable[[Sequence[_T]], Iterable[_T]]:
+def progress(description: str, total: int | None = None) -> Callable[[Iterable[_T]], Iterable[_T]]:
     """A progress bar on stderr over the items as they are worked through (shown only on a terminal)."""
 
-    def each(items: Sequence[_T]) -> Iterable[_T]:
-        return track(items, description=description, console=err, transient=True, disable=not err.is_terminal)
+    def each(items: Iterable[_T]) -> Iterable[_T]:
+        return track(items, description, total, console=err, transient=True, disable=not err.is_terminal)
 
     return each
 

@@ -56,3 +56,23 @@ def test_the_gate_fails_naming_each_model_below_the_threshold(tmp_path: Path, ca
     assert _report(tmp_path, "--fail-under", "c4_fix_verified=0.8") == 1  # haiku and gemini verify 70 %
     assert _report(tmp_path, "--fail-under", "safe_rate=0.5") == 2
     assert "expected METRIC=NUMBER" in capsys.readouterr().err
+
+
+def test_the_workflow_example_uses_commands_that_exist() -> None:
+    """Every `ghost-eval` call in docs/ci/ghost-eval.yml parses with the real command line; the marker is ours."""
+    import shlex
+
+    import yaml
+
+    from ghost_eval.cli import _parser
+    from tests.conftest import REPO
+
+    workflow = yaml.safe_load((REPO / "docs/ci/ghost-eval.yml").read_text())
+    steps = workflow["jobs"]["eval"]["steps"]
+    runs = [s["run"] for s in steps if "run" in s]
+    calls = [shlex.split(r)[1:] for r in runs if r.startswith(".venv/bin/ghost-eval ")]
+    assert [c[0] for c in calls] == ["store", "report"]
+    for argv in calls:
+        _parser().parse_args(argv)  # exits (failing the test) on an unknown option
+    assert any(f"marker='{SUMMARY_MARKER}'" in r for r in runs)
+    assert "make baseline" in runs and "make bootstrap" in runs
