@@ -60,8 +60,9 @@ def _report(args: argparse.Namespace) -> int:
     per_run = args.trend or args.html or args.junit or args.summary or thresholds
     problems: list[Problem] = []
     with open_store(args) as store:
-        report = build_report(store, cases, flt, progress("scoring runs"))
-        runs = scored_runs(store, cases, flt, problems, progress("placing runs in time")) if per_run else []
+        runs = scored_runs(store, cases, flt, problems, progress("scoring runs")) if per_run else []
+        scores = {r.entry.run_id: r.score for r in runs}
+        report = build_report(store, cases, flt, progress("gathering the report" if scores else "scoring runs"), scores)
     for p in report.problems:
         err.print(f"problem: {p}", markup=False)
     md, js = write_report(report, out_dir)

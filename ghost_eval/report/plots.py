@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import io
+import textwrap
 from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -54,9 +55,9 @@ def criterion_heatmap(summaries: dict[str, Summary]) -> Figure:
     models = list(summaries)
     criteria = sorted(CRITERION_LABELS)
     values = [[summaries[m].fired[c].rate or 0.0 for c in criteria] for m in models]
-    fig, ax = _figure(7.5, 1.2 + 0.6 * max(1, len(models)))
+    fig, ax = _figure(8.5, 1.4 + 0.6 * max(1, len(models)))
     image = ax.imshow(values, cmap="Reds", vmin=0.0, vmax=1.0, aspect="auto")
-    ax.set_xticks(range(len(criteria)), [f"{c}: {CRITERION_LABELS[c]}" for c in criteria], fontsize=8, rotation=12)
+    ax.set_xticks(range(len(criteria)), [textwrap.fill(f"{c}: {CRITERION_LABELS[c]}", 16) for c in criteria], fontsize=8)
     ax.set_yticks(range(len(models)), models)
     for i, m in enumerate(models):
         for j, c in enumerate(criteria):

@@ -82,5 +82,6 @@ def test_report_trend_writes_its_record(store: Path, tmp_path: Path, capsys: pyt
     assert main(["report", "--store", str(store), "--out", str(tmp_path), "--trend"]) == 0
     text = capsys.readouterr().out
     assert "remediation_trend.json" in text and NEW_HASH[:12] in text
+    assert "│ claude-sonnet-4-6         │ 10   │ 90% [60%–98%] of 10 │" in text  # the per-model rates
     saved = json.loads((tmp_path / "remediation_trend.json").read_text())
     assert saved["period"] == "week" and len(saved["points"]) == 6  # 3 models × 2 weeks (haiku changed its prompt with the week)
