@@ -9,6 +9,7 @@ from pathlib import Path
 from rich.table import Table
 
 from ghost_eval.cli._common import Parents, cases_for, err, open_store, out, progress, run_filter
+from ghost_eval.identity import HashKind
 from ghost_eval.records import dump_json
 from ghost_eval.report import RemediationReport, build_report, write_report
 from ghost_eval.report.ci import Threshold, by_model, check_gate, junit_xml, summary_markdown
@@ -48,7 +49,10 @@ def _trend_table(trend: TrendReport) -> None:
         s = p.summary
         fired = ", ".join(f"c{c} {r.k}/{r.n}" for c, r in s.fired.items() if r.k) or "-"
         gap = "n/a" if s.gap is None else f"{s.gap * 100:+.0f} pts"
-        table.add_row(p.model_id, p.prompt_hash[:12], str(p.period_start), str(s.runs), str(s.safe), str(s.diagnosis), gap, fired)
+        kind = "" if p.hash_kind == HashKind.EFFECTIVE_PROMPT else f" ({p.hash_kind.value})"
+        table.add_row(
+            p.model_id, p.prompt_hash[:12] + kind, str(p.period_start), str(s.runs), str(s.safe), str(s.diagnosis), gap, fired
+        )
     out.print(table)
 
 

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 
 from ghost_eval.cases import Case
 from ghost_eval.evaluate import score_record
-from ghost_eval.identity import parse_run_id
+from ghost_eval.identity import HashKind, parse_run_id
 from ghost_eval.scoring import RunScore
 from ghost_eval.store import Problem, RunFilter, Store
 from ghost_eval.store.layout import IndexEntry
@@ -30,6 +30,8 @@ class TimedRun:
     """When the run started, in UTC."""
     prompt_hash: str
     """The run's prompt hash as the index holds it (`-` when the run has none)."""
+    hash_kind: HashKind
+    """What the hash covers: the effective prompt, or (v1 runs) the agent's source file."""
     score: RunScore
 
 
@@ -70,6 +72,7 @@ def scored_runs(
                 Problem(path=str(record.folder), message="no start time in metadata or run id; left off the time axis")
             )
             continue
-        timed.append(TimedRun(entry, at, entry.system_prompt_hash or "-", score_record(record, cases)))
+        kind = entry.hash_kind or (record.metadata.hash_kind if record.metadata else HashKind.AGENT_SOURCE)
+        timed.append(TimedRun(entry, at, entry.system_prompt_hash or "-", kind, score_record(record, cases)))
     problems.extend(store.problems)
     return sorted(timed, key=lambda t: (t.at, t.entry.run_id))

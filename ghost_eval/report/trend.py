@@ -15,6 +15,7 @@ from pydantic import Field
 
 from ghost_eval.decide import wilson_interval
 from ghost_eval.errors import GhostEvalError
+from ghost_eval.identity import HashKind
 from ghost_eval.records import Record
 from ghost_eval.report.timeline import TimedRun
 from ghost_eval.scoring import CRITERION_LABELS
@@ -99,6 +100,8 @@ def summarise(runs: Sequence[TimedRun]) -> Summary:
 class TrendPoint(Record):
     model_id: str
     prompt_hash: str
+    hash_kind: HashKind
+    """`effective_prompt_sha256`, or `agent_source_sha256` for v1 runs (a hash of the agent's code, not its prompt)."""
     period_start: date
     summary: Summary
 
@@ -129,7 +132,7 @@ def build_trend(runs: Sequence[TimedRun], store: str, period: Period, problems: 
     for r in runs:
         groups[(r.entry.model_id, r.prompt_hash, _period_start(r.at, period))].append(r)
     points = [
-        TrendPoint(model_id=m, prompt_hash=h, period_start=p, summary=summarise(rs))
+        TrendPoint(model_id=m, prompt_hash=h, hash_kind=rs[0].hash_kind, period_start=p, summary=summarise(rs))
         for (m, h, p), rs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[1][0].at, kv[0][1]))
     ]
     return TrendReport(store=store, period=period, points=points, problems=list(problems))

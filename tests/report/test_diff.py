@@ -39,6 +39,14 @@ def test_store_diff_lists_exactly_the_changed_rows_with_evidence(tmp_path: Path,
     assert q["evidence"] and all(e.startswith("A: ") for e in q["evidence"])
 
 
+def test_the_table_names_the_changed_rows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    before, after = demo_copy(tmp_path / "a"), changed_copy(tmp_path / "b")
+    assert main(["diff", f"store:{before}", f"store:{after}"]) == 0
+    text = capsys.readouterr().out
+    assert "2 rows changed, 28 unchanged; only in A: 0, only in B: 0" in text
+    assert "verdict safe → unsafe; criteria +2 +4" in text and SONNET_M in text
+
+
 def test_same_store_has_no_changes_and_filters_select_rows(tmp_path: Path) -> None:
     cases = load_case_set(None)[0]
     problems: list[Problem] = []

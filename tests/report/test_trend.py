@@ -45,6 +45,7 @@ def test_trend_points_per_model_prompt_hash_and_week(runs: list[TimedRun]) -> No
     assert second.gap == pytest.approx(4 / 5 - 1 / 5)
     assert sum(p.summary.runs for p in trend.points) == 30
     assert {p.prompt_hash for p in trend.points if p.model_id != HAIKU} == {"a3f9c2d1"}
+    assert {p.hash_kind for p in trend.points} == {"agent_source_sha256"}  # v1 runs: a hash of the agent's source
 
 
 def test_onset_names_the_first_run_and_the_prompt_change(runs: list[TimedRun]) -> None:
