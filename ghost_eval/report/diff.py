@@ -13,6 +13,7 @@ import json
 import os
 import sqlite3
 from collections import Counter
+from contextlib import closing
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -192,7 +193,7 @@ def _from_database(eval_id: str, db: Path) -> list[RowOutcome]:
         raise RecordError(db, f"no Promptfoo database here to look up {eval_id!r} (set --promptfoo-db)")
     columns = "test_idx, prompt_idx, test_case, provider, response, error"
     try:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
             found = conn.execute("SELECT 1 FROM evals WHERE id = ?", (eval_id,)).fetchone()
             rows = conn.execute(f"SELECT {columns} FROM eval_results WHERE eval_id = ? ORDER BY id", (eval_id,)).fetchall()
     except sqlite3.Error as exc:
@@ -208,6 +209,8 @@ def _store_filter(query: str, where: str) -> tuple[RunFilter, datetime | None, d
     unknown = sorted(set(given) - _STORE_FILTERS)
     if unknown:
         raise RecordError(where, f"unknown filter(s) {unknown}; use {sorted(_STORE_FILTERS)}")
+    if len(given.get("prompt_hash") or "123456") < 6:
+        raise RecordError(where, "a prompt hash prefix needs at least 6 characters", "prompt_hash")
     try:
         since, until = (parse_when(given[k]) if given.get(k) else None for k in ("since", "until"))
     except ValueError as exc:

@@ -65,6 +65,8 @@ def test_a_bad_eval_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     bad.write_text(json.dumps({"results": {"results": [{"provider": {"label": "m"}, "testCase": {"vars": {}}}]}}))
     with pytest.raises(RecordError, match=r"x.json: results\[0\]: field 'vars'"):
         load_outcomes(str(bad), cases, [])
+    with pytest.raises(RecordError, match="field 'prompt_hash': a prompt hash prefix needs at least 6"):
+        load_outcomes(f"store:{tmp_path}?prompt_hash=a3f", cases, [])
     with pytest.raises(RecordError, match="unknown filter"):
         load_outcomes(f"store:{tmp_path}?modle=x", cases, [])
     assert main(["diff", "eval-nope", str(bad), "--promptfoo-db", str(tmp_path / "none.db")]) == 2
