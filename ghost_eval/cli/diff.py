@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rich.table import Table
 
-from ghost_eval.cli._common import Parents, cases_for, out, progress, report_problems
+from ghost_eval.cli._common import Parents, cases_for, err, out, progress, report_problems
 from ghost_eval.report.diff import diff_outcomes, load_outcomes
 from ghost_eval.store import Problem
 
@@ -21,6 +21,9 @@ def _diff(args: argparse.Namespace) -> int:
     a = load_outcomes(args.a, cases, problems, db=db, each=progress(f"scoring {args.a}"))
     b = load_outcomes(args.b, cases, problems, db=db, each=progress(f"scoring {args.b}"))
     report_problems(problems)
+    for name, spec, rows in (("A", args.a, a), ("B", args.b, b)):
+        if not rows:
+            err.print(f"note: {name} ({spec}) has no rows: check its filters", markup=False)
     diff = diff_outcomes(args.a, a, args.b, b)
     if args.json:
         out.print(diff.model_dump_json(indent=2), markup=False)

@@ -69,6 +69,8 @@ def test_a_bad_eval_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str])
         load_outcomes(f"store:{tmp_path}?prompt_hash=a3f", cases, [])
     with pytest.raises(RecordError, match="unknown filter"):
         load_outcomes(f"store:{tmp_path}?modle=x", cases, [])
+    assert main(["diff", "store:?label=nothing-has-this", "store:"]) == 0
+    assert "note: A (store:?label=nothing-has-this) has no rows" in capsys.readouterr().err
     assert main(["diff", "eval-nope", str(bad), "--promptfoo-db", str(tmp_path / "none.db")]) == 2
     assert "no Promptfoo database" in capsys.readouterr().err
 
