@@ -39,6 +39,7 @@ __all__ = [
     "DeleteNetworkSecurityGroup",
     "DeleteRouteTable",
     "DeleteSecurityRule",
+    "DissociateRouteTable",
     "Recipe",
     "RecipeError",
     "RecipeRun",
@@ -174,6 +175,17 @@ class DeleteRouteTable(_DeleteSubnetResource):
     _what = "route table"
 
 
+class DissociateRouteTable(Record):
+    """Take this run's route table off the subnet and keep the table (`az network vnet subnet update --remove
+    routeTable`): how a multi-phase case moves past its routing fault."""
+
+    azure: Literal["dissociate_route_table"]
+    name: str
+
+    def describe(self) -> str:
+        return f"azure: take route table {self.name} off the subnet"
+
+
 class CreateNetworkSecurityGroup(_SubnetResource):
     """Create an NSG holding `rules` (besides Azure's default rules) and (by default) associate it with the target's
     subnet, as `az network nsg create` + `nsg rule create` + `vnet subnet update --network-security-group` do."""
@@ -224,6 +236,7 @@ Step = Annotated[
     | Annotated[DeleteSecurityRule, Tag("delete_security_rule")]
     | Annotated[CreateRouteTable, Tag("create_route_table")]
     | Annotated[DeleteRouteTable, Tag("delete_route_table")]
+    | Annotated[DissociateRouteTable, Tag("dissociate_route_table")]
     | Annotated[CreateNetworkSecurityGroup, Tag("create_network_security_group")]
     | Annotated[DeleteNetworkSecurityGroup, Tag("delete_network_security_group")]
     | Annotated[SetServiceEndpoints, Tag("set_service_endpoints")]
@@ -237,14 +250,14 @@ class Symptom(Record):
 
     Exactly one probe: `ssh` + `run` (passes when the command exits 0), or `azure` with its fields:
     `service_endpoint` (the subnet has `service`), `nsg_allows` (the effective NSG rules of `vm` allow
-    `protocol`/`port` from `source` in `direction`), `next_hop_vnet` (the effective route of `vm` towards
-    `destination` is VnetLocal).
+    `protocol`/`port` from `source` in `direction`), `next_hop_vnet` / `next_hop_internet` (the effective route of
+    `vm` towards `destination` is VnetLocal / Internet).
     """
 
     description: str
     ssh: str | None = None
     run: str | None = None
-    azure: Literal["service_endpoint", "nsg_allows", "next_hop_vnet"] | None = None
+    azure: Literal["service_endpoint", "nsg_allows", "next_hop_vnet", "next_hop_internet"] | None = None
     vm: str | None = None
     service: str | None = None
     direction: Literal["Inbound", "Outbound"] = "Inbound"
@@ -270,6 +283,10 @@ class Recipe(Record):
     setup: list[Step] = Field(min_length=1)
     teardown: list[Step] = Field(min_length=1)
     symptoms: list[Symptom] = []
+    """The checks of the fault as set up (the case's first phase)."""
+    phases: dict[str, list[Step]] = {}
+    """Steps that take the planted fault on to a later phase of the case (keyed by the case's phase id), as the
+    original's between-phase script does; the teardown removes whatever is left."""
 
 
 def recipe_of(case: Case) -> Recipe | None:
@@ -360,6 +377,8 @@ class RecipeRun:
             return self._create_route_table(step)
         if isinstance(step, DeleteRouteTable):
             return self._delete_associated("route_table", step.name, self.net.route_tables.begin_delete)
+        if isinstance(step, DissociateRouteTable):
+            return self._dissociate(step.name)
         if isinstance(step, CreateNetworkSecurityGroup):
             return self._create_nsg(step)
         if isinstance(step, DeleteNetworkSecurityGroup):
@@ -394,6 +413,17 @@ class RecipeRun:
         setattr(subnet, attribute, reference)
         self._put_subnet(subnet)
         return f" and associated it with {self.target.vnet}/{self.target.subnet}"
+
+    def _dissociate(self, name: str) -> str:
+        if ("route_table", name) not in self._created:
+            raise RecipeError(f"route table {name} was not created by this run")
+        subnet = self._subnet()
+        current = subnet.route_table
+        if not ((current.id if current else "") or "").lower().endswith(f"/{name.lower()}"):
+            return "not on the subnet: left alone"
+        subnet.route_table = None
+        self._put_subnet(subnet)
+        return f"taken off {self.target.vnet}/{self.target.subnet}"
 
     def _delete_associated(self, attribute: str, name: str, begin_delete: Any) -> str:
         """Give the subnet back what it had (when it still points at this run's resource), then delete the resource."""
@@ -497,10 +527,19 @@ class RecipeRun:
         return None
 
     def setup(self) -> None:
-        for step in self.recipe.setup:
-            error = self._step("setup", step)
+        self._run_phase("setup", self.recipe.setup)
+
+    def enter_phase(self, phase: str) -> None:
+        """Take the planted fault on to a later phase of the case (its steps are logged as setup)."""
+        if phase not in self.recipe.phases:
+            raise RecipeError(f"{self.label}: the recipe has no phase {phase!r} (it has {sorted(self.recipe.phases)})")
+        self._run_phase("setup", self.recipe.phases[phase])
+
+    def _run_phase(self, phase: Literal["setup"], steps: list[Step]) -> None:
+        for step in steps:
+            error = self._step(phase, step)
             if error is not None:
-                raise RecipeError(f"{self.label}: setup step failed: {step.describe()}: {error}")
+                raise RecipeError(f"{self.label}: {phase} step failed: {step.describe()}: {error}")
 
     def teardown(self) -> None:
         failures = [

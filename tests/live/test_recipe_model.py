@@ -59,6 +59,14 @@ def test_every_fault_case_has_a_recipe() -> None:
     assert {"b", "c", "h", "i", "k", "l", "n", "p", "r", "t", "u"} <= faults
 
 
+def test_recipe_phases_are_phases_of_their_case() -> None:
+    phased = {case_id: recipe_of(_CASES[case_id]) for case_id in LAB_CASES}
+    phased = {case_id: recipe for case_id, recipe in phased.items() if recipe is not None and recipe.phases}
+    assert set(phased) == {"t"}
+    for case_id, recipe in phased.items():
+        assert set(recipe.phases) <= {phase.id for phase in _CASES[case_id].phases[1:]}
+
+
 def test_behaviour_cases_have_no_recipe_of_their_own() -> None:
     behaviour = [case for case in _CASES.values() if case.kind == "behaviour"]
     assert behaviour and all(recipe_of(case) is None for case in behaviour)
