@@ -55,7 +55,7 @@ eval: baseline
 	$(BIN)/ghost-eval report --out $(RESULTS)
 
 # The local lab (tests/lab, tests/live) needs these Debian packages; installed only when missing, as root.
-LAB_PACKAGES := openssh-server iptables nftables fail2ban iproute2 iputils-ping procps
+LAB_PACKAGES := openssh-server iptables nftables fail2ban iproute2 iputils-ping procps curl dnsutils netcat-openbsd
 lab-deps:
 	@missing=$$(for p in $(LAB_PACKAGES); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed$$' || echo $$p; done); \
