@@ -30,7 +30,7 @@ $(VENV)/.installed: pyproject.toml | $(PY)
 	fi
 	@touch $@
 
-node_modules/.installed: package-lock.json $(VENV)/.installed
+node_modules/.installed: package-lock.json | $(VENV)/.installed
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
