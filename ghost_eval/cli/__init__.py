@@ -25,6 +25,8 @@ _COMMANDS: dict[str, str] = {
     "sentinel": "decide",
     "judge": "judge",
     "report": "report",
+    "query": "query",
+    "diff": "diff",
     "calibrate": "calibrate",
     "gate": "gate",
     "lab": "lab",

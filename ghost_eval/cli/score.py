@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Iterable
 
-from ghost_eval.cli._common import Parents, cases_for, open_store, out, report_problems, run_filter
+from ghost_eval.cli._common import Parents, cases_for, open_store, out, progress, report_problems, run_filter
 from ghost_eval.evaluate import score_store
 from ghost_eval.scoring import RunScore
 from ghost_eval.store import Problem
@@ -22,7 +22,8 @@ def _score(args: argparse.Namespace) -> int:
     with open_store(args) as store:
         entries = store.runs(run_filter(args))
         cases = cases_for(args)[0] if entries else {}
-        scored = score_store(store, cases, entries=entries, write=not args.no_write, problems=problems, jobs=args.jobs)
+        scoring = score_store(store, cases, entries=entries, write=not args.no_write, problems=problems, jobs=args.jobs)
+        scored = progress("scoring runs", len(entries))(scoring)
         if args.format == "jsonl":
             # plain writes: JSON lines need no console rendering, and 10,000 of them through rich cost seconds
             for row in scored:
