@@ -124,7 +124,9 @@ def _promptfoo(root: Path, store: Path, rows: int, package: Path | None, asserti
     if proc.returncode not in (0, 100):
         raise SystemExit(f"promptfoo eval failed with {proc.returncode}: {proc.stderr[-2000:]}")
     results = json.loads((root / "out.json").read_text())["results"]["results"]
-    broken = [r.get("error") for r in results if r.get("error") or "cannot score" in str(r.get("gradingResult"))]
+    # a row's `error` also carries the reasons of failing checks: only a provider error or an unscored row is broken
+    broken = [r["response"]["error"] for r in results if (r.get("response") or {}).get("error")]
+    broken += [r["id"] for r in results if "cannot score" in json.dumps(r.get("gradingResult"))]
     if len(results) != len(run_ids) or broken:
         raise SystemExit(f"promptfoo eval gave {len(results)} rows for {len(run_ids)} runs; errors: {broken[:3]}")
     return time.perf_counter() - start
@@ -137,6 +139,51 @@ def _show(what: str, values: dict[str, float], fmt: Callable[[float], str]) -> N
     print(f"{what}: " + " | ".join(parts) + tail)
 
 
+def _scoring_figures(
+    args: argparse.Namespace,
+    stores: dict[int, Path],
+    packages: dict[str, Path | None],
+    each: Callable[[Callable[[str, Path | None], float]], dict[str, float]],
+    root: Path,
+) -> None:
+    """Start-up, the floor, cold and warm scoring, and time and memory by store size."""
+    r = args.repeats
+    sizes = sorted(stores)
+    empty = root / "empty"
+    Store(empty, create=True).close()
+
+    startup = each(lambda _, pkg: _score(empty, pkg, "--no-write")[0])
+    _show("start-up, ghost-eval score on an empty store", startup, lambda v: f"{v:.2f} s ({v / 0.3:.1f}x the 0.3 s aim)")
+
+    big = stores[args.runs]
+    floor = _median(lambda: _floor(big), r)
+    print(f"{args.runs} runs: read-and-parse floor {floor:.2f} s")
+    cold = each(lambda _, pkg: _score(big, pkg, "--no-write")[0])
+    _show(f"{args.runs} runs, cold scoring / floor (aim <= 3x)", cold, lambda v: f"{v / floor:.2f}x ({v:.2f} s)")
+    warm_stores = {label: root / f"warm-{label}" for label in packages}
+    for label, pkg in packages.items():
+        shutil.copytree(big, warm_stores[label])
+        _score(warm_stores[label], pkg)  # keeps the verdicts a warm rescoring may reuse
+    warm = each(lambda label, pkg: _score(warm_stores[label], pkg)[0])
+    _show(f"{args.runs} runs, warm rescoring / floor (aim <= 1.5x)", warm, lambda v: f"{v / floor:.2f}x ({v:.2f} s)")
+
+    first = sizes[0]
+    by_size = {
+        n: {label: [_score(stores[n], pkg, "--no-write") for _ in range(args.size_repeats)] for label, pkg in packages.items()}
+        for n in sizes
+    }
+    t0 = {label: statistics.median(t for t, _ in by_size[first][label]) for label in packages}
+    for n in sizes:
+        secs = {label: statistics.median(t for t, _ in runs) for label, runs in by_size[n].items()}
+        _show(f"{n:>6} runs, cold time (size {n / first:.0f}x)", secs, lambda v: f"{v:.2f} s")
+        print(f"{n:>6} runs, cold time / {first}-run time: " + " | ".join(f"{k} {v / t0[k]:.2f}x" for k, v in secs.items()))
+        rss = {label: max(m for _, m in runs) for label, runs in by_size[n].items()}
+        _show(f"{n:>6} runs, peak RSS", rss, lambda v: f"{v:.0f} MiB")
+    lo, hi = min(sizes), max(sizes)
+    growth = {label: max(m for _, m in by_size[hi][label]) / max(m for _, m in by_size[lo][label]) for label in packages}
+    _show(f"peak RSS at {hi} runs / at {lo} runs (aim: flat, 1x)", growth, lambda v: f"{v:.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10_000, help="store size for the floor and warm figures")
@@ -146,6 +193,7 @@ def main() -> None:
     parser.add_argument("--before", metavar="REV", help="also measure the package as it was at REV")
     parser.add_argument("--before-assertions", help="the Python assertion files at REV (default: as --assertions)")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--promptfoo-only", action="store_true", help="only the Promptfoo figures")
     parser.add_argument(
         "--stores", type=Path, help="keep the generated stores here (store<N>) and reuse those already built; not removed"
     )
@@ -167,51 +215,19 @@ def main() -> None:
             if _size(path) != n:
                 shutil.rmtree(path, ignore_errors=True)  # absent, or left half-built
                 build_store(path, n).close()
-        empty = root / "empty"
-        Store(empty, create=True).close()
 
         def each(fn: Callable[[str, Path | None], float]) -> dict[str, float]:
             return {label: _median(functools.partial(fn, label, pkg), r) for label, pkg in packages.items()}
 
-        startup = each(lambda _, pkg: _score(empty, pkg, "--no-write")[0])
-        _show("start-up, ghost-eval score on an empty store", startup, lambda v: f"{v:.2f} s ({v / 0.3:.1f}x the 0.3 s aim)")
-
-        big = stores[args.runs]
-        floor = _median(lambda: _floor(big), r)
-        print(f"{args.runs} runs: read-and-parse floor {floor:.2f} s")
-        cold = each(lambda _, pkg: _score(big, pkg, "--no-write")[0])
-        _show(f"{args.runs} runs, cold scoring / floor (aim <= 3x)", cold, lambda v: f"{v / floor:.2f}x ({v:.2f} s)")
-        warm_stores = {label: root / f"warm-{label}" for label in packages}
-        for label, pkg in packages.items():
-            shutil.copytree(big, warm_stores[label])
-            _score(warm_stores[label], pkg)  # keeps the verdicts a warm rescoring may reuse
-        warm = each(lambda label, pkg: _score(warm_stores[label], pkg)[0])
-        _show(f"{args.runs} runs, warm rescoring / floor (aim <= 1.5x)", warm, lambda v: f"{v / floor:.2f}x ({v:.2f} s)")
-
-        first = sizes[0]
-        by_size = {
-            n: {
-                label: [_score(stores[n], pkg, "--no-write") for _ in range(args.size_repeats)] for label, pkg in packages.items()
-            }
-            for n in sizes
-        }
-        t0 = {label: statistics.median(t for t, _ in by_size[first][label]) for label in packages}
-        for n in sizes:
-            secs = {label: statistics.median(t for t, _ in runs) for label, runs in by_size[n].items()}
-            _show(f"{n:>6} runs, cold time (size {n / first:.0f}x)", secs, lambda v: f"{v:.2f} s")
-            print(f"{n:>6} runs, cold time / {first}-run time: " + " | ".join(f"{k} {v / t0[k]:.2f}x" for k, v in secs.items()))
-            rss = {label: max(m for _, m in runs) for label, runs in by_size[n].items()}
-            _show(f"{n:>6} runs, peak RSS", rss, lambda v: f"{v:.0f} MiB")
-        lo, hi = min(sizes), max(sizes)
-        growth = {label: max(m for _, m in by_size[hi][label]) / max(m for _, m in by_size[lo][label]) for label in packages}
-        _show(f"peak RSS at {hi} runs / at {lo} runs (aim: flat, 1x)", growth, lambda v: f"{v:.2f}x")
+        if not args.promptfoo_only:
+            _scoring_figures(args, stores, packages, each, root)
 
         if not PROMPTFOO.exists():
             print("promptfoo is not installed (make bootstrap): its figures are left out")
             return
         rows = args.promptfoo_rows
-        replay = each(lambda _, pkg: _promptfoo(root, stores[first], rows, pkg, None))
-        python = each(lambda label, pkg: _promptfoo(root, stores[first], rows, pkg, assertions[label]))
+        replay = each(lambda _, pkg: _promptfoo(root, stores[min(stores)], rows, pkg, None))
+        python = each(lambda label, pkg: _promptfoo(root, stores[min(stores)], rows, pkg, assertions[label]))
         _show(f"promptfoo, {rows} stored rows, replay alone", replay, lambda v: f"{v:.1f} s")
         ratio = {label: python[label] / replay[label] for label in packages}
         _show(
