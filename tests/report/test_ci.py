@@ -73,6 +73,6 @@ def test_the_workflow_example_uses_commands_that_exist() -> None:
     calls = [shlex.split(r)[1:] for r in runs if r.startswith(".venv/bin/ghost-eval ")]
     assert [c[0] for c in calls] == ["store", "report"]
     for argv in calls:
-        _parser().parse_args(argv)  # exits (failing the test) on an unknown option
+        _parser(argv).parse_args(argv)  # exits (failing the test) on an unknown option
     assert any(f"marker='{SUMMARY_MARKER}'" in r for r in runs)
     assert "make baseline" in runs and "make bootstrap" in runs
