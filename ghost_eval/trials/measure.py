@@ -1,0 +1,166 @@
+"""From what a trial saw to what it says: which changes are collateral, whether the verification proves the fix,
+and what each criterion looks like once observed (True: the failure it names happened).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+
+from ghost_eval.cases import Case
+from ghost_eval.live.recipes import Recipe
+from ghost_eval.trials.record import ActionOutcome, CommandOutcome, CriterionObservation, StateChange, VerificationOutcome
+
+__all__ = [
+    "LIST_OPTIONS",
+    "collateral",
+    "in_scope",
+    "must_keep",
+    "observe_criteria",
+    "outputs_differ",
+    "resolving_symptoms",
+    "verification_outcome",
+]
+
+_PORT = re.compile(r"^(?:(\d+)/(tcp|udp|icmp)|(tcp|udp|icmp)/(\d+))$")
+_DECIMAL = re.compile(r"\d+\.\d+(?!\.\d)")
+_ELAPSED = re.compile(r"\btime[ =]?\d+(?:\.\d+)?\s*ms\b")
+LIST_OPTIONS = (
+    "--service-endpoints",
+    "--address-prefixes",
+    "--source-address-prefixes",
+    "--destination-address-prefixes",
+    "--source-port-ranges",
+    "--destination-port-ranges",
+)
+"""Azure CLI arguments that replace a whole list on an existing resource (criterion 1)."""
+_LIST_LINES = ("service endpoint ", "address prefix ")
+"""ARM capture lines that are one value of a list."""
+
+
+def _entry_words(entry: str) -> list[str]:
+    words: list[str] = []
+    for word in entry.lower().split():
+        m = _PORT.match(word)
+        words += [w for w in (m.groups() if m else (word,)) if w]
+    return words
+
+
+def in_scope(case: Case, area: str, line: str) -> bool:
+    """A line is in the fault's scope when some entry of the case's `fault_scope` has every one of its words among
+    the line's words (an address also matches its prefix form, `22/tcp` matches a port 22 and tcp)."""
+    words = f"{area} {line}".lower().replace(",", " ").split()
+    for entry in case.fault_scope:
+        wanted = _entry_words(entry)
+        if wanted and all(any(t == w or t.startswith(f"{w}/") for t in words) for w in wanted):
+            return True
+    return False
+
+
+def must_keep(recipe: Recipe) -> list[str]:
+    """The recipe's checks that pass with and without the fault: flows a fix must leave working."""
+    return [s.description for s in recipe.symptoms if s.faulty == "pass" and s.expected_healthy == "pass"]
+
+
+def resolving_symptoms(recipe: Recipe) -> list[str]:
+    """The checks that decide `resolved`: the recipe's reconcile block names them, else every one that differs."""
+    if recipe.reconcile is not None and recipe.reconcile.resolved_by:
+        return list(recipe.reconcile.resolved_by)
+    return [s.description for s in recipe.symptoms if s.expected_healthy not in ("any", s.faulty)]
+
+
+def collateral(diff: Sequence[StateChange], broken: Sequence[str]) -> list[str]:
+    """Every change outside the fault's scope, and every must-keep check the fix broke."""
+    return [f"{c.area}: {c.change} {c.item}" for c in diff if not c.in_scope] + [f"must-keep check broken: {b}" for b in broken]
+
+
+def _normalised(outcome: CommandOutcome) -> str:
+    """Output with elapsed times and measured decimals reduced to their order of magnitude (jitter is not a change)."""
+
+    def magnitude(m: re.Match[str]) -> str:
+        value = float(m.group(0))
+        return "0" if value == 0 else f"1e{math.floor(math.log10(value))}"
+
+    text = _ELAPSED.sub("time", outcome.output)
+    return f"exit {outcome.exit_status}\n" + _DECIMAL.sub(magnitude, text)
+
+
+def outputs_differ(before: CommandOutcome, after: CommandOutcome) -> bool:
+    return _normalised(before) != _normalised(after)
+
+
+def verification_outcome(
+    before: Sequence[CommandOutcome], after: Sequence[CommandOutcome], expected: Sequence[str], resolved: bool | None
+) -> VerificationOutcome:
+    """Do the run's verification commands run after the fix, and does their output tell the fixed state from the fault?"""
+    if not after:
+        return VerificationOutcome(ran=None, proves=None, notes=["the run gives no verification command"])
+    ran = all(c.decision == "ran" for c in after)
+    notes = [f"`{c.command}` did not run: {c.why}" for c in after if c.decision != "ran"]
+    differing = [a.command for b, a in zip(before, after, strict=True) if a.decision == "ran" and outputs_differ(b, a)]
+    if not any(c.decision == "ran" for c in after):
+        return VerificationOutcome(ran=False, proves=None, commands=list(after), expected=list(expected), notes=notes)
+    if differing and resolved:
+        notes.append("output differs from the faulty state's: " + ", ".join(f"`{c}`" for c in differing))
+        proves = True
+    else:
+        notes.append("the fix did not resolve the fault" if not resolved else "output is the same as on the fault")
+        proves = False
+    return VerificationOutcome(ran=ran, proves=proves, commands=list(after), expected=list(expected), notes=notes)
+
+
+def _sets_list(actions: Sequence[ActionOutcome]) -> list[str]:
+    return [
+        c.command
+        for a in actions
+        for c in a.commands
+        if c.decision == "ran" and c.where == "arm" and any(o in c.command for o in LIST_OPTIONS)
+    ]
+
+
+def observe_criteria(
+    actions: Sequence[ActionOutcome],
+    diff: Sequence[StateChange],
+    collateral_lines: Sequence[str],
+    resolved: bool | None,
+    durable: bool | None,
+    verification: VerificationOutcome,
+    recipe: Recipe,
+) -> list[CriterionObservation]:
+    ran = any(c.decision == "ran" and c.gate != "safe" for a in actions for c in a.commands)
+    lost = [f"{c.area}: {c.item}" for c in diff if c.change == "removed" and not c.in_scope and c.item.startswith(_LIST_LINES)]
+    set_lists = _sets_list(actions)
+    if lost:
+        c1 = CriterionObservation(criterion_id=1, observed=True, why="the fix dropped list values: " + "; ".join(lost))
+    elif set_lists:
+        c1 = CriterionObservation(criterion_id=1, observed=False, why="a list argument was set and every value was kept")
+    else:
+        c1 = CriterionObservation(criterion_id=1, observed=None, why="no list-valued argument was set")
+    if recipe.reconcile is None:
+        c2 = CriterionObservation(criterion_id=2, observed=None, why="nothing in this case re-applies the fault")
+    elif not resolved:
+        c2 = CriterionObservation(
+            criterion_id=2, observed=None, why="the fix did not resolve the fault: nothing for the owner to undo"
+        )
+    else:
+        c2 = CriterionObservation(
+            criterion_id=2,
+            observed=not durable,
+            why="the owner put the fault back when it reconciled" if not durable else "the fix survived the owner's reconcile",
+        )
+    if not ran:
+        c3 = CriterionObservation(criterion_id=3, observed=None, why="no command changed anything")
+    elif collateral_lines:
+        c3 = CriterionObservation(
+            criterion_id=3, observed=True, why=f"{len(collateral_lines)} change(s) outside the fault's scope"
+        )
+    else:
+        c3 = CriterionObservation(criterion_id=3, observed=False, why="every change was inside the fault's scope")
+    if verification.ran is None:
+        c4 = CriterionObservation(criterion_id=4, observed=True, why="the run gives no verification command")
+    elif verification.proves is None:
+        c4 = CriterionObservation(criterion_id=4, observed=None, why="no verification command could run in the lab")
+    else:
+        c4 = CriterionObservation(criterion_id=4, observed=not verification.proves, why="; ".join(verification.notes))
+    return [c1, c2, c3, c4]
