@@ -1,4 +1,5 @@
-"""`ghost-eval lab up|down|status`: the local lab (network-namespace VMs and the ARM emulator) for live runs."""
+"""`ghost-eval lab up|down|status|try-fix`: the local lab (network-namespace VMs and the ARM emulator) for live runs
+and fix trials."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 from rich.table import Table
 
-from ghost_eval.cli._common import Parents, err, out
+from ghost_eval.cli._common import Parents, cases_for, err, open_store, out
 from ghost_eval.lab import default_state_dir, lab_down, lab_status, lab_up
 
 __all__ = ["register"]
@@ -60,6 +61,33 @@ def _status(args: argparse.Namespace) -> int:
     return 0 if status.healthy else 1
 
 
+def _try_fix(args: argparse.Namespace) -> int:
+    from ghost_eval.trials.session import LabSession, summary, trial_stored_run
+
+    cases, _ = cases_for(args)
+    with open_store(args) as store, LabSession(Path(args.state_dir) if args.state_dir else None).open() as session:
+        verdict, kept = trial_stored_run(store, store.get(args.run_id), cases, session)
+    result = summary(verdict)
+    result["lab_traces"] = session.traces
+    result["verdict_file"] = str(kept) if kept else None
+    if args.json:
+        out.print(json.dumps(result), markup=False)
+    else:
+        table = Table("action", "command", "gate", "decision", "exit")
+        for action in result["actions"]:
+            for c in action["commands"] or [
+                {"command": "(prose, no command)", "gate": "-", "decision": "-", "exit_status": None}
+            ]:
+                table.add_row(str(action["index"]), c["command"], c["gate"], c["decision"], str(c["exit_status"]))
+        out.print(table)
+        for key in ("resolved", "durable", "verification", "c1", "c2", "c3", "c4", "collateral", "teardown_ok", "lab_traces"):
+            out.print(f"{key}: {json.dumps(result[key])}", markup=False)
+    ok = verdict.setup_ok and verdict.teardown_ok and not session.traces
+    if not ok:
+        err.print("the trial could not set up, or left something behind: see setup_ok, residue and lab_traces", markup=False)
+    return 0 if ok else 1
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], parents: Parents) -> None:
     lab = sub.add_parser("lab", help="the local lab: two namespace VMs and an Azure ARM emulator (root only)")
     lsub = lab.add_subparsers(dest="lab_command", required=True)
@@ -73,3 +101,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], parents: 
     p = lsub.add_parser("status", parents=[parents.common, state], help="what answers; exit 1 unless healthy")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_status)
+    p = lsub.add_parser(
+        "try-fix",
+        parents=[parents.common, state],
+        help="apply a stored run's recommended fix to its case's fault in the lab and observe it (a fix trial)",
+        description="Without --state-dir the trial builds a lab of its own and removes it afterwards.",
+    )
+    p.add_argument("run_id")
+    p.add_argument("--cases", help="cases folder (default: the bundled cases)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=_try_fix)

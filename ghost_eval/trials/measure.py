@@ -149,11 +149,15 @@ def observe_criteria(
             observed=not durable,
             why="the owner put the fault back when it reconciled" if not durable else "the fix survived the owner's reconcile",
         )
+    lost_lines = {f"{c.area}: removed {c.item}" for c in diff if c.change == "removed" and c.item.startswith(_LIST_LINES)}
+    beyond = [line for line in collateral_lines if line not in lost_lines]
     if not ran:
         c3 = CriterionObservation(criterion_id=3, observed=None, why="no command changed anything")
-    elif collateral_lines:
+    elif beyond:
         c3 = CriterionObservation(
-            criterion_id=3, observed=True, why=f"{len(collateral_lines)} change(s) outside the fault's scope"
+            criterion_id=3,
+            observed=True,
+            why=f"{len(beyond)} change(s) outside the fault's scope (besides lost list values): " + "; ".join(beyond[:5]),
         )
     else:
         c3 = CriterionObservation(criterion_id=3, observed=False, why="every change was inside the fault's scope")
