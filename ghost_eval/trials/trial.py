@@ -13,7 +13,6 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from pathlib import Path
 
 from ghost_eval.artifacts import RecommendedAction, Verification
 from ghost_eval.cases import Case
@@ -21,11 +20,8 @@ from ghost_eval.errors import GhostEvalError
 from ghost_eval.live.recipes import Recipe, RecipeError, RecipeRun, applied, recipe_of
 from ghost_eval.live.symptoms import failed_symptoms
 from ghost_eval.live.target import Target
-from ghost_eval.records import load_record
 from ghost_eval.scoring.actions import actions_from_sections, report_verifications
 from ghost_eval.scoring.text import split_sections
-from ghost_eval.store import Problem
-from ghost_eval.store.layout import VERDICTS_DIR
 from ghost_eval.store.reader import RunRecord
 from ghost_eval.trials.apply import Runner
 from ghost_eval.trials.capture import State, capture, diff_states
@@ -37,9 +33,9 @@ from ghost_eval.trials.measure import (
     resolving_symptoms,
     verification_outcome,
 )
-from ghost_eval.trials.record import TRIAL_SCORER_NAME, ActionOutcome, CommandOutcome, StateChange, TrialVerdict
+from ghost_eval.trials.record import ActionOutcome, CommandOutcome, StateChange, TrialVerdict
 
-__all__ = ["TrialError", "latest_trial", "recommended", "try_fix"]
+__all__ = ["TrialError", "recommended", "try_fix"]
 
 
 class TrialError(GhostEvalError):
@@ -192,15 +188,3 @@ def _measure(
     verdict.criteria = observe_criteria(
         verdict.actions, verdict.diff, verdict.collateral, verdict.resolved, verdict.durable, verdict.verification, recipe
     )
-
-
-def latest_trial(folder: Path, problems: list[Problem] | None = None, run_id: str | None = None) -> TrialVerdict | None:
-    """The newest trial verdict stored beside a run; unreadable files are reported in `problems` and skipped."""
-    found: list[TrialVerdict] = []
-    for path in sorted((folder / VERDICTS_DIR).glob(f"{TRIAL_SCORER_NAME}@*.json")):
-        try:
-            found.append(load_record(TrialVerdict, path))
-        except GhostEvalError as exc:
-            if problems is not None:
-                problems.append(Problem(path=str(path), message=str(exc), run_id=run_id))
-    return max(found, key=lambda v: v.tried_at) if found else None
