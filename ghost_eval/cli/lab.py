@@ -86,9 +86,12 @@ def _try_fix(args: argparse.Namespace) -> int:
             out.print(json.dumps(result), markup=False)
         else:
             _print_trial(result)
-    ok = all(v.setup_ok and v.teardown_ok for v, _ in results) and not session.traces
+    ok = all(v.setup_ok for v, _ in results) and not session.traces
     if not ok:
-        err.print("a trial could not set up, or left something behind: see setup_ok, residue and lab_traces", markup=False)
+        err.print("a trial could not set up, or the lab left a trace on the host: see setup_ok and lab_traces", markup=False)
+    for verdict, _ in results:
+        if not verdict.teardown_ok:
+            err.print(f"{verdict.run_id}: the recipe's teardown did not restore the lab (residue); it was rebuilt", markup=False)
     return 0 if ok else 1
 
 

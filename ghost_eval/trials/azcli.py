@@ -106,15 +106,15 @@ class _Az:
         self.rg = run.target.resource_group
 
     def nsg_rule(self, call: AzCall) -> str:
-        nsg, name = _arg(call, "--nsg-name"), _arg(call, "--name")
-        rules = self.net.security_rules
+        nsg, rules = _arg(call, "--nsg-name"), self.net.security_rules
+        if call.verb == "list":
+            return _render(call, [_flat(r) for r in rules.list(self.rg, nsg)])
+        name = _arg(call, "--name")
         if call.verb == "delete":
             rules.begin_delete(self.rg, nsg, name).result()
             return ""
         if call.verb == "show":
             return _render(call, _flat(rules.get(self.rg, nsg, name)))
-        if call.verb == "list":
-            return _render(call, [_flat(r) for r in rules.list(self.rg, nsg)])
         from azure.mgmt.network.models import SecurityRule
 
         body: dict[str, Any] = {"sourcePortRange": "*", "sourceAddressPrefix": "*", "destinationAddressPrefix": "*"}
@@ -129,14 +129,15 @@ class _Az:
         return _render(call, _flat(self.net.network_security_groups.get(self.rg, _arg(call, "--name"))))
 
     def route(self, call: AzCall) -> str:
-        table, name = _arg(call, "--route-table-name"), _arg(call, "--name")
+        table = _arg(call, "--route-table-name")
+        if call.verb == "list":
+            return _render(call, [_flat(r) for r in self.net.routes.list(self.rg, table)])
+        name = _arg(call, "--name")
         if call.verb == "delete":
             self.net.routes.begin_delete(self.rg, table, name).result()
             return ""
         if call.verb == "show":
             return _render(call, _flat(self.net.routes.get(self.rg, table, name)))
-        if call.verb == "list":
-            return _render(call, [_flat(r) for r in self.net.routes.list(self.rg, table)])
         from azure.mgmt.network.models import Route
 
         body: dict[str, Any] = {}

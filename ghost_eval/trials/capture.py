@@ -30,8 +30,8 @@ _SECTIONS = {
     "daemons": "ps -eo comm=",
 }
 _COUNTERS = re.compile(r"\[\d+:\d+\]|counter packets \d+ bytes \d+")
-_TRANSIENT = frozenset({"ps", "bash", "sh", "sshd", "sleep", "timeout"})
-"""Processes of the capture itself or of passing commands; sshd stays visible through its listening socket."""
+_TRANSIENT = frozenset({"ps", "bash", "sh", "sshd", "sleep", "timeout", "head", "cat", "nc", "ping", "curl"})
+"""Processes of the capture itself or of passing probes; sshd stays visible through its listening socket."""
 _IPTABLES_TABLES = {"filter", "nat", "mangle", "raw", "security"}
 _NFT_TABLE = re.compile(r"^table (\S+) (\S+) \{")
 

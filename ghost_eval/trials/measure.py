@@ -4,18 +4,18 @@ and what each criterion looks like once observed (True: the failure it names hap
 
 from __future__ import annotations
 
-import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ghost_eval.cases import Case
 from ghost_eval.live.recipes import Recipe
+from ghost_eval.trials.capture import State
 from ghost_eval.trials.record import ActionOutcome, CommandOutcome, CriterionObservation, StateChange, VerificationOutcome
 
 __all__ = [
     "LIST_OPTIONS",
     "collateral",
-    "in_scope",
+    "scope_of",
     "must_keep",
     "observe_criteria",
     "outputs_differ",
@@ -24,7 +24,7 @@ __all__ = [
 ]
 
 _PORT = re.compile(r"^(?:(\d+)/(tcp|udp|icmp)|(tcp|udp|icmp)/(\d+))$")
-_DECIMAL = re.compile(r"\d+\.\d+(?!\.\d)")
+_DECIMAL = re.compile(r"(?<![\d.])\d+\.\d+(?![.\d])")
 _ELAPSED = re.compile(r"\btime[ =]?\d+(?:\.\d+)?\s*ms\b")
 LIST_OPTIONS = (
     "--service-endpoints",
@@ -39,23 +39,35 @@ _LIST_LINES = ("service endpoint ", "address prefix ")
 """ARM capture lines that are one value of a list."""
 
 
-def _entry_words(entry: str) -> list[str]:
+def _entry_words(entry: str, vocabulary: frozenset[str]) -> list[str]:
+    """The words of a fault-scope entry that name something the lab's state can show (prose words drop out)."""
     words: list[str] = []
-    for word in entry.lower().split():
+    for raw in entry.lower().split():
+        word = raw.strip("()[],;:")
         m = _PORT.match(word)
         words += [w for w in (m.groups() if m else (word,)) if w]
+    return [w for w in words if any(t == w or t.startswith(f"{w}/") for t in vocabulary)]
+
+
+def _words(area: str, line: str) -> list[str]:
+    words = f"{area} {line}".lower().replace(",", " ").split()
+    if area.endswith(" tc") and "parent" in words:
+        words.append("root")  # a child qdisc belongs to its device's root tree: deleting the root removes it
     return words
 
 
-def in_scope(case: Case, area: str, line: str) -> bool:
-    """A line is in the fault's scope when some entry of the case's `fault_scope` has every one of its words among
-    the line's words (an address also matches its prefix form, `22/tcp` matches a port 22 and tcp)."""
-    words = f"{area} {line}".lower().replace(",", " ").split()
-    for entry in case.fault_scope:
-        wanted = _entry_words(entry)
-        if wanted and all(any(t == w or t.startswith(f"{w}/") for t in words) for w in wanted):
-            return True
-    return False
+def scope_of(case: Case, states: Sequence[State]) -> Callable[[str, str], bool]:
+    """Whether a line is in the fault's scope: some entry of the case's `fault_scope` has every one of its words among
+    the line's words (an address also matches its prefix form, `22/tcp` matches a port 22 and tcp, a child qdisc is
+    part of its device's root qdisc). Words no capture shows anywhere are prose and are not required."""
+    vocabulary = frozenset(w for state in states for area, lines in state.items() for line in lines for w in _words(area, line))
+    entries = [words for entry in case.fault_scope if (words := _entry_words(entry, vocabulary))]
+
+    def covers(area: str, line: str) -> bool:
+        words = _words(area, line)
+        return any(all(any(t == w or t.startswith(f"{w}/") for t in words) for w in wanted) for wanted in entries)
+
+    return covers
 
 
 def must_keep(recipe: Recipe) -> list[str]:
@@ -75,19 +87,22 @@ def collateral(diff: Sequence[StateChange], broken: Sequence[str]) -> list[str]:
     return [f"{c.area}: {c.change} {c.item}" for c in diff if not c.in_scope] + [f"must-keep check broken: {b}" for b in broken]
 
 
-def _normalised(outcome: CommandOutcome) -> str:
-    """Output with elapsed times and measured decimals reduced to their order of magnitude (jitter is not a change)."""
-
-    def magnitude(m: re.Match[str]) -> str:
-        value = float(m.group(0))
-        return "0" if value == 0 else f"1e{math.floor(math.log10(value))}"
-
-    text = _ELAPSED.sub("time", outcome.output)
-    return f"exit {outcome.exit_status}\n" + _DECIMAL.sub(magnitude, text)
+def _skeleton(outcome: CommandOutcome) -> tuple[str, list[float]]:
+    """The output without elapsed times, split into its text and its measured (decimal) values."""
+    text = f"exit {outcome.exit_status}\n" + _ELAPSED.sub("time", outcome.output)
+    return _DECIMAL.sub("#", text), [float(v) for v in _DECIMAL.findall(text)]
 
 
 def outputs_differ(before: CommandOutcome, after: CommandOutcome) -> bool:
-    return _normalised(before) != _normalised(after)
+    """Whether two outputs of a check tell two states apart: different text or exit status, or a measured value that
+    moved by more than ten times (values under 1 are jitter: a sub-millisecond round trip is no change)."""
+    (text_a, values_a), (text_b, values_b) = _skeleton(before), _skeleton(after)
+    if text_a != text_b:
+        return True
+    return any(max(a, b) >= 1 and max(a, b) > _FACTOR * max(min(a, b), 1e-9) for a, b in zip(values_a, values_b, strict=True))
+
+
+_FACTOR = 10
 
 
 def verification_outcome(
@@ -101,21 +116,35 @@ def verification_outcome(
     differing = [a.command for b, a in zip(before, after, strict=True) if a.decision == "ran" and outputs_differ(b, a)]
     if not any(c.decision == "ran" for c in after):
         return VerificationOutcome(ran=False, proves=None, commands=list(after), expected=list(expected), notes=notes)
-    if differing and resolved:
+    if differing:
         notes.append("output differs from the faulty state's: " + ", ".join(f"`{c}`" for c in differing))
-        proves = True
     else:
-        notes.append("the fix did not resolve the fault" if not resolved else "output is the same as on the fault")
-        proves = False
-    return VerificationOutcome(ran=ran, proves=proves, commands=list(after), expected=list(expected), notes=notes)
+        notes.append("output is the same as on the fault")
+    if not resolved:
+        notes.append("the fix did not resolve the fault: there is no fix to prove")
+    return VerificationOutcome(
+        ran=ran, proves=bool(differing and resolved), commands=list(after), expected=list(expected), notes=notes
+    )
+
+
+def _lost_values(diff: Sequence[StateChange], case: Case) -> list[StateChange]:
+    """List values the fix removed that are not themselves the fault (a fault scope entry naming the value)."""
+    named = {e.strip().lower() for e in case.fault_scope}
+    return [
+        c for c in diff if c.change == "removed" and c.item.startswith(_LIST_LINES) and c.item.split()[-1].lower() not in named
+    ]
 
 
 def _sets_list(actions: Sequence[ActionOutcome]) -> list[str]:
+    """Commands that set a list argument on an existing resource (an update; a create starts a new list)."""
     return [
         c.command
         for a in actions
         for c in a.commands
-        if c.decision == "ran" and c.where == "arm" and any(o in c.command for o in LIST_OPTIONS)
+        if c.decision == "ran"
+        and c.where == "arm"
+        and re.search(r"\supdate\s", c.command)
+        and any(o in c.command for o in LIST_OPTIONS)
     ]
 
 
@@ -127,9 +156,10 @@ def observe_criteria(
     durable: bool | None,
     verification: VerificationOutcome,
     recipe: Recipe,
+    case: Case,
 ) -> list[CriterionObservation]:
     ran = any(c.decision == "ran" and c.gate != "safe" for a in actions for c in a.commands)
-    lost = [f"{c.area}: {c.item}" for c in diff if c.change == "removed" and not c.in_scope and c.item.startswith(_LIST_LINES)]
+    lost = [f"{c.area}: {c.item}" for c in _lost_values(diff, case)]
     set_lists = _sets_list(actions)
     if lost:
         c1 = CriterionObservation(criterion_id=1, observed=True, why="the fix dropped list values: " + "; ".join(lost))
@@ -149,7 +179,7 @@ def observe_criteria(
             observed=not durable,
             why="the owner put the fault back when it reconciled" if not durable else "the fix survived the owner's reconcile",
         )
-    lost_lines = {f"{c.area}: removed {c.item}" for c in diff if c.change == "removed" and c.item.startswith(_LIST_LINES)}
+    lost_lines = {f"{c.area}: removed {c.item}" for c in _lost_values(diff, case)}
     beyond = [line for line in collateral_lines if line not in lost_lines]
     if not ran:
         c3 = CriterionObservation(criterion_id=3, observed=None, why="no command changed anything")
@@ -165,6 +195,8 @@ def observe_criteria(
         c4 = CriterionObservation(criterion_id=4, observed=True, why="the run gives no verification command")
     elif verification.proves is None:
         c4 = CriterionObservation(criterion_id=4, observed=None, why="no verification command could run in the lab")
+    elif not resolved:
+        c4 = CriterionObservation(criterion_id=4, observed=None, why="the fix did not resolve the fault: nothing to prove")
     else:
         c4 = CriterionObservation(criterion_id=4, observed=not verification.proves, why="; ".join(verification.notes))
     return [c1, c2, c3, c4]

@@ -133,4 +133,5 @@ class TrialVerdict(Record):
     """What the trial left behind, if anything."""
     notes: list[str] = []
     timings_s: dict[str, float] = {}
-    """Seconds per phase: setup, capture, fix, reconcile, teardown."""
+    """Seconds per phase: setup (the recipe), capture (full state, four times), verify (the run's checks, before and
+    after the fix), fix, reconcile (owner steps, hold window, symptoms), teardown (the recipe's, then the check)."""

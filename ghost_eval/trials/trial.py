@@ -27,10 +27,10 @@ from ghost_eval.trials.apply import Runner
 from ghost_eval.trials.capture import State, capture, diff_states
 from ghost_eval.trials.measure import (
     collateral,
-    in_scope,
     must_keep,
     observe_criteria,
     resolving_symptoms,
+    scope_of,
     verification_outcome,
 )
 from ghost_eval.trials.record import ActionOutcome, CommandOutcome, StateChange, TrialVerdict
@@ -82,8 +82,9 @@ class _Clock:
 
 
 def _diff(case: Case, before: State, after: State) -> list[StateChange]:
+    covers = scope_of(case, [before, after])
     return [
-        StateChange(area=area, item=line, change="added" if change == "added" else "removed", in_scope=in_scope(case, area, line))
+        StateChange(area=area, item=line, change="added" if change == "added" else "removed", in_scope=covers(area, line))
         for area, line, change in diff_states(before, after)
     ]
 
@@ -155,6 +156,7 @@ def _measure(
     checks += [(v, [v.expected]) for v in report_checks]
     with clock.phase("capture"):
         faulty = capture(planted)
+    with clock.phase("verify"):
         before = _verify(runner, checks)
     with clock.phase("fix"):
         for index, action in enumerate(actions, start=1):
@@ -168,6 +170,7 @@ def _measure(
         fixed = capture(planted)
         verdict.symptoms_after_fix = _failing(planted, resolving)
         broken = _failing(planted, keep)
+    with clock.phase("verify"):
         after = _verify(runner, checks)
     verdict.diff = _diff(case, faulty, fixed)
     verdict.resolved = not verdict.symptoms_after_fix
@@ -186,5 +189,5 @@ def _measure(
             verdict.reconcile.append(f"watched for {reconcile.hold_s:g} s")
     verdict.durable = verdict.resolved and not verdict.symptoms_after_reconcile
     verdict.criteria = observe_criteria(
-        verdict.actions, verdict.diff, verdict.collateral, verdict.resolved, verdict.durable, verdict.verification, recipe
+        verdict.actions, verdict.diff, verdict.collateral, verdict.resolved, verdict.durable, verdict.verification, recipe, case
     )
