@@ -50,3 +50,14 @@ def test_jitter_is_no_difference_but_a_tenfold_delay_or_another_exit_status_is()
 
 def test_the_scope_words_come_from_the_case_file() -> None:
     assert load_case(Path(CASES_DIR / "f_sql.yaml")).fault_scope == ["Microsoft.Storage"]
+
+
+def test_every_reconcile_block_names_symptoms_its_recipe_has() -> None:
+    from ghost_eval.evaluate import load_case_set
+    from ghost_eval.live.recipes import recipe_of
+
+    for case in load_case_set()[0].values():
+        recipe = recipe_of(case)
+        if recipe is not None and recipe.reconcile is not None:
+            names = {s.description for s in recipe.symptoms}
+            assert set(recipe.reconcile.resolved_by) <= names, case.id
