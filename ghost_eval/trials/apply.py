@@ -115,6 +115,11 @@ class Runner:
             why = "; ".join(egress or verdict.reasons)
             return CommandOutcome(command=command, where="-", gate=gate, decision="refused", why=why)
         vm = self.vm_for(command, context)
+        cut_off: dict[str, str] = getattr(self.run, "cut_off", {})
+        if vm in cut_off:
+            return CommandOutcome(
+                command=command, where="-", gate=gate, decision="not_executable", why=f"{vm} no longer answers on SSH"
+            )
         script = _strip_ssh(command, vm)
         code, out, err = self.run.run_command(vm, f"bash -c {shlex.quote(_SUDO_SHIM + script)}", timeout=60)
         return CommandOutcome(

@@ -176,8 +176,6 @@ def _last(ref: Any) -> str:
 def capture(run: RecipeRun) -> State:
     """The whole lab as it is now: the VMs (in parallel, one SSH command each) and the ARM emulator."""
     vms = sorted(run.target.hosts)
-    for vm in vms:
-        run.ssh(vm)
     run.net  # noqa: B018 - opened once here, not by each thread
     with ThreadPoolExecutor(max_workers=len(vms) + 1) as pool:
         arm = pool.submit(_arm_state, run)

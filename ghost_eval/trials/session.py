@@ -4,6 +4,7 @@ a running one named by its state folder, rebuilt after any trial that left somet
 
 from __future__ import annotations
 
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,12 +14,41 @@ from typing import Any
 from ghost_eval.cases import Case, case_key
 from ghost_eval.lab import LabLayout, lab_down, lab_up
 from ghost_eval.lab.network import lab_links, lab_namespaces
+from ghost_eval.lab.shell import netns_pids
 from ghost_eval.live.target import Target
 from ghost_eval.store import IndexEntry, Store
 from ghost_eval.trials.record import TrialVerdict
-from ghost_eval.trials.trial import TrialError, try_fix
+from ghost_eval.trials.trial import Console, TrialError, try_fix
 
-__all__ = ["LabSession", "lab_traces", "summary", "trial_stored_run"]
+__all__ = ["LabSession", "lab_console", "lab_traces", "summary", "trial_stored_run"]
+
+
+def lab_console(state_dir: Path) -> Console:
+    """The lab host's way into a VM when its management SSH is gone (a fix that drops it): the namespaces of the
+    VM's sshd, entered with nsenter. Used only to capture and tear down, never to run a recommended command."""
+    layout = LabLayout(state_dir)
+    namespaces = {vm.name: layout.vm_ns(vm) for vm in layout.vms}
+
+    def console(vm: str, command: str, timeout: float) -> tuple[int, str, str]:
+        pids = netns_pids(namespaces[vm])
+        anchor = next((p for p in pids if _comm(p) == "sshd"), pids[0] if pids else None)
+        if anchor is None:
+            return 255, "", f"{vm}: no process in its namespace"
+        argv = ["nsenter", "-t", str(anchor), "-m", "-u", "-i", "-n", "-p", "sh", "-c", command]
+        try:
+            proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+        except subprocess.TimeoutExpired:
+            return 124, "", f"timed out after {timeout:g} s"
+        return proc.returncode, proc.stdout, proc.stderr
+
+    return console
+
+
+def _comm(pid: int) -> str:
+    try:
+        return (Path("/proc") / str(pid) / "comm").read_text().strip()
+    except OSError:
+        return ""
 
 
 def lab_traces(state_dir: Path) -> list[str]:
@@ -44,6 +74,12 @@ class LabSession:
         self._dir: Path | None = None
         self._target: Target | None = None
         self.traces: list[str] = []
+
+    @property
+    def console(self) -> Console:
+        self.target  # noqa: B018 - the lab is built first
+        assert self._dir is not None
+        return lab_console(self._dir)
 
     @property
     def target(self) -> Target:
@@ -82,7 +118,7 @@ def trial_stored_run(
     record = store.read(entry)
     if not record.readable:
         raise TrialError(f"run {entry.run_id} cannot be read: " + "; ".join(str(p) for p in record.problems))
-    verdict = try_fix(record, case, session.target)
+    verdict = try_fix(record, case, session.target, session.console)
     if not verdict.teardown_ok:
         session.rebuild()
     return verdict, store.add_verdict(entry, verdict.scorer, verdict)

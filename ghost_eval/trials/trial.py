@@ -10,16 +10,18 @@ teardown (the recipe's teardown, then a capture compared with the one taken befo
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+
+import paramiko
 
 from ghost_eval.artifacts import RecommendedAction, Verification
 from ghost_eval.cases import Case
 from ghost_eval.errors import GhostEvalError
-from ghost_eval.live.recipes import Recipe, RecipeError, RecipeRun, applied, recipe_of
-from ghost_eval.live.symptoms import failed_symptoms
-from ghost_eval.live.target import Target
+from ghost_eval.live.recipes import Recipe, RecipeError, RecipeRun, recipe_of
+from ghost_eval.live.symptoms import check_symptom
+from ghost_eval.live.target import Target, TargetError, ssh_connect
 from ghost_eval.scoring.actions import actions_from_sections, report_verifications
 from ghost_eval.scoring.text import split_sections
 from ghost_eval.store.reader import RunRecord
@@ -35,7 +37,10 @@ from ghost_eval.trials.measure import (
 )
 from ghost_eval.trials.record import ActionOutcome, CommandOutcome, StateChange, TrialVerdict
 
-__all__ = ["TrialError", "recommended", "try_fix"]
+__all__ = ["Console", "TrialError", "recommended", "try_fix"]
+
+Console = Callable[[str, str, float], tuple[int, str, str]]
+"""(vm, command, timeout) → (exit, stdout, stderr) by the lab host's own way into a VM, for when SSH is gone."""
 
 
 class TrialError(GhostEvalError):
@@ -51,8 +56,41 @@ def recommended(record: RunRecord) -> tuple[list[RecommendedAction], list[Verifi
 
 
 def _failing(run: RecipeRun, names: list[str]) -> list[str]:
-    failing = failed_symptoms(run, "healthy")
-    return [f for f in failing if any(f.startswith(f"{name}: ") for name in names)]
+    """The named symptom checks that are not healthy now (one at a time: a VM may answer only on its console)."""
+    failing = []
+    for symptom in run.recipe.symptoms:
+        expected = symptom.expected_healthy
+        if symptom.description in names and expected != "any" and check_symptom(run, symptom) != (expected == "pass"):
+            failing.append(f"{symptom.description}: expected {expected} after the fix")
+    return failing
+
+
+class _Run(RecipeRun):
+    """A recipe run that falls back to the lab's console for a VM whose management SSH a fix has cut."""
+
+    def __init__(self, target: Target, recipe: Recipe, label: str, console: Console | None) -> None:
+        super().__init__(target, recipe, label)
+        self.console = console
+        self.cut_off: dict[str, str] = {}
+        """VM → why its management SSH is gone."""
+
+    def probe_ssh(self) -> None:
+        """After the fix: a fresh SSH login per VM; a VM that no longer answers is reached by its console from now on."""
+        for vm, host in self.target.hosts.items():
+            try:
+                ssh_connect(host, timeout=3).close()
+            except GhostEvalError as exc:
+                self.cut_off[vm] = str(exc)
+
+    def run_command(self, vm: str, command: str, timeout: float = 60) -> tuple[int, str, str]:
+        if vm not in self.cut_off:
+            try:
+                return super().run_command(vm, command, timeout)
+            except (GhostEvalError, paramiko.SSHException, OSError) as exc:
+                self.cut_off[vm] = str(exc) or type(exc).__name__
+        if self.console is None:
+            raise TargetError(f"{vm}: management SSH is gone ({self.cut_off[vm]}) and there is no console to reach it")
+        return self.console(vm, command, timeout)
 
 
 def _held(run: RecipeRun, names: list[str], hold_s: float) -> list[str]:
@@ -93,9 +131,10 @@ def _verify(runner: Runner, checks: list[tuple[Verification, list[str]]]) -> lis
     return [runner.execute(v.command, context) for v, context in checks]
 
 
-def try_fix(record: RunRecord, case: Case, target: Target) -> TrialVerdict:
+def try_fix(record: RunRecord, case: Case, target: Target, console: Console | None = None) -> TrialVerdict:
     """Trial the run's fix on its case in the lab `target`; never raises for what the fix does, only when the case has
-    no recipe. The lab is as it was afterwards, or the verdict says what was left (`teardown_ok`, `residue`)."""
+    no recipe. The lab is as it was afterwards, or the verdict says what was left (`teardown_ok`, `residue`).
+    `console` reaches a VM whose management SSH the fix cut (without one, such a trial says it could not measure)."""
     recipe = recipe_of(case)
     if recipe is None:
         raise TrialError(f"case {case.id} has no recipe: its fault cannot be planted in the lab")
@@ -118,19 +157,23 @@ def try_fix(record: RunRecord, case: Case, target: Target) -> TrialVerdict:
         verification=verification_outcome([], [], [], None),
         teardown_ok=False,
     )
-    clock_setup = time.monotonic()
+    planted = _Run(target, recipe, f"trial {entry.run_id}", console)
     try:
-        with applied(target, recipe, f"trial {entry.run_id}") as planted:
-            clock.spent["setup"] = round(time.monotonic() - clock_setup, 3)
-            verdict.setup_ok = True
-            _measure(verdict, planted, recipe, case, actions, report_checks, clock)
-        clock_teardown = time.monotonic()
+        with clock.phase("setup"):
+            planted.setup()
+        verdict.setup_ok = True
+        _measure(verdict, planted, recipe, case, actions, report_checks, clock)
     except RecipeError as exc:
-        clock_teardown = time.monotonic()
-        if not verdict.setup_ok:
-            verdict.notes.append(f"set-up failed: {exc}")
+        verdict.notes.append(f"set-up failed: {exc}")
+    except GhostEvalError as exc:  # the lab stopped answering even on its console: say so, tear down all the same
+        verdict.notes.append(f"the trial could not measure: {exc}")
+    clock_teardown = time.monotonic()
+    try:
+        planted.teardown()
+    except RecipeError as exc:
         verdict.residue.append(str(exc))
-    probe = RecipeRun(target, recipe, f"{entry.run_id} (after)")
+    probe = _Run(target, recipe, f"{entry.run_id} (after)", console)
+    probe.cut_off = dict(planted.cut_off)
     try:
         after = capture(probe)
     finally:
@@ -144,7 +187,7 @@ def try_fix(record: RunRecord, case: Case, target: Target) -> TrialVerdict:
 
 def _measure(
     verdict: TrialVerdict,
-    planted: RecipeRun,
+    planted: _Run,
     recipe: Recipe,
     case: Case,
     actions: list[RecommendedAction],
@@ -163,6 +206,9 @@ def _measure(
             outcome = ActionOutcome(index=index, description=action.description, executable=bool(action.commands))
             outcome.commands = [runner.execute(command, [action.description]) for command in action.commands]
             verdict.actions.append(outcome)
+        planted.probe_ssh()
+    for vm, why in planted.cut_off.items():
+        verdict.notes.append(f"the fix cut {vm}'s management SSH ({why}); measured through the lab's console")
     if not any(a.executable for a in verdict.actions):
         verdict.notes.append("no action has a command: nothing was tried")
     resolving, keep = resolving_symptoms(recipe), must_keep(recipe)

@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from ghost_eval.cases import load_case
-from ghost_eval.live.target import Target
 from ghost_eval.store import Store
 from ghost_eval.trials import TrialVerdict, try_fix
+from ghost_eval.trials.session import lab_console
 from tests.conftest import v1_run, write_index
+from tests.lab.helpers import Lab
 
 __all__ = ["CASES_DIR", "report_with", "trial_of"]
 
@@ -25,13 +26,13 @@ def report_with(commands: list[str], verification: str | None = None) -> str:
     )
 
 
-def trial_of(target: Target, root: Path, case_id: str, report: str) -> TrialVerdict:
+def trial_of(lab: Lab, root: Path, case_id: str, report: str) -> TrialVerdict:
     """Store one run of `case_id` with `report` under `root`, trial it, and check the trial left nothing behind."""
     root.mkdir(parents=True)
     write_index(root, [v1_run(root, use_case=f"use_case_{case_id}", report=report)])
     store = Store(root)
     entry = store.runs()[0]
-    verdict = try_fix(store.read(entry), load_case(CASES_DIR / f"{case_id}.yaml"), target)
+    verdict = try_fix(store.read(entry), load_case(CASES_DIR / f"{case_id}.yaml"), lab.target, lab_console(lab.state_dir))
     assert verdict.setup_ok, verdict.notes
     assert verdict.teardown_ok and verdict.residue == [], verdict.residue
     return verdict
