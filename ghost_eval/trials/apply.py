@@ -42,17 +42,20 @@ class Runner:
     addresses: dict[str, str] = field(default_factory=dict)
 
     def vm_for(self, command: str, context: Sequence[str]) -> str:
-        """The VM a command runs on: named in the command, else in its action's text, else the address it
-        reaches tells the other VM, else the case's host."""
+        """The VM a command runs on: named in the command; else, for a probe of one VM's address, the other VM; else
+        the first VM its action's text names (description, then expected result); else the case's host."""
         vms = sorted(self.run.target.hosts)
-        for text in (command, *context):
-            named = sorted((text.find(vm), vm) for vm in vms if vm in text)
-            if named:
-                return named[0][1]
+        named = _first_named(command, vms)
+        if named is not None:
+            return named
         addresses = {self._address(vm): vm for vm in vms}
         reached = [addresses[a] for a in _IPV4.findall(command) if a in addresses]
         if reached and len(vms) == 2:
             return next(vm for vm in vms if vm != reached[0])
+        for text in context:
+            named = _first_named(text, vms)
+            if named is not None:
+                return named
         hosts = [f.host for f in self.case.ground_truth if f.host in vms]
         return hosts[0] if hosts else vms[0]
 
@@ -131,6 +134,11 @@ class Runner:
             why="; ".join(verdict.reasons) if approval is Approval.EVAL_AUTO else "",
             output=(out + err)[-_OUTPUT_LIMIT:],
         )
+
+
+def _first_named(text: str, vms: Sequence[str]) -> str | None:
+    found = sorted((text.find(vm), vm) for vm in vms if vm in text)
+    return found[0][1] if found else None
 
 
 def _strip_ssh(command: str, vm: str) -> str:

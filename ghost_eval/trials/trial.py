@@ -195,7 +195,7 @@ def _measure(
     clock: _Clock,
 ) -> None:
     runner = Runner(planted, case)
-    checks = [(a.verification, [a.verification.expected, a.description]) for a in actions if a.verification is not None]
+    checks = [(a.verification, [a.description, a.verification.expected]) for a in actions if a.verification is not None]
     checks += [(v, [v.expected]) for v in report_checks]
     with clock.phase("capture"):
         faulty = capture(planted)
