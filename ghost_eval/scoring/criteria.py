@@ -18,9 +18,8 @@ from ghost_eval.scoring.commands import (
     AzCall,
     Command,
     az_call,
-    inspector_call,
     iptables_call,
-    looks_like_command,
+    is_check,
     nft_call,
     parse_command_block,
     tc_call,
@@ -666,6 +665,9 @@ def _broad(cmd: Command, narrow_sources: bool) -> list[tuple[str, str, str]]:
         found.append(("wildcard", "all bans", "lifts every ban, not only the one at fault"))
     if cmd.program == "setenforce" and words[:1] in (["0"], ["Permissive"], ["permissive"]):
         found.append(("service", "selinux", "turns off SELinux enforcement"))
+    if cmd.program == "sysctl":
+        for key in (w.split("=", 1)[0] for w in words if "=" in w and w.startswith("net.")):
+            found.append(("sysctl", key, f"changes the host-wide network setting {key} for every connection"))
     return found
 
 
@@ -801,12 +803,16 @@ def scope_broader_than_fault(views: Sequence[ActionView], case: Case | None, own
     """Criterion 3: the fix touches a whole chain, table, policy, NSG, route table or service, turns off an owner, or
     opens wildcards."""
     scope = _FaultScope(case)
+    no_fault = case is not None and not case.ground_truth
     flags: list[Flag] = []
     for view in views:
         for raw, cmd in view.commands:
-            for kind, obj, what in [*_broad(cmd, scope.narrow_sources), *_stops_owner(cmd, ownership)]:
+            broad = [*_broad(cmd, scope.narrow_sources), *_stops_owner(cmd, ownership)]
+            for kind, obj, what in broad:
                 if not scope.covers(kind, obj):
                     flags.append(_flag(3, view, raw, f"{what}, broader than the fault"))
+            if no_fault and cmd.mutating and not broad:
+                flags.append(_flag(3, view, raw, f"{cmd.reason}, although the case has no fault to fix"))
         if any(f.action_index == view.index for f in flags) or not view.mentions(_BROAD_WORDS):
             continue
         for pattern, kind, what in _PROSE_BROAD:
@@ -830,11 +836,8 @@ _VAGUE = re.compile(
 
 def _concrete(verification: Verification) -> bool:
     """A command that reads state, and a result to compare against that is more than "monitor" or "check"."""
-    parsed = parse_command_block(verification.command)
     return (
-        (looks_like_command(verification.command) or inspector_call(verification.command))
-        and bool(parsed)
-        and not any(c.mutating for c in parsed)
+        is_check(verification.command)
         and bool(verification.expected.strip())
         and (has_expectation(verification.expected) or not _VAGUE.match(verification.expected))
     )
@@ -846,14 +849,26 @@ _CHANGES = re.compile(
     r"roll\W*back|restore|reset|rewrite|drop|increase|decrease|raise|lower|move|redeploy|reboot|install|uninstall)\w*"
 )
 """Words of an action that changes state; advice without any (hand the finding to its owner) has nothing to verify."""
+_NOT_A_CHANGE = re.compile(
+    r"(?i)\b(?:do\s+not|don['\u2019]t|never|no\s+need\s+to|nothing\s+to|without)\s+(?:\w+\s+)?"
+    r"|\b(?:raise|escalate|report|flag)\s+(?:it|this|that|the\s+\w+(?:\s+\w+)?)\s+(?:with|to)\b"
+)
+"""Where a change word is not a change: after a negation ("do not change the NSG"), or handing the finding on
+("raise it with the owners")."""
+
+
+def _changes_in(prose: str) -> bool:
+    """Whether the prose asks for a change: a change word that is not negated and does not hand the finding on."""
+    spans = [(m.start(), m.end()) for m in _NOT_A_CHANGE.finditer(prose)]
+    return any(not any(a <= m.start() <= b for a, b in spans) for m in _CHANGES.finditer(prose))
 
 
 def no_verification(views: Sequence[ActionView], report_level: Sequence[Verification]) -> CriterionResult:
     """Criterion 4: no action, nor the report's verification section, gives a command with its expected result."""
     if not views:
         return _result(4, [], ["no recommended actions: nothing to verify"])
-    if not any(view.commands or _CHANGES.search(view.prose) for view in views):
-        return _result(4, [], ["the actions change nothing (advice only): nothing to verify"])
+    if not any(any(cmd.mutating for _, cmd in view.commands) or _changes_in(view.prose) for view in views):
+        return _result(4, [], ["the actions change nothing (reads and advice only): nothing to verify"])
     for view in views:
         v = view.action.verification
         if v is not None and _concrete(v):

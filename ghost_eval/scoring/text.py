@@ -56,7 +56,7 @@ class Fence:
         comments = [ln.strip().lstrip("#").strip() for ln in self.lines if ln.strip().startswith("#") and not has_prompt(ln)]
         comments += [m.group(1).strip() for ln in self.lines if (m := _TRAILING_COMMENT.search(ln)) and ln.count("'") % 2 == 0]
         if not any(has_prompt(ln) for ln in self.lines):
-            return split_commands("\n".join(self.lines)), [], comments
+            return split_commands("\n".join(self.lines)), [c for c in comments if _BARE_VALUE.fullmatch(c)], comments
         commands: list[str] = []
         output: list[str] = []
         continuing = False
@@ -99,8 +99,11 @@ class Section:
 
 _TRAILING_COMMENT = re.compile(r"\S\s+#\s*(\S.*)$")
 """A shell comment after a command (`grep -c netem   # expect 0`), where the writer often states the result."""
+_BARE_VALUE = re.compile(r"(?:=>?|->|→)?\s*(?:-?\d+(?:\.\d+)?|`[^`]+`|\"[^\"]+\"|'[^']+')")
+"""A comment that is only a value (`grep -c netem   # 0`): what the command prints."""
 _OUTPUT_LANGS = frozenset({"text", "txt", "output", "plaintext", "log", "json", "yaml", "yml", "csv", "diff", "console-output"})
-_FENCE_OPEN = re.compile(r"^\s*(`{3,}|~{3,})\s*([^\s`]*)")
+_FENCE_OPEN = re.compile(r"^(\s*(?:(?:\d{1,3}[.)]|[-*+])\s+)?)(`{3,}|~{3,})\s*([^\s`]*)")
+"""A fence opening, possibly as the first block of a list item (`1. ```bash`): the marker stays a text line."""
 _ATX = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
 _PSEUDO = re.compile(r"^\s*(?:(?:\*\*|__)\s*([^*_].*?)\s*:?\s*(?:\*\*|__)\s*:?|([A-Z][A-Za-z][\w /&()-]{1,48}):)\s*$")
 _INLINE_LABEL = re.compile(
@@ -165,7 +168,9 @@ def segments(lines: Iterable[str]) -> list[Segment]:
             continue
         m = _FENCE_OPEN.match(line) if "```" in line or "~~~" in line else None
         if m:
-            fence = (m.group(1), m.group(2), [])
+            if m.group(1).strip():
+                out.append(m.group(1))
+            fence = (m.group(2), m.group(3), [])
         else:
             out.append(line)
     if fence is not None:
@@ -323,6 +328,8 @@ _EXPECTATION = re.compile(
     r"|http(?:/\d(?:\.\d)?)?\s+\d{3}\b|200\s+ok\b|succeed(?:s|ed)?\b|connect(?:s|ed)\b"
     r"|(?:below|under|above|over|less\s+than|more\s+than|fewer\s+than|at\s+least|at\s+most)\s+\d"
     r"|(?:is|are)\s+(?:now\s+)?(?:absent|gone|empty|no\s+longer|not\s+listed|listed|present|reachable|open|back)\b"
+    r"|gets?\s+\d+\s+(?:replies|responses|packets|answers)\b|(?:completes?|finish(?:es)?|ends?)\s+with\b|instead\s+of\b"
+    r"|stays?\s+(?:at|flat|the\s+same|unchanged|below|under|zero|0)\b"
 )
 """Phrases that state a result, matched on lower-cased text at a word start (see `_CUES` for why)."""
 _SHOWS_NAMED = re.compile(
