@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 
 from ghost_eval.cases import load_case
+from ghost_eval.evaluate import load_case_set
+from ghost_eval.live.recipes import recipe_of
 from ghost_eval.trials import CommandOutcome
 from ghost_eval.trials.measure import outputs_differ, scope_of
 from tests.trials.helpers import CASES_DIR
@@ -53,9 +55,6 @@ def test_the_scope_words_come_from_the_case_file() -> None:
 
 
 def test_every_reconcile_block_names_symptoms_its_recipe_has() -> None:
-    from ghost_eval.evaluate import load_case_set
-    from ghost_eval.live.recipes import recipe_of
-
     for case in load_case_set()[0].values():
         recipe = recipe_of(case)
         if recipe is not None and recipe.reconcile is not None:

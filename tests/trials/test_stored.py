@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ghost_eval.evaluate import load_case_set
+from ghost_eval.promptfoo import suite_tests
 from ghost_eval.report import build_report, render_markdown
 from ghost_eval.store import Store
 from ghost_eval.trials import (
@@ -71,3 +72,10 @@ def test_the_report_puts_trials_beside_the_scorers_with_agreement_per_criterion(
     assert agreement[2].observed == 0 and agreement[3].observed == 1
     md = render_markdown(report)
     assert "## Scorers against fix trials" in md and "<br>trial 1 (1/1) |" in md
+
+
+def test_the_consequences_suite_has_a_row_per_baseline_case_with_a_recipe() -> None:
+    cases = load_case_set()[0]
+    rows = suite_tests("consequences")
+    assert [r["vars"]["use_case"] for r in rows] == sorted(c.id for c in cases.values() if c.baseline and c.recipe)
+    assert len(rows) == 10
