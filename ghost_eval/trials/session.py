@@ -115,6 +115,8 @@ def trial_stored_run(
     case = cases.get(case_key(entry.use_case_id))
     if case is None:
         raise TrialError(f"run {entry.run_id}: unknown case {entry.use_case_id!r}")
+    if case.recipe is None:
+        raise TrialError(f"run {entry.run_id}: case {case.id} has no recipe, so its fault cannot be planted in the lab")
     record = store.read(entry)
     if not record.readable:
         raise TrialError(f"run {entry.run_id} cannot be read: " + "; ".join(str(p) for p in record.problems))
