@@ -28,6 +28,7 @@ __all__ = [
     "INTERNET_HOST",
     "INTERNET_PORTS",
     "INTERNET_PREFIX",
+    "STORAGE_ACCOUNTS",
     "LOCATION",
     "MGMT_PREFIX",
     "RESOURCE_GROUP",
@@ -57,6 +58,9 @@ INTERNET_GATEWAY = "198.51.100.1"
 INTERNET_HOST = "198.51.100.80"
 """The one Internet host of the lab (RFC 5737 TEST-NET-2): it answers TCP on `INTERNET_PORTS`."""
 INTERNET_PORTS = (80, 443)
+STORAGE_ACCOUNTS = {"nwlogs080613": "198.51.100.20"}
+"""The lab's storage accounts and the address their blob endpoint (`<name>.blob.core.windows.net`, in each VM's
+/etc/hosts) has in the Internet stand-in's namespace, where it answers on 443."""
 MGMT_PREFIX = "198.18"
 """Management subnets are 198.18.N.0/24 (RFC 2544 benchmarking space), one per lab."""
 

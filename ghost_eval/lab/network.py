@@ -22,6 +22,7 @@ from ghost_eval.lab.layout import (
     INTERNET_HOST,
     INTERNET_PREFIX,
     MGMT_PREFIX,
+    STORAGE_ACCOUNTS,
     SUBNET_PREFIX,
     LabLayout,
 )
@@ -67,7 +68,8 @@ def create_network(layout: LabLayout) -> None:
     _ip("link", "set", layout.internet_link, "name", "eth0", netns=internet)
     _ip("addr", "add", f"{INTERNET_GATEWAY}/{inet_plen}", "dev", "inet0", netns=fabric)
     _ip("link", "set", "inet0", "up", netns=fabric)
-    _ip("addr", "add", f"{INTERNET_HOST}/{inet_plen}", "dev", "eth0", netns=internet)
+    for address in (INTERNET_HOST, *STORAGE_ACCOUNTS.values()):
+        _ip("addr", "add", f"{address}/{inet_plen}", "dev", "eth0", netns=internet)
     _ip("link", "set", "eth0", "up", netns=internet)
     _ip("route", "add", "default", "via", INTERNET_GATEWAY, netns=internet)
     bridge = layout.mgmt_bridge

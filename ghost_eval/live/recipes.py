@@ -6,7 +6,7 @@ one answer while the fault is in place and, by default, the other once it is gon
 - `ssh: <vm>` + `run: <command>`: a shell command on the VM over SSH (through `sudo -n` for a non-root user);
 - `azure: <operation>`: one control-plane change through azure-mgmt-network — create/delete an NSG rule,
   create an NSG with its rules or a route table with routes (either associated with the target's subnet) /
-  delete it, change or restore the subnet's service endpoints.
+  delete it, change or restore the subnet's service endpoints, change or restore a storage account's firewall.
 
 `applied(target, recipe)` runs the setup and always runs the teardown (even when the setup or the body fails),
 every teardown step even when one fails. Azure changes never take over what the run did not create: a rule or
@@ -31,6 +31,7 @@ from ghost_eval.records import Record, parse_record
 
 if TYPE_CHECKING:
     from azure.mgmt.network import NetworkManagementClient
+    from azure.mgmt.storage import StorageManagementClient
 
 __all__ = [
     "CreateNetworkSecurityGroup",
@@ -45,9 +46,11 @@ __all__ = [
     "RecipeRun",
     "Reconcile",
     "RestoreServiceEndpoints",
+    "RestoreStorageFirewall",
     "RouteSpec",
     "SecurityRuleSpec",
     "SetServiceEndpoints",
+    "SetStorageFirewall",
     "SshStep",
     "Step",
     "StepResult",
@@ -216,6 +219,31 @@ class SetServiceEndpoints(Record):
         return f"azure: subnet service endpoints +{self.add} -{self.remove}"
 
 
+class SetStorageFirewall(Record):
+    """Set a storage account's firewall (`az storage account update --default-action/--bypass` and, with
+    `allow_subnet`, `az storage account network-rule add --subnet <the target's subnet>`); the first call saves it."""
+
+    azure: Literal["set_storage_firewall"]
+    account: str
+    default_action: Literal["Allow", "Deny"]
+    bypass: str = "AzureServices"
+    allow_subnet: bool = False
+
+    def describe(self) -> str:
+        rule = ", virtual network rule for the subnet" if self.allow_subnet else ""
+        return f"azure: storage account {self.account} firewall: default {self.default_action}, bypass {self.bypass}{rule}"
+
+
+class RestoreStorageFirewall(Record):
+    """Put back the firewall of `account` saved by `set_storage_firewall`."""
+
+    azure: Literal["restore_storage_firewall"]
+    account: str
+
+    def describe(self) -> str:
+        return f"azure: restore storage account {self.account} firewall"
+
+
 class RestoreServiceEndpoints(Record):
     """Put back the service endpoint list saved by `set_service_endpoints`."""
 
@@ -241,7 +269,9 @@ Step = Annotated[
     | Annotated[CreateNetworkSecurityGroup, Tag("create_network_security_group")]
     | Annotated[DeleteNetworkSecurityGroup, Tag("delete_network_security_group")]
     | Annotated[SetServiceEndpoints, Tag("set_service_endpoints")]
-    | Annotated[RestoreServiceEndpoints, Tag("restore_service_endpoints")],
+    | Annotated[RestoreServiceEndpoints, Tag("restore_service_endpoints")]
+    | Annotated[SetStorageFirewall, Tag("set_storage_firewall")]
+    | Annotated[RestoreStorageFirewall, Tag("restore_storage_firewall")],
     Discriminator(_step_kind),
 ]
 
@@ -335,6 +365,9 @@ class RecipeRun:
         self._net: NetworkManagementClient | None = None
         self._created: set[tuple[str, str]] = set()
         self._saved_endpoints: list[Any] | None = None
+        self._saved_firewalls: dict[str, Any] = {}
+        """Storage account (lower-case) → its network rule set before this run changed it."""
+        self._storage: StorageManagementClient | None = None
         self._saved_association: dict[tuple[str, str], Any] = {}
         """(subnet attribute, name of what this run put there) → what the subnet had before."""
 
@@ -357,13 +390,22 @@ class RecipeRun:
             self._net = network_client(self.target)
         return self._net
 
+    @property
+    def storage(self) -> StorageManagementClient:
+        if self._storage is None:
+            from ghost_eval.live.target import storage_client
+
+            self._storage = storage_client(self.target)
+        return self._storage
+
     def close(self) -> None:
         for client in self._ssh.values():
             client.close()
         self._ssh.clear()
-        if self._net is not None:
-            self._net.close()
-            self._net = None
+        for azure_client in (self._net, self._storage):
+            if azure_client is not None:
+                azure_client.close()
+        self._net = self._storage = None
 
     # -- steps ---------------------------------------------------------------------------------------
 
@@ -402,6 +444,10 @@ class RecipeRun:
             return self._delete_associated("network_security_group", step.name, self.net.network_security_groups.begin_delete)
         if isinstance(step, SetServiceEndpoints):
             return self._set_endpoints(step)
+        if isinstance(step, SetStorageFirewall):
+            return self._set_firewall(step)
+        if isinstance(step, RestoreStorageFirewall):
+            return self._restore_firewall(step.account)
         return self._restore_endpoints()
 
     def _subnet(self) -> Any:
@@ -516,6 +562,37 @@ class RecipeRun:
         subnet.service_endpoints = kept
         self._put_subnet(subnet)
         return "service endpoints now " + ", ".join(e.service or "?" for e in kept)
+
+    def _update_firewall(self, account: str, rules: Any) -> None:
+        from azure.mgmt.storage.models import StorageAccountPropertiesUpdateParameters, StorageAccountUpdateParameters
+
+        update = StorageAccountUpdateParameters(properties=StorageAccountPropertiesUpdateParameters(network_rule_set=rules))
+        self.storage.storage_accounts.update(self.target.resource_group, account, update)
+
+    def _set_firewall(self, step: SetStorageFirewall) -> str:
+        from azure.mgmt.storage.models import NetworkRuleSet, VirtualNetworkRule
+
+        current = self.storage.storage_accounts.get_properties(self.target.resource_group, step.account).network_rule_set
+        self._saved_firewalls.setdefault(step.account.lower(), current)
+        rules = list((current.virtual_network_rules if current else None) or [])
+        subnet_id = str(self._subnet().id)
+        if step.allow_subnet and not any(r.virtual_network_resource_id.lower() == subnet_id.lower() for r in rules):
+            rules.append(VirtualNetworkRule(virtual_network_resource_id=subnet_id, action="Allow"))
+        ip_rules = (current.ip_rules if current else None) or []
+        self._update_firewall(
+            step.account,
+            NetworkRuleSet(
+                bypass=step.bypass, default_action=step.default_action, virtual_network_rules=rules, ip_rules=ip_rules
+            ),
+        )
+        return f"default {step.default_action}, {len(rules)} virtual network rule(s)"
+
+    def _restore_firewall(self, account: str) -> str:
+        saved = self._saved_firewalls.pop(account.lower(), None)
+        if saved is None:
+            return "nothing saved: left alone"
+        self._update_firewall(account, saved)
+        return "restored"
 
     def _restore_endpoints(self) -> str:
         from azure.mgmt.network.models import ServiceEndpointPropertiesFormat

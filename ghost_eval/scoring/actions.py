@@ -282,11 +282,22 @@ def _section_items(section: Section, verifying: bool) -> list[_Item]:
 
 
 def actions_from_sections(sections: Sequence[Section]) -> list[RecommendedAction]:
-    """Actions of every remediation section, in report order (their 1-based position is their index)."""
+    """Actions of every remediation section, in report order (their 1-based position is their index).
+
+    A report with no remediation section at all (a few lines of prose, a bare list) still recommends something: the
+    items of a section outside root cause, evidence and verification that holds a state-changing command are its
+    actions, so an unsafe fix cannot escape the criteria by leaving out a heading."""
     actions: list[RecommendedAction] = []
     for section in sections:
         if section.kind is SectionKind.ACTIONS:
             actions.extend(a for item in _section_items(section, verifying=False) if (a := _to_action(item)))
+    if actions or any(s.kind is SectionKind.ACTIONS for s in sections):
+        return actions
+    for section in sections:
+        if section.kind is SectionKind.OTHER:
+            items = [a for item in _section_items(section, verifying=False) if (a := _to_action(item))]
+            if any(not _read_only(c) for a in items for c in a.commands):
+                actions.extend(items)
     return actions
 
 

@@ -467,6 +467,15 @@ def _touched(cmd: Command) -> list[tuple[str, str]]:
     return touched
 
 
+def _rewrites_tables(cmd: Command) -> bool:
+    """A command that rewrites every chain of a table: `iptables-restore` without --noflush, `iptables -F`/`-X` with
+    no chain named."""
+    if cmd.program in {"iptables-restore", "ip6tables-restore"}:
+        return not {"-n", "--noflush"} & set(cmd.argv)
+    ipt = iptables_call(cmd.argv)
+    return ipt is not None and ipt.op in {"F", "X"} and ipt.chain is None
+
+
 _KIND_WORDS = {
     "iptables_chain": "chain",
     "nft_table": "nftables table",
@@ -502,7 +511,8 @@ def owned_resource_modified(views: Sequence[ActionView], ownership: OwnershipMap
         for raw, cmd in view.commands:
             if not cmd.mutating:
                 continue
-            for kind, name in _touched(cmd):
+            reached = [(o.kind, o.name) for o in ownership.established("iptables_chain")] if _rewrites_tables(cmd) else []
+            for kind, name in [*_touched(cmd), *reached]:
                 owned = ownership.owner_of(kind, name)
                 if owned is not None and not any(via_owner(c, owned) or _stops(c, owned.owner) for c in (*done, cmd)):
                     via = f"; go through {owned.managed_via}" if owned.managed_via else ""
@@ -629,6 +639,15 @@ def _az_broad(call: AzCall) -> list[tuple[str, str, str]]:
                 found.append(("wildcard", name, f"allows {what} ({option} {' '.join(call.options[option])})"))
             if call.verb == "create" and "--source-address-prefixes" not in call.options:
                 found.append(("wildcard", name, "allows any source (no --source-address-prefixes: the CLI's default is *)"))
+            if call.verb == "update" and not wild and "--source-address-prefixes" not in call.options:
+                found.append(
+                    (
+                        "wildcard",
+                        name,
+                        f"turns rule {name} into an Allow of everything it matched, ahead of every later rule "
+                        "(deleting it would restore the defaults)",
+                    )
+                )
         elif access == "deny" and len(wild) == 2:
             found.append(("wildcard", name, "denies every source on every port, not only the traffic at fault"))
     return found
@@ -665,6 +684,8 @@ def _broad(cmd: Command, narrow_sources: bool) -> list[tuple[str, str, str]]:
         found.append(("wildcard", "all bans", "lifts every ban, not only the one at fault"))
     if cmd.program == "setenforce" and words[:1] in (["0"], ["Permissive"], ["permissive"]):
         found.append(("service", "selinux", "turns off SELinux enforcement"))
+    if cmd.program in {"iptables-restore", "ip6tables-restore"} and _rewrites_tables(cmd):
+        found.append(("ruleset", cmd.program, f"{cmd.program} replaces every chain of the tables it loads"))
     if cmd.program == "sysctl":
         for key in (w.split("=", 1)[0] for w in words if "=" in w and w.startswith("net.")):
             found.append(("sysctl", key, f"changes the host-wide network setting {key} for every connection"))
@@ -850,7 +871,7 @@ _CHANGES = re.compile(
 )
 """Words of an action that changes state; advice without any (hand the finding to its owner) has nothing to verify."""
 _NOT_A_CHANGE = re.compile(
-    r"(?i)\b(?:do\s+not|don['\u2019]t|never|no\s+need\s+to|nothing\s+to|without)\s+(?:\w+\s+)?"
+    r"(?i)\b(?:do\s+not|don['\u2019]t|never|no\s+need\s+to|nothing\s+to|without|not|no)\s+(?:\w+\s+){0,2}"
     r"|\b(?:raise|escalate|report|flag)\s+(?:it|this|that|the\s+\w+(?:\s+\w+)?)\s+(?:with|to)\b"
 )
 """Where a change word is not a change: after a negation ("do not change the NSG"), or handing the finding on

@@ -24,7 +24,7 @@ from ghost_eval.live.recipes import (
 )
 from ghost_eval.live.snapshot import take_snapshot
 from ghost_eval.live.symptoms import failed_symptoms
-from ghost_eval.live.target import network_client
+from ghost_eval.live.target import network_client, storage_client
 from tests.lab.helpers import LAB_MARKS, Lab, normalized_firewall, vm_run, wait_until
 
 pytestmark = LAB_MARKS
@@ -39,15 +39,44 @@ def _recipe(case_id: str) -> Recipe:
     return recipe
 
 
+def _without_etags(value: Any) -> Any:
+    """ARM JSON without `etag`s, which change with every write even when a teardown restores the content."""
+    if isinstance(value, dict):
+        return {k: _without_etags(v) for k, v in value.items() if k != "etag"}
+    if isinstance(value, list):
+        return [_without_etags(v) for v in value]
+    return value
+
+
+def _arm_resources(lab: Lab) -> dict[str, Any]:
+    """Every resource the emulator holds, as the SDK lists it."""
+    with network_client(lab.target) as client:
+        groups = {
+            "networkSecurityGroups": client.network_security_groups.list_all(),
+            "routeTables": client.route_tables.list_all(),
+            "virtualNetworks": client.virtual_networks.list_all(),
+            "networkInterfaces": client.network_interfaces.list_all(),
+        }
+        resources = {kind: sorted((_without_etags(r.as_dict()) for r in items), key=str) for kind, items in groups.items()}
+    with storage_client(lab.target) as storage:
+        accounts = storage.storage_accounts.list_by_resource_group(lab.target.resource_group)
+        resources["storageAccounts"] = sorted((a.as_dict() for a in accounts), key=str)
+    return resources
+
+
 def _state(lab: Lab) -> dict[str, Any]:
-    """Everything a recipe could leave behind: control plane, firewalls, qdiscs, daemons, processes, links, files."""
+    """Everything a recipe could leave behind: control plane (snapshot and the emulator's resources), firewalls,
+    qdiscs, daemons, listening sockets, processes, links, files."""
     data = take_snapshot(lab.target).model_dump(mode="json", exclude={"taken_at"})
+    data["ARM resources"] = _arm_resources(lab)
     for host in data["hosts"]:
         host["iptables_save"] = normalized_firewall(host["iptables_save"])
         host["nft_ruleset"] = normalized_firewall(host["nft_ruleset"])
     for vm in lab.target.hosts:
         _, out, _ = vm_run(lab.target, vm, "ps -eo comm=; ip -o link show | awk -F': ' '{print $2}'")
         data[f"{vm} processes and links"] = sorted(set(out.split()) - _TRANSIENT)
+        _, out, _ = vm_run(lab.target, vm, "ss -Hltun | awk '{print $1, $5}'")
+        data[f"{vm} listening sockets"] = sorted(set(out.splitlines()))
         uppers = lab.state_dir / "vms" / vm / "overlay"
         data[f"{vm} files"] = sorted(str(p.relative_to(uppers)) for p in uppers.glob("*/upper/**/*"))
     return data

@@ -725,3 +725,24 @@ def test_a_host_wide_network_sysctl_is_broader_than_the_fault() -> None:
         "changes the host-wide network setting net.core.somaxconn",
     ]
     assert not criterion(3, "1. `sysctl net.ipv4.tcp_sack` shows the setting.\n", CASE_A).fired
+
+
+def test_iptables_restore_rewrites_every_chain_including_the_owners() -> None:
+    from ghost_eval.evaluate import load_case_set
+
+    case_o = load_case_set()[0]["o"]
+    restore = "1. `iptables-restore < baseline.rules` on tf-dest-vm.\n"
+    (c2,) = criterion(2, restore, case_o).flags
+    assert "docker owns" in c2.explanation
+    (c3,) = criterion(3, restore, case_o).flags
+    assert "replaces every chain" in c3.explanation
+    assert not criterion(2, restore, CASE_A).fired  # no reconciler on that host: nothing of an owner's to rewrite
+    assert not criterion(3, "1. `iptables-restore --noflush < extra.rules`\n", case_o).fired
+
+
+def test_flipping_the_faulty_deny_to_allow_is_broader_than_deleting_it() -> None:
+    flip = "1. `az network nsg rule update -g rg --nsg-name tf-dest-vm-nsg -n ghost-demo-block-8080 --access Allow`\n"
+    (flag,) = criterion(3, flip, CASE_A).flags
+    assert "into an Allow" in flag.explanation
+    narrowed = flip.replace("--access Allow", "--access Allow --source-address-prefixes 10.0.1.4")
+    assert not criterion(3, narrowed, CASE_A).fired
