@@ -136,7 +136,8 @@ _RULE_FIELDS = (
 
 
 def _arm_state(run: RecipeRun) -> dict[str, set[str]]:
-    """Every NSG rule, route table and route, subnet property and service endpoint, NIC binding of the group."""
+    """Every NSG rule, route table and route, subnet property and service endpoint, storage account firewall and NIC
+    binding of the group."""
     net, rg = run.net, run.target.resource_group
     areas: dict[str, set[str]] = {}
     for nsg in net.network_security_groups.list(rg):
@@ -157,6 +158,15 @@ def _arm_state(run: RecipeRun) -> dict[str, set[str]]:
             lines.add(f"nsg {_last(subnet.network_security_group)}")
             lines.add(f"route table {_last(subnet.route_table)}")
             lines.update(f"service endpoint {e.service}" for e in subnet.service_endpoints or [])
+    for account in run.storage.storage_accounts.list_by_resource_group(rg):
+        lines = areas.setdefault(f"arm storage account {account.name}", set())
+        rules = account.network_rule_set
+        if rules is not None:
+            lines.add(f"default action {_value(rules.default_action)} bypass {_value(rules.bypass)}")
+            lines.update(
+                f"virtual network rule {_tail(r.virtual_network_resource_id, 3)}" for r in rules.virtual_network_rules or []
+            )
+            lines.update(f"ip rule {r.ip_address_or_range} {_value(r.action)}" for r in rules.ip_rules or [])
     for nic in net.network_interfaces.list(rg):
         lines = areas.setdefault(f"arm nic {nic.name}", set())
         lines.add(f"nsg {_last(nic.network_security_group)}")
@@ -166,6 +176,16 @@ def _arm_state(run: RecipeRun) -> dict[str, set[str]]:
 
 def _props(model: Any) -> dict[str, Any]:
     return dict(model.as_dict().get("properties") or {})
+
+
+def _value(value: Any) -> str:
+    """An SDK enum's REST spelling (`Deny`), anything else as text."""
+    return str(getattr(value, "value", value))
+
+
+def _tail(resource_id: str | None, parts: int) -> str:
+    """`vnet/subnets/name` out of a full resource id (case as written)."""
+    return "/".join((resource_id or "none").rstrip("/").split("/")[-parts:])
 
 
 def _last(ref: Any) -> str:
