@@ -1,11 +1,13 @@
 """Promptfoo test generator: the rows of a suite, built from the case files (thin adapter).
 
 Use as `tests: {path: file://suites/tests.py:generate_tests, config: {suite: baseline}}`;
-suites are `baseline`, `sentinel` and `variant:<name>`.
+suites are `baseline`, `sentinel` and `variant:<name>`. Config `cases` is a case path (a folder or a
+list; `bundled` = the shipped cases), relative to the project folder this file's `suites/` sits in.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from ghost_eval.promptfoo import suite_tests
@@ -13,4 +15,4 @@ from ghost_eval.promptfoo import suite_tests
 
 def generate_tests(config: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     config = config or {}
-    return suite_tests(str(config.get("suite", "baseline")), config.get("cases"))
+    return suite_tests(str(config.get("suite", "baseline")), config.get("cases"), Path(__file__).resolve().parents[1])
