@@ -187,10 +187,11 @@ class BlobStore:
             self._create(f"{_RUNS}{folder}/{name}", data)
             digests[name] = hashlib.sha256(data).hexdigest()
         self._create(f"{_RUNS}{folder}/{MANIFEST_FILE}", dump_json(Manifest(files=digests)).encode())
-        self._index_append([entry])
+        self.adopt_many([entry])
         return entry
 
-    def _index_append(self, entries: list[IndexEntry]) -> None:
+    def adopt_many(self, entries: list[IndexEntry]) -> None:
+        """Append entries to the index in one block (at most 4 MiB): one atomic `Append Block`."""
         index = self.container.get_blob_client(INDEX_BLOB)
         with contextlib.suppress(ResourceExistsError, ResourceModifiedError):
             index.create_append_blob(match_condition=MatchConditions.IfMissing)
@@ -283,7 +284,7 @@ class BlobStore:
                 continue  # complete but without readable metadata: left for a person (`store sync` reports it)
             found.append(index_entry(meta).model_copy(update={"path": folder}))
         if found:
-            self._index_append(found)
+            self.adopt_many(found)
         return [e.run_id for e in found]
 
     def mirror_into(self, local: Store) -> SyncReport:

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from azure.storage.blob import BlobServiceClient
 
 from tests.conftest import REPO
 
-__all__ = ["azurite", "connection_string"]
+__all__ = ["azurite", "connection_string", "running_azurite"]
 
 AZURITE = REPO / "node_modules" / ".bin" / "azurite-blob"
 _ACCOUNT = "devstoreaccount1"
@@ -38,12 +39,11 @@ def _free_port() -> int:
         return port
 
 
-@pytest.fixture(scope="module")
-def azurite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A running Azurite blob service; yields its connection string."""
+@contextmanager
+def running_azurite(data: Path) -> Iterator[str]:
+    """Azurite's blob service on a free port, its data under `data`; yields the connection string, stops it after."""
     assert AZURITE.exists(), "azurite is not installed: run `make bootstrap` (package.json devDependencies)"
     port = _free_port()
-    data = tmp_path_factory.mktemp("azurite")
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
     cmd = [str(AZURITE), "--blobHost", "127.0.0.1", "--blobPort", str(port), "--location", str(data), "--silent"]
     proc = subprocess.Popen([*cmd, "--skipApiVersionCheck"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -68,3 +68,10 @@ def azurite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@pytest.fixture(scope="module")
+def azurite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A running Azurite blob service for a test module; yields its connection string."""
+    with running_azurite(tmp_path_factory.mktemp("azurite")) as conn:
+        yield conn
