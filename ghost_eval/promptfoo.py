@@ -11,6 +11,8 @@ naming the field, never an exception in Promptfoo's worker.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -32,7 +34,9 @@ from ghost_eval.store.reader import RunRecord
 
 __all__ = [
     "live_response",
+    "SHARD_ENV",
     "suite_tests",
+    "suite_version",
     "CRITERION_METRICS",
     "GRADES_KEY",
     "SCORE_KEY",
@@ -42,6 +46,8 @@ __all__ = [
     "store_for",
 ]
 
+SHARD_ENV = "GHOST_EVAL_SHARD"
+"""`k/n`: generate only the k-th of n slices of a suite's rows (one CI runner's share)."""
 SCORE_KEY = "ghost_eval_score"
 """Key in the provider's response metadata holding the deterministic RunScore."""
 GRADES_KEY = "ghost_eval_grades"
@@ -288,6 +294,14 @@ def _team_grade(import_paths: tuple[str, ...], record: RunRecord, cases: dict[st
     }
 
 
+def _with_suite(response: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
+    """The row's suite version (from the generated test's metadata) beside the run's identity."""
+    version = ((context.get("test") or {}).get("metadata") or {}).get("suite_version")
+    if version:
+        response.setdefault("metadata", {})["suite_version"] = version
+    return response
+
+
 def replay_response(config: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
     """A Promptfoo provider response for a stored run."""
     try:
@@ -297,7 +311,7 @@ def replay_response(config: dict[str, Any], context: dict[str, Any]) -> dict[str
         record = store.read(_select(store, variables, typed, _repeat_index(context)))
     except GhostEvalError as exc:
         return {"error": str(exc)}
-    return _response(record, typed)
+    return _with_suite(_response(record, typed), context)
 
 
 def _live_store(config: LiveProviderConfig) -> Path:
@@ -348,7 +362,7 @@ def live_response(config: dict[str, Any], context: dict[str, Any]) -> dict[str, 
         return {"error": str(exc)}
     if run.aborted:
         response["error"] = f"run {run.entry.run_id} aborted: {run.aborted}"
-    return response
+    return _with_suite(response, context)
 
 
 def _score_for(output: str, context: dict[str, Any]) -> RunScore:
@@ -450,7 +464,29 @@ def assertion_result(kind: str, output: str, context: dict[str, Any]) -> dict[st
         return {"pass": False, "score": 0.0, "reason": f"cannot score: {exc}"}
 
 
-def suite_tests(suite: str, case_path: CasePath = None, base: Path | None = None) -> list[dict[str, Any]]:
+def suite_version(suite: str, cases: list[Case], spec: BaseModel | None = None) -> str:
+    """What a suite's results mean, as a hash: its cases (all their facts and answer keys), the variant spec it
+    decides by, and the scorer version. Rows and results of two suite versions are not comparable."""
+    doc = {
+        "suite": suite,
+        "scorer": _SCORER,
+        "cases": [c.model_dump(mode="json") for c in cases],
+        "spec": spec.model_dump(mode="json") if spec is not None else None,
+    }
+    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _shard(spec: str) -> tuple[int, int]:
+    """`k/n`: the k-th of n slices (1-based)."""
+    k, _, n = spec.strip().partition("/")
+    if not (k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
+        raise GhostEvalError(f"shard {spec!r}: expected k/n with 1 <= k <= n (e.g. 2/4)")
+    return int(k), int(n)
+
+
+def suite_tests(
+    suite: str, case_path: CasePath = None, base: Path | None = None, shard: str | None = None
+) -> list[dict[str, Any]]:
     """Promptfoo test rows for a suite, generated from the case files so symptoms never drift.
 
     `baseline` and `sentinel` take the cases flagged so; `variant:<name>` takes the variant's cases
@@ -458,7 +494,12 @@ def suite_tests(suite: str, case_path: CasePath = None, base: Path | None = None
     up evals by row index, so the order must not change between runs. A case file that fails to
     load raises (naming file, field and reason) rather than leaving its rows out. Relative case
     folders are resolved against `base` (the suite's project folder).
+
+    `shard` (`k/n`, default $GHOST_EVAL_SHARD) keeps every n-th row from the k-th, so n CI runners split a suite
+    without overlap; every row carries the suite version in its test metadata, and the providers copy it into
+    each response, so results of two suite versions are told apart.
     """
+    spec = None
     cases, errors = load_case_set(case_path, base)
     if errors:  # a broken file's rows would silently be missing from the suite
         listed = "; ".join(str(e) for e in errors)
@@ -476,7 +517,17 @@ def suite_tests(suite: str, case_path: CasePath = None, base: Path | None = None
     missing = [i for i in ids if i not in cases]
     if missing:
         raise GhostEvalError(f"suite {suite!r} names cases that are missing or invalid: {missing}")
-    return [
-        {"description": f"{i}: {cases[i].title}", "vars": {"use_case": i, "symptom": " ".join(cases[i].symptom.split())}}
+    version = suite_version(suite, [cases[i] for i in sorted(ids)], spec)
+    rows = [
+        {
+            "description": f"{i}: {cases[i].title}",
+            "vars": {"use_case": i, "symptom": " ".join(cases[i].symptom.split())},
+            "metadata": {"suite": suite, "suite_version": version},
+        }
         for i in sorted(ids)
     ]
+    slicing = shard or os.environ.get(SHARD_ENV)
+    if not slicing:
+        return rows
+    k, n = _shard(slicing)
+    return rows[k - 1 :: n]

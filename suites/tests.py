@@ -2,7 +2,8 @@
 
 Use as `tests: {path: file://suites/tests.py:generate_tests, config: {suite: baseline}}`;
 suites are `baseline`, `sentinel` and `variant:<name>`. Config `cases` is a case path (a folder or a
-list; `bundled` = the shipped cases), relative to the project folder this file's `suites/` sits in.
+list; `bundled` = the shipped cases), relative to the project folder this file's `suites/` sits in;
+`shard: k/n` (or $GHOST_EVAL_SHARD) keeps one CI runner's slice of the rows.
 """
 
 from __future__ import annotations
@@ -15,4 +16,5 @@ from ghost_eval.promptfoo import suite_tests
 
 def generate_tests(config: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     config = config or {}
-    return suite_tests(str(config.get("suite", "baseline")), config.get("cases"), Path(__file__).resolve().parents[1])
+    base = Path(__file__).resolve().parents[1]
+    return suite_tests(str(config.get("suite", "baseline")), config.get("cases"), base, config.get("shard"))

@@ -151,3 +151,21 @@ def test_sync_both_ways_and_the_readers_read_the_shared_store(
     assert main(["score", "--store", url, "--no-write", "--format", "jsonl", "--jobs", "1"]) == 0
     assert len(capsys.readouterr().out.splitlines()) == 3
     assert main(["store", "backfill", "--store", url]) == 2  # a shared store is written by sync only
+
+
+def test_a_blob_altered_behind_the_stores_back_is_named_and_not_copied(
+    azurite: str, shared: BlobStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv(CONNECTION_ENV, azurite)
+    monkeypatch.setenv(MIRROR_ENV, str(tmp_path / "mirrors"))
+    kept = shared.append(*our_run(0))
+    altered = shared.append(*our_run(1))
+    shared.container.upload_blob(f"runs/{altered.path}/PROMPT.txt", b"tampered\n", overwrite=True)  # not via the store
+    shared.container.get_blob_client(INDEX_BLOB).append_block(b"{not json\n")
+    url = f"azblob://{shared.container.container_name}"
+    assert main(["store", "verify", "--store", url]) == 0  # the mirror holds only what passed its manifest
+    err = capsys.readouterr().err
+    assert f"runs/{altered.path}/PROMPT.txt: sha256 differs from the manifest" in err
+    assert f"{INDEX_BLOB} line 3" in err
+    with Store(tmp_path / "mirrors" / f"{shared.container.account_name}.{shared.container.container_name}") as mirror:
+        assert [e.run_id for e in mirror.runs()] == [kept.run_id]
