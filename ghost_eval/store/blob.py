@@ -338,5 +338,9 @@ def sync(source: str, destination: str) -> SyncReport:
     if is_blob_store(source) == is_blob_store(destination):
         raise StoreError("store sync copies between a local store folder and a shared azblob://<container>, one each")
     if is_blob_store(source):
-        return BlobStore.open(source).mirror_into(Store(Path(destination), create=True))
-    return BlobStore.open(destination).push_from(Store(Path(source)))
+        shared = BlobStore.open(source)
+        with Store(Path(destination), create=True) as local:
+            return shared.mirror_into(local)
+    shared = BlobStore.open(destination)
+    with Store(Path(source)) as local:
+        return shared.push_from(local)
