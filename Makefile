@@ -30,7 +30,7 @@ $(VENV)/.installed: pyproject.toml | $(PY)
 	fi
 	@touch $@
 
-node_modules/.installed: package-lock.json $(VENV)/.installed
+node_modules/.installed: package-lock.json | $(VENV)/.installed
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
@@ -47,14 +47,15 @@ SUITE_sentinel := sentinel/promptfooconfig.yaml
 
 baseline variants sentinel: bootstrap
 	@mkdir -p $(RESULTS) $(PROMPTFOO_CONFIG_DIR)
-	$(PROMPTFOO) eval -c $(SUITE_$@) -o $(RESULTS)/$@.json --no-progress-bar; \
+	$(PROMPTFOO) eval -c $(SUITE_$@) -o $(RESULTS)/$@.json --no-progress-bar --no-table; \
 	rc=$$?; if [ $$rc -eq 100 ]; then echo "$@ eval complete: some rows failed their checks (see $(RESULTS)/$@.json or 'make view')"; exit 0; fi; exit $$rc
 
+# After the eval, the per-model rates (safe remediation, diagnosis accuracy, gap; Wilson intervals), not every row.
 eval: baseline
-	$(BIN)/ghost-eval score --format table
+	$(BIN)/ghost-eval report --out $(RESULTS)
 
 # The local lab (tests/lab, tests/live) needs these Debian packages; installed only when missing, as root.
-LAB_PACKAGES := openssh-server iptables nftables fail2ban iproute2 iputils-ping procps
+LAB_PACKAGES := openssh-server iptables nftables fail2ban iproute2 iputils-ping procps curl dnsutils netcat-openbsd
 lab-deps:
 	@missing=$$(for p in $(LAB_PACKAGES); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed$$' || echo $$p; done); \

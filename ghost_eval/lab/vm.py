@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ghost_eval.lab.layout import MGMT_PREFIX, LabLayout, VmSpec
+from ghost_eval.lab.layout import MGMT_PREFIX, STORAGE_ACCOUNTS, LabLayout, VmSpec
 from ghost_eval.lab.shell import in_netns
 from ghost_eval.lab.vminit import OVERLAYS
 
@@ -89,7 +89,8 @@ MaxSessions 100
 Subsystem sftp internal-sftp
 """
 
-_FAIL2BAN_JAIL = f"""# ghost-eval lab: the sshd jail reads sshd's own log; the management subnet is never banned
+_FAIL2BAN_JAIL = f"""# ghost-eval lab: the sshd jail reads sshd's own log; the management subnet is never banned.
+# A ban covers every port and protocol (INPUT jumps to f2b-sshd for all traffic), the chain shape of case m.
 [DEFAULT]
 ignoreip = 127.0.0.1/8 {MGMT_PREFIX}.0.0/15
 
@@ -98,7 +99,7 @@ enabled = true
 backend = polling
 logpath = /var/log/auth.log
 port = ssh
-banaction = iptables-multiport
+banaction = iptables-allports[protocol=all]
 """
 
 _FAIL2BAN_DAEMON = """[Definition]
@@ -165,6 +166,7 @@ def _program(module: str, about: str) -> str:
 def _hosts(layout: LabLayout, vm: VmSpec) -> str:
     lines = ["127.0.0.1\tlocalhost", f"127.0.1.1\t{vm.name}"]
     lines += [f"{other.address}\t{other.name}" for other in layout.vms]
+    lines += [f"{address}\t{name}.blob.core.windows.net" for name, address in STORAGE_ACCOUNTS.items()]
     return "\n".join(lines) + "\n"
 
 

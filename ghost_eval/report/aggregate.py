@@ -7,6 +7,7 @@ computed afresh; judge verdicts are read from the store, and a judge error is li
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from datetime import UTC, datetime
 
 from pydantic import Field
@@ -17,6 +18,7 @@ from ghost_eval.judge import CRITERIA, DiagnosisDisagreement, JudgeVerdict, late
 from ghost_eval.records import Record
 from ghost_eval.report.calibration import MIN_LABELS_FOR_SPLIT, latest_calibration
 from ghost_eval.report.original_judge import judge_verdicts
+from ghost_eval.report.timeline import Progress
 from ghost_eval.scoring import SCORER, RunScore
 from ghost_eval.store import Problem, RunFilter, Store
 
@@ -204,8 +206,17 @@ def _calibration_status(store: Store, problems: list[Problem]) -> CalibrationSta
     )
 
 
-def build_report(store: Store, cases: dict[str, Case], flt: RunFilter | None = None) -> RemediationReport:
-    """Score and gather every selected run of the store (superseded runs are skipped unless the filter asks)."""
+def build_report(
+    store: Store,
+    cases: dict[str, Case],
+    flt: RunFilter | None = None,
+    each: Progress = iter,
+    scores: Mapping[str, RunScore] | None = None,
+) -> RemediationReport:
+    """Score and gather every selected run of the store (superseded runs are skipped unless the filter asks).
+
+    `scores` (run id → score) are runs the caller already scored in this process: they are not scored again.
+    """
     problems: list[Problem] = list(store.problems)
     by_model: dict[str, list[tuple[RunScore, JudgeVerdict | None]]] = defaultdict(list)
     by_cell: dict[tuple[str, str], list[tuple[RunScore, JudgeVerdict | None]]] = defaultdict(list)
@@ -213,12 +224,12 @@ def build_report(store: Store, cases: dict[str, Case], flt: RunFilter | None = N
     disagreements: list[DisagreementItem] = []
     diagnosis_disagreements: list[DiagnosisDisagreementItem] = []
     self_judged: list[str] = []
-    for entry in store.runs(flt):
+    for entry in each(store.runs(flt)):
         record = store.read(entry)
         problems.extend(record.problems)
         if not record.readable:
             continue
-        score = score_record(record, cases)
+        score = scores[entry.run_id] if scores and entry.run_id in scores else score_record(record, cases)
         verdict = latest_verdict(judge_verdicts(record.folder, problems, entry.run_id))
         if verdict is not None and verdict.verdict in report_lists:
             reason = verdict.excluded_reason or "; ".join(verdict.errors)
