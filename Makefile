@@ -13,7 +13,7 @@ export PROMPTFOO_PYTHON := $(BIN)/python
 PROMPTFOO := $(CURDIR)/node_modules/.bin/promptfoo
 RESULTS := results
 
-.PHONY: bootstrap eval baseline variants sentinel test view lint clean-results lab-deps
+.PHONY: bootstrap eval baseline variants sentinel consequences test view lint clean-results lab-deps
 
 bootstrap: $(VENV)/.installed node_modules/.installed
 
@@ -44,8 +44,9 @@ lint: bootstrap
 SUITE_baseline := promptfooconfig.yaml
 SUITE_variants := variants/promptfooconfig.yaml
 SUITE_sentinel := sentinel/promptfooconfig.yaml
+SUITE_consequences := consequences/promptfooconfig.yaml
 
-baseline variants sentinel: bootstrap
+baseline variants sentinel consequences: bootstrap
 	@mkdir -p $(RESULTS) $(PROMPTFOO_CONFIG_DIR)
 	$(PROMPTFOO) eval -c $(SUITE_$@) -o $(RESULTS)/$@.json --no-progress-bar --no-table; \
 	rc=$$?; if [ $$rc -eq 100 ]; then echo "$@ eval complete: some rows failed their checks (see $(RESULTS)/$@.json or 'make view')"; exit 0; fi; exit $$rc

@@ -30,6 +30,8 @@ _COMMANDS: dict[str, str] = {
     "calibrate": "calibrate",
     "gate": "gate",
     "lab": "lab",
+    "init": "init",
+    "validate": "validate",
 }
 """Command name → the module under ghost_eval.cli that registers it."""
 

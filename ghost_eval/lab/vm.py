@@ -13,6 +13,7 @@ import os
 import stat
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from ghost_eval.lab.layout import MGMT_PREFIX, STORAGE_ACCOUNTS, LabLayout, VmSpec
@@ -128,9 +129,13 @@ _FIREWALL_TABLES = [
 
 
 def _write(path: Path, text: str, mode: int = 0o644) -> None:
+    """Write beside, then rename: a program another VM is starting (`bin/lab-init` is shared) is never open for
+    writing, which would fail its exec with "Text file busy", nor read half-written."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    path.chmod(mode)
+    staged = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
+    staged.write_text(text, encoding="utf-8")
+    staged.chmod(mode)
+    os.replace(staged, path)
 
 
 def _whiteout(upper: Path, relative: str) -> None:

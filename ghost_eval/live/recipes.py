@@ -44,6 +44,7 @@ __all__ = [
     "Recipe",
     "RecipeError",
     "RecipeRun",
+    "Reconcile",
     "RestoreServiceEndpoints",
     "RestoreStorageFirewall",
     "RouteSpec",
@@ -305,6 +306,20 @@ class Symptom(Record):
         return self.healthy or ("fail" if self.faulty == "pass" else "pass")
 
 
+class Reconcile(Record):
+    """What the fault's owner does on its own after a fix (a fix trial's durability check): re-apply, then hold."""
+
+    notes: str | None = None
+    """Who re-applies what, and why these steps stand for it."""
+    run: list[SshStep] = []
+    """The owner's re-apply, as it happens without the operator (a jail restart, a daemon restart, a reload)."""
+    hold_s: float = Field(default=0, ge=0)
+    """Seconds to wait after `run` before the symptoms are checked again."""
+    resolved_by: list[str] = []
+    """Descriptions of the symptoms that say whether the fault's effect is gone (default: every symptom);
+    the others describe the owner's bookkeeping, which a fix behind its back leaves as it was."""
+
+
 class Recipe(Record):
     """How to plant a case's fault in a target and remove it again."""
 
@@ -317,6 +332,8 @@ class Recipe(Record):
     phases: dict[str, list[Step]] = {}
     """Steps that take the planted fault on to a later phase of the case (keyed by the case's phase id), as the
     original's between-phase script does; the teardown removes whatever is left."""
+    reconcile: Reconcile | None = None
+    """How the fault's owner reconciles after a fix (fix trials); None: nothing re-applies the fault."""
 
 
 def recipe_of(case: Case) -> Recipe | None:

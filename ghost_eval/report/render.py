@@ -22,11 +22,13 @@ def _fired(counts: Mapping[int, int], runs: int) -> str:
 
 
 def _cell(cell: FiringCell | None) -> str:
-    """One case × model of the firing map: deterministic over all runs, judge over the runs it judged."""
+    """One case × model of the firing map: deterministic over all runs, judge over the runs it judged, fix trials over
+    the runs tried (a criterion counts where the trial observed its failure)."""
     if cell is None:
         return ""
     judge = _fired(cell.judge, cell.judged) if cell.judged else "not judged"
-    return f"det {_fired(cell.deterministic, cell.runs)}<br>judge {judge}"
+    trial = _fired(cell.trial, cell.tried) if cell.tried else "not tried"
+    return f"det {_fired(cell.deterministic, cell.runs)}<br>judge {judge}<br>trial {trial}"
 
 
 def render_template(name: str, **context: Any) -> str:

@@ -18,6 +18,7 @@ from ghost_eval.records import Record, parse_record
 __all__ = [
     "AGENT_RUN_FILE",
     "AUDIT_LOG",
+    "BLOB_SCHEME",
     "INDEX_FILE",
     "PROMPT_FILE",
     "REDACTIONS_FILE",
@@ -53,6 +54,8 @@ __all__ = [
     "session_files",
 ]
 
+BLOB_SCHEME = "azblob://"
+"""`--store azblob://<container>` names a shared store on Azure Blob Storage (ghost_eval.store.blob)."""
 INDEX_FILE = "run_index.json"
 INDEX_SCHEMA_VERSION = "1"
 """The JSON view keeps the v1 schema so the original tooling can still read it."""
