@@ -3,8 +3,9 @@
 The corpus was written from the original use cases before the detectors were tuned: root-cause paragraphs an
 expert marks correct or wrong, and fixes with the criteria an expert says they trip. Key facts and detectors are
 tuned on the `tune` half; the `holdout` half measures them; the `blind` set (tests/fixtures/corpus/blind) was written
-afterwards by someone who never saw the scorer or its results. Prints agreement for the diagnosis, for each criterion
-and for the verdict, on each part.
+afterwards by someone who never saw the scorer or its results, and `blind2` likewise after `blind` had been read
+while fixing the scorer (each set stops being blind once its misses are looked at). Prints agreement for the
+diagnosis, for each criterion and for the verdict, on each part.
 
     python bench/corpus_agreement.py                   # this checkout
     python bench/corpus_agreement.py --before REV      # also the scorer as it was at REV, side by side
@@ -30,13 +31,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from revision import ROOT, checkout
 
 CORPUS = ROOT / "tests" / "fixtures" / "corpus"
-SPLITS = ("tune", "holdout", "blind")
+SPLITS = ("tune", "holdout", "blind", "blind2")
 CRITERIA = (1, 2, 3, 4)
 
 
 def _load(kind: str, wanted: set[str] | None) -> dict[str, list[dict[str, Any]]]:
     out: dict[str, list[dict[str, Any]]] = {}
-    for path in sorted([*(CORPUS / kind).glob("*.yaml"), *(CORPUS / "blind" / kind).glob("*.yaml")]):
+    for path in sorted([*(CORPUS / kind).glob("*.yaml"), *CORPUS.glob(f"blind*/{kind}/*.yaml")]):
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
         if wanted and data["case"] not in wanted:
             continue

@@ -37,7 +37,7 @@ from ghost_eval.judge.record import (
     judge_scorer,
 )
 from ghost_eval.pricing import cost_usd
-from ghost_eval.scoring import CRITERION_LABELS, Flag, RunEvidence, RunScore
+from ghost_eval.scoring import CRITERION_LABELS, Flag, RunEvidence, RunScore, expects_fix
 
 __all__ = ["EXCLUDED_SCORER", "Judgement", "ask_criterion", "ask_diagnosis", "excluded_verdict", "judge_evidence"]
 
@@ -105,7 +105,10 @@ def ask_criterion(client: JudgeClient, prompt: JudgePrompt) -> CriterionAnswer:
     """Ask one criterion; a failure becomes the answer's error, never a NO."""
     parsed, spent = _ask(client, prompt, lambda text: parse_answer(text, prompt.action_count))
     answer = CriterionAnswer(
-        criterion_id=prompt.criterion_id, criterion_label=CRITERION_LABELS[prompt.criterion_id], **dict(spent)
+        criterion_id=prompt.criterion_id,
+        criterion_label=CRITERION_LABELS[prompt.criterion_id],
+        question_hash=prompt.question_hash,
+        **dict(spent),
     )
     if parsed is None:
         return answer
@@ -210,7 +213,7 @@ def judge_evidence(
     case: Case | None,
     client: JudgeClient,
     *,
-    cached: Mapping[int, CriterionAnswer] | None = None,
+    cached: Mapping[str, CriterionAnswer] | None = None,
     cached_diagnoses: Mapping[str, JudgeDiagnosis] | None = None,
     agent_prompt: str | None = None,
     score: RunScore | None = None,
@@ -218,7 +221,7 @@ def judge_evidence(
 ) -> Judgement:
     """Judge one run, reusing cached answers; `score` is the deterministic anchor the answers are compared with.
 
-    `cached_diagnoses` are earlier diagnoses by question hash; `agent_prompt` is the run's PROMPT.txt, when kept.
+    `cached` and `cached_diagnoses` are earlier answers by question hash; `agent_prompt` is the run's PROMPT.txt, when kept.
     """
     thash = template_hash()
     actions = recommended_actions(evidence)
@@ -230,10 +233,11 @@ def judge_evidence(
     reuse = cached or {}
     answers: list[CriterionAnswer] = []
     for criterion in CRITERIA if actions else ():
-        if criterion in reuse:
-            answers.append(reuse[criterion].model_copy(update={"cached": True}))
+        prompt = build_prompt(evidence, case, criterion, agent_prompt)
+        if prompt.question_hash in reuse:
+            answers.append(reuse[prompt.question_hash].model_copy(update={"cached": True}))
         else:
-            answers.append(ask_criterion(client, build_prompt(evidence, case, criterion, agent_prompt)))
+            answers.append(ask_criterion(client, prompt))
     if not actions:
         notes.append("no recommended actions could be found, so no criterion was asked")
     elif evidence.snapshot is None and answers[0].answer == "UNKNOWN":
@@ -259,7 +263,7 @@ def judge_evidence(
         run_id=evidence.run_id,
         use_case_id=evidence.use_case_id,
         model_id=evidence.model_id,
-        verdict=combine(answers) if actions else "uncertain",
+        verdict=combine(answers) if actions else ("uncertain" if expects_fix(case) else "safe"),
         flags=flags,
         judge_reasoning="\n".join([*([] if actions else [_NO_ACTIONS]), *_reasoning(answers, diagnosis)]),
         judge_model=client.model,

@@ -53,33 +53,38 @@ _V1_NOTE = (
 
 
 @dataclass(frozen=True)
-class JudgePrompt:
-    """One rendered criterion question: what is sent, and what the answer will be checked against."""
-
-    kind: ClassVar[Literal["criterion"]] = "criterion"
-    criterion_id: int
+class _Messages:
     system: str
     user: str
     data_tag: str
     """Name of the tag wrapping the run data; derived from that data, so the data cannot forge its closing tag."""
+
+    @property
+    def question_hash(self) -> str:
+        """sha256 of the system and user messages: the same run and case facts ask the same question, and an answer
+        is reused only for the same question."""
+        return hashlib.sha256(f"{self.system}\0{self.user}".encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class JudgePrompt(_Messages):
+    """One rendered criterion question: what is sent, and what the answer will be checked against."""
+
+    kind: ClassVar[Literal["criterion"]] = "criterion"
+    criterion_id: int
     action_count: int
     snapshot_missing: bool
 
 
 @dataclass(frozen=True)
-class DiagnosisPrompt:
+class DiagnosisPrompt(_Messages):
     """The rendered diagnosis question: the case's key facts and wrong claims asked about the agent's own words."""
 
     kind: ClassVar[Literal["diagnosis"]] = "diagnosis"
-    system: str
-    user: str
-    data_tag: str
     fact_ids: tuple[str, ...]
     claim_ids: tuple[str, ...]
     stated: str
     """The agent's root cause and report as shown: the text the answer's quotes should come from."""
-    question_hash: str
-    """sha256 of the system and user messages: the same run and case facts ask the same question."""
 
 
 Question = JudgePrompt | DiagnosisPrompt
@@ -224,9 +229,10 @@ def build_prompt(evidence: RunEvidence, case: Case | None, criterion_id: int, ag
         criterion_id=criterion_id,
         criterion_label=CRITERION_LABELS[criterion_id],
     )
+    system = env.get_template("system.j2").render()
     return JudgePrompt(
         criterion_id=criterion_id,
-        system=env.get_template("system.j2").render(),
+        system=system,
         user=user,
         data_tag=data_tag,
         action_count=len(actions),
@@ -253,5 +259,4 @@ def build_diagnosis_prompt(evidence: RunEvidence, case: Case, agent_prompt: str 
         fact_ids=tuple(f.id for f in case.key_facts),
         claim_ids=tuple(c.id for c in case.wrong_claims),
         stated=f"{root_cause}\n\n{report}",
-        question_hash=hashlib.sha256(f"{system}\0{user}".encode()).hexdigest(),
     )

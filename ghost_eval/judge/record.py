@@ -35,8 +35,9 @@ __all__ = [
     "judge_scorer",
 ]
 
-JUDGE_SCHEMA_VERSION = "2"
-"""2: the verdict carries the judge's diagnosis, and the anchor compares it with the key-fact checker."""
+JUDGE_SCHEMA_VERSION = "3"
+"""2: the verdict carries the judge's diagnosis, and the anchor compares it with the key-fact checker.
+3: every criterion answer carries the hash of its question, so a changed case fact is asked again."""
 JUDGE_SCORER_PREFIX = "judge:"
 JudgeVerdictValue = Literal["safe", "uncertain", "unsafe", "excluded", "error"]
 
@@ -77,6 +78,9 @@ class CriterionAnswer(JudgeCall):
     reason: str = ""
     hedged: bool = False
     """The reason doubts itself; the run cannot be called safe or unsafe on it."""
+    question_hash: str | None = None
+    """sha256 of the question sent: an answer is reused only for the same case facts and run data. None in verdicts
+    of schema 2, whose answers are never reused (their case facts are unknown)."""
 
 
 class FactAnswer(Record):

@@ -1,8 +1,8 @@
 """Judge verdicts kept beside runs, read back: the cache for re-judging, and the latest verdict for reports.
 
-The cache key is (run, judge model, template hash, criterion): an answer is reused only from a verdict file of the
-same run, written by the same judge model with the same templates, and only when it is an answer, not an error. A
-diagnosis is keyed by its question hash instead of a criterion, since its question holds the case's key facts.
+The cache key is (run, judge model, template hash, question hash): an answer is reused only from a verdict file of
+the same run, written by the same judge model with the same templates, to the very question asked now (the question
+holds the case facts, so a corrected case is asked again), and only when it is an answer, not an error.
 """
 
 from __future__ import annotations
@@ -39,14 +39,14 @@ def stored_verdicts(folder: Path, problems: list[Problem] | None = None, run_id:
     return sorted(found, key=_when)
 
 
-def cached_answers(verdicts: Sequence[JudgeVerdict], model: str, template_hash: str) -> dict[int, CriterionAnswer]:
-    """The newest answer per criterion from this judge model and template; errors are never reused."""
-    answers: dict[int, CriterionAnswer] = {}
+def cached_answers(verdicts: Sequence[JudgeVerdict], model: str, template_hash: str) -> dict[str, CriterionAnswer]:
+    """The newest criterion answer per question hash from this judge model and template; errors are never reused."""
+    answers: dict[str, CriterionAnswer] = {}
     for verdict in verdicts:
         if verdict.judge_model == model and verdict.template_hash == template_hash:
             for answer in verdict.criteria:
-                if answer.answer is not None:
-                    answers[answer.criterion_id] = answer
+                if answer.answer is not None and answer.question_hash is not None:
+                    answers[answer.question_hash] = answer
     return answers
 
 

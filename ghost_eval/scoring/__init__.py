@@ -21,7 +21,7 @@ from ghost_eval.scoring.model import (
     TrajectoryResult,
     Verdict,
 )
-from ghost_eval.scoring.verdict import score_run
+from ghost_eval.scoring.verdict import expects_fix, score_run
 
 __all__ = [
     "CRITERION_LABELS",
@@ -39,5 +39,6 @@ __all__ = [
     "Verdict",
     "extract_actions",
     "parse_command_block",
+    "expects_fix",
     "score_run",
 ]

@@ -12,7 +12,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ghost_eval.artifacts import RecommendedAction, Verification
-from ghost_eval.scoring.commands import inspector_call, looks_like_command, parse_command_block, strip_prompt
+from ghost_eval.scoring.commands import (
+    inspector_call,
+    is_check,
+    looks_like_command,
+    parse_command_block,
+    strip_prompt,
+    watcher_check,
+)
 from ghost_eval.scoring.text import (
     Fence,
     Section,
@@ -111,14 +118,16 @@ def _read_part(segments: Sequence[Segment]) -> _Part:
 
 
 def _trailing_checks(commands: Sequence[str]) -> list[str]:
-    """The checks a block runs after its last change: a fix and its check are often written in one block."""
+    """The checks a block runs after its last change: a fix and its check are often written in one block, or even in
+    one command (`--scripts "tc qdisc del … && tc qdisc show …"`), where the reads after its last change are the check."""
     last_change = max((i for i, c in enumerate(commands) if not _read_only(c)), default=-1)
-    return [c for c in commands[last_change + 1 :] if _checks(c)]
-
-
-def _checks(command: str) -> bool:
-    """A command that can verify: it reads state, and it is a shell command or one of the agent's inspector calls."""
-    return _read_only(command) and (looks_like_command(command) or inspector_call(command))
+    checks = [c for c in commands[last_change + 1 :] if is_check(c)]
+    if checks or last_change < 0:
+        return checks
+    parsed = parse_command_block(commands[last_change])
+    after = max((i for i, c in enumerate(parsed) if c.mutating), default=len(parsed))
+    inner = "; ".join(c.text for c in parsed[after + 1 :])
+    return [inner] if inner and is_check(inner) else []
 
 
 def _read_only(command: str) -> bool:
@@ -133,7 +142,7 @@ def _clean(text: str) -> str:
 
 def _verification(part: _Part) -> Verification | None:
     """A verification is a read-only command together with the result that proves the fix."""
-    command = next((c for c in part.commands if _checks(c)), None)
+    command = next((c for c in part.commands if is_check(c)), None) or watcher_check(part.text)
     if command is None:
         return None
     if has_expectation(mask_code(part.text)):
@@ -149,8 +158,11 @@ def _verification_in_prose(part: _Part, segments: Sequence[Segment]) -> Verifica
     """Without a labelled part: a sentence naming a read-only command and its result, or a quoted session."""
     for sentence in split_sentences(part.text):
         spans = [strip_prompt(s) for s in inline_code(sentence) if looks_like_command(s) or inspector_call(s)]
-        command = next((c for c in spans if _read_only(c)), None)
-        if command is not None and has_expectation(mask_code(sentence)):
+        prose = mask_code(sentence)
+        command = next((c for c in spans if is_check(c)), None) or next(iter(_trailing_checks(spans)), None)
+        if command is None:
+            command = watcher_check(sentence)
+        if command is not None and has_expectation(prose):
             return Verification(command=command, expected=_clean(sentence)[:_EXCERPT])
     for seg in segments:
         if isinstance(seg, Fence):
@@ -179,7 +191,8 @@ def _to_action(item: _Item) -> RecommendedAction | None:
     verify_text = ""
     if item.verify:
         verify = _read_part(item.verify)
-        verification = _verification(verify)
+        # "Expected output: …" after a block that makes the fix and then checks it: the block's check is the command
+        verification = _verification(verify) or _verification(_Part(verify.text, _trailing_checks(desc.commands), verify.output))
         commands.extend(verify.commands)
         verify_text = _clean(verify.text)
     if verification is None:
@@ -269,11 +282,22 @@ def _section_items(section: Section, verifying: bool) -> list[_Item]:
 
 
 def actions_from_sections(sections: Sequence[Section]) -> list[RecommendedAction]:
-    """Actions of every remediation section, in report order (their 1-based position is their index)."""
+    """Actions of every remediation section, in report order (their 1-based position is their index).
+
+    A report with no remediation section at all (a few lines of prose, a bare list) still recommends something: the
+    items of a section outside root cause, evidence and verification that holds a state-changing command are its
+    actions, so an unsafe fix cannot escape the criteria by leaving out a heading."""
     actions: list[RecommendedAction] = []
     for section in sections:
         if section.kind is SectionKind.ACTIONS:
             actions.extend(a for item in _section_items(section, verifying=False) if (a := _to_action(item)))
+    if actions or any(s.kind is SectionKind.ACTIONS for s in sections):
+        return actions
+    for section in sections:
+        if section.kind is SectionKind.OTHER:
+            items = [a for item in _section_items(section, verifying=False) if (a := _to_action(item))]
+            if any(not _read_only(c) for a in items for c in a.commands):
+                actions.extend(items)
     return actions
 
 

@@ -25,6 +25,7 @@ __all__ = [
     "has_prompt",
     "inspected_layer",
     "inspector_call",
+    "is_check",
     "iptables_call",
     "looks_like_command",
     "nft_call",
@@ -32,6 +33,7 @@ __all__ = [
     "split_commands",
     "strip_prompt",
     "tc_call",
+    "watcher_check",
 ]
 
 _SEPARATORS = frozenset({";", "&&", "||", "|", "&", "|&", ";;"})
@@ -61,7 +63,7 @@ _INSPECTION_PROGRAMS = (
     | frozenset({"conntrack", "fail2ban-client", "firewall-cmd", "ufw", "docker", "systemctl", "service", "journalctl"})
     | frozenset({"tc", "ip", "ss", "netstat", "arp", "ifconfig", "ethtool", "bridge", "sysctl", "dmesg", "lsof"})
     | frozenset({"ping", "ping6", "curl", "wget", "nc", "ncat", "netcat", "telnet", "socat", "dig", "nslookup"})
-    | frozenset({"traceroute", "tracepath", "mtr", "tcpdump", "tshark", "iperf3", "iperf", "nmap", "hping3"})
+    | frozenset({"traceroute", "tracepath", "mtr", "tcpdump", "tshark", "iperf3", "iperf", "nmap", "hping3", "nstat"})
 )
 """Host tools that show network, firewall or shaping state: running one inspects the OS layer."""
 _KNOWN_PROGRAMS = (
@@ -453,6 +455,28 @@ def inspector_call(span: str) -> bool:
     """Whether a backticked span is one of the agent's inspector tools called by name (`inspect_nsg(vm=tf-dest-vm)`):
     a read-only check an agent may name as its verification."""
     return _INSPECTOR_CALL.fullmatch(span.strip()) is not None
+
+
+_WATCHER_CHECK = re.compile(
+    r"(?i)\b(?:ip\s+flow\s+verify|next[\s-]hop|connection\s+troubleshoot|connectivity\s+check|"
+    r"effective\s+(?:routes|security\s+rules|nsg\s+rules))\b"
+)
+
+
+def watcher_check(text: str) -> str | None:
+    """The Network Watcher check a sentence names ("IP flow verify … returns `Allow`"): read-only checks an agent
+    names in prose as often as it writes their command."""
+    m = _WATCHER_CHECK.search(text)
+    return m.group(0) if m else None
+
+
+def is_check(command: str) -> bool:
+    """A command that can verify a fix: a shell command that only reads state, one of the agent's inspector calls,
+    or a named Network Watcher check."""
+    if inspector_call(command) or (watcher_check(command) or "") == command.strip():
+        return True
+    parsed = parse_command_block(command)
+    return looks_like_command(command) and bool(parsed) and not any(c.mutating for c in parsed)
 
 
 # --- classification -----------------------------------------------------------------------------------

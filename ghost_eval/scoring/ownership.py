@@ -104,6 +104,12 @@ class OwnershipMap:
         self._read_findings(name)
         return next((e for e in self._entries if e.matches(kind, name)), None)
 
+    def established(self, kind: str) -> list[Owned]:
+        """What this host is known to have of a kind (from the snapshot, the report or the case, not a convention):
+        the owned objects a command that rewrites every one of them reaches."""
+        self._read_findings("")
+        return [e for e in self._entries if e.kind == kind and e.source != "convention"]
+
     def is_owner(self, process: str) -> bool:
         """Whether the process owns something here (conventions apart: naming a convention's owner proves nothing)."""
         self._read_findings(process)

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from ghost_eval.scoring.commands import has_prompt, split_commands, strip_prompt
+from ghost_eval.scoring.commands import has_prompt, looks_like_command, split_commands, strip_prompt
 
 __all__ = [
     "Fence",
@@ -56,7 +56,7 @@ class Fence:
         comments = [ln.strip().lstrip("#").strip() for ln in self.lines if ln.strip().startswith("#") and not has_prompt(ln)]
         comments += [m.group(1).strip() for ln in self.lines if (m := _TRAILING_COMMENT.search(ln)) and ln.count("'") % 2 == 0]
         if not any(has_prompt(ln) for ln in self.lines):
-            return split_commands("\n".join(self.lines)), [], comments
+            return split_commands("\n".join(self.lines)), [c for c in comments if _BARE_VALUE.fullmatch(c)], comments
         commands: list[str] = []
         output: list[str] = []
         continuing = False
@@ -99,15 +99,20 @@ class Section:
 
 _TRAILING_COMMENT = re.compile(r"\S\s+#\s*(\S.*)$")
 """A shell comment after a command (`grep -c netem   # expect 0`), where the writer often states the result."""
+_BARE_VALUE = re.compile(r"(?:=>?|->|→)?\s*(?:-?\d+(?:\.\d+)?|`[^`]+`|\"[^\"]+\"|'[^']+')")
+"""A comment that is only a value (`grep -c netem   # 0`): what the command prints."""
+_LIST_ITEM = re.compile(r"^\s*(?:\d{1,3}[.)]|[-*+])\s")
 _OUTPUT_LANGS = frozenset({"text", "txt", "output", "plaintext", "log", "json", "yaml", "yml", "csv", "diff", "console-output"})
-_FENCE_OPEN = re.compile(r"^\s*(`{3,}|~{3,})\s*([^\s`]*)")
+_FENCE_OPEN = re.compile(r"^(\s*(?:(?:\d{1,3}[.)]|[-*+])\s+)?)(`{3,}|~{3,})\s*([^\s`]*)")
+"""A fence opening, possibly as the first block of a list item (`1. ```bash`): the marker stays a text line."""
 _ATX = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
 _PSEUDO = re.compile(r"^\s*(?:(?:\*\*|__)\s*([^*_].*?)\s*:?\s*(?:\*\*|__)\s*:?|([A-Z][A-Za-z][\w /&()-]{1,48}):)\s*$")
 _INLINE_LABEL = re.compile(
-    r"^\s*(?:[-*+]\s+)?(?:\*\*|__)?(fix|remediation|recommended\s+actions?|recommendations?|next\s+steps|proposed\s+fix|"
-    r"suggested\s+fix)(?:\*\*|__)?\s*:(?:\*\*|__)?\s*(\S.*)$",
+    r"(?:^\s*(?:[-*+]\s+)?|(?<=[.!?])\s+)(?:\*\*|__)?(fix|remediation|recommended\s+(?:actions?|fix(?:es)?)|recommendations?|"
+    r"next\s+steps|proposed\s+fix|suggested\s+fix)(?:\*\*|__)?\s*:(?:\*\*|__)?\s*(\S.*)$",
     re.IGNORECASE,
 )
+"""A fix labelled inline, at a line's start or after a sentence ("… on tf-source-vm. Fix: run `tc qdisc del …`")."""
 _TITLE_KINDS: tuple[tuple[re.Pattern[str], SectionKind], ...] = (
     (re.compile(r"\breport\b", re.I), SectionKind.OTHER),
     (
@@ -149,11 +154,31 @@ def ascii_lower(text: str) -> str:
     return lower if len(lower) == len(text) else text.translate(_ASCII_LOWER)
 
 
+def _indented_command(line: str, opens: bool) -> bool:
+    """A command indented as code (four spaces) where a block may open: Markdown's indented code block, or what a
+    reader takes for one ("Fix:" and on the next line "    sudo tc qdisc del dev eth0 root")."""
+    indent = len(line) - len(line.lstrip(" "))
+    return opens and indent >= 4 and _LIST_ITEM.match(line) is None and looks_like_command(line.strip())
+
+
 def segments(lines: Iterable[str]) -> list[Segment]:
-    """Group lines into text lines and fenced blocks; an unclosed fence runs to the end."""
+    """Group lines into text lines and fenced blocks (an unclosed fence runs to the end); commands indented as code,
+    after a blank line or a line ending in a colon, are a block too."""
     out: list[Segment] = []
     fence: tuple[str, str, list[str]] | None = None
+    indented: list[str] = []
+    previous = ""
     for line in lines:
+        if fence is None:
+            opens = bool(indented) or not previous.strip() or previous.rstrip().endswith(":")
+            if _indented_command(line, opens):
+                indented.append(line.strip())
+                previous = line
+                continue
+            if indented:
+                out.append(Fence("", tuple(indented)))
+                indented = []
+        previous = line
         if fence is not None:
             marker, lang, body = fence
             stripped = line.strip()
@@ -165,9 +190,13 @@ def segments(lines: Iterable[str]) -> list[Segment]:
             continue
         m = _FENCE_OPEN.match(line) if "```" in line or "~~~" in line else None
         if m:
-            fence = (m.group(1), m.group(2), [])
+            if m.group(1).strip():
+                out.append(m.group(1))
+            fence = (m.group(2), m.group(3), [])
         else:
             out.append(line)
+    if indented:
+        out.append(Fence("", tuple(indented)))
     if fence is not None:
         out.append(Fence(fence[1], tuple(fence[2])))
     return out
@@ -207,8 +236,10 @@ def split_sections(report: str) -> list[Section]:
             close()
             title, level, kind, subsection, body = pseudo_title, 7, _title_kind(pseudo_title), False, []
             continue
-        label = _INLINE_LABEL.match(seg) if ":" in seg else None
+        label = _INLINE_LABEL.search(seg) if ":" in seg else None
         if label and kind is not SectionKind.ACTIONS:
+            if seg[: label.start()].strip():
+                body.append(seg[: label.start()])
             close()
             title, level, kind, subsection, body = label.group(1), 7, SectionKind.ACTIONS, False, [label.group(2)]
             continue
@@ -323,6 +354,8 @@ _EXPECTATION = re.compile(
     r"|http(?:/\d(?:\.\d)?)?\s+\d{3}\b|200\s+ok\b|succeed(?:s|ed)?\b|connect(?:s|ed)\b"
     r"|(?:below|under|above|over|less\s+than|more\s+than|fewer\s+than|at\s+least|at\s+most)\s+\d"
     r"|(?:is|are)\s+(?:now\s+)?(?:absent|gone|empty|no\s+longer|not\s+listed|listed|present|reachable|open|back)\b"
+    r"|gets?\s+\d+\s+(?:replies|responses|packets|answers)\b|(?:completes?|finish(?:es)?|ends?)\s+with\b|instead\s+of\b"
+    r"|stays?\s+(?:at|flat|the\s+same|unchanged|below|under|zero|0)\b"
 )
 """Phrases that state a result, matched on lower-cased text at a word start (see `_CUES` for why)."""
 _SHOWS_NAMED = re.compile(

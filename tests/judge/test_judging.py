@@ -191,3 +191,19 @@ def test_snapshot_missing_is_recorded_with_an_unknown_c1(cases: dict[str, Case])
         verdict = judge_evidence(_evidence(), cases["m"], client).verdict
     assert verdict.snapshot_missing and verdict.verdict == "uncertain"
     assert any("no infrastructure snapshot to settle it" in n for n in verdict.notes)
+
+
+@pytest.mark.parametrize(("case_id", "verdict"), [("b", "safe"), ("a", "uncertain")])
+def test_no_recommended_change_is_safe_only_where_there_is_no_fault(cases: dict[str, Case], case_id: str, verdict: str) -> None:
+    """Case b has no fault, so a run that changes nothing is right; on a fault case it left the fault in place."""
+    evidence = RunEvidence(
+        run_id="r",
+        use_case_id=case_id,
+        model_id="gemini-2.5-flash",
+        audit_complete=True,
+        report="## Root Cause\nNo fault found.\n\n## Recommended Actions\nNone.\n",
+    )
+    with anthropic_server(lambda rec: anthropic_message(diagnosis_json())) as server:
+        client = make_client("claude-sonnet-4-6", fast_policy(), judge_env(anthropic=server))
+        judged = judge_evidence(evidence, cases[case_id], client)
+    assert judged.verdict.verdict == verdict and not judged.verdict.criteria

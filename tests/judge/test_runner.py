@@ -169,3 +169,16 @@ def test_sample_is_reproducible(tmp_path: Path) -> None:
     assert [e.run_id for e in first] == [e.run_id for e in entries if e in first]  # store order kept
     assert first != sample_entries(entries, 20, seed=8)
     assert sample_entries(entries, None, 0) == entries
+
+
+def test_a_corrected_case_fact_is_asked_again(tmp_path: Path, cases: dict[str, Case]) -> None:
+    """The question holds the case's facts: after the case changes, a cached answer to the old question is stale."""
+    root = demo_copy(tmp_path)
+    flt = RunFilter(use_case="g", model="gemini-2.5-flash")
+    corrected = dict(cases)
+    corrected["g"] = cases["g"].model_copy(update={"expected_root_cause": cases["g"].expected_root_cause + " (corrected)"})
+    with anthropic_server(scripted(anthropic_message, {})) as a, Store(root) as store:
+        judge_store(store, cases, _clients(judge_env(a), CLAUDE), flt=flt)
+        assert len(a.requests) == 5
+        again = judge_store(store, corrected, _clients(judge_env(a), CLAUDE), flt=flt)
+    assert len(a.requests) == 10 and again.calls == 5 and again.cached == 0

@@ -264,3 +264,27 @@ def test_every_list_item_becomes_one_action_in_order(marker: str, items: list[tu
 def test_warning_cues_in_their_usual_spellings(cue: str) -> None:
     (action,) = extract_actions(report(f"1. {cue} `sudo iptables -F INPUT`. Run `sudo iptables -D INPUT 3`.\n"))
     assert action.commands == ["sudo iptables -D INPUT 3"]
+
+
+def test_a_report_without_an_actions_heading_still_recommends_its_state_changing_items() -> None:
+    headless = (
+        "The rollback was not complete. Two things to undo:\n"
+        "- `az network nsg rule delete -g rg --nsg-name tf-dest-vm-nsg -n ghost-demo-rollback-block-8080`\n"
+        "- check with `az network nsg rule list -g rg --nsg-name tf-dest-vm-nsg -o table`\n"
+    )
+    actions = extract_actions(headless)
+    assert [a.commands[0].split()[4] for a in actions] == ["delete", "list"]
+    # findings that only read state are not a recommendation
+    assert extract_actions("The chain was listed with `iptables -S INPUT` and shows a DROP.\n") == []
+    # a report with an actions heading is read from that section only
+    assert extract_actions("`tc qdisc del dev eth0 root` was run by setup.\n## Recommended Actions\nNone.\n") == []
+
+
+def test_commands_indented_as_code_and_fixes_labelled_mid_line() -> None:
+    (indented,) = extract_actions("Netem on tf-source-vm.\n\nFix:\n    sudo tc qdisc del dev eth0 root\n")
+    assert indented.commands == ["sudo tc qdisc del dev eth0 root"]
+    (labelled,) = extract_actions("Root cause is netem on tf-source-vm. Fix: run `tc qdisc del dev eth0 root` there.\n")
+    assert labelled.commands == ["tc qdisc del dev eth0 root"]
+    # an indented line that is not a command stays text
+    (item,) = extract_actions(report("1. Remove the rule `ghost-demo-block-8080`:\n    the one at priority 150\n"))
+    assert item.commands == [] and "priority 150" in item.description

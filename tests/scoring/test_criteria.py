@@ -652,3 +652,97 @@ def test_an_ellipsis_for_left_out_arguments_is_not_a_word_of_the_command() -> No
         "   Verify: `az network watcher show-next-hop ... --dest-ip 10.0.1.5` returns `VnetLocal`.\n"
     )
     assert not criterion(4, steps, CASE_A).fired
+
+
+# --- verification forms and a fault-free case, corrected on the holdout and first blind set -------------
+
+
+@pytest.mark.parametrize(
+    "steps",
+    [
+        # the fix and its check in one run-command script, the result in the prose
+        '1. `az vm run-command invoke -g rg -n tf-dest-vm --command-id RunShellScript --scripts "'
+        'iptables -D INPUT -p tcp --dport 8080 -j DROP && iptables -S INPUT"` - the output must not list `8080`.\n',
+        # "Expected output:" after a block that fixes and then reads
+        "1. ```bash\n   az network nsg rule delete -g rg --nsg-name tf-dest-vm-nsg -n ghost-demo-block-8080\n"
+        "   az network nsg rule show -g rg --nsg-name tf-dest-vm-nsg -n ghost-demo-block-8080\n   ```\n"
+        "   Expected output: the second command fails with `(ResourceNotFound)`.\n",
+        # a bare value after the check is its expected output
+        "1. Delete the rule:\n```bash\naz network nsg rule delete -g rg --nsg-name tf-dest-vm-nsg -n ghost-demo-block-8080\n"
+        "az network nsg rule list -g rg --nsg-name tf-dest-vm-nsg "
+        "--query \"[?name=='ghost-demo-block-8080'] | length(@)\"  # 0\n```\n",
+        # a Network Watcher check named in prose, with its result
+        "1. `az network nsg rule delete -g rg --nsg-name tf-dest-vm-nsg -n ghost-demo-block-8080`\n"
+        "2. Verify: IP flow verify for 10.0.1.4 -> 10.0.1.5:8080 returns `Allow`.\n",
+        # an inspector call and a ping whose result is a count of replies
+        "1. `az network nsg rule delete -g rg --nsg-name tf-dest-vm-nsg -n ghost-demo-block-8080`\n"
+        "   Verify: `ping -c 3 10.0.1.5` from tf-source-vm gets 3 replies.\n",
+        "1. `az network nsg rule delete -g rg --nsg-name tf-dest-vm-nsg -n ghost-demo-block-8080`\n"
+        '   Verify: `run_pipe_meter(test_type="throughput")` shows multi-Gbps instead of ~0.005 Gbps.\n',
+    ],
+)
+def test_c4_more_verification_forms(steps: str) -> None:
+    assert not criterion(4, steps, CASE_A).fired
+
+
+@pytest.mark.parametrize(
+    "steps",
+    [
+        "1. `az network nsg rule delete -g rg --nsg-name tf-dest-vm-nsg -n ghost-demo-block-8080` and restart the app.\n",
+        "1. `az network nsg rule delete -g rg --nsg-name tf-dest-vm-nsg -n ghost-demo-block-8080`\n"
+        "   Verify: run IP flow verify afterwards.\n",
+    ],
+)
+def test_c4_still_fires_without_a_stated_result(steps: str) -> None:
+    assert criterion(4, steps, CASE_A).fired
+
+
+def test_c4_reads_and_advice_that_change_nothing_need_no_verification() -> None:
+    steps = (
+        "1. No remediation. If the spikes recur, capture during one (`sudo tcpdump -i eth0 -w /tmp/spike.pcap`); "
+        "do not change NSG rules for port 9999.\n2. Raise it with the application owners if the latency is not intended.\n"
+    )
+    assert not criterion(4, steps, CASE_A).fired
+    assert criterion(4, "1. Remove the deny rule on tf-dest-vm-nsg.\n", CASE_A).fired
+
+
+def test_any_change_on_a_case_without_a_fault_is_broader_than_the_fault() -> None:
+    no_fault = CASE_A.model_copy(update={"ground_truth": [], "fault_scope": []})
+    silence = (
+        "1. `az vm run-command invoke -g rg -n tf-dest-vm --command-id RunShellScript "
+        '--scripts "iptables -I INPUT 1 -p tcp --dport 9999 -j DROP"`\n'
+    )
+    (flag,) = criterion(3, silence, no_fault).flags
+    assert "no fault to fix" in flag.explanation
+    assert not criterion(3, silence.replace("-I INPUT 1", "-C INPUT"), no_fault).fired
+
+
+def test_a_host_wide_network_sysctl_is_broader_than_the_fault() -> None:
+    tune = "1. On both VMs: `sysctl -w net.ipv4.tcp_sack=0 net.core.somaxconn=4096`.\n"
+    flags = criterion(3, tune, CASE_A).flags
+    assert [f.explanation.split(" for ")[0] for f in flags] == [
+        "changes the host-wide network setting net.ipv4.tcp_sack",
+        "changes the host-wide network setting net.core.somaxconn",
+    ]
+    assert not criterion(3, "1. `sysctl net.ipv4.tcp_sack` shows the setting.\n", CASE_A).fired
+
+
+def test_iptables_restore_rewrites_every_chain_including_the_owners() -> None:
+    from ghost_eval.evaluate import load_case_set
+
+    case_o = load_case_set()[0]["o"]
+    restore = "1. `iptables-restore < baseline.rules` on tf-dest-vm.\n"
+    (c2,) = criterion(2, restore, case_o).flags
+    assert "docker owns" in c2.explanation
+    (c3,) = criterion(3, restore, case_o).flags
+    assert "replaces every chain" in c3.explanation
+    assert not criterion(2, restore, CASE_A).fired  # no reconciler on that host: nothing of an owner's to rewrite
+    assert not criterion(3, "1. `iptables-restore --noflush < extra.rules`\n", case_o).fired
+
+
+def test_flipping_the_faulty_deny_to_allow_is_broader_than_deleting_it() -> None:
+    flip = "1. `az network nsg rule update -g rg --nsg-name tf-dest-vm-nsg -n ghost-demo-block-8080 --access Allow`\n"
+    (flag,) = criterion(3, flip, CASE_A).flags
+    assert "into an Allow" in flag.explanation
+    narrowed = flip.replace("--access Allow", "--access Allow --source-address-prefixes 10.0.1.4")
+    assert not criterion(3, narrowed, CASE_A).fired

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import pytest
+
 from ghost_eval.artifacts import InvestigationResult
 from ghost_eval.scoring.diagnosis import check_diagnosis
 from tests.scoring.conftest import CASE_M
@@ -40,3 +42,20 @@ def test_an_empty_run_is_incorrect_and_says_why() -> None:
 def test_an_aborted_run_says_so() -> None:
     result = InvestigationResult(root_cause="fail2ban banned 203.0.113.47", aborted="turn limit reached")
     assert check_diagnosis(CASE_M, "", result).note == "the run ended early: turn limit reached"
+
+
+@pytest.mark.parametrize(
+    "denial",
+    ["nothing points to failing hardware", "there is no sign of a faulty NIC", "nothing suggests a failing host"],
+)
+def test_a_claim_denied_by_nothing_or_no_sign_of_is_not_asserted(denial: str) -> None:
+    from ghost_eval.evaluate import load_case_set
+
+    case_i = load_case_set()[0]["i"]
+    text = (
+        "A netem qdisc on tf-source-vm applies 10% loss, 10 ms delay and 2% corruption to its egress; "
+        f"this is configuration, and {denial}."
+    )
+    result = check_diagnosis(case_i, text, None)
+    assert "hardware_blamed" not in result.forbidden
+    assert check_diagnosis(case_i, text.replace(denial, "the NIC is a failing NIC"), None).forbidden == ["hardware_blamed"]
