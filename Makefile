@@ -13,7 +13,7 @@ export PROMPTFOO_PYTHON := $(BIN)/python
 PROMPTFOO := $(CURDIR)/node_modules/.bin/promptfoo
 RESULTS := results
 
-.PHONY: bootstrap eval baseline variants sentinel test view lint clean-results lab-deps browser-deps
+.PHONY: bootstrap eval baseline variants sentinel consequences test view lint clean-results lab-deps browser-deps
 
 bootstrap: $(VENV)/.installed node_modules/.installed
 
@@ -30,7 +30,7 @@ $(VENV)/.installed: pyproject.toml | $(PY)
 	fi
 	@touch $@
 
-node_modules/.installed: package-lock.json $(VENV)/.installed
+node_modules/.installed: package-lock.json | $(VENV)/.installed
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
@@ -44,18 +44,20 @@ lint: bootstrap
 SUITE_baseline := promptfooconfig.yaml
 SUITE_variants := variants/promptfooconfig.yaml
 SUITE_sentinel := sentinel/promptfooconfig.yaml
+SUITE_consequences := consequences/promptfooconfig.yaml
 
-baseline variants sentinel: bootstrap
+baseline variants sentinel consequences: bootstrap
 	@mkdir -p $(RESULTS) $(PROMPTFOO_CONFIG_DIR)
-	$(PROMPTFOO) eval -c $(SUITE_$@) -o $(RESULTS)/$@.json --no-progress-bar; \
+	$(PROMPTFOO) eval -c $(SUITE_$@) -o $(RESULTS)/$@.json --no-progress-bar --no-table; \
 	rc=$$?; if [ $$rc -eq 100 ]; then echo "$@ eval complete: some rows failed their checks (see $(RESULTS)/$@.json or 'make view')"; exit 0; fi; exit $$rc
 
+# After the eval, the per-model rates (safe remediation, diagnosis accuracy, gap; Wilson intervals), not every row.
 eval: baseline
-	$(BIN)/ghost-eval score --format table
+	$(BIN)/ghost-eval report --out $(RESULTS)
 
 # Debian packages some tests need, installed only when missing, as root: the local lab's (tests/lab,
 # tests/live) and the browser the viewer test drives (tests/browser: Debian's chromium, no browser download).
-LAB_PACKAGES := openssh-server iptables nftables fail2ban iproute2 iputils-ping procps
+LAB_PACKAGES := openssh-server iptables nftables fail2ban iproute2 iputils-ping procps curl dnsutils netcat-openbsd
 BROWSER_PACKAGES := chromium
 define debian-deps
 	@missing=$$(for p in $(1); do \

@@ -449,7 +449,8 @@ def assertion_result(kind: str, output: str, context: dict[str, Any]) -> dict[st
 def suite_tests(suite: str, cases_dir: str | None = None) -> list[dict[str, Any]]:
     """Promptfoo test rows for a suite, generated from the case files so symptoms never drift.
 
-    `baseline` and `sentinel` take the cases flagged so; `variant:<name>` takes the variant's cases
+    `baseline` and `sentinel` take the cases flagged so; `consequences` the baseline cases with a fault recipe;
+    `variant:<name>` takes the variant's cases
     plus the sentinel cases it must not make worse. Rows are ordered by case id: the viewer lines
     up evals by row index, so the order must not change between runs. A case file that fails to
     load raises (naming file, field and reason) rather than leaving its rows out.
@@ -462,12 +463,14 @@ def suite_tests(suite: str, cases_dir: str | None = None) -> list[dict[str, Any]
         ids = [c.id for c in cases.values() if c.baseline]
     elif suite == "sentinel":
         ids = [c.id for c in cases.values() if c.sentinel]
+    elif suite == "consequences":
+        ids = [c.id for c in cases.values() if c.baseline and c.recipe is not None]
     elif suite.startswith("variant:"):
         spec = load_variant(bundled_path("variants") / f"{suite.removeprefix('variant:')}.yaml")
         sentinel = [c.id for c in cases.values() if c.sentinel]
         ids = [case_key(c) for c in spec.cases] + [c for c in sentinel if c not in {case_key(x) for x in spec.cases}]
     else:
-        raise GhostEvalError(f"unknown suite {suite!r}: baseline, sentinel or variant:<name>")
+        raise GhostEvalError(f"unknown suite {suite!r}: baseline, sentinel, consequences or variant:<name>")
     missing = [i for i in ids if i not in cases]
     if missing:
         raise GhostEvalError(f"suite {suite!r} names cases that are missing or invalid: {missing}")

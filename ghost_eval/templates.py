@@ -1,5 +1,5 @@
 """The one way the package renders jinja2 templates (prompts, reports, decision records): strict about
-undefined names, no HTML escaping (the output is Markdown or plain text), whitespace kept as written."""
+undefined names, whitespace kept as written; HTML escaping only for `*.html.j2` (the rest is Markdown or plain text)."""
 
 from __future__ import annotations
 
@@ -20,5 +20,5 @@ def template_environment(folder: Path) -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
-        autoescape=False,
+        autoescape=lambda name: name is not None and name.endswith(".html.j2"),
     )

@@ -1,7 +1,7 @@
 """Promptfoo test generator: the rows of a suite, built from the case files (thin adapter).
 
 Use as `tests: {path: file://suites/tests.py:generate_tests, config: {suite: baseline}}`;
-suites are `baseline`, `sentinel` and `variant:<name>`.
+suites are `baseline`, `sentinel`, `consequences` and `variant:<name>`.
 """
 
 from __future__ import annotations

@@ -4,22 +4,34 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from rich.console import Console
+from rich.progress import track
 
 from ghost_eval.cases import Case
 from ghost_eval.errors import CaseError
 from ghost_eval.evaluate import load_case_set
 from ghost_eval.store import Problem, RunFilter, Store, default_store_path
 
-__all__ = ["Handler", "Parents", "cases_for", "err", "open_store", "out", "report_problems", "run_filter"]
+__all__ = ["Handler", "Parents", "cases_for", "err", "open_store", "out", "progress", "report_problems", "run_filter"]
 
 # Tables keep full run ids when piped or captured, where rich would otherwise assume 80 columns.
 out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 240)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 Handler = Callable[[argparse.Namespace], int]
+_T = TypeVar("_T")
+
+
+def progress(description: str, total: int | None = None) -> Callable[[Iterable[_T]], Iterable[_T]]:
+    """A progress bar on stderr over the items as they are worked through (shown only on a terminal)."""
+
+    def each(items: Iterable[_T]) -> Iterable[_T]:
+        return track(items, description, total, console=err, transient=True, disable=not err.is_terminal)
+
+    return each
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import sys
 
 from rich.table import Table
 
-from ghost_eval.cli._common import Parents, cases_for, open_store, out, report_problems, run_filter
+from ghost_eval.cli._common import Parents, cases_for, open_store, out, progress, report_problems, run_filter
 from ghost_eval.evaluate import score_store
 from ghost_eval.store import Problem
 
@@ -18,8 +18,10 @@ __all__ = ["register"]
 def _score(args: argparse.Namespace) -> int:
     cases, _ = cases_for(args)
     problems: list[Problem] = []
+    flt = run_filter(args)
     with open_store(args) as store:
-        rows = list(score_store(store, cases, run_filter(args), write=not args.no_write, problems=problems, jobs=args.jobs))
+        scoring = score_store(store, cases, flt, write=not args.no_write, problems=problems, jobs=args.jobs)
+        rows = list(progress("scoring runs", len(store.runs(flt)))(scoring))
         report_problems(store.problems)  # after the runs were selected: SQLite rows are checked as they are
     report_problems(problems)
     if args.format == "jsonl":

@@ -1,4 +1,5 @@
-"""`lab-appd`: stand-ins for the applications the cases talk about (web 8080, PostgreSQL 5432, Redis 6379, iperf3 5001).
+"""`lab-appd`: stand-ins for the applications the cases talk about (web 8080, PostgreSQL 5432, Redis 6379, iperf3 5001),
+and for the Internet's web servers (80, 443) in the lab's Internet namespace.
 
 Each port accepts TCP connections, answers with a short HTTP response naming the service and then takes in
 whatever the client still sends until it closes (a bulk transfer), so "the service is up and listening" is true
@@ -18,7 +19,7 @@ from ghost_eval.lab.reconciler import log
 
 __all__ = ["SERVICE_NAMES", "main"]
 
-SERVICE_NAMES = {5001: "iperf3", 5432: "postgresql", 6379: "redis", 8080: "web"}
+SERVICE_NAMES = {80: "http", 443: "https", 5001: "iperf3", 5432: "postgresql", 6379: "redis", 8080: "web"}
 _NAME = "lab-appd"
 _IDLE_S = 30.0
 
@@ -54,3 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for t in threads:
         t.join()
     return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -30,6 +30,7 @@ from ghost_eval.lab.arm.paths import CONFIG_NAME, ENDPOINT_NAME, write_json_atom
 from ghost_eval.lab.errors import LabError
 from ghost_eval.lab.keys import generate_key, known_hosts_line
 from ghost_eval.lab.layout import (
+    INTERNET_PORTS,
     RESOURCE_GROUP,
     SUBNET,
     SUBSCRIPTION_ID,
@@ -40,13 +41,13 @@ from ghost_eval.lab.layout import (
 )
 from ghost_eval.lab.network import choose_mgmt_index, create_network, destroy_network, lab_links, lab_namespaces
 from ghost_eval.lab.preflight import preflight
-from ghost_eval.lab.shell import kill_pids, pid_alive
+from ghost_eval.lab.shell import in_netns, kill_pids, netns_pids, pid_alive, run
 from ghost_eval.lab.vm import boot_vm, prepare_vm
 from ghost_eval.live.target import SshHost, Target, TargetError, load_target, ssh_connect, ssh_run
 
 __all__ = ["API_VERSION", "LabStatus", "lab_down", "lab_status", "lab_up"]
 
-_STATE_ENTRIES = ("lab.json", "target.json", "ssh", "arm", "vms", "bin")
+_STATE_ENTRIES = ("lab.json", "target.json", "ssh", "arm", "vms", "bin", "internet.log")
 _FORBIDDEN_PARENTS = ("/etc", "/root", "/usr/local", "/var")
 """The VMs overlay these folders, so the state folder (their upper layers) cannot live inside one."""
 _BOOT_TIMEOUT_S = 30.0
@@ -150,6 +151,27 @@ def _start_emulator(layout: LabLayout) -> int:
     return proc.pid
 
 
+def _internet_listening(layout: LabLayout) -> bool:
+    listening = run(in_netns(layout.internet_ns, "ss", "-Hltn"), check=False)
+    return all(f":{port} " in listening for port in INTERNET_PORTS)
+
+
+def _start_internet(layout: LabLayout) -> None:
+    """The Internet stand-in: the lab's listener answering on `INTERNET_PORTS` in its own namespace. It dies with the
+    namespace (`destroy_network` kills every process of the lab's namespaces)."""
+    ports = [arg for port in INTERNET_PORTS for arg in ("--port", str(port))]
+    with (layout.state_dir / "internet.log").open("ab") as log:
+        subprocess.Popen(
+            in_netns(layout.internet_ns, sys.executable, "-m", "ghost_eval.lab.appd", *ports),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            close_fds=True,
+        )
+    _wait("the Internet stand-in", lambda: _internet_listening(layout), 15, layout.state_dir / "internet.log")
+
+
 def _target(layout: LabLayout) -> Target:
     arm = layout.arm_dir
     endpoint = json.loads((arm / ENDPOINT_NAME).read_text())
@@ -230,6 +252,7 @@ def lab_up(state_dir: Path | None = None) -> Target:
 
 def _build(layout: LabLayout, manifest: dict[str, object]) -> Target:
     create_network(layout)
+    _start_internet(layout)
     client_key = generate_key(layout.client_key, f"ghost-eval-lab-{layout.lab_id}")
     public = Path(f"{client_key}.pub").read_text()
     known = ""
@@ -317,8 +340,9 @@ def lab_status(state_dir: Path | None = None) -> LabStatus:
         status.checks["lab"] = f"not up (no {layout.manifest})"
         return status
     present = set(lab_namespaces(layout))
-    for ns in (layout.fabric_ns, *(layout.vm_ns(vm) for vm in layout.vms)):
+    for ns in (layout.fabric_ns, layout.internet_ns, *(layout.vm_ns(vm) for vm in layout.vms)):
         status.checks[f"netns {ns}"] = "ok" if ns in present else "missing"
+    status.checks["Internet stand-in"] = "ok" if netns_pids(layout.internet_ns) else "not running"
     launchers = _read_manifest(layout.manifest).get("launchers")
     for vm in layout.vms:
         pid = launchers.get(vm.name) if isinstance(launchers, dict) else None

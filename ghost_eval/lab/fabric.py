@@ -5,9 +5,12 @@ loaded atomically. The table is built from the same effective routes and effecti
 returns, so what the agent reads through the SDK is exactly what drops its packets:
 
 - flows are stateful, as in Azure: replies of an allowed flow pass (`ct state established,related`);
-- a packet leaving a NIC is checked against that NIC's effective routes (a lab destination whose longest
-  match is not `VnetLocal` is black-holed: next hop None, an absent appliance, Internet), then its NIC NSG
-  and its subnet NSG (outbound);
+- a packet leaving a NIC is checked against that NIC's effective routes (a lab VM whose longest match is not
+  `VnetLocal`, or the lab's Internet host whose longest match is not `Internet`, is black-holed: next hop None,
+  an absent appliance), then its NIC NSG and its subnet NSG (outbound);
+- a packet leaving a NIC for a storage account's blob endpoint is dropped when the account's firewall does not let
+  that NIC's subnet in (default action Deny without a virtual network rule made effective by the subnet's
+  Microsoft.Storage service endpoint; Azure would answer 403, the lab's endpoint has no HTTP to say it);
 - a packet arriving at a NIC is checked against its subnet NSG, then its NIC NSG (inbound);
 - an allow rule passes the packet on to the next stage, a deny drops it silently.
 
@@ -22,6 +25,7 @@ import itertools
 import re
 
 from ghost_eval.lab.arm.state import ArmState, Json
+from ghost_eval.lab.layout import INTERNET_HOST, INTERNET_PREFIX, STORAGE_ACCOUNTS
 from ghost_eval.lab.shell import in_netns, run
 from ghost_eval.live.effective import next_hop
 
@@ -109,11 +113,15 @@ def compile_fabric(state: ArmState) -> str:
         out_chain, in_chain = _chain("from", nic), _chain("to", nic)
         forward += [f"ip saddr {ip} jump {out_chain}", f"ip daddr {ip} jump {in_chain}"]
         chains[out_chain] = []
-        for other, other_ip in sorted(nics.items()):
-            hop = next_hop(routes, other_ip)
-            if other != nic and (hop is None or hop["nextHopType"] != "VnetLocal"):
+        destinations = [(other_ip, other_ip, "VnetLocal") for other, other_ip in sorted(nics.items()) if other != nic]
+        for address, matched, expected in [*destinations, (INTERNET_HOST, INTERNET_PREFIX, "Internet")]:
+            hop = next_hop(routes, address)
+            if hop is None or hop["nextHopType"] != expected:
                 why = "no route" if hop is None else f"route {hop['addressPrefix'][0]} -> {hop['nextHopType']}"
-                chains[out_chain].append(f"ip daddr {other_ip} counter drop comment {_quote(why)}")
+                chains[out_chain].append(f"ip daddr {matched} counter drop comment {_quote(why)}")
+        for account, address in STORAGE_ACCOUNTS.items():
+            if not state.storage_reachable(nic, account):
+                chains[out_chain].append(f"ip daddr {address} counter drop comment {_quote(f'storage {account} firewall')}")
         chains[in_chain] = []
         for direction, order, target in (("Outbound", ("nic", "subnet"), out_chain), ("Inbound", ("subnet", "nic"), in_chain)):
             for scope in order:

@@ -5,10 +5,13 @@ Topology (one lab):
     host namespace                      fabric netns ("Azure")            VM netns (one per VM)
     gh<id>mg bridge 198.18.N.1/24 ---- mgmt0 198.18.N.4|5 (management: SSH from the host)
                                         br0 10.0.1.1/24 ---- eth0 10.0.1.4|5 (data path, NSGs and UDRs enforced)
+                                        inet0 198.51.100.1/24 ---- internet netns: eth0 198.51.100.80 (ports 80, 443)
 
 The data path runs through a bridge in a private "fabric" namespace where the ARM emulator's NSG rules and
 routes are enforced with nftables; the management path is a separate interface on a separate subnet that
 no planted fault touches, just as the agent's SSH to a real VM does not depend on the fault it investigates.
+The "internet" namespace is one host outside the VNet (an address from TEST-NET-2) that answers on 80 and 443, so
+a route that cuts a subnet's Internet egress has something to cut.
 """
 
 from __future__ import annotations
@@ -21,6 +24,11 @@ from pathlib import Path
 __all__ = [
     "DEFAULT_STATE_DIR",
     "FABRIC_GATEWAY",
+    "INTERNET_GATEWAY",
+    "INTERNET_HOST",
+    "INTERNET_PORTS",
+    "INTERNET_PREFIX",
+    "STORAGE_ACCOUNTS",
     "LOCATION",
     "MGMT_PREFIX",
     "RESOURCE_GROUP",
@@ -44,6 +52,15 @@ VNET_PREFIX = "10.0.0.0/16"
 SUBNET = "default"
 SUBNET_PREFIX = "10.0.1.0/24"
 FABRIC_GATEWAY = "10.0.1.1"
+INTERNET_PREFIX = "198.51.100.0/24"
+INTERNET_GATEWAY = "198.51.100.1"
+"""The fabric's address on the link to the Internet stand-in."""
+INTERNET_HOST = "198.51.100.80"
+"""The one Internet host of the lab (RFC 5737 TEST-NET-2): it answers TCP on `INTERNET_PORTS`."""
+INTERNET_PORTS = (80, 443)
+STORAGE_ACCOUNTS = {"nwlogs080613": "198.51.100.20"}
+"""The lab's storage accounts and the address their blob endpoint (`<name>.blob.core.windows.net`, in each VM's
+/etc/hosts) has in the Internet stand-in's namespace, where it answers on 443."""
 MGMT_PREFIX = "198.18"
 """Management subnets are 198.18.N.0/24 (RFC 2544 benchmarking space), one per lab."""
 
@@ -113,6 +130,15 @@ class LabLayout:
 
     def vm_ns(self, vm: VmSpec) -> str:
         return f"{self.ns_prefix}{vm.short}"
+
+    @property
+    def internet_ns(self) -> str:
+        return f"{self.ns_prefix}inet"
+
+    @property
+    def internet_link(self) -> str:
+        """Temporary name of the Internet end before it moves into its namespace and becomes eth0."""
+        return f"{self.link_prefix}i"
 
     @property
     def mgmt_bridge(self) -> str:

@@ -3,7 +3,9 @@
 The data path: each VM's eth0 (10.0.1.x/24, default route via the fabric's 10.0.1.1) is a port of br0 in the
 fabric namespace, where bridged IPv4 goes through netfilter so the emulator's NSGs and routes apply. The
 management path: each VM's mgmt0 (198.18.N.x/24) is an isolated port of a bridge in the host namespace that
-holds 198.18.N.1, so the host reaches every VM and the VMs cannot reach each other that way.
+holds 198.18.N.1, so the host reaches every VM and the VMs cannot reach each other that way. The fabric also
+routes to the Internet stand-in's namespace (198.51.100.0/24 on its inet0), so Internet egress crosses the same
+enforcement as VNet traffic.
 """
 
 from __future__ import annotations
@@ -14,7 +16,16 @@ import re
 from pathlib import Path
 
 from ghost_eval.lab.errors import LabError
-from ghost_eval.lab.layout import FABRIC_GATEWAY, MGMT_PREFIX, SUBNET_PREFIX, LabLayout
+from ghost_eval.lab.layout import (
+    FABRIC_GATEWAY,
+    INTERNET_GATEWAY,
+    INTERNET_HOST,
+    INTERNET_PREFIX,
+    MGMT_PREFIX,
+    STORAGE_ACCOUNTS,
+    SUBNET_PREFIX,
+    LabLayout,
+)
 from ghost_eval.lab.shell import kill_pids, netns_pids, run
 
 __all__ = ["choose_mgmt_index", "create_network", "destroy_network", "lab_links", "lab_namespaces"]
@@ -42,8 +53,8 @@ def choose_mgmt_index(layout: LabLayout) -> int:
 
 
 def create_network(layout: LabLayout) -> None:
-    fabric = layout.fabric_ns
-    for ns in (fabric, *(layout.vm_ns(vm) for vm in layout.vms)):
+    fabric, internet = layout.fabric_ns, layout.internet_ns
+    for ns in (fabric, internet, *(layout.vm_ns(vm) for vm in layout.vms)):
         run(["ip", "netns", "add", ns])
         _ip("link", "set", "lo", "up", netns=ns)
     _ip("link", "add", "br0", "type", "bridge", netns=fabric)
@@ -51,6 +62,16 @@ def create_network(layout: LabLayout) -> None:
     _ip("link", "set", "br0", "up", netns=fabric)
     _sysctl(fabric, "net.ipv4.ip_forward", "1")
     _sysctl(fabric, "net.bridge.bridge-nf-call-iptables", "1")
+    inet_plen = ipaddress.ip_network(INTERNET_PREFIX).prefixlen
+    _ip("link", "add", layout.internet_link, "type", "veth", "peer", "name", "inet0", "netns", fabric)
+    _ip("link", "set", layout.internet_link, "netns", internet)
+    _ip("link", "set", layout.internet_link, "name", "eth0", netns=internet)
+    _ip("addr", "add", f"{INTERNET_GATEWAY}/{inet_plen}", "dev", "inet0", netns=fabric)
+    _ip("link", "set", "inet0", "up", netns=fabric)
+    for address in (INTERNET_HOST, *STORAGE_ACCOUNTS.values()):
+        _ip("addr", "add", f"{address}/{inet_plen}", "dev", "eth0", netns=internet)
+    _ip("link", "set", "eth0", "up", netns=internet)
+    _ip("route", "add", "default", "via", INTERNET_GATEWAY, netns=internet)
     bridge = layout.mgmt_bridge
     _ip("link", "add", bridge, "type", "bridge")
     _ip("addr", "add", f"{layout.mgmt_host_address}/24", "dev", bridge)

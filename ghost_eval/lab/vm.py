@@ -13,9 +13,10 @@ import os
 import stat
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
-from ghost_eval.lab.layout import MGMT_PREFIX, LabLayout, VmSpec
+from ghost_eval.lab.layout import MGMT_PREFIX, STORAGE_ACCOUNTS, LabLayout, VmSpec
 from ghost_eval.lab.shell import in_netns
 from ghost_eval.lab.vminit import OVERLAYS
 
@@ -89,7 +90,8 @@ MaxSessions 100
 Subsystem sftp internal-sftp
 """
 
-_FAIL2BAN_JAIL = f"""# ghost-eval lab: the sshd jail reads sshd's own log; the management subnet is never banned
+_FAIL2BAN_JAIL = f"""# ghost-eval lab: the sshd jail reads sshd's own log; the management subnet is never banned.
+# A ban covers every port and protocol (INPUT jumps to f2b-sshd for all traffic), the chain shape of case m.
 [DEFAULT]
 ignoreip = 127.0.0.1/8 {MGMT_PREFIX}.0.0/15
 
@@ -98,7 +100,7 @@ enabled = true
 backend = polling
 logpath = /var/log/auth.log
 port = ssh
-banaction = iptables-multiport
+banaction = iptables-allports[protocol=all]
 """
 
 _FAIL2BAN_DAEMON = """[Definition]
@@ -127,9 +129,13 @@ _FIREWALL_TABLES = [
 
 
 def _write(path: Path, text: str, mode: int = 0o644) -> None:
+    """Write beside, then rename: a program another VM is starting (`bin/lab-init` is shared) is never open for
+    writing, which would fail its exec with "Text file busy", nor read half-written."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    path.chmod(mode)
+    staged = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
+    staged.write_text(text, encoding="utf-8")
+    staged.chmod(mode)
+    os.replace(staged, path)
 
 
 def _whiteout(upper: Path, relative: str) -> None:
@@ -165,6 +171,7 @@ def _program(module: str, about: str) -> str:
 def _hosts(layout: LabLayout, vm: VmSpec) -> str:
     lines = ["127.0.0.1\tlocalhost", f"127.0.1.1\t{vm.name}"]
     lines += [f"{other.address}\t{other.name}" for other in layout.vms]
+    lines += [f"{address}\t{name}.blob.core.windows.net" for name, address in STORAGE_ACCOUNTS.items()]
     return "\n".join(lines) + "\n"
 
 

@@ -5,13 +5,13 @@ one answer while the fault is in place and, by default, the other once it is gon
 
 - `ssh: <vm>` + `run: <command>`: a shell command on the VM over SSH (through `sudo -n` for a non-root user);
 - `azure: <operation>`: one control-plane change through azure-mgmt-network — create/delete an NSG rule,
-  create a route table with routes (associated with the target's subnet) / delete it, change or restore the
-  subnet's service endpoints.
+  create an NSG with its rules or a route table with routes (either associated with the target's subnet) /
+  delete it, change or restore the subnet's service endpoints, change or restore a storage account's firewall.
 
 `applied(target, recipe)` runs the setup and always runs the teardown (even when the setup or the body fails),
 every teardown step even when one fails. Azure changes never take over what the run did not create: a rule or
-route table that already exists makes the setup fail, and a teardown deletes only what this run created and
-puts back what it replaced (a subnet's route table, its service endpoints).
+route table or NSG that already exists makes the setup fail, and a teardown deletes only what this run created
+and puts back what it replaced (a subnet's route table or NSG, its service endpoints).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 import paramiko
 from pydantic import Discriminator, Field, Tag
@@ -31,18 +31,26 @@ from ghost_eval.records import Record, parse_record
 
 if TYPE_CHECKING:
     from azure.mgmt.network import NetworkManagementClient
+    from azure.mgmt.storage import StorageManagementClient
 
 __all__ = [
+    "CreateNetworkSecurityGroup",
     "CreateRouteTable",
     "CreateSecurityRule",
+    "DeleteNetworkSecurityGroup",
     "DeleteRouteTable",
     "DeleteSecurityRule",
+    "DissociateRouteTable",
     "Recipe",
     "RecipeError",
     "RecipeRun",
+    "Reconcile",
     "RestoreServiceEndpoints",
+    "RestoreStorageFirewall",
     "RouteSpec",
+    "SecurityRuleSpec",
     "SetServiceEndpoints",
+    "SetStorageFirewall",
     "SshStep",
     "Step",
     "StepResult",
@@ -70,11 +78,9 @@ class SshStep(Record):
         return f"ssh {self.ssh}: {self.run.strip().splitlines()[0]}"
 
 
-class CreateSecurityRule(Record):
-    """Add a rule to an NSG (Azure: `az network nsg rule create`); refuses to replace an existing rule."""
+class SecurityRuleSpec(Record):
+    """One NSG security rule, with the fields `az network nsg rule create` takes (prefixes and ports default to `*`)."""
 
-    azure: Literal["create_security_rule"]
-    nsg: str
     name: str
     priority: int
     direction: Literal["Inbound", "Outbound"] = "Inbound"
@@ -86,11 +92,36 @@ class CreateSecurityRule(Record):
     destination_port_range: str = "*"
     description: str | None = None
 
-    def describe(self) -> str:
-        return (
-            f"azure: create rule {self.nsg}/{self.name} (p{self.priority} {self.access} {self.protocol} "
-            f"{self.destination_port_range} {self.direction})"
+    def sdk_rule(self) -> Any:
+        from azure.mgmt.network.models import SecurityRule, SecurityRulePropertiesFormat
+
+        return SecurityRule(
+            name=self.name,
+            properties=SecurityRulePropertiesFormat(
+                protocol=self.protocol,
+                access=self.access,
+                direction=self.direction,
+                priority=self.priority,
+                source_address_prefix=self.source_address_prefix,
+                source_port_range=self.source_port_range,
+                destination_address_prefix=self.destination_address_prefix,
+                destination_port_range=self.destination_port_range,
+                description=self.description,
+            ),
         )
+
+    def summary(self) -> str:
+        return f"p{self.priority} {self.access} {self.protocol} {self.destination_port_range} {self.direction}"
+
+
+class CreateSecurityRule(SecurityRuleSpec):
+    """Add a rule to an NSG (Azure: `az network nsg rule create`); refuses to replace an existing rule."""
+
+    azure: Literal["create_security_rule"]
+    nsg: str
+
+    def describe(self) -> str:
+        return f"azure: create rule {self.nsg}/{self.name} ({self.summary()})"
 
 
 class DeleteSecurityRule(Record):
@@ -111,27 +142,70 @@ class RouteSpec(Record):
     next_hop_ip_address: str | None = None
 
 
-class CreateRouteTable(Record):
+class _SubnetResource(Record):
+    """A route table or NSG a recipe creates and (by default) associates with the target's subnet."""
+
+    name: str
+    associate_subnet: bool = True
+
+    def _describe(self, what: str, content: str) -> str:
+        return f"azure: create {what} {self.name} ({content})" + (" on the subnet" if self.associate_subnet else "")
+
+
+class _DeleteSubnetResource(Record):
+    """Give the subnet back what it had, then delete the resource this run created."""
+
+    name: str
+    _what: ClassVar[str]
+
+    def describe(self) -> str:
+        return f"azure: delete {self._what} {self.name}"
+
+
+class CreateRouteTable(_SubnetResource):
     """Create a route table with routes and (by default) associate it with the target's subnet."""
 
     azure: Literal["create_route_table"]
-    name: str
     routes: list[RouteSpec] = Field(min_length=1)
-    associate_subnet: bool = True
 
     def describe(self) -> str:
-        routes = ", ".join(f"{r.address_prefix} -> {r.next_hop_type}" for r in self.routes)
-        return f"azure: create route table {self.name} ({routes})" + (" on the subnet" if self.associate_subnet else "")
+        return self._describe("route table", ", ".join(f"{r.address_prefix} -> {r.next_hop_type}" for r in self.routes))
 
 
-class DeleteRouteTable(Record):
+class DeleteRouteTable(_DeleteSubnetResource):
     """Give the subnet back the route table it had, then delete the table this run created."""
 
     azure: Literal["delete_route_table"]
+    _what = "route table"
+
+
+class DissociateRouteTable(Record):
+    """Take this run's route table off the subnet and keep the table (`az network vnet subnet update --remove
+    routeTable`): how a multi-phase case moves past its routing fault."""
+
+    azure: Literal["dissociate_route_table"]
     name: str
 
     def describe(self) -> str:
-        return f"azure: delete route table {self.name}"
+        return f"azure: take route table {self.name} off the subnet"
+
+
+class CreateNetworkSecurityGroup(_SubnetResource):
+    """Create an NSG holding `rules` (besides Azure's default rules) and (by default) associate it with the target's
+    subnet, as `az network nsg create` + `nsg rule create` + `vnet subnet update --network-security-group` do."""
+
+    azure: Literal["create_network_security_group"]
+    rules: list[SecurityRuleSpec] = []
+
+    def describe(self) -> str:
+        return self._describe("NSG", ", ".join(f"{r.name} {r.summary()}" for r in self.rules))
+
+
+class DeleteNetworkSecurityGroup(_DeleteSubnetResource):
+    """Give the subnet back the NSG it had, then delete the NSG this run created."""
+
+    azure: Literal["delete_network_security_group"]
+    _what = "NSG"
 
 
 class SetServiceEndpoints(Record):
@@ -143,6 +217,31 @@ class SetServiceEndpoints(Record):
 
     def describe(self) -> str:
         return f"azure: subnet service endpoints +{self.add} -{self.remove}"
+
+
+class SetStorageFirewall(Record):
+    """Set a storage account's firewall (`az storage account update --default-action/--bypass` and, with
+    `allow_subnet`, `az storage account network-rule add --subnet <the target's subnet>`); the first call saves it."""
+
+    azure: Literal["set_storage_firewall"]
+    account: str
+    default_action: Literal["Allow", "Deny"]
+    bypass: str = "AzureServices"
+    allow_subnet: bool = False
+
+    def describe(self) -> str:
+        rule = ", virtual network rule for the subnet" if self.allow_subnet else ""
+        return f"azure: storage account {self.account} firewall: default {self.default_action}, bypass {self.bypass}{rule}"
+
+
+class RestoreStorageFirewall(Record):
+    """Put back the firewall of `account` saved by `set_storage_firewall`."""
+
+    azure: Literal["restore_storage_firewall"]
+    account: str
+
+    def describe(self) -> str:
+        return f"azure: restore storage account {self.account} firewall"
 
 
 class RestoreServiceEndpoints(Record):
@@ -166,8 +265,13 @@ Step = Annotated[
     | Annotated[DeleteSecurityRule, Tag("delete_security_rule")]
     | Annotated[CreateRouteTable, Tag("create_route_table")]
     | Annotated[DeleteRouteTable, Tag("delete_route_table")]
+    | Annotated[DissociateRouteTable, Tag("dissociate_route_table")]
+    | Annotated[CreateNetworkSecurityGroup, Tag("create_network_security_group")]
+    | Annotated[DeleteNetworkSecurityGroup, Tag("delete_network_security_group")]
     | Annotated[SetServiceEndpoints, Tag("set_service_endpoints")]
-    | Annotated[RestoreServiceEndpoints, Tag("restore_service_endpoints")],
+    | Annotated[RestoreServiceEndpoints, Tag("restore_service_endpoints")]
+    | Annotated[SetStorageFirewall, Tag("set_storage_firewall")]
+    | Annotated[RestoreStorageFirewall, Tag("restore_storage_firewall")],
     Discriminator(_step_kind),
 ]
 
@@ -177,14 +281,14 @@ class Symptom(Record):
 
     Exactly one probe: `ssh` + `run` (passes when the command exits 0), or `azure` with its fields:
     `service_endpoint` (the subnet has `service`), `nsg_allows` (the effective NSG rules of `vm` allow
-    `protocol`/`port` from `source` in `direction`), `next_hop_vnet` (the effective route of `vm` towards
-    `destination` is VnetLocal).
+    `protocol`/`port` from `source` in `direction`), `next_hop_vnet` / `next_hop_internet` (the effective route of
+    `vm` towards `destination` is VnetLocal / Internet).
     """
 
     description: str
     ssh: str | None = None
     run: str | None = None
-    azure: Literal["service_endpoint", "nsg_allows", "next_hop_vnet"] | None = None
+    azure: Literal["service_endpoint", "nsg_allows", "next_hop_vnet", "next_hop_internet"] | None = None
     vm: str | None = None
     service: str | None = None
     direction: Literal["Inbound", "Outbound"] = "Inbound"
@@ -202,6 +306,20 @@ class Symptom(Record):
         return self.healthy or ("fail" if self.faulty == "pass" else "pass")
 
 
+class Reconcile(Record):
+    """What the fault's owner does on its own after a fix (a fix trial's durability check): re-apply, then hold."""
+
+    notes: str | None = None
+    """Who re-applies what, and why these steps stand for it."""
+    run: list[SshStep] = []
+    """The owner's re-apply, as it happens without the operator (a jail restart, a daemon restart, a reload)."""
+    hold_s: float = Field(default=0, ge=0)
+    """Seconds to wait after `run` before the symptoms are checked again."""
+    resolved_by: list[str] = []
+    """Descriptions of the symptoms that say whether the fault's effect is gone (default: every symptom);
+    the others describe the owner's bookkeeping, which a fix behind its back leaves as it was."""
+
+
 class Recipe(Record):
     """How to plant a case's fault in a target and remove it again."""
 
@@ -210,6 +328,12 @@ class Recipe(Record):
     setup: list[Step] = Field(min_length=1)
     teardown: list[Step] = Field(min_length=1)
     symptoms: list[Symptom] = []
+    """The checks of the fault as set up (the case's first phase)."""
+    phases: dict[str, list[Step]] = {}
+    """Steps that take the planted fault on to a later phase of the case (keyed by the case's phase id), as the
+    original's between-phase script does; the teardown removes whatever is left."""
+    reconcile: Reconcile | None = None
+    """How the fault's owner reconciles after a fix (fix trials); None: nothing re-applies the fault."""
 
 
 def recipe_of(case: Case) -> Recipe | None:
@@ -241,7 +365,11 @@ class RecipeRun:
         self._net: NetworkManagementClient | None = None
         self._created: set[tuple[str, str]] = set()
         self._saved_endpoints: list[Any] | None = None
-        self._saved_route_table: dict[str, Any] = {}
+        self._saved_firewalls: dict[str, Any] = {}
+        """Storage account (lower-case) → its network rule set before this run changed it."""
+        self._storage: StorageManagementClient | None = None
+        self._saved_association: dict[tuple[str, str], Any] = {}
+        """(subnet attribute, name of what this run put there) → what the subnet had before."""
 
     # -- clients -------------------------------------------------------------------------------------
 
@@ -262,13 +390,22 @@ class RecipeRun:
             self._net = network_client(self.target)
         return self._net
 
+    @property
+    def storage(self) -> StorageManagementClient:
+        if self._storage is None:
+            from ghost_eval.live.target import storage_client
+
+            self._storage = storage_client(self.target)
+        return self._storage
+
     def close(self) -> None:
         for client in self._ssh.values():
             client.close()
         self._ssh.clear()
-        if self._net is not None:
-            self._net.close()
-            self._net = None
+        for azure_client in (self._net, self._storage):
+            if azure_client is not None:
+                azure_client.close()
+        self._net = self._storage = None
 
     # -- steps ---------------------------------------------------------------------------------------
 
@@ -285,29 +422,8 @@ class RecipeRun:
                 raise RecipeError(f"exit {code}: {(err or out).strip()[-500:]}")
             return (out + err).strip()[-500:]
         if isinstance(step, CreateSecurityRule):
-            from azure.core.exceptions import ResourceNotFoundError
-            from azure.mgmt.network.models import SecurityRule, SecurityRulePropertiesFormat
-
-            try:
-                self.net.security_rules.get(t.resource_group, step.nsg, step.name)
-            except ResourceNotFoundError:
-                pass
-            else:
-                raise RecipeError(f"rule {step.nsg}/{step.name} already exists; a recipe never takes over a rule")
-            rule = SecurityRulePropertiesFormat(
-                protocol=step.protocol,
-                access=step.access,
-                direction=step.direction,
-                priority=step.priority,
-                source_address_prefix=step.source_address_prefix,
-                source_port_range=step.source_port_range,
-                destination_address_prefix=step.destination_address_prefix,
-                destination_port_range=step.destination_port_range,
-                description=step.description,
-            )
-            self.net.security_rules.begin_create_or_update(
-                t.resource_group, step.nsg, step.name, SecurityRule(properties=rule)
-            ).result()
+            self._refuse_existing(self.net.security_rules.get, "rule", step.nsg, step.name)
+            self.net.security_rules.begin_create_or_update(t.resource_group, step.nsg, step.name, step.sdk_rule()).result()
             self._created.add(("rule", f"{step.nsg}/{step.name}"))
             return "created"
         if isinstance(step, DeleteSecurityRule):
@@ -319,9 +435,19 @@ class RecipeRun:
         if isinstance(step, CreateRouteTable):
             return self._create_route_table(step)
         if isinstance(step, DeleteRouteTable):
-            return self._delete_route_table(step)
+            return self._delete_associated("route_table", step.name, self.net.route_tables.begin_delete)
+        if isinstance(step, DissociateRouteTable):
+            return self._dissociate(step.name)
+        if isinstance(step, CreateNetworkSecurityGroup):
+            return self._create_nsg(step)
+        if isinstance(step, DeleteNetworkSecurityGroup):
+            return self._delete_associated("network_security_group", step.name, self.net.network_security_groups.begin_delete)
         if isinstance(step, SetServiceEndpoints):
             return self._set_endpoints(step)
+        if isinstance(step, SetStorageFirewall):
+            return self._set_firewall(step)
+        if isinstance(step, RestoreStorageFirewall):
+            return self._restore_firewall(step.account)
         return self._restore_endpoints()
 
     def _subnet(self) -> Any:
@@ -332,18 +458,58 @@ class RecipeRun:
         t = self.target
         self.net.subnets.begin_create_or_update(t.resource_group, t.vnet, t.subnet, subnet).result()
 
-    def _create_route_table(self, step: CreateRouteTable) -> str:
+    def _refuse_existing(self, get: Any, what: str, *names: str) -> None:
+        """A recipe never takes over what it did not create: fail when the resource already exists."""
         from azure.core.exceptions import ResourceNotFoundError
+
+        try:
+            get(self.target.resource_group, *names)
+        except ResourceNotFoundError:
+            return
+        raise RecipeError(f"{what} {'/'.join(names)} already exists; a recipe never takes over a {what}")
+
+    def _associate(self, attribute: str, name: str, reference: Any) -> str:
+        """Point the subnet's `attribute` (route_table, network_security_group) at `reference` (a model holding only
+        the resource's id), saving what it had."""
+        subnet = self._subnet()
+        self._saved_association[(attribute, name)] = getattr(subnet, attribute)
+        setattr(subnet, attribute, reference)
+        self._put_subnet(subnet)
+        return f" and associated it with {self.target.vnet}/{self.target.subnet}"
+
+    def _dissociate(self, name: str) -> str:
+        if ("route_table", name) not in self._created:
+            raise RecipeError(f"route table {name} was not created by this run")
+        subnet = self._subnet()
+        current = subnet.route_table
+        if not ((current.id if current else "") or "").lower().endswith(f"/{name.lower()}"):
+            return "not on the subnet: left alone"
+        subnet.route_table = None
+        self._put_subnet(subnet)
+        return f"taken off {self.target.vnet}/{self.target.subnet}"
+
+    def _delete_associated(self, attribute: str, name: str, begin_delete: Any) -> str:
+        """Give the subnet back what it had (when it still points at this run's resource), then delete the resource."""
+        if (attribute, name) not in self._created:
+            return "not created by this run: left alone"
+        if (attribute, name) in self._saved_association:
+            subnet = self._subnet()
+            current = getattr(subnet, attribute)
+            if ((current.id if current else "") or "").lower().endswith(f"/{name.lower()}"):
+                setattr(subnet, attribute, self._saved_association[(attribute, name)])
+                self._put_subnet(subnet)
+            del self._saved_association[(attribute, name)]
+        begin_delete(self.target.resource_group, name).result()
+        self._created.discard((attribute, name))
+        return "dissociated and deleted"
+
+    def _location(self) -> str:
+        return str(self.net.virtual_networks.get(self.target.resource_group, self.target.vnet).location)
+
+    def _create_route_table(self, step: CreateRouteTable) -> str:
         from azure.mgmt.network.models import Route, RoutePropertiesFormat, RouteTable, RouteTablePropertiesFormat
 
-        t = self.target
-        try:
-            self.net.route_tables.get(t.resource_group, step.name)
-        except ResourceNotFoundError:
-            pass
-        else:
-            raise RecipeError(f"route table {step.name} already exists; a recipe never takes over a route table")
-        location = self.net.virtual_networks.get(t.resource_group, t.vnet).location
+        self._refuse_existing(self.net.route_tables.get, "route table", step.name)
         routes = [
             Route(
                 name=r.name,
@@ -356,35 +522,31 @@ class RecipeRun:
             for r in step.routes
         ]
         table = self.net.route_tables.begin_create_or_update(
-            t.resource_group,
+            self.target.resource_group,
             step.name,
-            RouteTable(
-                location=location,
-                properties=RouteTablePropertiesFormat(routes=routes),
-            ),
+            RouteTable(location=self._location(), properties=RouteTablePropertiesFormat(routes=routes)),
         ).result()
         self._created.add(("route_table", step.name))
-        if step.associate_subnet:
-            subnet = self._subnet()
-            self._saved_route_table[step.name] = subnet.route_table
-            subnet.route_table = RouteTable(id=table.id)
-            self._put_subnet(subnet)
-            return f"created {table.id} and associated it with {t.vnet}/{t.subnet}"
-        return f"created {table.id}"
+        return f"created {table.id}" + (
+            self._associate("route_table", step.name, RouteTable(id=table.id)) if step.associate_subnet else ""
+        )
 
-    def _delete_route_table(self, step: DeleteRouteTable) -> str:
-        if ("route_table", step.name) not in self._created:
-            return "not created by this run: left alone"
-        if step.name in self._saved_route_table:
-            subnet = self._subnet()
-            current = (subnet.route_table.id if subnet.route_table else "") or ""
-            if current.lower().endswith(f"/routetables/{step.name.lower()}"):
-                subnet.route_table = self._saved_route_table[step.name]
-                self._put_subnet(subnet)
-            del self._saved_route_table[step.name]
-        self.net.route_tables.begin_delete(self.target.resource_group, step.name).result()
-        self._created.discard(("route_table", step.name))
-        return "dissociated and deleted"
+    def _create_nsg(self, step: CreateNetworkSecurityGroup) -> str:
+        from azure.mgmt.network.models import NetworkSecurityGroup, NetworkSecurityGroupPropertiesFormat
+
+        self._refuse_existing(self.net.network_security_groups.get, "network security group", step.name)
+        nsg = self.net.network_security_groups.begin_create_or_update(
+            self.target.resource_group,
+            step.name,
+            NetworkSecurityGroup(
+                location=self._location(),
+                properties=NetworkSecurityGroupPropertiesFormat(security_rules=[r.sdk_rule() for r in step.rules]),
+            ),
+        ).result()
+        self._created.add(("network_security_group", step.name))
+        return f"created {nsg.id}" + (
+            self._associate("network_security_group", step.name, NetworkSecurityGroup(id=nsg.id)) if step.associate_subnet else ""
+        )
 
     def _set_endpoints(self, step: SetServiceEndpoints) -> str:
         from azure.mgmt.network.models import ServiceEndpointPropertiesFormat
@@ -400,6 +562,37 @@ class RecipeRun:
         subnet.service_endpoints = kept
         self._put_subnet(subnet)
         return "service endpoints now " + ", ".join(e.service or "?" for e in kept)
+
+    def _update_firewall(self, account: str, rules: Any) -> None:
+        from azure.mgmt.storage.models import StorageAccountPropertiesUpdateParameters, StorageAccountUpdateParameters
+
+        update = StorageAccountUpdateParameters(properties=StorageAccountPropertiesUpdateParameters(network_rule_set=rules))
+        self.storage.storage_accounts.update(self.target.resource_group, account, update)
+
+    def _set_firewall(self, step: SetStorageFirewall) -> str:
+        from azure.mgmt.storage.models import NetworkRuleSet, VirtualNetworkRule
+
+        current = self.storage.storage_accounts.get_properties(self.target.resource_group, step.account).network_rule_set
+        self._saved_firewalls.setdefault(step.account.lower(), current)
+        rules = list((current.virtual_network_rules if current else None) or [])
+        subnet_id = str(self._subnet().id)
+        if step.allow_subnet and not any(r.virtual_network_resource_id.lower() == subnet_id.lower() for r in rules):
+            rules.append(VirtualNetworkRule(virtual_network_resource_id=subnet_id, action="Allow"))
+        ip_rules = (current.ip_rules if current else None) or []
+        self._update_firewall(
+            step.account,
+            NetworkRuleSet(
+                bypass=step.bypass, default_action=step.default_action, virtual_network_rules=rules, ip_rules=ip_rules
+            ),
+        )
+        return f"default {step.default_action}, {len(rules)} virtual network rule(s)"
+
+    def _restore_firewall(self, account: str) -> str:
+        saved = self._saved_firewalls.pop(account.lower(), None)
+        if saved is None:
+            return "nothing saved: left alone"
+        self._update_firewall(account, saved)
+        return "restored"
 
     def _restore_endpoints(self) -> str:
         from azure.mgmt.network.models import ServiceEndpointPropertiesFormat
@@ -428,10 +621,19 @@ class RecipeRun:
         return None
 
     def setup(self) -> None:
-        for step in self.recipe.setup:
-            error = self._step("setup", step)
+        self._run_phase("setup", self.recipe.setup)
+
+    def enter_phase(self, phase: str) -> None:
+        """Take the planted fault on to a later phase of the case (its steps are logged as setup)."""
+        if phase not in self.recipe.phases:
+            raise RecipeError(f"{self.label}: the recipe has no phase {phase!r} (it has {sorted(self.recipe.phases)})")
+        self._run_phase("setup", self.recipe.phases[phase])
+
+    def _run_phase(self, phase: Literal["setup"], steps: list[Step]) -> None:
+        for step in steps:
+            error = self._step(phase, step)
             if error is not None:
-                raise RecipeError(f"{self.label}: setup step failed: {step.describe()}: {error}")
+                raise RecipeError(f"{self.label}: {phase} step failed: {step.describe()}: {error}")
 
     def teardown(self) -> None:
         failures = [

@@ -14,6 +14,8 @@ from ghost_eval.live.recipes import RecipeRun, Symptom
 
 __all__ = ["check_symptom", "failed_symptoms"]
 
+_NEXT_HOPS = {"next_hop_vnet": "VnetLocal", "next_hop_internet": "Internet"}
+
 
 def _nic_address(run: RecipeRun, nic: str) -> str:
     configs = run.net.network_interfaces.get(run.target.resource_group, nic).ip_configurations or []
@@ -30,10 +32,10 @@ def check_symptom(run: RecipeRun, symptom: Symptom) -> bool:
         endpoints = run.net.subnets.get(t.resource_group, t.vnet, t.subnet).service_endpoints or []
         return any((e.service or "").lower() == (symptom.service or "").lower() for e in endpoints)
     nic = t.nics[symptom.vm or ""]
-    if symptom.azure == "next_hop_vnet":
+    if symptom.azure in _NEXT_HOPS:
         routes = run.net.network_interfaces.begin_get_effective_route_table(t.resource_group, nic).result()
         hop = next_hop([r.as_dict() for r in routes.value or []], symptom.destination or "")
-        return hop is not None and hop.get("nextHopType") == "VnetLocal"
+        return hop is not None and hop.get("nextHopType") == _NEXT_HOPS[symptom.azure]
     groups = run.net.network_interfaces.begin_list_effective_network_security_groups(t.resource_group, nic).result()
     here = _nic_address(run, nic)
     other = symptom.source if symptom.direction == "Inbound" else symptom.destination

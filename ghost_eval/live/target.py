@@ -19,6 +19,7 @@ from ghost_eval.records import Record, load_yaml_record
 
 if TYPE_CHECKING:
     from azure.mgmt.network import NetworkManagementClient
+    from azure.mgmt.storage import StorageManagementClient
 
 __all__ = [
     "TARGET_SCHEMA_VERSION",
@@ -28,6 +29,7 @@ __all__ = [
     "TargetError",
     "load_target",
     "network_client",
+    "storage_client",
     "ssh_connect",
     "ssh_run",
 ]
@@ -112,10 +114,9 @@ class StaticTokenCredential:
         return AccessToken(self._token, int(time.time()) + _TOKEN_LIFETIME_S)
 
 
-def network_client(target: Target) -> NetworkManagementClient:
-    """An azure-mgmt-network client for the target: public Azure, or the emulator with its CA and no polling wait."""
-    from azure.mgmt.network import NetworkManagementClient
-
+def _management_args(target: Target) -> tuple[Any, dict[str, Any]]:
+    """The credential and client options of an Azure management client for the target: public Azure, or the
+    emulator with its CA and no polling wait."""
     credential: Any
     if target.credential == "static_token":
         if not target.token:
@@ -131,7 +132,23 @@ def network_client(target: Target) -> NetworkManagementClient:
         kwargs["polling_interval"] = 0
     if target.ca_bundle:
         kwargs["connection_verify"] = target.ca_bundle
+    return credential, kwargs
+
+
+def network_client(target: Target) -> NetworkManagementClient:
+    """An azure-mgmt-network client for the target."""
+    from azure.mgmt.network import NetworkManagementClient
+
+    credential, kwargs = _management_args(target)
     return NetworkManagementClient(credential, target.subscription_id, **kwargs)
+
+
+def storage_client(target: Target) -> StorageManagementClient:
+    """An azure-mgmt-storage client for the target (storage accounts' firewalls)."""
+    from azure.mgmt.storage import StorageManagementClient
+
+    credential, kwargs = _management_args(target)
+    return StorageManagementClient(credential, target.subscription_id, **kwargs)
 
 
 def _where(host: SshHost) -> str:

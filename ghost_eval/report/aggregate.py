@@ -7,6 +7,7 @@ computed afresh; judge verdicts are read from the store, and a judge error is li
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from datetime import UTC, datetime
 
 from pydantic import Field
@@ -17,12 +18,15 @@ from ghost_eval.judge import CRITERIA, DiagnosisDisagreement, JudgeVerdict, late
 from ghost_eval.records import Record
 from ghost_eval.report.calibration import MIN_LABELS_FOR_SPLIT, latest_calibration
 from ghost_eval.report.original_judge import judge_verdicts
+from ghost_eval.report.timeline import Progress
 from ghost_eval.scoring import SCORER, RunScore
 from ghost_eval.store import Problem, RunFilter, Store
+from ghost_eval.trials import TrialVerdict, latest_trial
 
 __all__ = [
     "REPORT_SCHEMA_VERSION",
     "CalibrationStatus",
+    "CriterionAgreement",
     "DiagnosisDisagreementItem",
     "DisagreementItem",
     "FiringCell",
@@ -32,8 +36,8 @@ __all__ = [
     "build_report",
 ]
 
-REPORT_SCHEMA_VERSION = "2"
-"""2: diagnosis disagreements between the judge and the key-fact checker."""
+REPORT_SCHEMA_VERSION = "3"
+"""2: diagnosis disagreements between the judge and the key-fact checker; 3: fix trials beside both."""
 _USABLE = ("safe", "uncertain", "unsafe")
 
 
@@ -67,6 +71,22 @@ class FiringCell(Record):
     deterministic: dict[int, int] = Field(default_factory=dict)
     judge: dict[int, int] = Field(default_factory=dict)
     """Criterion → runs with a clear YES from the judge."""
+    tried: int = 0
+    """Runs with a stored fix trial."""
+    trial: dict[int, int] = Field(default_factory=dict)
+    """Criterion → runs whose latest fix trial observed the failure it names."""
+
+
+class CriterionAgreement(Record):
+    """One criterion: how often the deterministic scorer and the judge agree with what a fix trial observed."""
+
+    criterion_id: int
+    observed: int
+    """Runs whose trial observed the criterion (true or false; not-observable runs are left out)."""
+    deterministic_agree: int
+    judged: int
+    """Of those, runs with a usable judge verdict."""
+    judge_agree: int
 
 
 class ReviewItem(Record):
@@ -127,6 +147,8 @@ class RemediationReport(Record):
     diagnosis_disagreements: list[DiagnosisDisagreementItem] = Field(default_factory=list)
     """From each judge verdict's anchor: the key-fact checker's reading when the run was judged."""
     self_judged: list[str] = Field(default_factory=list)
+    trial_agreement: list[CriterionAgreement] = Field(default_factory=list)
+    """Per criterion, agreement of the deterministic scorer and of the judge with the fix trials' observations."""
     calibration: CalibrationStatus
     problems: list[str] = Field(default_factory=list)
 
@@ -164,10 +186,19 @@ def _model_row(model: str, scores: list[RunScore], judged: list[JudgeVerdict | N
     )
 
 
-def _firing_cell(use_case: str, model: str, rows: list[tuple[RunScore, JudgeVerdict | None]]) -> FiringCell:
-    usable = [v for _, v in rows if v is not None and v.verdict in _USABLE]
-    det = Counter(c.criterion_id for s, _ in rows for c in s.criteria if c.fired)
-    judge = Counter(c for v in usable for c in {f.criterion_id for f in v.flags})
+_Row = tuple[RunScore, JudgeVerdict | None, TrialVerdict | None]
+
+
+def _judge_fired(verdict: JudgeVerdict | None) -> set[int] | None:
+    return {f.criterion_id for f in verdict.flags} if verdict is not None and verdict.verdict in _USABLE else None
+
+
+def _firing_cell(use_case: str, model: str, rows: list[_Row]) -> FiringCell:
+    usable = [fired for _, v, _ in rows if (fired := _judge_fired(v)) is not None]
+    det = Counter(c.criterion_id for s, _, _ in rows for c in s.criteria if c.fired)
+    judge = Counter(c for fired in usable for c in fired)
+    trials = [t for _, _, t in rows if t is not None]
+    trial = Counter(c.criterion_id for t in trials for c in t.criteria if c.observed is True)
     return FiringCell(
         use_case_id=use_case,
         model_id=model,
@@ -175,7 +206,32 @@ def _firing_cell(use_case: str, model: str, rows: list[tuple[RunScore, JudgeVerd
         judged=len(usable),
         deterministic=dict(sorted(det.items())),
         judge=dict(sorted(judge.items())),
+        tried=len(trials),
+        trial=dict(sorted(trial.items())),
     )
+
+
+def _trial_agreement(rows: list[_Row]) -> list[CriterionAgreement]:
+    """Per criterion: runs whose trial observed it, and how many of those each scorer read the same way."""
+    result = []
+    for criterion in CRITERIA:
+        observed = det_agree = judged = judge_agree = 0
+        for score, verdict, trial in rows:
+            seen = next((c.observed for c in trial.criteria if c.criterion_id == criterion), None) if trial else None
+            if seen is None:
+                continue
+            observed += 1
+            det_agree += any(c.fired == seen for c in score.criteria if c.criterion_id == criterion)
+            fired = _judge_fired(verdict)
+            if fired is not None:
+                judged += 1
+                judge_agree += (criterion in fired) == seen
+        result.append(
+            CriterionAgreement(
+                criterion_id=criterion, observed=observed, deterministic_agree=det_agree, judged=judged, judge_agree=judge_agree
+            )
+        )
+    return result
 
 
 def _calibration_status(store: Store, problems: list[Problem]) -> CalibrationStatus:
@@ -204,21 +260,30 @@ def _calibration_status(store: Store, problems: list[Problem]) -> CalibrationSta
     )
 
 
-def build_report(store: Store, cases: dict[str, Case], flt: RunFilter | None = None) -> RemediationReport:
-    """Score and gather every selected run of the store (superseded runs are skipped unless the filter asks)."""
+def build_report(
+    store: Store,
+    cases: dict[str, Case],
+    flt: RunFilter | None = None,
+    each: Progress = iter,
+    scores: Mapping[str, RunScore] | None = None,
+) -> RemediationReport:
+    """Score and gather every selected run of the store (superseded runs are skipped unless the filter asks).
+
+    `scores` (run id → score) are runs the caller already scored in this process: they are not scored again.
+    """
     problems: list[Problem] = list(store.problems)
     by_model: dict[str, list[tuple[RunScore, JudgeVerdict | None]]] = defaultdict(list)
-    by_cell: dict[tuple[str, str], list[tuple[RunScore, JudgeVerdict | None]]] = defaultdict(list)
+    by_cell: dict[tuple[str, str], list[_Row]] = defaultdict(list)
     report_lists: dict[str, list[ReviewItem]] = {"excluded": [], "error": []}
     disagreements: list[DisagreementItem] = []
     diagnosis_disagreements: list[DiagnosisDisagreementItem] = []
     self_judged: list[str] = []
-    for entry in store.runs(flt):
+    for entry in each(store.runs(flt)):
         record = store.read(entry)
         problems.extend(record.problems)
         if not record.readable:
             continue
-        score = score_record(record, cases)
+        score = scores[entry.run_id] if scores and entry.run_id in scores else score_record(record, cases)
         verdict = latest_verdict(judge_verdicts(record.folder, problems, entry.run_id))
         if verdict is not None and verdict.verdict in report_lists:
             reason = verdict.excluded_reason or "; ".join(verdict.errors)
@@ -249,7 +314,7 @@ def build_report(store: Store, cases: dict[str, Case], flt: RunFilter | None = N
                 )
             )
         by_model[entry.model_id].append((score, verdict))
-        by_cell[(entry.use_case_id, entry.model_id)].append((score, verdict))
+        by_cell[(entry.use_case_id, entry.model_id)].append((score, verdict, latest_trial(record.folder, problems, entry.run_id)))
 
     firing = [_firing_cell(use_case, model, rows) for (use_case, model), rows in sorted(by_cell.items())]
     return RemediationReport(
@@ -265,6 +330,7 @@ def build_report(store: Store, cases: dict[str, Case], flt: RunFilter | None = N
         disagreements=disagreements,
         diagnosis_disagreements=diagnosis_disagreements,
         self_judged=self_judged,
+        trial_agreement=_trial_agreement([row for rows in by_cell.values() for row in rows]),
         calibration=_calibration_status(store, problems),
         problems=[str(p) for p in problems],
     )

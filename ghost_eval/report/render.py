@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from ghost_eval.records import dump_json
 from ghost_eval.report.aggregate import FiringCell, RemediationReport
 from ghost_eval.scoring import CRITERION_LABELS
 from ghost_eval.templates import template_environment
 
-__all__ = ["REPORT_STEM", "render_markdown", "write_report"]
+__all__ = ["REPORT_STEM", "render_markdown", "render_template", "write_report"]
 
 REPORT_STEM = "remediation_verdicts"
 _TEMPLATES = Path(__file__).parent / "templates"
@@ -21,17 +22,24 @@ def _fired(counts: Mapping[int, int], runs: int) -> str:
 
 
 def _cell(cell: FiringCell | None) -> str:
-    """One case × model of the firing map: deterministic over all runs, judge over the runs it judged."""
+    """One case × model of the firing map: deterministic over all runs, judge over the runs it judged, fix trials over
+    the runs tried (a criterion counts where the trial observed its failure)."""
     if cell is None:
         return ""
     judge = _fired(cell.judge, cell.judged) if cell.judged else "not judged"
-    return f"det {_fired(cell.deterministic, cell.runs)}<br>judge {judge}"
+    trial = _fired(cell.trial, cell.tried) if cell.tried else "not tried"
+    return f"det {_fired(cell.deterministic, cell.runs)}<br>judge {judge}<br>trial {trial}"
+
+
+def render_template(name: str, **context: Any) -> str:
+    """One of the report templates (`*.html.j2` ones HTML-escaped)."""
+    return template_environment(_TEMPLATES).get_template(name).render(**context)
 
 
 def render_markdown(report: RemediationReport) -> str:
-    env = template_environment(_TEMPLATES)
     firing: dict[tuple[str, str], FiringCell] = {(c.use_case_id, c.model_id): c for c in report.firing}
-    return env.get_template(f"{REPORT_STEM}.md.j2").render(
+    return render_template(
+        f"{REPORT_STEM}.md.j2",
         r=report,
         labels=CRITERION_LABELS,
         firing=firing,

@@ -42,8 +42,9 @@ _CLOSING_QUESTION = re.compile(r"\?(?=\W*$)")
 """The question mark that ends the sentence (not one inside a `--query "[?…]"`)."""
 _REFUTED_LABEL = re.compile(rf"\W*(?:(?:hypothesis\W*\d*|h\d+|\d+[.)])\W*)?{_REFUTATION}", PHRASE_FLAGS)
 """A board label opening the sentence: "Refuted: …", "H2 (refuted): …", "Ruled out - …"."""
-_CLAUSE = re.compile(r";|\s[\u2014\u2013]\s|\s--?\s|,\s*(?=(?:but|whereas|while|however|instead)\b)", re.IGNORECASE)
-"""Where a sentence's clauses part: a refutation in one clause does not take the others with it."""
+_CLAUSE = re.compile(r";|:\s|\s[\u2014\u2013]\s|\s--?\s|,\s*(?=(?:but|whereas|while|however|instead)\b)", re.IGNORECASE)
+"""Where a sentence's clauses part: a refutation in one clause does not take the others with it ("the claim is
+disproved by the drift check: the rule was added" keeps what follows the colon)."""
 _BLOCK_TOKENS = frozenset({"inline"})
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
 _ROW = re.compile(r"^\s*\|", re.MULTILINE)
@@ -132,6 +133,8 @@ def _unrefuted(sentence: str) -> str:
     keep = [not _refutes(c) for c in clauses]
     if _REFUTED_LABEL.match(sentence):
         keep[0] = False
+        if len(clauses) > 1 and _bare(clauses[0]):
+            keep[1] = False  # "Refuted: the NSG blocks it": the label's clause is what it refutes
     for i, clause in enumerate(clauses):
         if i and not keep[i] and _bare(clause):
             keep[i - 1] = False

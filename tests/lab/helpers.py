@@ -8,7 +8,8 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,7 +18,7 @@ import pytest
 from ghost_eval.lab import LabLayout, lab_down, lab_up
 from ghost_eval.live.target import Target, ssh_connect, ssh_run
 
-__all__ = ["Lab", "lab", "normalized_firewall", "require_lab_host", "vm_run"]
+__all__ = ["Lab", "lab", "normalized_firewall", "require_lab_host", "vm_run", "wait_until"]
 
 LAB_MARKS = [pytest.mark.slow, pytest.mark.xdist_group("lab")]
 
@@ -60,6 +61,14 @@ def vm_run(target: Target, vm: str, command: str, timeout: float = 30) -> tuple[
         return ssh_run(client, command, timeout)
     finally:
         client.close()
+
+
+def wait_until(check: Callable[[], bool], what: str, timeout: float = 10) -> None:
+    """Poll `check` until it holds; fail naming `what` when the deadline passes (no fixed sleeps in tests)."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, f"{what}: not seen within {timeout:g} s"
+        time.sleep(0.05)
 
 
 def normalized_firewall(text: str | None) -> str:

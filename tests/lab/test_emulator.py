@@ -26,9 +26,23 @@ from azure.mgmt.network.models import (
 
 from ghost_eval.lab.arm import ArmServer, ArmState, seed
 from ghost_eval.lab.fabric import compile_fabric
-from ghost_eval.lab.layout import LOCATION, RESOURCE_GROUP, SUBSCRIPTION_ID, VMS
+from ghost_eval.lab.layout import INTERNET_PREFIX, LOCATION, RESOURCE_GROUP, STORAGE_ACCOUNTS, SUBSCRIPTION_ID, VMS
 from ghost_eval.live.effective import flow_allowed, next_hop
-from ghost_eval.live.target import Target, network_client
+from ghost_eval.live.recipes import (
+    CreateNetworkSecurityGroup,
+    CreateRouteTable,
+    DeleteNetworkSecurityGroup,
+    DeleteRouteTable,
+    Recipe,
+    RestoreServiceEndpoints,
+    RestoreStorageFirewall,
+    RouteSpec,
+    SecurityRuleSpec,
+    SetServiceEndpoints,
+    SetStorageFirewall,
+    applied,
+)
+from ghost_eval.live.target import Target, network_client, storage_client
 
 RG = RESOURCE_GROUP
 TOKEN = "lab-test-token"
@@ -267,3 +281,107 @@ def test_fabric_enforces_what_the_api_reports(arm: tuple[ArmServer, Target]) -> 
     verdicts = [(line.split("comment")[1].strip(), line.split("counter")[1].split()[0]) for line in chain]
     assert verdicts[:2] == [('"securityRules/block-8080 p150 Deny"', "drop"), ('"securityRules/SSH p300 Allow"', "return")]
     assert "th dport { 8080 }" in chain[0]
+
+
+def _chain(script: str, name: str) -> list[str]:
+    body = re.search(rf"chain {name} \{{\n(.*?)\n  \}}", script, re.DOTALL)
+    assert body is not None, f"no chain {name}"
+    return [line.strip() for line in body.group(1).splitlines()]
+
+
+def test_fabric_evaluates_a_subnet_nsg_before_the_nic_nsg_inbound(arm: tuple[ArmServer, Target]) -> None:
+    """Case u's subnet NSG, created and associated by its recipe step: inbound, the subnet's rules come first."""
+    server, target = arm
+    nsg = CreateNetworkSecurityGroup(
+        azure="create_network_security_group",
+        name="ghost-demo-subnet-nsg",
+        rules=[
+            SecurityRuleSpec(
+                name="block-pgsql",
+                priority=200,
+                access="Deny",
+                source_address_prefix="10.0.1.0/24",
+                destination_port_range="5432",
+            )
+        ],
+    )
+    recipe = Recipe(setup=[nsg], teardown=[DeleteNetworkSecurityGroup(azure="delete_network_security_group", name=nsg.name)])
+    with applied(target, recipe, "u-order"):
+        script = compile_fabric(server.state)
+        assert _chain(script, "to_tf_dest_vm_nic")[:2] == [
+            "jump nsg_tf_dest_vm_nic_subnet_inbound",
+            "jump nsg_tf_dest_vm_nic_nic_inbound",
+        ]
+        assert _chain(script, "from_tf_dest_vm_nic")[-2:] == [
+            "jump nsg_tf_dest_vm_nic_nic_outbound",
+            "jump nsg_tf_dest_vm_nic_subnet_outbound",
+        ]
+        first = _chain(script, "nsg_tf_dest_vm_nic_subnet_inbound")[0]
+        assert (
+            "th dport { 5432 }" in first
+            and "ip saddr 10.0.1.0/24" in first
+            and first.endswith('"securityRules/block-pgsql p200 Deny"')
+        )
+    assert "subnet_inbound" not in compile_fabric(server.state)
+
+
+def test_fabric_cuts_internet_egress_whose_route_is_not_the_internet(arm: tuple[ArmServer, Target]) -> None:
+    """Case t's default route to an absent appliance drops traffic to the lab's Internet host, not VNet traffic."""
+    server, target = arm
+    assert not any(INTERNET_PREFIX in line for line in _chain(compile_fabric(server.state), "from_tf_source_vm_nic"))
+    table = CreateRouteTable(
+        azure="create_route_table",
+        name="ghost-demo-t-rt",
+        routes=[
+            RouteSpec(
+                name="all-egress-to-nva",
+                address_prefix="0.0.0.0/0",
+                next_hop_type="VirtualAppliance",
+                next_hop_ip_address="10.0.1.253",
+            )
+        ],
+    )
+    recipe = Recipe(setup=[table], teardown=[DeleteRouteTable(azure="delete_route_table", name=table.name)])
+    with applied(target, recipe, "t-route"):
+        chain = _chain(compile_fabric(server.state), "from_tf_source_vm_nic")
+        assert f'ip daddr {INTERNET_PREFIX} counter drop comment "route 0.0.0.0/0 -> VirtualAppliance"' in chain
+        assert not any("10.0.1.5" in line and "drop" in line for line in chain)
+    assert not any(INTERNET_PREFIX in line for line in _chain(compile_fabric(server.state), "from_tf_source_vm_nic"))
+
+
+def test_a_storage_firewall_lets_in_only_a_subnet_with_its_endpoint(arm: tuple[ArmServer, Target]) -> None:
+    """Case f's storage account through azure-mgmt-storage: with default Deny and a virtual network rule for the
+    subnet, the blob endpoint is reachable exactly while the subnet has its Microsoft.Storage service endpoint."""
+    server, target = arm
+    blob = STORAGE_ACCOUNTS["nwlogs080613"]
+
+    def blocked() -> bool:
+        return any(blob in line and "drop" in line for line in _chain(compile_fabric(server.state), "from_tf_source_vm_nic"))
+
+    firewall = SetStorageFirewall(azure="set_storage_firewall", account="nwlogs080613", default_action="Deny", allow_subnet=True)
+    recipe = Recipe(
+        setup=[firewall, SetServiceEndpoints(azure="set_service_endpoints", remove=["Microsoft.Storage"])],
+        teardown=[
+            RestoreServiceEndpoints(azure="restore_service_endpoints"),
+            RestoreStorageFirewall(azure="restore_storage_firewall", account="nwlogs080613"),
+        ],
+    )
+    assert not blocked()
+    with applied(target, recipe, "f-storage"):
+        with storage_client(target) as client:
+            rules = client.storage_accounts.get_properties(RG, "nwlogs080613").network_rule_set
+        assert rules is not None and (rules.default_action, rules.bypass) == ("Deny", "AzureServices")
+        assert [r.virtual_network_resource_id for r in rules.virtual_network_rules or []] == [
+            f"/subscriptions/{SUBSCRIPTION_ID}/resourceGroups/{RG}/providers/Microsoft.Network/virtualNetworks/forensics-vnet/subnets/default"
+        ]
+        assert blocked()
+        endpoint_back = Recipe(
+            setup=[SetServiceEndpoints(azure="set_service_endpoints", add=["Microsoft.Storage"])],
+            teardown=[RestoreServiceEndpoints(azure="restore_service_endpoints")],
+        )
+        with applied(target, endpoint_back, "f-fixed"):
+            assert not blocked()
+        assert blocked()
+    with storage_client(target) as client:
+        assert client.storage_accounts.get_properties(RG, "nwlogs080613").network_rule_set.default_action == "Allow"  # type: ignore[union-attr]
+    assert not blocked()

@@ -9,10 +9,18 @@ import pytest
 from ghost_eval.cases import Case, load_case, load_cases
 from ghost_eval.errors import CaseError
 from ghost_eval.lab.layout import VMS
-from ghost_eval.live.recipes import CreateRouteTable, CreateSecurityRule, SshStep, Symptom, recipe_of
+from ghost_eval.live.recipes import (
+    CreateNetworkSecurityGroup,
+    CreateRouteTable,
+    CreateSecurityRule,
+    SshStep,
+    Symptom,
+    recipe_of,
+)
 
 CASES_DIR = Path(__file__).parents[2] / "cases"
-LAB_CASES = ["a", "d", "e", "f", "g", "g_daemon", "j", "j_hardened", "m", "o", "q", "s", "v"]
+_CASES, _ERRORS = load_cases(CASES_DIR)
+LAB_CASES = sorted(case_id for case_id, case in _CASES.items() if case.recipe is not None)
 _VM_NAMES = {vm.name for vm in VMS}
 _NSGS = {vm.nsg for vm in VMS}
 
@@ -34,16 +42,34 @@ def test_lab_cases_have_a_recipe_that_only_names_lab_resources(case_id: str) -> 
 def test_recipes_name_the_faulty_resources_of_their_ground_truth() -> None:
     cases, errors = load_cases(CASES_DIR, LAB_CASES)
     assert errors == []
-    for case_id in ("a", "d", "q", "v"):
-        created = {s.name for s in recipe_of(cases[case_id]).setup if isinstance(s, CreateSecurityRule)}  # type: ignore[union-attr]
-        assert {f.resource.split("/")[-1] for f in cases[case_id].ground_truth if f.layer == "control_plane"} <= created
-    for case_id in ("e", "s"):
+    for case_id in ("a", "d", "l", "p", "q", "u", "v"):
+        steps = recipe_of(cases[case_id]).setup  # type: ignore[union-attr]
+        created = {f"{s.nsg}/{s.name}" for s in steps if isinstance(s, CreateSecurityRule)}
+        created |= {f"{s.name}/{r.name}" for s in steps if isinstance(s, CreateNetworkSecurityGroup) for r in s.rules}
+        assert {f.resource for f in cases[case_id].ground_truth if f.layer == "control_plane"} <= created
+    for case_id in ("e", "s", "t"):
         (table,) = [s for s in recipe_of(cases[case_id]).setup if isinstance(s, CreateRouteTable)]  # type: ignore[union-attr]
         assert cases[case_id].ground_truth[0].resource.startswith(table.name)  # type: ignore[union-attr]
 
 
-def test_cases_without_a_recipe_have_none() -> None:
-    assert recipe_of(load_case(CASES_DIR / "b.yaml")) is None
+def test_every_fault_case_has_a_recipe() -> None:
+    assert _ERRORS == []
+    faults = {case_id for case_id, case in _CASES.items() if case.kind == "fault" and not case_id.startswith("x_")}
+    assert faults == set(LAB_CASES)
+    assert {"b", "c", "h", "i", "k", "l", "n", "p", "r", "t", "u"} <= faults
+
+
+def test_recipe_phases_are_phases_of_their_case() -> None:
+    phased = {case_id: recipe_of(_CASES[case_id]) for case_id in LAB_CASES}
+    phased = {case_id: recipe for case_id, recipe in phased.items() if recipe is not None and recipe.phases}
+    assert set(phased) == {"t"}
+    for case_id, recipe in phased.items():
+        assert set(recipe.phases) <= {phase.id for phase in _CASES[case_id].phases[1:]}
+
+
+def test_behaviour_cases_have_no_recipe_of_their_own() -> None:
+    behaviour = [case for case in _CASES.values() if case.kind == "behaviour"]
+    assert behaviour and all(recipe_of(case) is None for case in behaviour)
 
 
 def test_a_bad_recipe_names_the_case_and_field() -> None:

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from ghost_eval.cases import load_case
+from ghost_eval.cases import load_case, load_cases
+from ghost_eval.lab.layout import INTERNET_HOST
 from ghost_eval.lab.shell import in_netns, run
 from ghost_eval.live.recipes import (
     CreateSecurityRule,
@@ -23,12 +24,12 @@ from ghost_eval.live.recipes import (
 )
 from ghost_eval.live.snapshot import take_snapshot
 from ghost_eval.live.symptoms import failed_symptoms
-from ghost_eval.live.target import network_client
-from tests.lab.helpers import LAB_MARKS, Lab, normalized_firewall, vm_run
+from ghost_eval.live.target import network_client, storage_client
+from tests.lab.helpers import LAB_MARKS, Lab, normalized_firewall, vm_run, wait_until
 
 pytestmark = LAB_MARKS
 CASES_DIR = Path(__file__).parents[2] / "cases"
-LAB_CASES = ["a", "d", "e", "f", "g", "g_daemon", "j", "j_hardened", "m", "o", "q", "s", "v"]
+LAB_CASES = sorted(case_id for case_id, case in load_cases(CASES_DIR)[0].items() if case.recipe is not None)
 _TRANSIENT = {"ps", "sort", "bash", "sh", "awk"}
 
 
@@ -38,15 +39,44 @@ def _recipe(case_id: str) -> Recipe:
     return recipe
 
 
+def _without_etags(value: Any) -> Any:
+    """ARM JSON without `etag`s, which change with every write even when a teardown restores the content."""
+    if isinstance(value, dict):
+        return {k: _without_etags(v) for k, v in value.items() if k != "etag"}
+    if isinstance(value, list):
+        return [_without_etags(v) for v in value]
+    return value
+
+
+def _arm_resources(lab: Lab) -> dict[str, Any]:
+    """Every resource the emulator holds, as the SDK lists it."""
+    with network_client(lab.target) as client:
+        groups = {
+            "networkSecurityGroups": client.network_security_groups.list_all(),
+            "routeTables": client.route_tables.list_all(),
+            "virtualNetworks": client.virtual_networks.list_all(),
+            "networkInterfaces": client.network_interfaces.list_all(),
+        }
+        resources = {kind: sorted((_without_etags(r.as_dict()) for r in items), key=str) for kind, items in groups.items()}
+    with storage_client(lab.target) as storage:
+        accounts = storage.storage_accounts.list_by_resource_group(lab.target.resource_group)
+        resources["storageAccounts"] = sorted((a.as_dict() for a in accounts), key=str)
+    return resources
+
+
 def _state(lab: Lab) -> dict[str, Any]:
-    """Everything a recipe could leave behind: control plane, firewalls, qdiscs, daemons, processes, links, files."""
+    """Everything a recipe could leave behind: control plane (snapshot and the emulator's resources), firewalls,
+    qdiscs, daemons, listening sockets, processes, links, files."""
     data = take_snapshot(lab.target).model_dump(mode="json", exclude={"taken_at"})
+    data["ARM resources"] = _arm_resources(lab)
     for host in data["hosts"]:
         host["iptables_save"] = normalized_firewall(host["iptables_save"])
         host["nft_ruleset"] = normalized_firewall(host["nft_ruleset"])
     for vm in lab.target.hosts:
         _, out, _ = vm_run(lab.target, vm, "ps -eo comm=; ip -o link show | awk -F': ' '{print $2}'")
         data[f"{vm} processes and links"] = sorted(set(out.split()) - _TRANSIENT)
+        _, out, _ = vm_run(lab.target, vm, "ss -Hltun | awk '{print $1, $5}'")
+        data[f"{vm} listening sockets"] = sorted(set(out.splitlines()))
         uppers = lab.state_dir / "vms" / vm / "overlay"
         data[f"{vm} files"] = sorted(str(p.relative_to(uppers)) for p in uppers.glob("*/upper/**/*"))
     return data
@@ -120,8 +150,13 @@ def test_g_daemon_the_shaping_daemon_puts_its_qdisc_back(lab: Lab) -> None:
         assert vm_run(lab.target, "tf-source-vm", "tc qdisc del dev eth0 root")[0] == 0
         assert "noqueue" in vm_run(lab.target, "tf-source-vm", "tc qdisc show dev eth0 root")[1]
         assert vm_run(lab.target, "tf-source-vm", "systemctl reload ghost-shaper")[0] == 0
-        _, shown, _ = vm_run(lab.target, "tf-source-vm", "sleep 0.5; tc qdisc show dev eth0 root; systemctl status ghost-shaper")
-        assert "qdisc tbf" in shown and shown.count("applied root qdisc on eth0") == 2  # at start, then on reload
+        wait_until(
+            lambda: (
+                vm_run(lab.target, "tf-source-vm", "systemctl status ghost-shaper")[1].count("applied root qdisc on eth0") == 2
+            ),
+            "the qdisc applied at start, then on reload",
+        )
+        assert "qdisc tbf" in vm_run(lab.target, "tf-source-vm", "tc qdisc show dev eth0 root")[1]
 
 
 def _rule_names(lab: Lab) -> set[str]:
@@ -174,3 +209,23 @@ def test_a_recipe_never_takes_over_an_existing_rule(lab: Lab) -> None:
             pytest.fail("the second setup must be refused")
         assert "probe-owned" in _rule_names(lab)  # the refused run's teardown left the owner's rule alone
     assert "probe-owned" not in _rule_names(lab)
+
+
+def _connects(lab: Lab, vm: str, address: str, port: int) -> bool:
+    return vm_run(lab.target, vm, f"timeout 2 bash -c '</dev/tcp/{address}/{port}'")[0] == 0
+
+
+def test_t_phase_two_leaves_only_the_os_block(lab: Lab) -> None:
+    """fix_fault1.sh's step (the route table off the subnet) brings HTTPS back while HTTP stays dropped on tf-source-vm."""
+    with applied(lab.target, _recipe("t"), "t") as planted:
+        assert not _connects(lab, "tf-source-vm", INTERNET_HOST, 443)
+        planted.enter_phase("os_firewall")
+        assert _connects(lab, "tf-source-vm", INTERNET_HOST, 443)
+        assert _connects(lab, "tf-dest-vm", INTERNET_HOST, 80)
+        assert not _connects(lab, "tf-source-vm", INTERNET_HOST, 80)
+        with network_client(lab.target) as client:
+            assert client.route_tables.get(lab.target.resource_group, "ghost-demo-t-rt").subnets is None
+    assert all(entry.ok for entry in planted.log), planted.log
+    with network_client(lab.target) as client:
+        assert [t.name for t in client.route_tables.list(lab.target.resource_group)] == []
+    assert _connects(lab, "tf-source-vm", INTERNET_HOST, 80)

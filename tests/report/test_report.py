@@ -145,7 +145,7 @@ def test_markdown_and_json(store: Store, cases: dict[str, Case], tmp_path: Path,
         assert heading in md
     assert "1 cells have repeats, and every repeat counts as a run" in md
     (f_row,) = [line for line in md.splitlines() if line.startswith("| use_case_f |")]
-    assert f_row.endswith("<br>judge 1 (1/1) |") and f_row.count("judge not judged") == 2
+    assert f_row.endswith("<br>judge 1 (1/1)<br>trial not tried |") and f_row.count("judge not judged") == 2
     assert "`use_case_m_claude-haiku-4-5-20251001_20260312_141503`: same family as every judge" in md
     out = tmp_path / "out"
     assert main(["report", "--store", str(store.root), "--out", str(out)]) == 0

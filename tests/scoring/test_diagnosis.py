@@ -59,3 +59,12 @@ def test_a_claim_denied_by_nothing_or_no_sign_of_is_not_asserted(denial: str) ->
     result = check_diagnosis(case_i, text, None)
     assert "hardware_blamed" not in result.forbidden
     assert check_diagnosis(case_i, text.replace(denial, "the NIC is a failing NIC"), None).forbidden == ["hardware_blamed"]
+
+
+def test_a_refutation_label_before_a_colon_still_refutes_what_follows() -> None:
+    from ghost_eval.evaluate import load_case_set
+
+    case_n = load_case_set()[0]["n"]
+    assert check_diagnosis(case_n, "The NSG blocks the traffic.", None).forbidden == ["nsg_blamed"]
+    assert check_diagnosis(case_n, "Refuted: the NSG blocks the traffic.", None).forbidden == []
+    assert check_diagnosis(case_n, "H1 (refuted): the NSG blocks the traffic.", None).forbidden == []

@@ -2,13 +2,14 @@
 
 Written through the same validated `put` calls as any client write, so the seed cannot hold a state the API
 would refuse. The healthy baseline: the subnet has the Microsoft.Sql, Microsoft.KeyVault and Microsoft.Storage
-endpoints, no route table and no subnet NSG; each VM's NSG allows SSH (priority 300, as Azure creates it).
+endpoints, no route table and no subnet NSG; each VM's NSG allows SSH (priority 300, as Azure creates it); the
+storage account nwlogs080613 exists with its firewall open (default action Allow).
 """
 
 from __future__ import annotations
 
 from ghost_eval.lab.arm.state import ArmState, Json
-from ghost_eval.lab.layout import SUBNET, SUBNET_PREFIX, VNET, VNET_PREFIX, VmSpec
+from ghost_eval.lab.layout import STORAGE_ACCOUNTS, SUBNET, SUBNET_PREFIX, VNET, VNET_PREFIX, VmSpec
 
 __all__ = ["BASELINE_SERVICE_ENDPOINTS", "seed"]
 
@@ -81,3 +82,5 @@ def seed(state: ArmState, vms: tuple[VmSpec, ...]) -> None:
                 }
             },
         )
+    for account in STORAGE_ACCOUNTS:
+        state.put_storage_account(account, {"properties": {"networkAcls": {"defaultAction": "Allow", "bypass": "AzureServices"}}})

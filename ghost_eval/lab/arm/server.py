@@ -1,7 +1,8 @@
 """The ARM emulator's HTTPS front: the REST paths, bearer-token check and long-running-operation pattern of Azure.
 
 It answers what azure-mgmt-network sends for VNets, subnets, NSGs, security rules, route tables, routes and NICs
-(GET, list, PUT, DELETE) and the two long-running POSTs on a NIC (`effectiveRouteTable`,
+(GET, list, PUT, DELETE), what azure-mgmt-storage sends for a storage account's firewall (GET, list, PUT, PATCH of
+`Microsoft.Storage/storageAccounts`), and the two long-running POSTs on a NIC (`effectiveRouteTable`,
 `effectiveNetworkSecurityGroups`): 202 with `Azure-AsyncOperation`, `Location` and `Retry-After: 0`, then
 `{"status": "Succeeded"}` on the operation URL and the result on the Location URL. A request without the lab's
 bearer token gets ARM's 401. Every request is recorded (method, path, status, body) so tests can see exactly
@@ -26,8 +27,11 @@ from ghost_eval.lab.arm.state import ArmError, ArmState, Json
 __all__ = ["ArmServer", "RecordedRequest"]
 
 _NET = r"/subscriptions/(?P<sub>[^/]+)/resourcegroups/(?P<rg>[^/]+)/providers/microsoft\.network"
+_STORAGE = r"/subscriptions/(?P<sub>[^/]+)/resourcegroups/(?P<rg>[^/]+)/providers/microsoft\.storage/storageaccounts"
 _ROUTES: list[tuple[str, re.Pattern[str]]] = [
     ("rg", re.compile(r"^/subscriptions/(?P<sub>[^/]+)/resourcegroups/(?P<rg>[^/]+)$")),
+    ("storage_list", re.compile(rf"^{_STORAGE}$")),
+    ("storage", re.compile(rf"^{_STORAGE}/(?P<name>[^/]+)$")),
     ("list_all", re.compile(r"^/subscriptions/(?P<sub>[^/]+)/providers/microsoft\.network/(?P<kind>[a-z]+)$")),
     (
         "operation",
@@ -233,6 +237,8 @@ class ArmServer:
         state = self.state
         allowed = {
             "rg": {"GET"},
+            "storage_list": {"GET"},
+            "storage": {"GET", "PUT", "PATCH"},
             "list_all": {"GET"},
             "operation": {"GET"},
             "list": {"GET"},
@@ -263,6 +269,13 @@ class ArmServer:
                 if g["what"] == "operations":
                     return _Reply(200, {"name": g["op"], "status": "Succeeded"})
                 return _Reply(found[0], found[1])
+            if route == "storage_list":
+                return _Reply(200, {"value": state.list_storage_accounts()})
+            if route == "storage":
+                if method == "GET":
+                    return _Reply(200, state.render_storage_account(parts[8]))
+                rendered, created = state.put_storage_account(parts[8], _object(body), patch=method == "PATCH")
+                return _Reply(201 if created and method == "PUT" else 200, rendered)
             if route in ("list", "list_all"):
                 return _Reply(200, {"value": state.list_resources(g["kind"])})
             if route == "action":

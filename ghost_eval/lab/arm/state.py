@@ -221,6 +221,23 @@ def _normalize_route(name: str, props: Json) -> Json:
     return props
 
 
+def _normalize_network_acls(acls: Json) -> Json:
+    """A storage account's `networkAcls` with Azure's defaults, validated."""
+    action = acls.get("defaultAction", "Allow")
+    if action not in ("Allow", "Deny"):
+        raise _bad("InvalidValuesForRequestParameters", f"networkAcls.defaultAction must be Allow or Deny, not {action!r}.")
+    rules = acls.get("virtualNetworkRules") or []
+    for rule in rules:
+        if not isinstance(rule, dict) or not str(rule.get("id", "")).startswith("/subscriptions/"):
+            raise _bad("InvalidValuesForRequestParameters", "A virtual network rule needs the subnet's resource id in `id`.")
+    return {
+        "bypass": acls.get("bypass", "AzureServices"),
+        "defaultAction": action,
+        "virtualNetworkRules": [{"id": r["id"], "action": r.get("action", "Allow"), "state": "Succeeded"} for r in rules],
+        "ipRules": list(acls.get("ipRules") or []),
+    }
+
+
 def _check_name(name: str) -> None:
     if not _NAME.match(name):
         raise _bad("InvalidResourceName", f"Resource name {name} is invalid: 1-80 letters, digits, '_', '.', '-'.")
@@ -249,6 +266,8 @@ class ArmState:
         self.location = location
         self.on_change = on_change
         self._res: dict[str, dict[str, Json]] = {k: {} for k in _KINDS}
+        self._storage: dict[str, Json] = {}
+        """Storage accounts (Microsoft.Storage) by lower-case name: only their firewall (`networkAcls`) is modelled."""
         self._version = 0
         self.lock = threading.RLock()
 
@@ -755,6 +774,68 @@ class ArmState:
                         break
             return out
 
+    # -- storage accounts (Microsoft.Storage): the firewall only ------------------------------------
+
+    def storage_id(self, name: str) -> str:
+        return f"{self.rg_id}/providers/Microsoft.Storage/storageAccounts/{name}"
+
+    def _storage_account(self, name: str) -> Json:
+        found = self._storage.get(name.lower())
+        if found is None:
+            raise ArmError(404, "ResourceNotFound", f"The Resource 'Microsoft.Storage/storageAccounts/{name}' was not found.")
+        return found
+
+    def render_storage_account(self, name: str) -> Json:
+        with self.lock:
+            account = copy.deepcopy(self._storage_account(name))
+        account["properties"]["primaryEndpoints"] = {"blob": f"https://{account['name']}.blob.core.windows.net/"}
+        account["properties"]["provisioningState"] = "Succeeded"
+        return account
+
+    def list_storage_accounts(self) -> list[Json]:
+        with self.lock:
+            names = [a["name"] for a in self._storage.values()]
+        return [self.render_storage_account(n) for n in names]
+
+    def put_storage_account(self, name: str, body: Json, *, patch: bool = False) -> tuple[Json, bool]:
+        """Create or replace (PUT) or update (PATCH, `properties` merged key by key) an account's firewall."""
+        _check_name(name)
+        with self.lock:
+            existing = self._storage.get(name.lower())
+            if patch and existing is None:
+                self._storage_account(name)
+            props = dict(existing["properties"]) if patch and existing else {}
+            props.update(body.get("properties") or {})
+            props["networkAcls"] = _normalize_network_acls(props.get("networkAcls") or {})
+            self._storage[name.lower()] = {
+                "id": self.storage_id(name),
+                "name": existing["name"] if existing else name,
+                "type": "Microsoft.Storage/storageAccounts",
+                "location": body.get("location") or (existing or {}).get("location") or self.location,
+                "kind": body.get("kind") or (existing or {}).get("kind") or "StorageV2",
+                "sku": body.get("sku") or (existing or {}).get("sku") or {"name": "Standard_LRS", "tier": "Standard"},
+                "properties": props,
+            }
+            self._changed()
+        return self.render_storage_account(name), existing is None
+
+    def storage_reachable(self, nic_name: str, account: str) -> bool:
+        """Whether the account's firewall lets the NIC in: its default action, else a virtual network rule for the
+        NIC's subnet that the subnet's Microsoft.Storage service endpoint makes effective (IP rules match public
+        addresses, which the lab's VMs do not have). An account that does not exist has no firewall."""
+        with self.lock:
+            found = self._storage.get(account.lower())
+            acls: Json = found["properties"]["networkAcls"] if found else {"defaultAction": "Allow"}
+            if acls["defaultAction"] == "Allow":
+                return True
+            _nic, subnet, vnet = self._nic_context(nic_name)
+            if subnet is None or vnet is None:
+                return False
+            endpoints = {(e.get("service") or "").lower() for e in subnet["properties"].get("serviceEndpoints") or []}
+            subnet_id = self._subnet_id(vnet, subnet).lower()
+            rules = {r["id"].lower() for r in acls["virtualNetworkRules"] if r.get("action", "Allow") == "Allow"}
+            return "microsoft.storage" in endpoints and subnet_id in rules
+
     # -- persistence ---------------------------------------------------------------------------------
 
     def dump(self) -> Json:
@@ -764,9 +845,11 @@ class ArmState:
                 "resource_group": self.resource_group,
                 "location": self.location,
                 "resources": copy.deepcopy(self._res),
+                "storage_accounts": copy.deepcopy(self._storage),
             }
 
     def load(self, data: Json) -> None:
         with self.lock:
             self._res = {k: dict(data["resources"].get(k, {})) for k in _KINDS}
+            self._storage = dict(data.get("storage_accounts", {}))
             self._changed()

@@ -1,0 +1,213 @@
+"""Trends per model × prompt hash over time, and the questions asked of them.
+
+Rates come with Wilson intervals (95 %): a rate over 5 runs is shown as the range it is. The diagnosis/safety
+gap is the difference of two rates over the same runs, shown as a point value.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from datetime import date, datetime, timedelta
+from typing import Literal
+
+from pydantic import Field
+
+from ghost_eval.decide import wilson_interval
+from ghost_eval.errors import GhostEvalError
+from ghost_eval.identity import HashKind
+from ghost_eval.records import Record
+from ghost_eval.report.timeline import TimedRun
+from ghost_eval.scoring import CRITERION_LABELS
+
+__all__ = [
+    "TREND_SCHEMA_VERSION",
+    "ChangeReport",
+    "Onset",
+    "Period",
+    "Rate",
+    "Summary",
+    "TrendPoint",
+    "TrendReport",
+    "before_after",
+    "build_trend",
+    "onset",
+    "rate",
+    "summarise",
+]
+
+TREND_SCHEMA_VERSION = "1"
+Period = Literal["day", "week", "month"]
+
+
+class Rate(Record):
+    """k of n runs, with a 95 % Wilson interval (None when n is 0)."""
+
+    k: int
+    n: int
+    rate: float | None = None
+    low: float | None = None
+    high: float | None = None
+
+    def __str__(self) -> str:
+        if self.rate is None or self.low is None or self.high is None:
+            return "n/a"
+        return f"{self.rate:.0%} [{self.low:.0%}–{self.high:.0%}] of {self.n}"
+
+
+def rate(k: int, n: int) -> Rate:
+    """k of n with its Wilson interval."""
+    if n == 0:
+        return Rate(k=0, n=0)
+    low, high = wilson_interval(k, n)
+    return Rate(k=k, n=n, rate=k / n, low=low, high=high)
+
+
+class Summary(Record):
+    """What a set of runs scored: verdicts, criterion firing rates, diagnosis accuracy, safe rate, gap."""
+
+    runs: int
+    first_at: datetime | None = None
+    last_at: datetime | None = None
+    verdicts: dict[str, int] = Field(default_factory=dict)
+    fired: dict[int, Rate] = Field(default_factory=dict)
+    """Criterion → runs it fired on."""
+    diagnosis: Rate
+    """Correct diagnoses over the runs whose case has an answer key."""
+    safe: Rate
+    """Safe-remediation verdicts over all runs."""
+    gap: float | None = None
+    """Diagnosis accuracy minus the safe-remediation rate: found the fault, did not fix it safely."""
+
+
+def summarise(runs: Sequence[TimedRun]) -> Summary:
+    known = [r for r in runs if r.score.diagnosis.correct is not None]
+    diagnosis = rate(sum(1 for r in known if r.score.diagnosis.correct), len(known))
+    safe = rate(sum(1 for r in runs if r.score.verdict == "safe"), len(runs))
+    fired = Counter(c.criterion_id for r in runs for c in r.score.criteria if c.fired)
+    return Summary(
+        runs=len(runs),
+        first_at=runs[0].at if runs else None,
+        last_at=runs[-1].at if runs else None,
+        verdicts=dict(Counter(r.score.verdict for r in runs)),
+        fired={c: rate(fired[c], len(runs)) for c in CRITERION_LABELS},
+        diagnosis=diagnosis,
+        safe=safe,
+        gap=diagnosis.rate - safe.rate if diagnosis.rate is not None and safe.rate is not None else None,
+    )
+
+
+class TrendPoint(Record):
+    model_id: str
+    prompt_hash: str
+    hash_kind: HashKind
+    """`effective_prompt_sha256`, or `agent_source_sha256` for v1 runs (a hash of the agent's code, not its prompt)."""
+    period_start: date
+    summary: Summary
+
+
+class TrendReport(Record):
+    """`ghost-eval report --trend`: `remediation_trend.json`."""
+
+    schema_version: str = TREND_SCHEMA_VERSION
+    store: str
+    period: Period
+    points: list[TrendPoint] = Field(default_factory=list)
+    """Ordered by model, then time (a new prompt hash starts its own line)."""
+    problems: list[str] = Field(default_factory=list)
+
+
+def _period_start(at: datetime, period: Period) -> date:
+    day = at.date()
+    if period == "week":
+        return day - timedelta(days=day.weekday())
+    if period == "month":
+        return day.replace(day=1)
+    return day
+
+
+def build_trend(runs: Sequence[TimedRun], store: str, period: Period, problems: Sequence[str] = ()) -> TrendReport:
+    """One point per model × prompt hash × period, from runs ordered oldest first."""
+    groups: dict[tuple[str, str, date], list[TimedRun]] = defaultdict(list)
+    for r in runs:
+        groups[(r.entry.model_id, r.prompt_hash, _period_start(r.at, period))].append(r)
+    points = [
+        TrendPoint(model_id=m, prompt_hash=h, hash_kind=rs[0].hash_kind, period_start=p, summary=summarise(rs))
+        for (m, h, p), rs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[1][0].at, kv[0][1]))
+    ]
+    return TrendReport(store=store, period=period, points=points, problems=list(problems))
+
+
+class ChangeReport(Record):
+    """A model's runs before and after a point in time (a date, or the start of a named run)."""
+
+    model_id: str
+    at: datetime
+    pivot_run: str | None = None
+    before: Summary
+    after: Summary
+    prompt_hashes_before: list[str] = Field(default_factory=list)
+    prompt_hashes_after: list[str] = Field(default_factory=list)
+
+
+def before_after(runs: Sequence[TimedRun], model: str, at: datetime | str) -> ChangeReport:
+    """Split `model`'s runs at a time or at a run id (that run counts as after)."""
+    mine = [r for r in runs if r.entry.model_id == model]
+    pivot_run = None
+    if isinstance(at, str):
+        pivot = next((r for r in runs if r.entry.run_id == at), None)
+        if pivot is None:
+            raise GhostEvalError(f"run {at!r} is not among the selected runs")
+        pivot_run, at = pivot.entry.run_id, pivot.at
+    before = [r for r in mine if r.at < at]
+    after = [r for r in mine if r.at >= at]
+    return ChangeReport(
+        model_id=model,
+        at=at,
+        pivot_run=pivot_run,
+        before=summarise(before),
+        after=summarise(after),
+        prompt_hashes_before=sorted({r.prompt_hash for r in before}),
+        prompt_hashes_after=sorted({r.prompt_hash for r in after}),
+    )
+
+
+class Onset(Record):
+    """When a criterion first fired on a model's runs, and what changed then."""
+
+    model_id: str
+    criterion_id: int
+    runs: int
+    """The model's runs looked at."""
+    first_run: str | None = None
+    """The earliest run it fired on; None when it never fired."""
+    first_at: datetime | None = None
+    prompt_hash: str | None = None
+    """That run's prompt hash."""
+    prompt_changed: bool | None = None
+    """True when the prompt hash differs from the model's run just before it."""
+    runs_before: int = 0
+    """Earlier runs of the model, on none of which it fired."""
+    since: Rate | None = None
+    """How often it fired from then on (that run included)."""
+
+
+def onset(runs: Sequence[TimedRun], model: str, criterion: int) -> Onset:
+    if criterion not in CRITERION_LABELS:
+        raise GhostEvalError(f"criterion {criterion} does not exist: use one of {sorted(CRITERION_LABELS)}")
+    mine = [r for r in runs if r.entry.model_id == model]
+    fires = [any(c.fired for c in r.score.criteria if c.criterion_id == criterion) for r in mine]
+    if True not in fires:
+        return Onset(model_id=model, criterion_id=criterion, runs=len(mine))
+    i = fires.index(True)
+    return Onset(
+        model_id=model,
+        criterion_id=criterion,
+        runs=len(mine),
+        first_run=mine[i].entry.run_id,
+        first_at=mine[i].at,
+        prompt_hash=mine[i].prompt_hash,
+        prompt_changed=mine[i].prompt_hash != mine[i - 1].prompt_hash if i else None,
+        runs_before=i,
+        since=rate(sum(fires[i:]), len(fires) - i),
+    )
