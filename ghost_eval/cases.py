@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
@@ -30,6 +30,7 @@ __all__ = [
     "WrongClaim",
     "case_key",
     "load_case",
+    "load_case_path",
     "load_cases",
 ]
 
@@ -211,7 +212,8 @@ class Case(Record):
     """One use case file under `cases/`."""
 
     schema_version: str = CASE_SCHEMA_VERSION
-    id: str = Field(pattern=r"^[a-z][a-z0-9_-]*$")
+    id: str = Field(pattern=r"^([a-z][a-z0-9_-]*\.)?[a-z][a-z0-9_-]*$")
+    """The bundled cases' ids are bare (`m`); a team's own are namespaced `<team>.<name>` so two teams never collide."""
     kind: Literal["fault", "behaviour"] = "fault"
     """`fault`: find a planted fault. `behaviour`: a test of the agent's contract (decline off-topic requests, never
     apply a fix unconfirmed, check both layers before closing), graded by the same deterministic checks."""
@@ -326,4 +328,39 @@ def load_cases(directory: Path, ids: Iterable[str] | None = None) -> tuple[dict[
             cases[path.stem] = load_case(path)
         except CaseError as exc:
             errors.append(exc)
+    return cases, errors
+
+
+def load_case_path(folders: Sequence[Path], bundled: Path) -> tuple[dict[str, Case], list[CaseError]]:
+    """Load the cases of every folder on a case path (the bundled folder and the teams' own).
+
+    Where the path holds the bundled folder, a case outside it must have a namespaced id (`<team>.<name>`); an id
+    defined twice is an error naming both files, and neither copy is used.
+    """
+    with_bundled = any(f.resolve() == bundled.resolve() for f in folders)
+    cases: dict[str, Case] = {}
+    where: dict[str, Path] = {}
+    errors: list[CaseError] = []
+    clashed: set[str] = set()
+    seen: set[Path] = set()
+    for folder in folders:
+        if folder.resolve() in seen:  # one folder named twice (the bundled one, and a checkout's cases/)
+            continue
+        seen.add(folder.resolve())
+        if not folder.is_dir():
+            errors.append(CaseError(folder, "case folder not found"))
+            continue
+        own, own_errors = load_cases(folder)
+        errors += own_errors
+        for case_id, case in own.items():
+            path = folder / f"{case_id}.yaml"
+            if with_bundled and folder.resolve() != bundled.resolve() and "." not in case_id:
+                errors.append(CaseError(path, f"a team's case id is namespaced <team>.<name>, got {case_id!r}", "id"))
+            elif case_id in where:
+                errors.append(CaseError(path, f"case id {case_id!r} is also defined in {where[case_id]}", "id"))
+                clashed.add(case_id)
+            else:
+                cases[case_id], where[case_id] = case, path
+    for case_id in clashed:
+        del cases[case_id]
     return cases, errors

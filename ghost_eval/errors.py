@@ -6,6 +6,7 @@ from pathlib import Path
 
 __all__ = [
     "CaseError",
+    "ExtensionError",
     "GhostEvalError",
     "RecordError",
     "RunExistsError",
@@ -31,6 +32,10 @@ class RecordError(GhostEvalError):
 
 class CaseError(RecordError):
     """A use-case YAML file is malformed or fails the case schema."""
+
+
+class ExtensionError(GhostEvalError):
+    """A team's check cannot be found, loaded or run, or two checks share a name."""
 
 
 class StoreError(GhostEvalError):

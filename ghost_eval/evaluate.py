@@ -2,28 +2,59 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import os
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from ghost_eval.cases import Case, case_key, load_cases
+from ghost_eval.cases import Case, case_key, load_case_path
 from ghost_eval.errors import CaseError, GhostEvalError
 from ghost_eval.scoring import SCORER, RunEvidence, RunScore, score_run
 from ghost_eval.store import IndexEntry, Problem, RunFilter, RunRecord, Store, bundled_path
 
-__all__ = ["ScoredRun", "default_cases_dir", "evidence_of", "load_case_set", "score_record", "score_store"]
+__all__ = [
+    "ScoredRun",
+    "BUNDLED_CASES",
+    "CasePath",
+    "case_folders",
+    "evidence_of",
+    "load_case_set",
+    "score_record",
+    "score_store",
+]
 
 _CHUNK = 200
 """Runs per task sent to a scoring process: large enough to amortise the hand-off, small enough to balance."""
 
 
-def default_cases_dir(explicit: str | Path | None = None) -> Path:
-    return Path(explicit) if explicit else bundled_path("cases")
+BUNDLED_CASES = "bundled"
+"""On a case path, the cases shipped with the package."""
+CasePath = str | Path | Sequence[str | Path] | None
+"""Case folders: one folder, a list, or a string joined by `os.pathsep`; `bundled` names the shipped cases;
+absent means the bundled cases alone."""
 
 
-def load_case_set(explicit: str | Path | None = None) -> tuple[dict[str, Case], list[CaseError]]:
-    return load_cases(default_cases_dir(explicit))
+def case_folders(case_path: CasePath = None, base: Path | None = None) -> list[Path]:
+    """The folders of a case path, relative entries resolved against `base` (a config's folder)."""
+    if case_path is None or case_path == "":
+        return [bundled_path("cases")]
+    if isinstance(case_path, Path):
+        entries: list[str | Path] = [case_path]
+    elif isinstance(case_path, str):
+        entries = list(case_path.split(os.pathsep))
+    else:
+        entries = list(case_path)
+    folders = []
+    for entry in entries:
+        path = bundled_path("cases") if entry == BUNDLED_CASES else Path(entry)
+        folders.append(path if base is None or path.is_absolute() else base / path)
+    return folders
+
+
+def load_case_set(case_path: CasePath = None, base: Path | None = None) -> tuple[dict[str, Case], list[CaseError]]:
+    """Every case on the case path; files that fail to load (or clash) come back as errors, the rest still load."""
+    return load_case_path(case_folders(case_path, base), bundled_path("cases"))
 
 
 def evidence_of(record: RunRecord) -> RunEvidence:

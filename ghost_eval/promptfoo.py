@@ -11,6 +11,7 @@ naming the field, never an exception in Promptfoo's worker.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 from functools import lru_cache
@@ -22,7 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from ghost_eval.cases import Case, case_key
 from ghost_eval.decide.variants import load_variant
 from ghost_eval.errors import GhostEvalError
-from ghost_eval.evaluate import load_case_set, score_record
+from ghost_eval.evaluate import CasePath, evidence_of, load_case_set, score_record
+from ghost_eval.extensions import TeamCheck, load_checks, run_checks
 from ghost_eval.identity import addon_hash
 from ghost_eval.scoring import SCORER_NAME, SCORER_VERSION, RunEvidence, RunScore, score_run
 from ghost_eval.scoring.model import CRITERION_METRICS
@@ -32,7 +34,9 @@ from ghost_eval.store.reader import RunRecord
 
 __all__ = [
     "live_response",
+    "SHARD_ENV",
     "suite_tests",
+    "suite_version",
     "CRITERION_METRICS",
     "GRADES_KEY",
     "SCORE_KEY",
@@ -45,6 +49,8 @@ __all__ = [
     "SERVED_SCORE_CHARS",
 ]
 
+SHARD_ENV = "GHOST_EVAL_SHARD"
+"""`k/n`: generate only the k-th of n slices of a suite's rows (one CI runner's share)."""
 SCORE_KEY = "ghost_eval_score"
 """Key in the provider's response metadata holding the deterministic RunScore."""
 GRADES_KEY = "ghost_eval_grades"
@@ -73,11 +79,15 @@ class ProviderConfig(BaseModel):
 
     store: str | None = None
     """Store folder; default $GHOST_EVAL_STORE, else the bundled demo store (replay only)."""
-    cases: str | None = None
+    cases: str | list[str] | None = None
+    """Case path: a folder or a list of folders (`bundled` = the shipped cases), relative to the config's folder."""
     model: str | None = None
     run_label: str | None = None
     addon: str | None = None
     """A prompt addon file, or `none` for runs without one."""
+    checks: list[str] = []
+    """Teams' checks by import path (`module:function` or `name=module:function`), besides the installed
+    entry points of group `ghost_eval.checks` (see ghost_eval.extensions)."""
     basePath: str | None = None
 
 
@@ -143,8 +153,13 @@ def store_for(path: str) -> Store:
 
 
 @lru_cache(maxsize=4)
-def _cases(path: str | None) -> dict[str, Case]:
-    return load_case_set(path)[0]
+def _cases(case_path: str | tuple[str, ...] | None, base: str | None = None) -> dict[str, Case]:
+    return load_case_set(case_path, Path(base) if base else None)[0]
+
+
+def _config_cases(config: ProviderConfig) -> dict[str, Case]:
+    cases = tuple(config.cases) if isinstance(config.cases, list) else config.cases
+    return _cases(cases, config.basePath)
 
 
 def _resolve(path: str | None, base: str | None) -> str | None:
@@ -251,13 +266,16 @@ def _response(record: RunRecord, config: ProviderConfig) -> dict[str, Any]:
     if record.report is None or not record.report.strip():
         why = "; ".join(str(p) for p in record.problems) or record.aborted or "no report"  # an aborted run has none
         return {"error": f"run {record.entry.run_id}: {why}", "metadata": _identity(record)}
-    score = score_record(record, _cases(_resolve(config.cases, config.basePath)))
+    cases = _config_cases(config)
+    score = score_record(record, cases)
+    graded = grades(score)
+    graded["checks"] = _team_grade(tuple(config.checks), record, cases)
     dumped = score.model_dump(mode="json")
     fits = len(json.dumps(dumped)) <= SERVED_SCORE_CHARS
     report_file = _session_file(record, "ghost_report_", "ghost_report_<sid>.md")
     response: dict[str, Any] = {
         "output": _capped(record.report, SERVED_OUTPUT_CHARS, f"{report_file} (run {record.entry.run_id})"),
-        "metadata": {**_identity(record), **({SCORE_KEY: dumped} if fits else {}), GRADES_KEY: grades(score)},
+        "metadata": {**_identity(record), **({SCORE_KEY: dumped} if fits else {}), GRADES_KEY: graded},
     }
     if record.prompt:  # what the agent was told; the viewer shows it as the actual prompt
         response["prompt"] = _capped(record.prompt, SERVED_OUTPUT_CHARS, str(record.folder / "PROMPT.txt"))
@@ -266,6 +284,48 @@ def _response(record: RunRecord, config: ProviderConfig) -> dict[str, Any]:
         response["tokenUsage"] = meta.token_usage.model_dump(exclude_none=True)
     if meta and meta.cost_usd is not None:
         response["cost"] = meta.cost_usd
+    return response
+
+
+@lru_cache(maxsize=4)
+def _team_checks(import_paths: tuple[str, ...]) -> list[TeamCheck]:
+    return list(load_checks(import_paths).values())
+
+
+def _team_grade(import_paths: tuple[str, ...], record: RunRecord, cases: dict[str, Case]) -> dict[str, Any]:
+    """Teams' own checks as one GradingResult, each a named metric `check_<name>`; a check that cannot be loaded
+    fails the grade with the reason."""
+    try:
+        checks = _team_checks(import_paths)
+    except GhostEvalError as exc:
+        return {"pass": False, "score": 0.0, "reason": str(exc)}
+    if not checks:
+        return {"pass": True, "score": 1.0, "reason": "no team checks configured"}
+    outcomes = run_checks(checks, evidence_of(record), cases.get(case_key(record.entry.use_case_id)))
+    passed = all(o.passed for o in outcomes)
+    return {
+        "pass": passed,
+        "score": 1.0 if passed else 0.0,
+        "reason": "; ".join(
+            f"{o.name}: {'pass' if o.passed else 'fail'}" + (f" ({o.reason})" if o.reason else "") for o in outcomes
+        ),
+        "namedScores": {f"check_{o.name}": 1.0 if o.passed else 0.0 for o in outcomes},
+        "componentResults": [
+            {
+                "pass": o.passed,
+                "score": 1.0 if o.passed else 0.0,
+                "reason": f"{o.name} ({o.source}): {o.reason or 'no reason given'}",
+            }
+            for o in outcomes
+        ],
+    }
+
+
+def _with_suite(response: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
+    """The row's suite version (from the generated test's metadata) beside the run's identity."""
+    version = ((context.get("test") or {}).get("metadata") or {}).get("suite_version")
+    if version:
+        response.setdefault("metadata", {})["suite_version"] = version
     return response
 
 
@@ -278,7 +338,7 @@ def replay_response(config: dict[str, Any], context: dict[str, Any]) -> dict[str
         record = store.read(_select(store, variables, typed, _repeat_index(context)))
     except GhostEvalError as exc:
         return {"error": str(exc)}
-    return _response(record, typed)
+    return _with_suite(_response(record, typed), context)
 
 
 def _live_store(config: LiveProviderConfig) -> Path:
@@ -304,7 +364,7 @@ def live_response(config: dict[str, Any], context: dict[str, Any]) -> dict[str, 
         limits = _validated(_limits_model(), typed.limits, "provider config", within="limits")
         repeat_index = _repeat_index(context)
         use_case = variables.use_case or ""
-        cases = _cases(_resolve(typed.cases, typed.basePath))
+        cases = _config_cases(typed)
         case = cases.get(case_key(use_case))
         if case is None:
             raise GhostEvalError(f"the test needs var `use_case` naming a case with a recipe (got {use_case!r})")
@@ -329,7 +389,7 @@ def live_response(config: dict[str, Any], context: dict[str, Any]) -> dict[str, 
         return {"error": str(exc)}
     if run.aborted:
         response["error"] = f"run {run.entry.run_id} aborted: {run.aborted}"
-    return response
+    return _with_suite(response, context)
 
 
 def _score_for(output: str, context: dict[str, Any]) -> RunScore:
@@ -339,7 +399,8 @@ def _score_for(output: str, context: dict[str, Any]) -> RunScore:
     if isinstance(cached, dict) and cached.get("scorer") == _SCORER:
         return RunScore.model_validate(cached)
     config = context.get("config") or {}
-    cases = _cases(config.get("cases"))
+    raw = config.get("cases")
+    cases = _cases(tuple(raw) if isinstance(raw, list) else raw)
     if metadata.get("run_id"):
         store = store_for(_store_path(ProviderConfig(store=config.get("store") or os.environ.get(STORE_ENV))))
         return score_record(store.read(store.get(str(metadata["run_id"]))), cases)
@@ -446,16 +507,44 @@ def assertion_result(kind: str, output: str, context: dict[str, Any]) -> dict[st
         return {"pass": False, "score": 0.0, "reason": f"cannot score: {exc}"}
 
 
-def suite_tests(suite: str, cases_dir: str | None = None) -> list[dict[str, Any]]:
+def suite_version(suite: str, cases: list[Case], spec: BaseModel | None = None) -> str:
+    """What a suite's results mean, as a hash: its cases (all their facts and answer keys), the variant spec it
+    decides by, and the scorer version. Rows and results of two suite versions are not comparable."""
+    doc = {
+        "suite": suite,
+        "scorer": _SCORER,
+        "cases": [c.model_dump(mode="json") for c in cases],
+        "spec": spec.model_dump(mode="json") if spec is not None else None,
+    }
+    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _shard(spec: str) -> tuple[int, int]:
+    """`k/n`: the k-th of n slices (1-based)."""
+    k, _, n = spec.strip().partition("/")
+    if not (k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
+        raise GhostEvalError(f"shard {spec!r}: expected k/n with 1 <= k <= n (e.g. 2/4)")
+    return int(k), int(n)
+
+
+def suite_tests(
+    suite: str, case_path: CasePath = None, base: Path | None = None, shard: str | None = None
+) -> list[dict[str, Any]]:
     """Promptfoo test rows for a suite, generated from the case files so symptoms never drift.
 
     `baseline` and `sentinel` take the cases flagged so; `consequences` the baseline cases with a fault recipe;
     `variant:<name>` takes the variant's cases
     plus the sentinel cases it must not make worse. Rows are ordered by case id: the viewer lines
     up evals by row index, so the order must not change between runs. A case file that fails to
-    load raises (naming file, field and reason) rather than leaving its rows out.
+    load raises (naming file, field and reason) rather than leaving its rows out. Relative case
+    folders are resolved against `base` (the suite's project folder).
+
+    `shard` (`k/n`, default $GHOST_EVAL_SHARD) keeps every n-th row from the k-th, so n CI runners split a suite
+    without overlap; every row carries the suite version in its test metadata, and the providers copy it into
+    each response, so results of two suite versions are told apart.
     """
-    cases, errors = load_case_set(cases_dir)
+    spec = None
+    cases, errors = load_case_set(case_path, base)
     if errors:  # a broken file's rows would silently be missing from the suite
         listed = "; ".join(str(e) for e in errors)
         raise GhostEvalError(f"suite {suite!r}: {len(errors)} case file(s) failed to load, so no rows are generated: {listed}")
@@ -474,7 +563,17 @@ def suite_tests(suite: str, cases_dir: str | None = None) -> list[dict[str, Any]
     missing = [i for i in ids if i not in cases]
     if missing:
         raise GhostEvalError(f"suite {suite!r} names cases that are missing or invalid: {missing}")
-    return [
-        {"description": f"{i}: {cases[i].title}", "vars": {"use_case": i, "symptom": " ".join(cases[i].symptom.split())}}
+    version = suite_version(suite, [cases[i] for i in sorted(ids)], spec)
+    rows = [
+        {
+            "description": f"{i}: {cases[i].title}",
+            "vars": {"use_case": i, "symptom": " ".join(cases[i].symptom.split())},
+            "metadata": {"suite": suite, "suite_version": version},
+        }
         for i in sorted(ids)
     ]
+    slicing = shard or os.environ.get(SHARD_ENV)
+    if not slicing:
+        return rows
+    k, n = _shard(slicing)
+    return rows[k - 1 :: n]

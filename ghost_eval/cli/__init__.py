@@ -9,13 +9,13 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from ghost_eval.cli import calibrate, decide, diff, gate, judge, lab, query, report, score, store
+from ghost_eval.cli import calibrate, decide, diff, gate, init, judge, lab, query, report, score, store, validate
 from ghost_eval.cli._common import Handler, Parents, err
 from ghost_eval.errors import GhostEvalError
 
 __all__ = ["main"]
 
-_COMMANDS = (store, score, decide, judge, report, query, diff, calibrate, gate, lab)
+_COMMANDS = (store, score, decide, judge, report, query, diff, calibrate, gate, lab, init, validate)
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -14,7 +14,7 @@ from rich.progress import track
 from ghost_eval.cases import Case
 from ghost_eval.errors import CaseError
 from ghost_eval.evaluate import load_case_set
-from ghost_eval.store import Problem, RunFilter, Store, default_store_path
+from ghost_eval.store import BLOB_SCHEME, Problem, RunFilter, Store, default_store_path
 
 __all__ = ["Handler", "Parents", "cases_for", "err", "open_store", "out", "progress", "report_problems", "run_filter"]
 
@@ -56,6 +56,14 @@ def cases_for(args: argparse.Namespace) -> tuple[dict[str, Case], list[CaseError
 
 
 def open_store(args: argparse.Namespace, *, create: bool = False) -> Store:
+    """The store of `--store`; a shared `azblob://<container>` is read through its local mirror, brought up to date."""
+    if str(args.store or "").startswith(BLOB_SCHEME):
+        from ghost_eval.store.blob import BlobStore, mirror_folder  # the Azure SDK only where a shared store is named
+
+        shared = BlobStore.open(args.store)
+        local = Store(mirror_folder(shared), create=True)
+        report_problems(shared.mirror_into(local).problems)
+        return local
     return Store(default_store_path(args.store), create=create)
 
 

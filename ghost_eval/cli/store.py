@@ -11,7 +11,7 @@ from rich.table import Table
 
 from ghost_eval.cli._common import Parents, err, open_store, out, report_problems, run_filter
 from ghost_eval.errors import StoreError
-from ghost_eval.store import RunFilter, Store, default_store_path
+from ghost_eval.store import BLOB_SCHEME, RunFilter, Store, default_store_path
 from ghost_eval.store.backfill import backfill_metadata
 from ghost_eval.store.clean import clean_store
 from ghost_eval.store.importer import import_runs, reindex
@@ -26,8 +26,10 @@ def _store_to_write(args: argparse.Namespace, *, create: bool = False) -> Store:
 
     Only `store import` may create a store; `reindex`, `backfill` and `supersede` work on an existing one.
     """
-    path = default_store_path(args.store)
     command = f"store {args.store_command}"
+    if str(args.store or "").startswith(BLOB_SCHEME):
+        raise StoreError(f"`{command}` changes a local store; a shared store is written by `store sync` (and `store reindex`)")
+    path = default_store_path(args.store)
     if path.exists() and not path.is_dir():
         raise StoreError(f"{path} is a file, not a store folder; `{command}` needs a store folder")
     if not path.exists():
@@ -101,6 +103,12 @@ def _store_verify(args: argparse.Namespace) -> int:
 
 
 def _store_reindex(args: argparse.Namespace) -> int:
+    if str(args.store or "").startswith(BLOB_SCHEME):
+        from ghost_eval.store.blob import BlobStore  # the Azure SDK only where a shared store is named
+
+        found = BlobStore.open(args.store).reindex()
+        out.print(f"indexed {len(found)} complete runs whose writer died before indexing them: {found}", markup=False)
+        return 0
     with _store_to_write(args) as store:
         report = reindex(store)
         report_problems(report.problems)
@@ -136,6 +144,17 @@ def _store_backfill(args: argparse.Namespace) -> int:
         for rid in report.written:
             out.print(f"backfilled metadata.json for {rid}", markup=False)
         out.print(f"{len(report.written)} runs backfilled", markup=False)
+    return 1 if report.problems else 0
+
+
+def _store_sync(args: argparse.Namespace) -> int:
+    from ghost_eval.store.blob import sync
+
+    report = sync(args.source, args.destination)
+    report_problems(report.problems)
+    for run_id in report.copied:
+        out.print(f"{run_id}: copied", markup=False)
+    out.print(f"{len(report.copied)} copied, {report.present} already there, {len(report.problems)} problem(s)", markup=False)
     return 1 if report.problems else 0
 
 
@@ -194,3 +213,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], parents: 
     p.add_argument("new", nargs="?")
     p.add_argument("--undo", action="store_true", help="make OLD count again; the supersession log keeps both events")
     p.set_defaults(func=_store_supersede)
+    p = ssub.add_parser("sync", help="copy runs between a local store folder and a shared azblob://<container>")
+    p.add_argument("source", help="store folder or azblob://<container>")
+    p.add_argument("destination", help="store folder or azblob://<container> (a folder is created)")
+    p.set_defaults(func=_store_sync)

@@ -31,7 +31,7 @@ from ghost_eval.store.reader import RunRecord, read_run
 from ghost_eval.store.v1_verdict import V1_VERDICT_FILE, StoredVerdict, of_record, summary_actions, v1_verdict
 from ghost_eval.store.writer import publish_file, publish_run, update_view, write_view
 
-__all__ = ["STORE_ENV", "Store", "bundled_path", "default_store_path"]
+__all__ = ["STORE_ENV", "Store", "bundled_path", "default_store_path", "index_entry"]
 
 STORE_ENV = "GHOST_EVAL_STORE"
 
@@ -51,6 +51,25 @@ def default_store_path(explicit: str | Path | None = None) -> Path:
         return Path(explicit)
     env = os.environ.get(STORE_ENV)
     return Path(env) if env else bundled_path("demo_store")
+
+
+def index_entry(metadata: RunMetadata, coverage: Coverage = Coverage.FULL) -> IndexEntry:
+    """The index entry of a run about to be stored, from its metadata (the same in every store backend)."""
+    if metadata.use_case_id is None or metadata.model_id is None:
+        raise StoreError(f"run {metadata.run_id}: metadata needs use_case_id and model_id")
+    return IndexEntry(
+        run_id=metadata.run_id,
+        use_case_id=metadata.use_case_id,
+        model_id=metadata.model_id,
+        system_prompt_hash=metadata.system_prompt_hash,
+        backfilled=metadata.backfilled,
+        artifact_coverage=coverage,
+        path=run_folder(metadata.use_case_id, metadata.model_id, metadata.run_id),
+        hash_kind=metadata.hash_kind,
+        run_label=metadata.run_label,
+        repeat_index=metadata.repeat_index,
+        environment=metadata.environment,
+    )
 
 
 class Store:
@@ -161,21 +180,7 @@ class Store:
         metadata.json is written from `metadata`, unless `files` carries the original sidecar (kept
         byte for byte on import) or `write_metadata` is False (a v1 run that never had one).
         """
-        if metadata.use_case_id is None or metadata.model_id is None:
-            raise StoreError(f"run {metadata.run_id}: metadata needs use_case_id and model_id")
-        entry = IndexEntry(
-            run_id=metadata.run_id,
-            use_case_id=metadata.use_case_id,
-            model_id=metadata.model_id,
-            system_prompt_hash=metadata.system_prompt_hash,
-            backfilled=metadata.backfilled,
-            artifact_coverage=coverage,
-            path=run_folder(metadata.use_case_id, metadata.model_id, metadata.run_id),
-            hash_kind=metadata.hash_kind,
-            run_label=metadata.run_label,
-            repeat_index=metadata.repeat_index,
-            environment=metadata.environment,
-        )
+        entry = index_entry(metadata, coverage)
         payload = dict(files)
         if write_metadata and METADATA_FILE not in payload:
             payload[METADATA_FILE] = dump_json(metadata)

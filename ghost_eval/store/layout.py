@@ -15,6 +15,7 @@ from ghost_eval.identity import HashKind
 from ghost_eval.records import Record, parse_record
 
 __all__ = [
+    "BLOB_SCHEME",
     "INDEX_FILE",
     "INDEX_SCHEMA_VERSION",
     "MANIFEST_FILE",
@@ -36,6 +37,8 @@ __all__ = [
     "session_files",
 ]
 
+BLOB_SCHEME = "azblob://"
+"""`--store azblob://<container>` names a shared store on Azure Blob Storage (ghost_eval.store.blob)."""
 INDEX_FILE = "run_index.json"
 INDEX_SCHEMA_VERSION = "1"
 """The JSON view keeps the v1 schema so the original tooling can still read it."""

@@ -1,0 +1,100 @@
+"""Teams' checks: found by entry point (a real installed distribution's metadata) or import path, run on a
+replayed run as `check_<name>` metrics; two checks of one name are an error naming both."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ghost_eval import promptfoo
+from ghost_eval.errors import ExtensionError
+from ghost_eval.extensions import load_checks
+from ghost_eval.promptfoo import GRADES_KEY, replay_response
+
+CHECKS = """
+from ghost_eval.extensions import CheckOutcome
+
+
+def mentions_fail2ban(evidence, case):
+    return "fail2ban" in evidence.report
+
+
+def explains(evidence, case):
+    return CheckOutcome(name="ignored", passed=False, reason=f"case {case.id if case else None}")
+
+
+def broken(evidence, case):
+    raise RuntimeError("team bug")
+"""
+
+
+@pytest.fixture
+def team_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A module `teamchecks` importable from sys.path, and a distribution registering one of its checks."""
+    site = tmp_path / "site"
+    (site / "teamchecks-1.0.dist-info").mkdir(parents=True)
+    (site / "teamchecks.py").write_text(CHECKS)
+    (site / "teamchecks-1.0.dist-info/METADATA").write_text("Metadata-Version: 2.1\nName: teamchecks\nVersion: 1.0\n")
+    (site / "teamchecks-1.0.dist-info/entry_points.txt").write_text(
+        "[ghost_eval.checks]\nnetops.fail2ban_named = teamchecks:mentions_fail2ban\n"
+    )
+    monkeypatch.syspath_prepend(str(site))
+    return site
+
+
+def test_entry_point_and_import_path_checks_load_by_name(team_package: Path) -> None:
+    checks = load_checks(["teamchecks:explains", "netops.bug=teamchecks:broken"])
+    assert sorted(checks) == ["explains", "netops.bug", "netops.fail2ban_named"]
+    assert "entry point netops.fail2ban_named of teamchecks" in checks["netops.fail2ban_named"].source
+
+
+def test_two_checks_of_one_name_are_an_error_naming_both(team_package: Path) -> None:
+    with pytest.raises(ExtensionError, match=r"entry point netops.fail2ban_named of teamchecks.*import path netops"):
+        load_checks(["netops.fail2ban_named=teamchecks:explains"])
+
+
+@pytest.mark.parametrize("spec", ["teamchecks", "teamchecks:absent", "no_such_module:f"])
+def test_a_check_that_cannot_be_imported_is_named(team_package: Path, spec: str) -> None:
+    with pytest.raises(ExtensionError, match=spec):
+        load_checks([spec])
+
+
+def _replay(checks: list[str]) -> dict[str, Any]:
+    promptfoo._team_checks.cache_clear()  # a worker keeps its checks; each test installs its own
+    response = replay_response(
+        {"model": "claude-haiku-4-5-20251001", "checks": checks}, {"vars": {"use_case": "m"}, "repeatIndex": None}
+    )
+    assert "error" not in response, response
+    grade: dict[str, Any] = response["metadata"][GRADES_KEY]["checks"]
+    return grade
+
+
+def test_replay_grades_every_team_check_and_a_raising_one_fails_alone(team_package: Path) -> None:
+    grade = _replay(["teamchecks:explains", "netops.bug=teamchecks:broken"])
+    assert grade["namedScores"] == {"check_netops.fail2ban_named": 1.0, "check_explains": 0.0, "check_netops.bug": 0.0}
+    assert grade["pass"] is False
+    assert "explains: fail (case m)" in grade["reason"] and "team bug" in grade["reason"]
+
+
+def test_without_team_checks_the_grade_passes_and_says_so() -> None:
+    assert _replay([]) == {"pass": True, "score": 1.0, "reason": "no team checks configured"}
+
+
+def test_a_check_that_cannot_load_fails_the_grade_not_the_row(team_package: Path) -> None:
+    grade = _replay(["teamchecks:absent"])
+    assert grade["pass"] is False and "teamchecks:absent" in grade["reason"]
+
+
+def test_entry_points_are_found_in_a_fresh_interpreter(team_package: Path) -> None:
+    """The same discovery, without this process's sys.path changes: what Promptfoo's worker sees."""
+    code = "from ghost_eval.extensions import load_checks; import json; print(json.dumps(sorted(load_checks())))"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(team_package), os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == ["netops.fail2ban_named"]

@@ -1,0 +1,53 @@
+"""Done-when for sharing: the wheel, installed in a clean venv outside the repository, scaffolds a suite with
+`ghost-eval init` whose baseline runs through the real Promptfoo on the bundled demo store."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+from tests.promptfoo_cli import PROMPTFOO, promptfoo_env
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("package")]
+METRICS = {"c1_list_kept", "c2_owner_respected", "c3_scope_narrow", "c4_fix_verified", "remediation_verdict", "diagnosis"}
+
+
+def _run(*cmd: str | Path, cwd: Path, env: dict[str, str] | None = None, timeout: float = 900) -> str:
+    done = subprocess.run([str(c) for c in cmd], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, f"{cmd}: exit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return done.stdout
+
+
+def test_the_installed_wheel_scaffolds_a_suite_that_promptfoo_runs(tmp_path: Path) -> None:
+    import json
+
+    _run(sys.executable, "-m", "build", "--outdir", tmp_path / "dist", REPO, cwd=tmp_path)  # sdist, then the wheel from it
+    (wheel,) = (tmp_path / "dist").glob("ghost_eval-*.whl")
+    assert list((tmp_path / "dist").glob("ghost_eval-*.tar.gz"))
+    venv = tmp_path / "venv"
+    _run(sys.executable, "-m", "venv", venv, cwd=tmp_path)
+    clean = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV", "GHOST_EVAL_STORE"}}
+    _run(venv / "bin/python", "-m", "pip", "install", "--quiet", wheel, cwd=tmp_path, env=clean)
+    team = tmp_path / "team-suite"
+    _run(venv / "bin/ghost-eval", "init", team, "--team", "netops", cwd=tmp_path, env=clean)
+    _run(venv / "bin/ghost-eval", "validate", ".", cwd=team, env=clean)
+
+    env = promptfoo_env(tmp_path, {"PROMPTFOO_PYTHON": str(venv / "bin/python")})
+    env.pop("PYTHONPATH", None)
+    out = tmp_path / "baseline.json"
+    cmd = [PROMPTFOO, "eval", "-c", "promptfooconfig.yaml", "-o", out, "--no-progress-bar", "--no-cache"]
+    done = subprocess.run([str(c) for c in cmd], cwd=team, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode in (0, 100), done.stdout[-3000:] + done.stderr[-3000:]  # 100: some rows failed their checks
+    rows = json.loads(out.read_text())["results"]["results"]
+    assert len(rows) == 30 and not [r for r in rows if r["response"].get("error")]
+    assert {r["vars"]["use_case"] for r in rows} == {"a", "d", "e", "f", "g", "j", "m", "q", "s", "v"}
+    site = venv.resolve()
+    for row in rows:
+        assert set(row["namedScores"]) >= METRICS, row["namedScores"]
+        store = Path(row["response"]["metadata"]["store_path"]).resolve()
+        assert site in store.parents, f"{store} is not the installed package's demo store"
