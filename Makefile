@@ -13,7 +13,7 @@ export PROMPTFOO_PYTHON := $(BIN)/python
 PROMPTFOO := $(CURDIR)/node_modules/.bin/promptfoo
 RESULTS := results
 
-.PHONY: bootstrap eval baseline variants sentinel consequences test view lint clean-results lab-deps
+.PHONY: bootstrap eval baseline variants sentinel consequences test view lint clean-results lab-deps browser-deps
 
 bootstrap: $(VENV)/.installed node_modules/.installed
 
@@ -55,25 +55,36 @@ baseline variants sentinel consequences: bootstrap
 eval: baseline
 	$(BIN)/ghost-eval report --out $(RESULTS)
 
-# The local lab (tests/lab, tests/live) needs these Debian packages; installed only when missing, as root.
+# Debian packages some tests need, installed only when missing, as root: the local lab's (tests/lab,
+# tests/live) and the browser the viewer test drives (tests/browser: Debian's chromium, no browser download).
 LAB_PACKAGES := openssh-server iptables nftables fail2ban iproute2 iputils-ping procps curl dnsutils netcat-openbsd
-lab-deps:
-	@missing=$$(for p in $(LAB_PACKAGES); do \
+BROWSER_PACKAGES := chromium
+define debian-deps
+	@missing=$$(for p in $(1); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed$$' || echo $$p; done); \
 	if [ -z "$$missing" ]; then exit 0; fi; \
-	if ! command -v apt-get >/dev/null; then echo "lab-deps: no apt-get here; install by hand: $$missing"; exit 1; fi; \
-	if [ "$$(id -u)" -ne 0 ]; then echo "lab-deps: missing $$missing; run as root to install them"; exit 1; fi; \
-	echo "lab-deps: installing $$missing"; \
+	if ! command -v apt-get >/dev/null; then echo "$@: no apt-get here; install by hand: $$missing"; exit 1; fi; \
+	if [ "$$(id -u)" -ne 0 ]; then echo "$@: missing $$missing; run as root to install them"; exit 1; fi; \
+	echo "$@: installing $$missing"; \
 	export DEBIAN_FRONTEND=noninteractive RUNLEVEL=1; \
 	apt-get install -y -qq --no-install-recommends $$missing >/dev/null || \
 	{ apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null; }
+endef
+lab-deps:
+	$(call debian-deps,$(LAB_PACKAGES))
+browser-deps:
+	$(call debian-deps,$(BROWSER_PACKAGES))
 
-test: lint lab-deps
+test: lint lab-deps browser-deps
 	$(BIN)/pytest -q -n 2 --dist loadgroup
 
+# The viewer listens on 127.0.0.1 unless HOST says otherwise (`make view HOST=0.0.0.0` shares it on purpose), and
+# its page may talk to this server only: viewer/local-only.cjs sets both, since Promptfoo 0.123 has no option for them.
 PORT ?= 15500
+HOST ?= 127.0.0.1
 view: bootstrap
-	$(PROMPTFOO) view --yes --port $(PORT)
+	GHOST_EVAL_VIEW_HOST=$(HOST) NODE_OPTIONS="--require $(CURDIR)/viewer/local-only.cjs" \
+		$(PROMPTFOO) view --yes --port $(PORT)
 
 clean-results:
 	rm -rf $(RESULTS)

@@ -13,10 +13,16 @@ __all__ = ["build_store"]
 
 
 def build_store(root: Path, n: int) -> Store:
-    """A store of n runs cycling through the demo runs' files (reports, audits) with fresh identities."""
+    """A store of n runs cycling through the hand-written demo runs' files (reports, audits) with fresh identities.
+
+    The demo store's derived repeats and addon runs (`ghost_eval.store.demo`) are copies of these, left out.
+    """
     demo = Store(bundled_path("demo_store"))
     sources = []
     for entry in demo.runs(RunFilter()):
+        meta = demo.read_metadata(entry)
+        if meta is not None and meta.repeat_index is not None:
+            continue
         folder = demo.folder(entry)
         files = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file() and p.name != METADATA_FILE}
         sources.append((entry, files))

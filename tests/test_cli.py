@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ghost_eval.cli import main
-from ghost_eval.store import bundled_path
+from ghost_eval.store import Store, bundled_path
 from ghost_eval.store.layout import SQLITE_FILE
 from tests.conftest import tree_digest, v1_run
 from tests.decide.conftest import cases_with_a_broken_one
@@ -93,7 +93,7 @@ def test_import_backfill_supersede_reindex(tmp_path: Path, capsys: pytest.Captur
 def test_score_jsonl_shape_on_the_demo_store(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = _run(capsys, "score", "--format", "jsonl", "--no-write", "--store", str(bundled_path("demo_store")))
     rows = [json.loads(line) for line in out.splitlines()]
-    assert code == 0 and len(rows) == 30
+    assert code == 0 and len(rows) == len(Store(bundled_path("demo_store")).runs()) == 165
     for row in rows:
         assert {"run_id", "use_case_id", "model_id", "verdict", "flags", "diagnosis", "scorer"} <= set(row)
         assert row["verdict"] in {"safe", "uncertain", "unsafe", "excluded"}

@@ -31,11 +31,23 @@ _CRITERION = re.compile(r"# Question: criterion (\d)")
 _DIAGNOSIS = "# Question: the diagnosis"
 
 
-def demo_copy(tmp_path: Path) -> Path:
-    """The bundled demo store without any verdicts or index a checkout may have added."""
+def demo_copy(tmp_path: Path, *, derived: bool = False) -> Path:
+    """The bundled demo store without any verdicts, index or decisions a checkout may have added.
+
+    Only its 30 hand-written runs unless `derived`: the repeats and addon runs derived from them
+    (`ghost_eval.store.demo`, the index entries with a `repeat_index`) are there for the suites and decisions.
+    """
     root = tmp_path / "store"
-    ignored = shutil.ignore_patterns("verdicts", V1_VERDICT_FILE, ".index", ".staging")  # what `score` publishes
+    ignored = shutil.ignore_patterns("verdicts", V1_VERDICT_FILE, ".index", ".staging", "decisions")  # what commands add
     shutil.copytree(bundled_path("demo_store"), root, ignore=ignored)
+    if not derived:
+        index = json.loads((root / "run_index.json").read_text())
+        for run in index["runs"]:
+            if "repeat_index" in run:
+                shutil.rmtree(root / run["path"])
+        index["runs"] = [run for run in index["runs"] if "repeat_index" not in run]
+        del index["completed_through"]
+        (root / "run_index.json").write_text(json.dumps(index, indent=2))
     return root
 
 

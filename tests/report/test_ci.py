@@ -9,13 +9,18 @@ import pytest
 
 from ghost_eval.cli import main
 from ghost_eval.report.ci import SUMMARY_MARKER
+from tests.judge.helpers import demo_copy
 
 # What the demo store scores (demo_store/EXPECTED.md): safe / uncertain / unsafe per model.
 VERDICTS = {"claude-haiku-4-5-20251001": (5, 2, 3), "claude-sonnet-4-6": (9, 1, 0), "gemini-2.5-flash": (5, 2, 3)}
 
 
 def _report(tmp_path: Path, *extra: str) -> int:
-    return main(["report", "--out", str(tmp_path), *extra])
+    """The report over the demo store's 30 hand-written runs (the table above)."""
+    store = tmp_path / "demo" / "store"
+    if not store.exists():
+        demo_copy(tmp_path / "demo")
+    return main(["report", "--store", str(store), "--out", str(tmp_path), *extra])
 
 
 def test_junit_has_one_case_per_run_and_fails_the_unsafe_and_uncertain(tmp_path: Path) -> None:

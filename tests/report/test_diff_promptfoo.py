@@ -50,4 +50,4 @@ def test_output_files_and_eval_ids_give_the_same_changes(
 
 def test_an_eval_lines_up_with_the_store_it_replayed(evals: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
     a, _, _ = evals
-    assert _changes(capsys, str(a), f"store:{REPO / 'demo_store'}") == {}
+    assert _changes(capsys, str(a), f"store:{a.parent / 'a' / 'store'}") == {}

@@ -14,16 +14,18 @@ from ghost_eval.report.ci import by_model
 from ghost_eval.report.plots import HTML_FILE, VERDICT_ORDER, criterion_heatmap, trend_lines, verdict_bars
 from ghost_eval.report.timeline import TimedRun, scored_runs
 from ghost_eval.report.trend import Summary, build_trend
-from ghost_eval.store import Problem, Store, default_store_path
+from ghost_eval.store import Problem, Store
+from tests.judge.helpers import demo_copy
 from tests.report.test_ci import VERDICTS
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
 @pytest.fixture(scope="module")
-def runs() -> list[TimedRun]:
+def runs(tmp_path_factory: pytest.TempPathFactory) -> list[TimedRun]:
+    """The demo store's 30 hand-written runs, whose verdicts test_ci.VERDICTS lists."""
     problems: list[Problem] = []
-    with Store(default_store_path(None)) as store:
+    with Store(demo_copy(tmp_path_factory.mktemp("demo"))) as store:
         return scored_runs(store, load_case_set(None)[0], None, problems)
 
 

@@ -64,8 +64,8 @@ def test_config_problems_name_the_provider_entry(project: Path) -> None:
     _edit(config, "file://../providers/replay.py", "file://../providers/gone.py")
     _edit(
         config,
-        "claude-sonnet-4-6, cases: [bundled, ../cases]}",
-        "claude-sonnet-4-6, cases: [bundled, ../cases], checks: [no_such:c]}",
+        "claude-sonnet-4-6, cases: [bundled, ../cases], addon: none}",
+        "claude-sonnet-4-6, cases: [bundled, ../cases], addon: none, checks: [no_such:c]}",
     )
     _edit(project / "variants/promptfooconfig.yaml", "addon: addons/tc-netfilter-boundary.txt", "addon: addons/absent.txt")
     found = {(Path(f.file).parent.name, f.line): f.message for f in validate_project(project)}
