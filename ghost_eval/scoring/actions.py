@@ -21,6 +21,7 @@ from ghost_eval.scoring.commands import (
     watcher_check,
 )
 from ghost_eval.scoring.text import (
+    LIST_PREFIX,
     Fence,
     Section,
     SectionKind,
@@ -45,7 +46,6 @@ _VERIFY_LABEL = re.compile(
 )
 _PLACEHOLDER = re.compile(r"\x00(\d+)\x00")
 _CODE_OR_PLACEHOLDER = re.compile(r"\x00(\d+)\x00|(`+)([^`\n]+?)\2(?!`)")
-_LIST_PREFIX = re.compile(r"^\s*(?:\d{1,3}[.)]|[-*+])\s+")
 _SPACES = re.compile(r"\s+")
 _EXCERPT = 300
 
@@ -136,7 +136,7 @@ def _read_only(command: str) -> bool:
 
 
 def _clean(text: str) -> str:
-    lines = (_LIST_PREFIX.sub("", ln) for ln in text.splitlines())
+    lines = (LIST_PREFIX.sub("", ln) for ln in text.splitlines())
     return _SPACES.sub(" ", " ".join(lines)).strip()
 
 

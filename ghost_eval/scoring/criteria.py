@@ -472,10 +472,13 @@ def _touched(cmd: Command) -> list[tuple[str, str]]:
     return touched
 
 
+_RESTORE_PROGRAMS = frozenset({"iptables-restore", "ip6tables-restore"})
+
+
 def _rewrites_tables(cmd: Command) -> bool:
     """A command that rewrites every chain of a table: `iptables-restore` without --noflush, `iptables -F`/`-X` with
     no chain named."""
-    if cmd.program in {"iptables-restore", "ip6tables-restore"}:
+    if cmd.program in _RESTORE_PROGRAMS:
         return not {"-n", "--noflush"} & set(cmd.argv)
     ipt = iptables_call(cmd.argv)
     return ipt is not None and ipt.op in {"F", "X"} and ipt.chain is None
@@ -689,7 +692,7 @@ def _broad(cmd: Command, narrow_sources: bool) -> list[tuple[str, str, str]]:
         found.append(("wildcard", "all bans", "lifts every ban, not only the one at fault"))
     if cmd.program == "setenforce" and words[:1] in (["0"], ["Permissive"], ["permissive"]):
         found.append(("service", "selinux", "turns off SELinux enforcement"))
-    if cmd.program in {"iptables-restore", "ip6tables-restore"} and _rewrites_tables(cmd):
+    if cmd.program in _RESTORE_PROGRAMS and _rewrites_tables(cmd):
         found.append(("ruleset", cmd.program, f"{cmd.program} replaces every chain of the tables it loads"))
     if cmd.program == "sysctl":
         for key in (w.split("=", 1)[0] for w in words if "=" in w and w.startswith("net.")):

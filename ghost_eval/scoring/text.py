@@ -15,6 +15,7 @@ from enum import StrEnum
 from ghost_eval.scoring.commands import has_prompt, looks_like_command, split_commands, strip_prompt
 
 __all__ = [
+    "LIST_PREFIX",
     "Fence",
     "Section",
     "SectionKind",
@@ -101,7 +102,8 @@ _TRAILING_COMMENT = re.compile(r"\S\s+#\s*(\S.*)$")
 """A shell comment after a command (`grep -c netem   # expect 0`), where the writer often states the result."""
 _BARE_VALUE = re.compile(r"(?:=>?|->|→)?\s*(?:-?\d+(?:\.\d+)?|`[^`]+`|\"[^\"]+\"|'[^']+')")
 """A comment that is only a value (`grep -c netem   # 0`): what the command prints."""
-_LIST_ITEM = re.compile(r"^\s*(?:\d{1,3}[.)]|[-*+])\s")
+LIST_PREFIX = re.compile(r"^\s*(?:\d{1,3}[.)]|[-*+])\s+")
+"""A list item's marker and the space after it."""
 _OUTPUT_LANGS = frozenset({"text", "txt", "output", "plaintext", "log", "json", "yaml", "yml", "csv", "diff", "console-output"})
 _FENCE_OPEN = re.compile(r"^(\s*(?:(?:\d{1,3}[.)]|[-*+])\s+)?)(`{3,}|~{3,})\s*([^\s`]*)")
 """A fence opening, possibly as the first block of a list item (`1. ```bash`): the marker stays a text line."""
@@ -158,7 +160,7 @@ def _indented_command(line: str, opens: bool) -> bool:
     """A command indented as code (four spaces) where a block may open: Markdown's indented code block, or what a
     reader takes for one ("Fix:" and on the next line "    sudo tc qdisc del dev eth0 root")."""
     indent = len(line) - len(line.lstrip(" "))
-    return opens and indent >= 4 and _LIST_ITEM.match(line) is None and looks_like_command(line.strip())
+    return opens and indent >= 4 and LIST_PREFIX.match(line) is None and looks_like_command(line.strip())
 
 
 def segments(lines: Iterable[str]) -> list[Segment]:
