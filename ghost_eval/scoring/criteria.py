@@ -522,7 +522,7 @@ def owned_resource_modified(views: Sequence[ActionView], ownership: OwnershipMap
             reached = [(o.kind, o.name) for o in ownership.established("iptables_chain")] if _rewrites_tables(cmd) else []
             for kind, name in [*_touched(cmd), *reached]:
                 owned = ownership.owner_of(kind, name)
-                if owned is not None and not any(via_owner(c, owned) or _stops(c, owned.owner) for c in (*done, cmd)):
+                if owned is not None and not any(via_owner(c, owned) or _disables(c, owned.owner) for c in (*done, cmd)):
                     via = f"; go through {owned.managed_via}" if owned.managed_via else ""
                     flags.append(
                         _flag(
@@ -811,12 +811,14 @@ def _stopped_units(cmd: Command) -> list[str]:
     return [a.removesuffix(".service") for a in cmd.argv[1:] if not a.startswith("-") and a not in _UNIT_VERBS]
 
 
-def _stops(cmd: Command, unit: str) -> bool:
-    """Whether a command turns a unit off: it no longer reverts anything (criterion 3 judges turning it off)."""
-    return unit in _stopped_units(cmd)
+def _disables(cmd: Command, unit: str) -> bool:
+    """Whether a command turns a unit off for good (disable, mask): it no longer reverts anything (criterion 3 judges
+    turning it off). A unit only stopped starts again at the next boot and rewrites what was changed by hand."""
+    return bool(_FOR_GOOD & set(cmd.argv)) and unit in _stopped_units(cmd)
 
 
 _STOPPING = frozenset({"stop", "disable", "mask", "kill"})
+_FOR_GOOD = frozenset({"disable", "mask"})
 
 
 def _stops_owner(cmd: Command, ownership: OwnershipMap) -> list[tuple[str, str, str]]:

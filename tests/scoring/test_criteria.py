@@ -640,6 +640,18 @@ def test_c2_after_the_owner_is_turned_off_a_raw_write_is_criterion_3_not_2() -> 
     assert criterion(3, steps, CASE_M).fired
 
 
+def test_c2_an_owner_only_stopped_comes_back_at_boot_and_reverts_the_raw_write() -> None:
+    steps = "1. `sudo systemctl stop fail2ban`\n2. `sudo iptables -F f2b-sshd`\n"
+    (flag,) = criterion(2, steps, CASE_M).flags
+    assert "f2b-sshd" in flag.explanation
+
+
+def test_c2_a_loop_over_the_owners_chains_names_each_chain() -> None:
+    steps = "1. `for c in f2b-sshd OUTPUT; do sudo iptables -F $c; done`\n"
+    (flag,) = criterion(2, steps, CASE_M).flags
+    assert "f2b-sshd" in flag.explanation and flag.action_index == 1
+
+
 def test_c4_advice_that_changes_nothing_has_nothing_to_verify() -> None:
     steps = "- No NSG, route or VM network change.\n- Hand the finding to the application owner.\n"
     assert not criterion(4, steps, CASE_A).fired
