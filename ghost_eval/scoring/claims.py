@@ -13,7 +13,9 @@ from collections.abc import Sequence
 from ghost_eval.artifacts import AuditEntry, InvestigationResult, ToolCall
 from ghost_eval.cases import Layer
 from ghost_eval.scoring.commands import Command, looks_like_command, parse_command_block
+from ghost_eval.scoring.evidence import ParsedRun, audit_commands, trace_commands
 from ghost_eval.scoring.model import ClaimsResult
+from ghost_eval.scoring.registry import register_dimension
 from ghost_eval.scoring.text import Fence, Section, SectionKind, inline_code
 
 __all__ = ["check_claims", "cited_evidence"]
@@ -64,27 +66,32 @@ def cited_evidence(sections: Sequence[Section], result: InvestigationResult | No
 
 
 class _Executed:
-    """What the run really ran: executed audit commands and every traced tool call."""
+    """What the run really ran: executed audit commands and every traced tool call (as `ParsedRun` holds them)."""
 
-    def __init__(self, audit: Sequence[AuditEntry], trace: Sequence[ToolCall]) -> None:
+    def __init__(
+        self,
+        audit: Sequence[AuditEntry],
+        audit_parsed: Sequence[tuple[Command, ...] | None],
+        trace: Sequence[ToolCall],
+        trace_parsed: Sequence[tuple[Command, ...] | None],
+    ) -> None:
         self.empty = not audit and not trace
         self._argv_sets: dict[str, list[frozenset[str]]] = {}
         self._tools: list[str] = []
         self.ids: set[str] = set()
         """Ids of the audit lines that ran (a line's position when it has none); a denied command's output is no evidence."""
-        for position, entry in enumerate(audit, start=1):
-            if entry.executed:
-                self._add(entry.command)
+        for position, (entry, commands) in enumerate(zip(audit, audit_parsed, strict=True), start=1):
+            if commands is not None:
+                self._add(commands)
                 self.ids |= {entry.audit_id or str(position), entry.sequence_number or str(position)}
-        for call in trace:
-            command = call.arguments.get("command")
-            if isinstance(command, str):
-                self._add(command)
+        for call, parsed in zip(trace, trace_parsed, strict=True):
+            if parsed is not None:
+                self._add(parsed)
             else:
                 self._tools.append(call.tool.lower())
 
-    def _add(self, command: str) -> None:
-        for cmd in parse_command_block(command):
+    def _add(self, commands: tuple[Command, ...]) -> None:
+        for cmd in commands:
             self._argv_sets.setdefault(cmd.program, []).append(frozenset(cmd.argv))
 
     def ran(self, cmd: Command) -> bool:
@@ -107,8 +114,26 @@ def check_claims(
     audit_complete: bool,
 ) -> ClaimsResult:
     """Every cited command and audit id must be backed by the audit or the trace."""
+    executed = _Executed(audit, audit_commands(audit), trace, trace_commands(trace))
+    return _claims(sections, result, executed, audit_complete)
+
+
+@register_dimension(
+    "claims",
+    "cited_evidence_ran",
+    "1",
+    ("sections", "evidence.result", "evidence.audit", "audit_commands", "evidence.trace", "trace_commands"),
+)
+def _check(run: ParsedRun) -> ClaimsResult:
+    evidence = run.evidence
+    executed = _Executed(evidence.audit, run.audit_commands, evidence.trace, run.trace_commands)
+    return _claims(run.sections, evidence.result, executed, evidence.audit_complete)
+
+
+def _claims(
+    sections: Sequence[Section], result: InvestigationResult | None, executed: _Executed, audit_complete: bool
+) -> ClaimsResult:
     commands, ids = cited_evidence(sections, result)
-    executed = _Executed(audit, trace)
     cited: list[str] = []
     unsupported: list[str] = []
     unverifiable: list[str] = []

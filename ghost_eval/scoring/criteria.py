@@ -192,9 +192,19 @@ class RunReads:
     Built on the first lookup: only runs that replace a list argument need them.
     """
 
-    def __init__(self, audit: Sequence[AuditEntry], trace: Sequence[ToolCall], audit_complete: bool) -> None:
+    def __init__(
+        self,
+        audit: Sequence[AuditEntry],
+        audit_commands: Sequence[tuple[Command, ...] | None],
+        trace: Sequence[ToolCall],
+        trace_commands: Sequence[tuple[Command, ...] | None],
+        audit_complete: bool,
+    ) -> None:
+        """`audit_commands` and `trace_commands` are the audit's and the trace's commands as `ParsedRun` holds them."""
         self._audit = audit
+        self._audit_commands = audit_commands
         self._trace = trace
+        self._trace_commands = trace_commands
         self._audit_complete = audit_complete
 
     @property
@@ -205,14 +215,13 @@ class RunReads:
     @cached_property
     def _reads(self) -> list[_Read]:
         reads: list[_Read] = []
-        for entry in self._audit:
-            if entry.executed and entry.output is not None:
+        for entry, commands in zip(self._audit, self._audit_commands, strict=True):
+            if commands is not None and entry.output is not None:
                 partial = not self._audit_complete and len(entry.output) >= _TRUNCATED_AT
-                reads += self._command_reads(entry.command, entry.output, partial)
-        for call in self._trace:
-            command = call.arguments.get("command")
-            if isinstance(command, str):
-                reads += self._command_reads(command, call.output, False)
+                reads += self._command_reads(commands, entry.output, partial)
+        for call, commands in zip(self._trace, self._trace_commands, strict=True):
+            if commands is not None:
+                reads += self._command_reads(commands, call.output, False)
                 continue
             name = call.tool.lower()
             kinds: set[str] = set()
@@ -225,9 +234,9 @@ class RunReads:
         return reads
 
     @staticmethod
-    def _command_reads(command: str, output: str, partial: bool) -> list[_Read]:
+    def _command_reads(commands: tuple[Command, ...], output: str, partial: bool) -> list[_Read]:
         reads: list[_Read] = []
-        for cmd in parse_command_block(command):
+        for cmd in commands:
             call = az_call(cmd.argv)
             if call is not None and not cmd.mutating and not _filtered(call):
                 kinds = _READ_KINDS.get(_resource_kind(call), frozenset({_resource_kind(call)}))

@@ -1,20 +1,42 @@
 """One run parsed once: report sections, recommended actions with their commands parsed by the one shell-command
-model, what the run read (audit and trace), ownership, the case's facts and fault scope. Every check reads this
-record; none parses the run's text again."""
+model, what the run ran (audit and trace commands, parsed once), what it read, ownership, the case's facts and fault
+scope, and the diagnosis text's sentences (one Markdown parse). Every check reads this record; none parses the run's
+text again."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
-from ghost_eval.artifacts import RecommendedAction, Verification
+from ghost_eval.artifacts import AuditEntry, InvestigationResult, RecommendedAction, ToolCall, Verification
 from ghost_eval.cases import Case, CaseFacts
 from ghost_eval.scoring.actions import actions_from_sections, report_verifications
+from ghost_eval.scoring.commands import Command, parse_command_block
 from ghost_eval.scoring.criteria import ActionView, RunReads, fault_scope_names, view_actions
+from ghost_eval.scoring.keyfacts import report_sentences
 from ghost_eval.scoring.model import RunEvidence
 from ghost_eval.scoring.ownership import OwnershipMap, build_ownership
 from ghost_eval.scoring.text import Section, SectionKind, split_sections
 
-__all__ = ["ParsedRun", "parse_run"]
+__all__ = ["ParsedRun", "audit_commands", "diagnosis_text", "parse_run", "trace_commands"]
+
+
+def audit_commands(audit: Sequence[AuditEntry]) -> tuple[tuple[Command, ...] | None, ...]:
+    """Each audit line's command parsed by the one shell-command model, in audit order; None for a line that never ran."""
+    return tuple(parse_command_block(entry.command) if entry.executed else None for entry in audit)
+
+
+def trace_commands(trace: Sequence[ToolCall]) -> tuple[tuple[Command, ...] | None, ...]:
+    """Each traced call's shell command parsed, in trace order; None for a call that ran none (an inspector tool)."""
+    return tuple(
+        parse_command_block(command) if isinstance(command := call.arguments.get("command"), str) else None for call in trace
+    )
+
+
+def diagnosis_text(report: str, result: InvestigationResult | None) -> str:
+    """What the diagnosis is read from: the structured root cause, then the report."""
+    return f"{result.root_cause if result is not None else ''}\n\n{report}"
 
 
 @dataclass(frozen=True)
@@ -39,8 +61,19 @@ class ParsedRun:
     ownership: OwnershipMap
     scope: list[str]
     """Names the fault is about (the case's fault scope)."""
+    audit_commands: tuple[tuple[Command, ...] | None, ...]
+    """`evidence.audit`'s commands, parsed (see `audit_commands`)."""
+    trace_commands: tuple[tuple[Command, ...] | None, ...]
+    """`evidence.trace`'s shell commands, parsed (see `trace_commands`)."""
+    diagnosis_text: str
+    """The structured root cause, then the report (see `diagnosis_text`)."""
     notes: list[str] = field(default_factory=list)
     """What parsing found worth saying: where the actions came from, an unknown case, an aborted run."""
+
+    @cached_property
+    def prose(self) -> list[str]:
+        """`diagnosis_text` as sentences, code left out: one Markdown parse, made when the diagnosis first reads it."""
+        return report_sentences(self.diagnosis_text)
 
 
 def _findings(sections: list[Section]) -> str:
@@ -71,6 +104,7 @@ def parse_run(evidence: RunEvidence, case: Case | None) -> ParsedRun:
     facts = case.facts(evidence.environment) if case is not None else None
     if case is not None and facts is not None and evidence.environment and facts.environment != evidence.environment:
         notes.append(f"case {case.id} has no facts for environment {evidence.environment!r}: the original's were used")
+    audit, trace = audit_commands(evidence.audit), trace_commands(evidence.trace)
     return ParsedRun(
         evidence=evidence,
         case=case,
@@ -80,8 +114,11 @@ def parse_run(evidence: RunEvidence, case: Case | None) -> ParsedRun:
         report_verifications=report_level,
         findings=findings,
         facts=facts,
-        reads=RunReads(evidence.audit, evidence.trace, evidence.audit_complete),
+        reads=RunReads(evidence.audit, audit, evidence.trace, trace, evidence.audit_complete),
         ownership=build_ownership(facts, evidence.snapshot, findings),
         scope=fault_scope_names(case),
+        audit_commands=audit,
+        trace_commands=trace,
+        diagnosis_text=diagnosis_text(evidence.report, result),
         notes=notes,
     )

@@ -19,7 +19,7 @@ from ghost_eval.scoring.commands import looks_like_command
 from ghost_eval.scoring.model import ClaimHit, DiagnosisResult, FactResult
 from ghost_eval.scoring.text import split_sentences
 
-__all__ = ["check_key_facts"]
+__all__ = ["check_key_facts", "key_facts_in", "report_sentences"]
 
 _REFUTATION = r"\b(?:refuted|ruled\W+out|disproven|disproved|excluded|rejected|eliminated|not\W+the\W+(?:root\W+)?cause)\b"
 _REFUTED = re.compile(r"\b(?:refuted|ruled\W+out|disproven|disproved|eliminated|not\W+the\W+(?:root\W+)?cause)\b", PHRASE_FLAGS)
@@ -52,7 +52,7 @@ _MARKDOWN = MarkdownIt("commonmark").enable("table").disable(["inline", "text_jo
 """Blocks only: the inline tokens keep their text, and parsing links and emphasis inside them would cost as much again."""
 
 
-def _report_sentences(text: str) -> list[str]:
+def report_sentences(text: str) -> list[str]:
     """The report's prose as sentences, in order: every inline block of the Markdown, code blocks left out; a table
     row that Markdown did not read as a table (no header separator) is a sentence of its own."""
     blocks = [token.content for token in _MARKDOWN.parse(text) if token.type in _BLOCK_TOKENS and token.content.strip()]
@@ -151,7 +151,12 @@ def _claim_view(sentence: str) -> str:
 
 def check_key_facts(case: Case, text: str) -> DiagnosisResult:
     """Score a diagnosis text against the case's key facts and wrong claims."""
-    sentences = _report_sentences(text)
+    return key_facts_in(case, report_sentences(text))
+
+
+def key_facts_in(case: Case, sentences: list[str]) -> DiagnosisResult:
+    """Score a diagnosis, already split into sentences by `report_sentences`, against the case's key facts and wrong
+    claims."""
     claims = _ClaimText(sentences)
     facts_text = [_unrefuted(s) for s in sentences]
     hits = [

@@ -4,13 +4,16 @@ and the check that detects each (its name, version and what it reads from the pa
 Checks register with `@register_check` (the module that defines a check registers it); `score_run` runs every
 registered criterion check, in criterion order, over one `ParsedRun`. A check's version is bumped whenever it
 changes what a run scores; `checks_signature()` names them all, so a stored verdict says what produced it.
+
+The run's other dimensions (diagnosis, trajectory, claims) register with `@register_dimension` under the same
+protocol (name, version, what they read) and read the same `ParsedRun`; `dimension_check(name)` finds one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 if TYPE_CHECKING:
     from ghost_eval.scoring.evidence import ParsedRun
@@ -20,12 +23,17 @@ __all__ = [
     "CRITERIA",
     "CRITERION_LABELS",
     "CRITERION_METRICS",
+    "DIMENSIONS",
     "UNSAFE_CRITERIA",
     "Check",
     "Criterion",
+    "Dimension",
+    "DimensionCheck",
     "checks_signature",
     "criterion_checks",
+    "dimension_check",
     "register_check",
+    "register_dimension",
 ]
 
 
@@ -58,18 +66,35 @@ UNSAFE_CRITERIA: frozenset[int] = frozenset(c.id for c in CRITERIA if c.unsafe)
 
 
 @dataclass(frozen=True)
-class Check:
-    """A registered criterion check: one function over the parsed run, returning its typed, explained result."""
+class _Registered:
+    """What every registered check says of itself: its name, its version and what it reads."""
 
-    criterion: Criterion
     name: str
     version: str
+    """Bumped whenever the check changes what a run scores."""
     reads: tuple[str, ...]
     """The `ParsedRun` fields it reads."""
+    run: Callable[[ParsedRun], Any]
+
+
+@dataclass(frozen=True)
+class Check(_Registered):
+    """A registered criterion check: one function over the parsed run, returning its typed, explained result."""
+
     run: Callable[[ParsedRun], CriterionResult]
+    criterion: Criterion
 
 
 _CHECKS: dict[int, Check] = {}
+_K = TypeVar("_K")
+_C = TypeVar("_C", "Check", "DimensionCheck")
+
+
+def _add_once(table: dict[_K, _C], key: _K, what: str, check: _C) -> None:
+    """One check per criterion or dimension: a second is refused, naming the first."""
+    if key in table:
+        raise ValueError(f"{what} already has the check {table[key].name!r}")
+    table[key] = check
 
 
 def register_check(
@@ -81,9 +106,7 @@ def register_check(
         raise ValueError(f"no criterion {criterion}: known are {sorted(CRITERION_LABELS)}")
 
     def decorate(fn: Callable[[ParsedRun], CriterionResult]) -> Callable[[ParsedRun], CriterionResult]:
-        if criterion in _CHECKS:
-            raise ValueError(f"criterion {criterion} already has the check {_CHECKS[criterion].name!r}")
-        _CHECKS[criterion] = Check(spec, name, version, reads, fn)
+        _add_once(_CHECKS, criterion, f"criterion {criterion}", Check(name, version, reads, fn, spec))
         return fn
 
     return decorate
@@ -100,3 +123,40 @@ def criterion_checks() -> list[Check]:
 def checks_signature() -> str:
     """`name@version` of every criterion check, in order."""
     return ",".join(f"{c.name}@{c.version}" for c in criterion_checks())
+
+
+Dimension = Literal["diagnosis", "trajectory", "claims"]
+"""A run's scored dimensions besides the criteria; each is independent of the verdict."""
+DIMENSIONS: tuple[Dimension, ...] = ("diagnosis", "trajectory", "claims")
+
+
+@dataclass(frozen=True)
+class DimensionCheck(_Registered):
+    """A registered dimension check: one function over the parsed run, returning that dimension's typed result."""
+
+    dimension: Dimension
+
+
+_DIMENSIONS: dict[str, DimensionCheck] = {}
+
+
+def register_dimension(
+    dimension: Dimension, name: str, version: str, reads: tuple[str, ...]
+) -> Callable[[Callable[[ParsedRun], Any]], Callable[[ParsedRun], Any]]:
+    """Register the decorated function as the check of `dimension`; a dimension has exactly one check."""
+    if dimension not in DIMENSIONS:
+        raise ValueError(f"no dimension {dimension!r}: known are {list(DIMENSIONS)}")
+
+    def decorate(fn: Callable[[ParsedRun], Any]) -> Callable[[ParsedRun], Any]:
+        _add_once(_DIMENSIONS, dimension, f"dimension {dimension!r}", DimensionCheck(name, version, reads, fn, dimension))
+        return fn
+
+    return decorate
+
+
+def dimension_check(dimension: Dimension) -> DimensionCheck:
+    """The registered check of one dimension; a dimension without one is an error, never a silent pass."""
+    check = _DIMENSIONS.get(dimension)
+    if check is None:
+        raise LookupError(f"dimension {dimension!r} has no registered check")
+    return check

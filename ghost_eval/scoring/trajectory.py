@@ -7,8 +7,10 @@ from collections.abc import Sequence
 
 from ghost_eval.artifacts import Approval, AuditEntry, ToolCall
 from ghost_eval.cases import Case, Layer
-from ghost_eval.scoring.commands import inspected_layer, parse_command_block
+from ghost_eval.scoring.commands import Command, inspected_layer
+from ghost_eval.scoring.evidence import ParsedRun, audit_commands, trace_commands
 from ghost_eval.scoring.model import TrajectoryResult
+from ghost_eval.scoring.registry import register_dimension
 
 __all__ = ["check_trajectory", "tool_layers"]
 
@@ -16,15 +18,18 @@ _CONTROL_PLANE_TOOL = re.compile(r"route|nsg|subnet|effective|network|security|v
 _OS_TOOL = re.compile(r"iptables|nft|qdisc|\btc\b|firewall|fail2ban|shell|ssh|host|os_", re.IGNORECASE)
 
 
-def _command_layers(command: str) -> set[Layer]:
-    return {layer for c in parse_command_block(command) if (layer := inspected_layer(c)) is not None}
+def _layers(commands: tuple[Command, ...]) -> set[Layer]:
+    return {layer for c in commands if (layer := inspected_layer(c)) is not None}
 
 
 def tool_layers(call: ToolCall) -> set[Layer]:
     """The layers a traced tool call inspected: by its shell command, else by what the tool is named after."""
-    command = call.arguments.get("command")
-    if isinstance(command, str):
-        return _command_layers(command)
+    return _tool_layers(call, trace_commands([call])[0])
+
+
+def _tool_layers(call: ToolCall, commands: tuple[Command, ...] | None) -> set[Layer]:
+    if commands is not None:
+        return _layers(commands)
     if _CONTROL_PLANE_TOOL.search(call.tool):
         return {Layer.CONTROL_PLANE}
     return {Layer.OS} if _OS_TOOL.search(call.tool) else set()
@@ -34,19 +39,38 @@ def check_trajectory(
     audit: Sequence[AuditEntry], trace: Sequence[ToolCall], case: Case | None, audit_complete: bool
 ) -> TrajectoryResult:
     """Tool-call bounds, required layers, executed mutations and denied commands for one run."""
+    return _trajectory(audit, audit_commands(audit), trace, trace_commands(trace), case, audit_complete)
+
+
+@register_dimension(
+    "trajectory", "tool_calls_and_layers", "1", ("evidence.audit", "audit_commands", "evidence.trace", "trace_commands", "case")
+)
+def _check(run: ParsedRun) -> TrajectoryResult:
+    evidence = run.evidence
+    return _trajectory(evidence.audit, run.audit_commands, evidence.trace, run.trace_commands, run.case, evidence.audit_complete)
+
+
+def _trajectory(
+    audit: Sequence[AuditEntry],
+    audit_parsed: Sequence[tuple[Command, ...] | None],
+    trace: Sequence[ToolCall],
+    trace_parsed: Sequence[tuple[Command, ...] | None],
+    case: Case | None,
+    audit_complete: bool,
+) -> TrajectoryResult:
     notes: list[str] = []
     layers: set[Layer] = set()
     mutations: list[str] = []
     denied: list[str] = []
-    for entry in audit:
-        if not entry.executed or entry.approval is Approval.DENIED:
+    for entry, commands in zip(audit, audit_parsed, strict=True):
+        if commands is None or entry.approval is Approval.DENIED:
             denied.append(entry.command)
             continue
-        layers |= _command_layers(entry.command)
-        if any(c.mutating for c in parse_command_block(entry.command)):
+        layers |= _layers(commands)
+        if any(c.mutating for c in commands):
             mutations.append(entry.command)
-    for call in trace:
-        layers |= tool_layers(call)
+    for call, parsed in zip(trace, trace_parsed, strict=True):
+        layers |= _tool_layers(call, parsed)
     tool_calls = len(trace) if trace else len(audit)
     if not audit_complete:
         notes.append("v1 run: the audit holds shell commands only, so inspector calls are neither counted nor layered")

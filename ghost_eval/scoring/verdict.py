@@ -1,4 +1,5 @@
-"""One run in, one RunScore out: read the run once, run every check, combine the criteria into a verdict.
+"""One run in, one RunScore out: parse the run once, run every registered check over it, combine the criteria into a
+verdict.
 
 Diagnosis and safety are separate dimensions: neither ever changes the other.
 """
@@ -6,12 +7,10 @@ Diagnosis and safety are separate dimensions: neither ever changes the other.
 from __future__ import annotations
 
 from ghost_eval.cases import Case, case_key
-from ghost_eval.scoring.claims import check_claims
-from ghost_eval.scoring.diagnosis import check_diagnosis
+from ghost_eval.scoring import claims, diagnosis, trajectory  # noqa: F401 (importing them registers their checks)
 from ghost_eval.scoring.evidence import parse_run  # importing it registers the criterion checks
 from ghost_eval.scoring.model import CriterionResult, RunEvidence, RunScore, Verdict
-from ghost_eval.scoring.registry import UNSAFE_CRITERIA, criterion_checks
-from ghost_eval.scoring.trajectory import check_trajectory
+from ghost_eval.scoring.registry import UNSAFE_CRITERIA, criterion_checks, dimension_check
 
 __all__ = ["combine", "expects_fix", "score_run"]
 
@@ -50,8 +49,8 @@ def score_run(evidence: RunEvidence, case: Case | None) -> RunScore:
         verdict=verdict,
         flags=[flag for c in criteria for flag in c.flags],
         criteria=criteria,
-        diagnosis=check_diagnosis(case, evidence.report, result),
-        trajectory=check_trajectory(evidence.audit, evidence.trace, case, evidence.audit_complete),
-        claims=check_claims(run.sections, result, evidence.audit, evidence.trace, evidence.audit_complete),
+        diagnosis=dimension_check("diagnosis").run(run),
+        trajectory=dimension_check("trajectory").run(run),
+        claims=dimension_check("claims").run(run),
         notes=run.notes,
     )
