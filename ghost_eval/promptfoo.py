@@ -6,6 +6,9 @@ to the response metadata and only rescore when it is absent or from another scor
 
 Every provider config and test var is validated by a typed model first: a bad one becomes an error row
 naming the field, never an exception in Promptfoo's worker.
+
+The store, the scorer and the case loader are imported where they are used: an assertion process that grades the
+score the provider attached imports only the score's model.
 """
 
 from __future__ import annotations
@@ -16,20 +19,21 @@ import json
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from ghost_eval.cases import Case, case_key
 from ghost_eval.errors import GhostEvalError
-from ghost_eval.evaluate import CasePath, evidence_of, load_case_set, score_record
-from ghost_eval.extensions import TeamCheck, load_checks, run_checks
-from ghost_eval.identity import addon_hash
-from ghost_eval.scoring import SCORER_NAME, SCORER_VERSION, RunEvidence, RunScore, score_run
+from ghost_eval.scoring.model import SCORER_NAME, SCORER_VERSION, RunEvidence, RunScore
 from ghost_eval.scoring.registry import CRITERION_METRICS
-from ghost_eval.store import STORE_ENV, RunFilter, Store, bundled_path, default_store_path
-from ghost_eval.store.layout import IndexEntry, session_files
-from ghost_eval.store.reader import RunRecord
+
+if TYPE_CHECKING:
+    from ghost_eval.evaluate import CasePath
+    from ghost_eval.extensions import TeamCheck
+    from ghost_eval.store import Store
+    from ghost_eval.store.layout import IndexEntry
+    from ghost_eval.store.reader import RunRecord
 
 __all__ = [
     "live_response",
@@ -148,11 +152,15 @@ def _repeat_index(context: dict[str, Any]) -> int | None:
 
 @lru_cache(maxsize=8)
 def store_for(path: str) -> Store:
+    from ghost_eval.store import Store
+
     return Store(Path(path))
 
 
 @lru_cache(maxsize=4)
 def _cases(case_path: str | tuple[str, ...] | None, base: str | None = None) -> dict[str, Case]:
+    from ghost_eval.evaluate import load_case_set
+
     return load_case_set(case_path, Path(base) if base else None)[0]
 
 
@@ -176,6 +184,8 @@ def _checked_store(path: Path) -> Path:
 
 
 def _store_path(config: ProviderConfig) -> str:
+    from ghost_eval.store import default_store_path
+
     return str(_checked_store(default_store_path(_resolve(config.store, config.basePath))))
 
 
@@ -186,6 +196,8 @@ def _addon_filter(config: ProviderConfig) -> str | bool | None:
     addon = config.addon
     if addon in (None, "none"):
         return None
+    from ghost_eval.identity import addon_hash
+
     path = Path(_resolve(str(addon), config.basePath) or "")
     try:
         return addon_hash(path.read_text(encoding="utf-8"))
@@ -199,6 +211,8 @@ def _select(store: Store, variables: RowVars, config: ProviderConfig, repeat_ind
     use_case, model = variables.use_case, variables.model or config.model
     if not use_case or not model:
         raise GhostEvalError("the test needs vars `run_id`, or `use_case` and a model (vars `model` or provider config `model`)")
+    from ghost_eval.store import RunFilter
+
     flt = RunFilter(
         use_case=use_case,
         model=model,
@@ -256,6 +270,8 @@ def _capped(text: str, limit: int, full: str) -> str:
 
 
 def _session_file(record: RunRecord, prefix: str, fallback: str) -> str:
+    from ghost_eval.store.layout import session_files
+
     found = session_files(record.folder, prefix, ".md")
     return str(found[0]) if found else str(record.folder / fallback)
 
@@ -265,6 +281,8 @@ def _response(record: RunRecord, config: ProviderConfig) -> dict[str, Any]:
     if record.report is None or not record.report.strip():
         why = "; ".join(str(p) for p in record.problems) or record.aborted or "no report"  # an aborted run has none
         return {"error": f"run {record.entry.run_id}: {why}", "metadata": _identity(record)}
+    from ghost_eval.evaluate import score_record
+
     cases = _config_cases(config)
     score = score_record(record, cases)
     graded = grades(score)
@@ -288,6 +306,8 @@ def _response(record: RunRecord, config: ProviderConfig) -> dict[str, Any]:
 
 @lru_cache(maxsize=4)
 def _team_checks(import_paths: tuple[str, ...]) -> list[TeamCheck]:
+    from ghost_eval.extensions import load_checks
+
     return list(load_checks(import_paths).values())
 
 
@@ -300,6 +320,9 @@ def _team_grade(import_paths: tuple[str, ...], record: RunRecord, cases: dict[st
         return {"pass": False, "score": 0.0, "reason": str(exc)}
     if not checks:
         return {"pass": True, "score": 1.0, "reason": "no team checks configured"}
+    from ghost_eval.evaluate import evidence_of
+    from ghost_eval.extensions import run_checks
+
     outcomes = run_checks(checks, evidence_of(record), cases.get(case_key(record.entry.use_case_id)))
     passed = all(o.passed for o in outcomes)
     return {
@@ -342,6 +365,8 @@ def replay_response(config: dict[str, Any], context: dict[str, Any]) -> dict[str
 
 def _live_store(config: LiveProviderConfig) -> Path:
     """Live runs are written somewhere the user chose: never into the bundled demo store."""
+    from ghost_eval.store import STORE_ENV
+
     path = _resolve(config.store, config.basePath) or os.environ.get(STORE_ENV)
     if not path:
         raise GhostEvalError(f"the live provider needs a store: set provider config `store` or ${STORE_ENV}")
@@ -397,6 +422,10 @@ def _score_for(output: str, context: dict[str, Any]) -> RunScore:
     cached = metadata.get(SCORE_KEY)
     if isinstance(cached, dict) and cached.get("scorer") == _SCORER:
         return RunScore.model_validate(cached)
+    from ghost_eval.evaluate import score_record
+    from ghost_eval.scoring.verdict import score_run
+    from ghost_eval.store import STORE_ENV
+
     config = context.get("config") or {}
     raw = config.get("cases")
     cases = _cases(tuple(raw) if isinstance(raw, list) else raw)
@@ -556,6 +585,9 @@ def suite_tests(
     without overlap; every row carries the suite version in its test metadata, and the providers copy it into
     each response, so results of two suite versions are told apart.
     """
+    from ghost_eval.evaluate import load_case_set
+    from ghost_eval.store import bundled_path
+
     spec = None
     cases, errors = load_case_set(case_path, base)
     if errors:  # a broken file's rows would silently be missing from the suite

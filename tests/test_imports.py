@@ -27,12 +27,16 @@ HEAVY = (
 )
 
 
-def _loaded_after(code: str) -> set[str]:
+SCORER = ("markdown_it", "ghost_eval.evaluate", "ghost_eval.scoring.verdict", "ghost_eval.scoring.criteria")
+"""The scorer's checks and the Markdown parser: needed only where a run is scored."""
+
+
+def _loaded_after(code: str, heavy: tuple[str, ...] = HEAVY) -> set[str]:
     """The heavy packages a fresh interpreter has imported after running `code`."""
     probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=True).stdout
     modules = json.loads(out.splitlines()[-1])
-    return {h for h in HEAVY if any(m == h or m.startswith(h + ".") for m in modules)}
+    return {h for h in heavy if any(m == h or m.startswith(h + ".") for m in modules)}
 
 
 def test_the_package_root_and_scoring_import_nothing_heavy() -> None:
@@ -48,6 +52,20 @@ def test_the_grades_assertion_imports_nothing_heavy() -> None:
 def test_score_imports_only_its_own_command(tmp_path: Path) -> None:
     code = f"from ghost_eval.cli import main; main(['score', '--store', {str(tmp_path)!r}, '--format', 'jsonl', '--no-write'])"
     assert _loaded_after(code) <= {"rich"}  # the consoles every command prints through
+
+
+def test_reading_scores_imports_no_scorer() -> None:
+    assert _loaded_after("from ghost_eval.scoring import RunScore, CRITERION_LABELS", SCORER) == set()
+
+
+def test_grading_an_attached_score_imports_neither_the_store_nor_the_scorer() -> None:
+    code = f"import runpy; runpy.run_path({str(REPO / 'assertions' / 'grades.py')!r})"
+    assert _loaded_after(code, (*SCORER, "ghost_eval.store")) == set()
+
+
+def test_score_on_an_empty_store_loads_no_scorer(tmp_path: Path) -> None:
+    code = f"from ghost_eval.cli import main; main(['score', '--store', {str(tmp_path)!r}, '--format', 'jsonl', '--no-write'])"
+    assert _loaded_after(code, SCORER) == set()
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["nonsense"]])

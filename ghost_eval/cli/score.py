@@ -5,25 +5,26 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from ghost_eval.cli._common import Parents, cases_for, open_store, out, progress, report_problems, run_filter
-from ghost_eval.evaluate import score_store
-from ghost_eval.scoring import RunScore
-from ghost_eval.store import Problem
+from ghost_eval.store import IndexEntry, Problem, Store
+
+if TYPE_CHECKING:
+    from ghost_eval.evaluate import ScoredRun
+    from ghost_eval.scoring import RunScore
 
 __all__ = ["register"]
 
 
 def _score(args: argparse.Namespace) -> int:
     """JSON lines are printed as each run is scored (nothing is held back); the table needs every row first.
-    Cases are loaded only when there is a run to score."""
+    Cases (and the scorer) are loaded only when there is a run to score."""
     problems: list[Problem] = []
     with open_store(args) as store:
         entries = store.runs(run_filter(args))
-        cases = cases_for(args)[0] if entries else {}
-        scoring = score_store(store, cases, entries=entries, write=not args.no_write, problems=problems, jobs=args.jobs)
-        scored = progress("scoring runs", len(entries))(scoring)
+        scored = progress("scoring runs", len(entries))(_scored(args, store, entries, problems) if entries else ())
         if args.format == "jsonl":
             # plain writes: JSON lines need no console rendering, and 10,000 of them through rich cost seconds
             for row in scored:
@@ -33,6 +34,12 @@ def _score(args: argparse.Namespace) -> int:
         report_problems(store.problems)  # after the runs were selected: SQLite rows are checked as they are
     report_problems(problems)
     return 0
+
+
+def _scored(args: argparse.Namespace, store: Store, entries: list[IndexEntry], problems: list[Problem]) -> Iterator[ScoredRun]:
+    from ghost_eval.evaluate import score_store  # the scorer's imports are most of start-up: only when there are runs
+
+    yield from score_store(store, cases_for(args)[0], entries=entries, write=not args.no_write, problems=problems, jobs=args.jobs)
 
 
 def _print_table(scores: Iterable[RunScore]) -> None:

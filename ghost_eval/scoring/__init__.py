@@ -1,27 +1,33 @@
 """Deterministic scoring of Ghost Agent runs: the four remediation criteria, diagnosis, trajectory and claims.
 
 `score_run(evidence, case)` is the one entry point; the rest is exported for adapters and reports.
+The names below are imported on first use: a reader of stored scores (`RunScore`) or of the criteria's labels does
+not pay for the checks' patterns and the Markdown parser, and `ghost-eval score` on an empty store never loads them.
 """
 
 from __future__ import annotations
 
-from ghost_eval.scoring.actions import extract_actions
-from ghost_eval.scoring.commands import Command, parse_command_block
-from ghost_eval.scoring.model import (
-    CRITERION_LABELS,
-    SCORER,
-    SCORER_NAME,
-    SCORER_VERSION,
-    ClaimsResult,
-    CriterionResult,
-    DiagnosisResult,
-    Flag,
-    RunEvidence,
-    RunScore,
-    TrajectoryResult,
-    Verdict,
-)
-from ghost_eval.scoring.verdict import expects_fix, score_run
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ghost_eval.scoring.actions import extract_actions
+    from ghost_eval.scoring.commands import Command, parse_command_block
+    from ghost_eval.scoring.model import (
+        CRITERION_LABELS,
+        SCORER,
+        SCORER_NAME,
+        SCORER_VERSION,
+        ClaimsResult,
+        CriterionResult,
+        DiagnosisResult,
+        Flag,
+        RunEvidence,
+        RunScore,
+        TrajectoryResult,
+        Verdict,
+    )
+    from ghost_eval.scoring.verdict import expects_fix, score_run
 
 __all__ = [
     "CRITERION_LABELS",
@@ -42,3 +48,20 @@ __all__ = [
     "expects_fix",
     "score_run",
 ]
+
+_MODEL = "ghost_eval.scoring.model"
+_HOMES = {
+    **{name: _MODEL for name in __all__},
+    "extract_actions": "ghost_eval.scoring.actions",
+    "Command": "ghost_eval.scoring.commands",
+    "parse_command_block": "ghost_eval.scoring.commands",
+    "expects_fix": "ghost_eval.scoring.verdict",
+    "score_run": "ghost_eval.scoring.verdict",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'ghost_eval.scoring' has no attribute {name!r}")
+    return getattr(importlib.import_module(home), name)

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import re
 from functools import cache
-
-from markdown_it import MarkdownIt
+from typing import TYPE_CHECKING
 
 from ghost_eval.cases import Case, KeyFact, WrongClaim
 from ghost_eval.phrases import PHRASE_FLAGS, compile_claim, compile_phrase
 from ghost_eval.scoring.commands import looks_like_command
 from ghost_eval.scoring.model import ClaimHit, DiagnosisResult, FactResult
 from ghost_eval.scoring.text import split_sentences
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 __all__ = ["check_key_facts", "key_facts_in", "report_sentences"]
 
@@ -48,14 +50,21 @@ disproved by the drift check: the rule was added" keeps what follows the colon).
 _BLOCK_TOKENS = frozenset({"inline"})
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
 _ROW = re.compile(r"^\s*\|", re.MULTILINE)
-_MARKDOWN = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
-"""Blocks only: the inline tokens keep their text, and parsing links and emphasis inside them would cost as much again."""
+
+
+@cache
+def _markdown() -> MarkdownIt:
+    """Blocks only: the inline tokens keep their text, and parsing links and emphasis inside them would cost as much
+    again. Built on first use: a process that scores nothing (an empty store, a stored score) never imports it."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
 
 
 def report_sentences(text: str) -> list[str]:
     """The report's prose as sentences, in order: every inline block of the Markdown, code blocks left out; a table
     row that Markdown did not read as a table (no header separator) is a sentence of its own."""
-    blocks = [token.content for token in _MARKDOWN.parse(text) if token.type in _BLOCK_TOKENS and token.content.strip()]
+    blocks = [token.content for token in _markdown().parse(text) if token.type in _BLOCK_TOKENS and token.content.strip()]
     lines = [line for block in blocks for line in (block.splitlines() if _ROW.search(block) else [block])]
     return [sentence for line in lines for sentence in split_sentences(line)]
 
