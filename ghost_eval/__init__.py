@@ -6,8 +6,9 @@ assertion, and importing `ghost_eval.scoring` must not pay for the store, the la
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ghost_eval._lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from ghost_eval.cases import Case, load_cases
@@ -29,8 +30,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'ghost_eval' has no attribute {name!r}")
-    return getattr(importlib.import_module(home), name)
+__getattr__ = lazy_getattr(__name__, _HOMES)

@@ -7,8 +7,9 @@ not pay for the checks' patterns and the Markdown parser, and `ghost-eval score`
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ghost_eval._lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from ghost_eval.scoring.actions import extract_actions
@@ -60,8 +61,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'ghost_eval.scoring' has no attribute {name!r}")
-    return getattr(importlib.import_module(home), name)
+__getattr__ = lazy_getattr(__name__, _HOMES)
