@@ -87,12 +87,33 @@ def score_record(record: RunRecord, cases: dict[str, Case], case_hashes: dict[st
     return score.model_copy(update={"case_hash": case_hash})
 
 
-@dataclass
 class ScoredRun:
-    entry: IndexEntry
-    score: RunScore
-    verdict_file: Path | None
-    """Where the verdict was kept (None when not written or already stored)."""
+    """A scored run: its score as a record and as JSON (`RunScore.model_dump_json`), each made from the other when first
+    read. A scoring process hands back only the JSON: unpickling the records cost the parent as much as reading the
+    runs, and `ghost-eval score --format jsonl` prints the JSON as it comes."""
+
+    def __init__(
+        self, entry: IndexEntry, verdict_file: Path | None, *, score: RunScore | None = None, json: str | None = None
+    ) -> None:
+        if score is None and json is None:
+            raise ValueError("a scored run needs its score or its score's JSON")
+        self.entry = entry
+        self.verdict_file = verdict_file
+        """Where the verdict was kept (None when not written or already stored)."""
+        self._score = score
+        self._json = json
+
+    @property
+    def score(self) -> RunScore:
+        if self._score is None:
+            self._score = RunScore.model_validate_json(self._json or "")
+        return self._score
+
+    @property
+    def json(self) -> str:
+        if self._json is None:
+            self._json = self.score.model_dump_json()
+        return self._json
 
 
 @dataclass(frozen=True)
@@ -129,7 +150,7 @@ def _score_entry(job: _Scoring, entry: IndexEntry) -> tuple[ScoredRun | None, li
     """Score one run, or reuse its stored verdict (see `_stored`); a run that cannot be read yields only its problems."""
     stored, digest = _stored(job, entry)
     if stored is not None:
-        return ScoredRun(entry, stored, None), []
+        return ScoredRun(entry, None, score=stored), []
     record = job.store.read(entry, scoring_only=True)
     problems = list(record.problems)
     if not record.readable:
@@ -143,7 +164,7 @@ def _score_entry(job: _Scoring, entry: IndexEntry) -> tuple[ScoredRun | None, li
             kept = job.store.add_verdict(entry, SCORER, score)
         except (GhostEvalError, OSError) as exc:
             problems.append(Problem(path=str(record.folder), message=f"verdict not stored: {exc}", run_id=entry.run_id))
-    return ScoredRun(entry, score, kept), problems
+    return ScoredRun(entry, kept, score=score), problems
 
 
 _worker: _Scoring | None = None
@@ -155,9 +176,19 @@ def _init_worker(root: str, cases: dict[str, Case], write: bool) -> None:
     _worker = _Scoring.of(Store(Path(root)), cases, write)
 
 
-def _score_chunk(entries: list[IndexEntry]) -> list[tuple[ScoredRun | None, list[Problem]]]:
+_Portable = tuple[str | None, Path | None, list[Problem]]
+"""What a scoring process hands back for one run: the score's JSON (None: unreadable), the verdict file, problems."""
+
+
+def _score_chunk(entries: Sequence[IndexEntry]) -> list[_Portable]:
     assert _worker is not None
-    return [_score_entry(_worker, e) for e in entries]
+    done = (_score_entry(_worker, e) for e in entries)
+    return [(None, None, found) if scored is None else (scored.json, scored.verdict_file, found) for scored, found in done]
+
+
+def _received(entries: Sequence[IndexEntry], done: list[_Portable]) -> Iterator[tuple[ScoredRun | None, list[Problem]]]:
+    for entry, (json, kept, found) in zip(entries, done, strict=True):
+        yield (None if json is None else ScoredRun(entry, kept, json=json)), found
 
 
 def score_store(
@@ -187,7 +218,8 @@ def score_store(
     chunks = [entries[i : i + _CHUNK] for i in range(0, len(entries), _CHUNK)]
     pool = ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(str(store.root), cases, write))
     try:
-        results = (item for chunk in pool.map(_score_chunk, chunks) for item in chunk)
+        handed = zip(chunks, pool.map(_score_chunk, chunks), strict=True)
+        results = (item for chunk, done in handed for item in _received(chunk, done))
         yield from _kept(results, problems)
     finally:
         pool.shutdown(cancel_futures=True)  # a caller that stops early leaves no chunk running

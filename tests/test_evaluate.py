@@ -22,11 +22,15 @@ def test_parallel_scoring_matches_serial_and_keeps_order(tmp_path: Path) -> None
     (next(store.root.rglob("shell_audit_*.jsonl"))).write_text("garbage\n")
     cases, _ = load_case_set()
     serial_problems: list[Problem] = []
-    serial = [s.score for s in score_store(store, cases, write=False, problems=serial_problems)]
+    serial_rows = list(score_store(store, cases, write=False, problems=serial_problems))
+    serial = [s.score for s in serial_rows]
     parallel_problems: list[Problem] = []
-    parallel = [s.score for s in score_store(store, cases, write=False, problems=parallel_problems, jobs=2)]
+    parallel_rows = list(score_store(store, cases, write=False, problems=parallel_problems, jobs=2))
+    parallel = [s.score for s in parallel_rows]
     assert len(serial) == 450
     assert parallel == serial
+    # a scoring process hands back JSON, the serial path the record: each reads as the other
+    assert [s.json for s in parallel_rows] == [s.model_dump_json() for s in serial]
     assert [str(p) for p in parallel_problems] == [str(p) for p in serial_problems]
     assert any("line 1: not valid JSON" in p.message for p in parallel_problems)
     written = list(score_store(store, cases, jobs=2))

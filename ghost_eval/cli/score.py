@@ -28,7 +28,7 @@ def _score(args: argparse.Namespace) -> int:
         if args.format == "jsonl":
             # plain writes: JSON lines need no console rendering, and 10,000 of them through rich cost seconds
             for row in scored:
-                sys.stdout.write(row.score.model_dump_json() + "\n")
+                sys.stdout.write(row.json + "\n")
         else:
             _print_table(row.score for row in scored)
         report_problems(store.problems)  # after the runs were selected: SQLite rows are checked as they are
