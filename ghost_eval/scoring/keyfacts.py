@@ -9,6 +9,7 @@ together match all of its phrases; a wrong claim counts only where a sentence as
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -28,6 +29,8 @@ _REFUTED = re.compile(r"\b(?:refuted|ruled\W+out|disproven|disproved|eliminated|
 """Words that refute whatever clause they stand in."""
 _WEAK_REFUTED = re.compile(r"\b(?:rejected|excluded)\b", PHRASE_FLAGS)
 """Words that refute only as a bare verdict ("H2 - rejected"): "the request is rejected with 403" states a fact."""
+_ANY_REFUTATION = re.compile(_REFUTATION, PHRASE_FLAGS)
+"""Either kind: a sentence without one has no refuted clause (most sentences, so they are spared the clause rules)."""
 _HEDGE = re.compile(
     r"\b(?:hypothes\w*|suspect\w*|whether|if|could|might|may|possibl[ey]|perhaps|assum\w*|consider\w*|initially"
     r"|claim\w*|reported|said|stated|according|thought|believed|appear(?:s|ed)?\W+to|suggest\w*|would)\b",
@@ -112,23 +115,50 @@ class _ClaimText:
         self.read = [_claim_view(s) for s in sentences]
         self.joined = "\n".join(self.read)
         self.ascii = self.joined.isascii()
+        self.starts: list[int] = []
+        """Where each sentence starts in `joined`."""
+        at = 0
+        for sentence in self.read:
+            self.starts.append(at)
+            at += len(sentence) + 1
+
+    def _matched(self, claim: re.Pattern[str]) -> set[int]:
+        """The sentences where a match of the claim starts, found by scanning the joined text once (patterns are
+        multi-line, so a line boundary reads as a sentence's start and end): only these can assert it."""
+        found: set[int] = set()
+        pos = 0
+        while self.starts and (m := claim.search(self.joined, pos)) is not None:
+            index = bisect_right(self.starts, m.start()) - 1
+            found.add(index)
+            if index + 1 >= len(self.starts):
+                break
+            pos = self.starts[index + 1]
+        return found
 
     def asserting(self, patterns: list[str]) -> str | None:
-        """The first sentence asserting any of the patterns (a claim found nowhere in the text is skipped at once)."""
-        compiled = [c for c in _claims(tuple(patterns), self.ascii) if c.search(self.joined)]
-        if not compiled:
-            return None
-        hit = next((i for i, s in enumerate(self.read) if any(_claim_asserted(c, s) for c in compiled)), None)
+        """The first sentence asserting any of the patterns; only sentences where one matches are read closely."""
+        compiled = _claims(tuple(patterns), self.ascii)
+        candidates = sorted({i for c in compiled for i in self._matched(c)})
+        hit = next((i for i in candidates if any(_claim_asserted(c, self.read[i]) for c in compiled)), None)
         return None if hit is None else self.written[hit]
 
 
 def _found(fact: KeyFact, sentences: list[str], ascii_only: bool) -> str | None:
     """The first window of sentences (refuted clauses removed) where every phrase of the fact matches."""
     phrases = _phrases(tuple(fact.all_of), ascii_only)
+    known: list[list[bool | None]] = [[None] * len(sentences) for _ in phrases]
+
+    def matches(k: int, j: int) -> bool:
+        """Whether phrase k matches sentence j, searched once however many windows hold the sentence."""
+        hit = known[k][j]
+        if hit is None:
+            hit = known[k][j] = phrases[k].search(sentences[j]) is not None
+        return hit
+
     for start, first in enumerate(sentences):
-        window = [s for s in sentences[start : start + fact.window] if s]
-        if first and all(any(p.search(s) for s in window) for p in phrases):
-            return " ".join(window)
+        window = [j for j in range(start, min(start + fact.window, len(sentences))) if sentences[j]]
+        if first and all(any(matches(k, j) for j in window) for k in range(len(phrases))):
+            return " ".join(sentences[j] for j in window)
     return None
 
 
@@ -139,6 +169,8 @@ def _unrefuted(sentence: str) -> str:
     label loses its first clause.
     """
     clauses = _CLAUSE.split(sentence)
+    if not _ANY_REFUTATION.search(sentence):
+        return " ".join(c.strip() for c in clauses if c.strip())
     keep = [not _refutes(c) for c in clauses]
     if _REFUTED_LABEL.match(sentence):
         keep[0] = False

@@ -68,3 +68,18 @@ def test_a_refutation_label_before_a_colon_still_refutes_what_follows() -> None:
     assert check_diagnosis(case_n, "The NSG blocks the traffic.", None).forbidden == ["nsg_blamed"]
     assert check_diagnosis(case_n, "Refuted: the NSG blocks the traffic.", None).forbidden == []
     assert check_diagnosis(case_n, "H1 (refuted): the NSG blocks the traffic.", None).forbidden == []
+
+
+def test_the_asserting_sentence_is_found_after_ones_that_only_mention_the_claim() -> None:
+    text = "We wondered whether the NSG is blocking SSH. Not the NSG. The NSG is blocking SSH from 203.0.113.47, we think."
+    result = check_diagnosis(CASE_M, text, None)
+    assert result.forbidden == ["w1"]
+    assert result.wrong_claims[0].sentence == "The NSG is blocking SSH from 203.0.113.47, we think."
+    assert check_diagnosis(CASE_M, "```\nThe NSG is blocking SSH\n```", None).forbidden == []  # code only: no sentence
+
+
+def test_a_fact_is_found_in_a_later_window_and_a_refuted_clause_never_counts() -> None:
+    text = "Ruled out: fail2ban banned 203.0.113.47. Checked routes. Then fail2ban banned 203.0.113.47; f2b-sshd rejects it."
+    result = check_diagnosis(CASE_M, text, None)
+    assert result.correct is True
+    assert result.facts[0].sentence == "Then fail2ban banned 203.0.113.47 f2b-sshd rejects it."  # clauses as read
