@@ -8,6 +8,9 @@ peak memory and time by store size, Promptfoo's Python assertion path against re
 With `--before REV` every figure is also measured with the package as it was at REV (a temporary git worktree),
 each figure measured for both in turn; the ratio now/before closes each line.
 
+Generated stores are kept between runs under the temp folder, one per size, keyed by the generator and the demo
+store it draws from (`--stores` names another folder): only the first run pays for building the 20,000-run store.
+
 Every time is a median of `--repeats` runs; every figure is printed as a ratio against its baseline.
 """
 
@@ -16,6 +19,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import hashlib
 import json
 import os
 import shutil
@@ -49,8 +53,9 @@ def _env(package: Path | None) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(package)} if package else dict(os.environ)
 
 
-def _score(store: Path, package: Path | None, *extra: str) -> tuple[float, float]:
-    """Seconds and peak RSS (MiB) of one `ghost-eval score --format jsonl` with the package at `package` (None: now)."""
+def _score(store: Path, package: Path | None, *extra: str) -> tuple[float, float, float]:
+    """Seconds, peak RSS (MiB) and CPU seconds (user and system, its pool included) of one `ghost-eval score --format
+    jsonl` with the package at `package` (None: now)."""
     start = time.perf_counter()
     proc = subprocess.Popen(
         [str(CLI), "score", "--store", str(store), "--format", "jsonl", *extra], stdout=subprocess.DEVNULL, env=_env(package)
@@ -59,7 +64,7 @@ def _score(store: Path, package: Path | None, *extra: str) -> tuple[float, float
     elapsed = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"ghost-eval score failed on {store}")
-    return elapsed, usage.ru_maxrss / 1024
+    return elapsed, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 def _floor(store: Path) -> float:
@@ -84,6 +89,17 @@ def _size(store: Path) -> int | None:
         return None
     with Store(store) as s:
         return len(s.runs(RunFilter()))
+
+
+def _store_cache() -> Path:
+    """Where generated stores are kept between runs: keyed by the generator's source and the demo store's files, so a
+    change to either builds them afresh."""
+    key = hashlib.sha256((REPO / "bench" / "synthetic_store.py").read_bytes())
+    demo = REPO / "demo_store"
+    for path in sorted(demo.rglob("*")):
+        if path.is_file():
+            key.update(f"{path.relative_to(demo)}\0{path.stat().st_size}\0".encode())
+    return Path(tempfile.gettempdir()) / f"ghost-eval-bench-stores-{key.hexdigest()[:12]}"
 
 
 def _promptfoo(root: Path, store: Path, rows: int, package: Path | None, assertions: list[str] | None) -> float:
@@ -154,6 +170,8 @@ def _scoring_figures(
 
     startup = each(lambda _, pkg: _score(empty, pkg, "--no-write")[0])
     _show("start-up, ghost-eval score on an empty store", startup, lambda v: f"{v:.2f} s ({v / 0.3:.1f}x the 0.3 s aim)")
+    startup_cpu = each(lambda _, pkg: _score(empty, pkg, "--no-write")[2])
+    _show("start-up, CPU seconds (the figure a loaded machine disturbs least)", startup_cpu, lambda v: f"{v:.2f} s")
 
     big = stores[args.runs]
     floor = _median(lambda: _floor(big), r)
@@ -172,15 +190,17 @@ def _scoring_figures(
         n: {label: [_score(stores[n], pkg, "--no-write") for _ in range(args.size_repeats)] for label, pkg in packages.items()}
         for n in sizes
     }
-    t0 = {label: statistics.median(t for t, _ in by_size[first][label]) for label in packages}
+    t0 = {label: statistics.median(t for t, _, _ in by_size[first][label]) for label in packages}
     for n in sizes:
-        secs = {label: statistics.median(t for t, _ in runs) for label, runs in by_size[n].items()}
+        secs = {label: statistics.median(t for t, _, _ in runs) for label, runs in by_size[n].items()}
         _show(f"{n:>6} runs, cold time (size {n / first:.0f}x)", secs, lambda v: f"{v:.2f} s")
         print(f"{n:>6} runs, cold time / {first}-run time: " + " | ".join(f"{k} {v / t0[k]:.2f}x" for k, v in secs.items()))
-        rss = {label: max(m for _, m in runs) for label, runs in by_size[n].items()}
+        per_run = " | ".join(f"{k} {(v / n) / (t0[k] / first):.2f}x" for k, v in secs.items())
+        print(f"{n:>6} runs, time per run / at {first} runs (aim: linear, 1x): {per_run}")
+        rss = {label: max(m for _, m, _ in runs) for label, runs in by_size[n].items()}
         _show(f"{n:>6} runs, peak RSS", rss, lambda v: f"{v:.0f} MiB")
     lo, hi = min(sizes), max(sizes)
-    growth = {label: max(m for _, m in by_size[hi][label]) / max(m for _, m in by_size[lo][label]) for label in packages}
+    growth = {label: max(m for _, m, _ in by_size[hi][label]) / max(m for _, m, _ in by_size[lo][label]) for label in packages}
     _show(f"peak RSS at {hi} runs / at {lo} runs (aim: flat, 1x)", growth, lambda v: f"{v:.2f}x")
 
 
@@ -195,7 +215,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--promptfoo-only", action="store_true", help="only the Promptfoo figures")
     parser.add_argument(
-        "--stores", type=Path, help="keep the generated stores here (store<N>) and reuse those already built; not removed"
+        "--stores",
+        type=Path,
+        help="keep the generated stores here (store<N>) and reuse those already built (default: a cache in the temp folder)",
     )
     parser.add_argument("--size-repeats", type=int, default=1, help="runs per store size for time and memory by size")
     args = parser.parse_args()
@@ -209,7 +231,8 @@ def main() -> None:
         if args.before:
             packages = {"before": stack.enter_context(checkout(args.before)), "now": None}
             assertions["before"] = (args.before_assertions or args.assertions).split(",")
-        built = args.stores or root
+        built = args.stores or _store_cache()
+        built.mkdir(parents=True, exist_ok=True)
         stores = {n: built / f"store{n}" for n in sizes}
         for n, path in stores.items():
             if _size(path) != n:
