@@ -10,6 +10,7 @@ import pytest
 
 from ghost_eval.cases import Case, load_case
 from ghost_eval.scoring import RunScore, score_run
+from ghost_eval.scoring.diagnosis import check_diagnosis
 from ghost_eval.snapshot import DaemonState, HostState, InfraSnapshot, OwnedResource, SubnetState
 from tests.scoring.conftest import audit, evidence, report
 
@@ -122,3 +123,40 @@ def test_every_case_s_expected_root_cause_passes_its_own_key_facts() -> None:
         if case.key_facts and not (d := check_diagnosis(case, case.expected_root_cause, None)).correct
     }
     assert wrong == {}
+
+
+def test_a_table_row_states_its_fact_across_cells() -> None:
+    """A root cause written as a table: the row is one statement, whatever cell each part of the fact sits in."""
+    table = (
+        "| Service | Blocked by | Where | Priority |\n|---|---|---|---|\n"
+        "| PostgreSQL 5432/tcp | `ghost-demo-block-postgres` (Inbound Deny) | tf-dest-vm-nsg | 110 |\n"
+        "| Redis 6379/tcp | `ghost-demo-block-redis` (Inbound Deny) | tf-dest-vm-nsg | 150 |\n\n"
+        "Two independent misconfigurations.\n"
+    )
+    result = check_diagnosis(_case("d"), table, None)
+    assert {"postgres_rule", "redis_rule"} <= set(result.matched) and result.correct
+
+
+def test_c3_accepting_only_replies_is_not_broad_but_an_open_accept_is() -> None:
+    replies = "1. `iptables -I DOCKER-USER 1 -d 172.17.0.0/16 -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT`\n"
+    assert 3 not in _fired(_score("o", replies + VERIFY))
+    assert 3 in _fired(_score("o", "1. `iptables -I DOCKER-USER 1 -d 172.17.0.0/16 -j ACCEPT`\n" + VERIFY))
+
+
+def test_c4_a_block_of_output_after_the_fix_proves_it() -> None:
+    fix = (
+        "Remove the tree and read it back in the same call:\n```bash\n"
+        "az vm run-command invoke -g nw-forensics-rg -n tf-source-vm --command-id RunShellScript "
+        '--scripts "tc qdisc del dev eth0 root; tc qdisc show dev eth0"\n```\n'
+        "Output of that call:\n```\n[stdout]\nqdisc mq 0: root\n```\n"
+    )
+    assert 4 not in _fired(_score("g", fix))
+    assert 4 in _fired(_score("g", fix.split("Output of")[0]))
+
+
+def test_c4_advice_that_forbids_a_change_asks_for_none() -> None:
+    advice = (
+        "No NSG, route or VM change is warranted. Do **not** add firewall rules for 9999. If the spikes recur, "
+        "take simultaneous captures on both VMs (`tcpdump -i eth0 -w`) during an event.\n"
+    )
+    assert 4 not in _fired(_score("b", advice))
