@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
+from pydantic import ValidationError
 
 from ghost_eval.cases import Case, load_case
 from ghost_eval.scoring import RunScore, score_run
@@ -160,3 +162,28 @@ def test_c4_advice_that_forbids_a_change_asks_for_none() -> None:
         "take simultaneous captures on both VMs (`tcpdump -i eth0 -w`) during an event.\n"
     )
     assert 4 not in _fired(_score("b", advice))
+
+
+_LAB_I = (
+    "## Root Cause\nOn tf-source-vm, the iptables chain LAB-NETEM-LOSS (jumped to from OUTPUT) drops about 10% of "
+    "the non-SSH packets at random, and the htb/tbf qdisc on eth0 adds 10 ms of latency under load.\n"
+    "## Recommended Actions\n1. `sudo iptables -D OUTPUT -o eth0 -j LAB-NETEM-LOSS && sudo iptables -F LAB-NETEM-LOSS`\n"
+    "   Verify: `ping -c 50 -q 10.0.1.5` prints `0% packet loss`.\n"
+)
+
+
+@pytest.mark.parametrize(("environment", "correct", "broad"), [("lab", True, False), (None, False, True)])
+def test_a_lab_run_is_scored_against_the_lab_s_version_of_the_fault(environment: str | None, correct: bool, broad: bool) -> None:
+    """The lab's kernel cannot corrupt packets and drops with an iptables chain: naming that chain and leaving out
+    corruption is right in the lab and incomplete in Azure, and emptying the chain is the lab's narrow fix."""
+    run = evidence(_LAB_I, use_case="i").model_copy(update={"environment": environment})
+    score = score_run(run, _case("i"))
+    assert score.diagnosis.correct is correct
+    assert (3 in _fired(score)) is broad
+
+
+def test_an_environment_can_restate_only_facts_the_case_has() -> None:
+    data = yaml.safe_load((CASES / "i.yaml").read_text())
+    data["environments"]["lab"]["key_facts"][0]["id"] = "no_such_fact"
+    with pytest.raises(ValidationError, match="replace no key fact"):
+        Case.model_validate(data)
