@@ -81,7 +81,8 @@ def _findings(sections: list[Section]) -> str:
 
 
 def parse_run(evidence: RunEvidence, case: Case | None) -> ParsedRun:
-    """Parse one run's evidence against its case (None when the case is unknown)."""
+    """Parse one run's evidence against its case (None when the case is unknown), as the run's environment shows it."""
+    case = case.in_environment(evidence.environment) if case is not None else None
     notes: list[str] = []
     sections = split_sections(evidence.report)
     result = evidence.result
@@ -94,7 +95,7 @@ def parse_run(evidence: RunEvidence, case: Case | None) -> ParsedRun:
             notes.append(f"the run ended without completing: {result.aborted}")
     else:
         actions = actions_from_sections(sections)
-        report_level = report_verifications(sections)
+        report_level = report_verifications(sections, actions)
         findings = _findings(sections)
         notes.append("no structured result: actions were read from the markdown report")
     if not actions:
