@@ -26,12 +26,12 @@ from ghost_eval.agent.prompt import Addon
 from ghost_eval.agent.redact import redact, redact_files
 from ghost_eval.agent.runner import AgentConfig, Provider, investigate
 from ghost_eval.cases import Case
+from ghost_eval.connect.target import Target, load_target
 from ghost_eval.errors import GhostEvalError, RunExistsError
 from ghost_eval.identity import HashKind, RunMetadata, addon_hash, make_run_id, parse_run_id, v1_use_case_id
 from ghost_eval.lab.layout import default_state_dir
 from ghost_eval.live.recipes import applied, recipe_of
 from ghost_eval.live.snapshot import take_snapshot
-from ghost_eval.live.target import Target, load_target
 from ghost_eval.records import dump_json
 from ghost_eval.store import IndexEntry, Store
 from ghost_eval.store.layout import AGENT_RUN_FILE, REPORT, SNAPSHOT_FILE

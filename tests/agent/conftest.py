@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ghost_eval.live.target import SshHost, Target
+from ghost_eval.connect.target import SshHost, Target
 from tests.agent.infra import RESOURCE_GROUP, SUBSCRIPTION, TOKEN, ArmServer, LocalSshd, arm_server, local_sshd, sshd_available
 
 

@@ -12,9 +12,9 @@ from ghost_eval.agent.capture import artifact_files, read_artifacts, store_paylo
 from ghost_eval.agent.prompt import Addon
 from ghost_eval.agent.runner import AgentConfig, AgentRun, investigate
 from ghost_eval.agent.tools import COMPLETE_TOOL
+from ghost_eval.connect.target import Target
 from ghost_eval.errors import GhostEvalError
 from ghost_eval.identity import HashKind, parse_run_id
-from ghost_eval.live.target import Target
 from ghost_eval.scoring.actions import extract_actions
 from ghost_eval.store.layout import AGENT_RUN_FILE
 from tests.agent.test_loop import COMPLETION

@@ -13,7 +13,7 @@ from ghost_eval.agent.loop import Limits, LoopResult, run_loop
 from ghost_eval.agent.runner import PROVIDERS, AgentConfig, investigate
 from ghost_eval.agent.shell import ShellInspector
 from ghost_eval.agent.tools import COMPLETE_TOOL, TOOLS, Toolbox
-from ghost_eval.live.target import Target
+from ghost_eval.connect.target import Target
 from tests.agent.vendors import VENDORS, Vendor
 from tests.fakes.llm import Recorded, Reply
 

@@ -24,10 +24,12 @@ from azure.mgmt.network.models import (
     SecurityRulePropertiesFormat,
 )
 
+from ghost_eval.connect.azure import network_client, storage_client
+from ghost_eval.connect.effective import flow_allowed, next_hop
+from ghost_eval.connect.target import Target
 from ghost_eval.lab.arm import ArmServer, ArmState, seed
 from ghost_eval.lab.fabric import compile_fabric
 from ghost_eval.lab.layout import INTERNET_PREFIX, LOCATION, RESOURCE_GROUP, STORAGE_ACCOUNTS, SUBSCRIPTION_ID, VMS
-from ghost_eval.live.effective import flow_allowed, next_hop
 from ghost_eval.live.recipes import (
     CreateNetworkSecurityGroup,
     CreateRouteTable,
@@ -42,7 +44,6 @@ from ghost_eval.live.recipes import (
     SetStorageFirewall,
     applied,
 )
-from ghost_eval.live.target import Target, network_client, storage_client
 
 RG = RESOURCE_GROUP
 TOKEN = "lab-test-token"
