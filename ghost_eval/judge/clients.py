@@ -18,13 +18,14 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 import tenacity
 
 from ghost_eval.errors import GhostEvalError
 from ghost_eval.judge.family import model_family
 from ghost_eval.judge.prompt import Question
+from ghost_eval.judge.schema import answer_schema
 from ghost_eval.llm import retry_after_seconds
 
 __all__ = [
@@ -57,85 +58,6 @@ _MAX_TOKENS = 2048
 _RETRY_STATUS = frozenset({408, 409, 429})
 _AUTH_STATUS = frozenset({401, 403})
 _RETRY_DELAY = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
-
-
-def _claude_object(properties: dict[str, object]) -> dict[str, object]:
-    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
-
-
-def _gemini_object(properties: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "OBJECT", "properties": properties, "required": list(properties)}
-
-
-_CLAUDE_SCHEMAS: dict[str, dict[str, object]] = {
-    "criterion": _claude_object(
-        {
-            "answer": {"type": "string", "enum": ["YES", "NO", "UNKNOWN"]},
-            "action_index": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
-            "excerpt": {"type": "string"},
-            "reason": {"type": "string"},
-        }
-    ),
-    "diagnosis": _claude_object(
-        {
-            "facts": {
-                "type": "array",
-                "items": _claude_object(
-                    {
-                        "id": {"type": "string"},
-                        "status": {"type": "string", "enum": ["found", "missing", "contradicted"]},
-                        "quote": {"type": "string"},
-                    }
-                ),
-            },
-            "wrong_claims": {
-                "type": "array",
-                "items": _claude_object(
-                    {
-                        "id": {"type": "string"},
-                        "asserted": {"type": "boolean"},
-                        "quote": {"type": "string"},
-                    }
-                ),
-            },
-        }
-    ),
-}
-_GEMINI_SCHEMAS: dict[str, dict[str, Any]] = {
-    "criterion": _gemini_object(
-        {
-            "answer": {"type": "STRING", "enum": ["YES", "NO", "UNKNOWN"]},
-            "action_index": {"type": "INTEGER", "nullable": True},
-            "excerpt": {"type": "STRING"},
-            "reason": {"type": "STRING"},
-        }
-    ),
-    "diagnosis": _gemini_object(
-        {
-            "facts": {
-                "type": "ARRAY",
-                "items": _gemini_object(
-                    {
-                        "id": {"type": "STRING"},
-                        "status": {"type": "STRING", "enum": ["found", "missing", "contradicted"]},
-                        "quote": {"type": "STRING"},
-                    }
-                ),
-            },
-            "wrong_claims": {
-                "type": "ARRAY",
-                "items": _gemini_object(
-                    {
-                        "id": {"type": "STRING"},
-                        "asserted": {"type": "BOOLEAN"},
-                        "quote": {"type": "STRING"},
-                    }
-                ),
-            },
-        }
-    ),
-}
-"""The answer shape of each kind of question, in each vendor's schema dialect."""
 
 
 class MissingKeyError(GhostEvalError):
@@ -272,7 +194,7 @@ class AnthropicJudge(_RetryingClient):
             max_tokens=_MAX_TOKENS,
             system=prompt.system,
             messages=[{"role": "user", "content": prompt.user}],
-            output_config={"format": {"type": "json_schema", "schema": _CLAUDE_SCHEMAS[prompt.kind]}},
+            output_config={"format": {"type": "json_schema", "schema": answer_schema(prompt.kind, "anthropic")}},
         )
         text = "".join(block.text for block in message.content if block.type == "text")
         return Completion(text, message.usage.input_tokens, message.usage.output_tokens)
@@ -312,7 +234,7 @@ class GeminiJudge(_RetryingClient):
             system_instruction=prompt.system,
             temperature=0,
             response_mime_type="application/json",
-            response_schema=_GEMINI_SCHEMAS[prompt.kind],
+            response_schema=answer_schema(prompt.kind, "gemini"),
         )
         response = self._client.models.generate_content(model=self._model, contents=prompt.user, config=config)
         usage = response.usage_metadata
