@@ -1,7 +1,7 @@
 """Claude through the anthropic SDK: one conversation, tool_use in, tool_result out.
 
 The base URL comes from `ANTHROPIC_BASE_URL` (the SDK's own variable; tests point it at a local fake) and the
-key from `ANTHROPIC_API_KEY`. The SDK's own retries are off: the loop retries, honouring `retry-after`. This SDK
+key from `ANTHROPIC_API_KEY`. The SDK's own retries are off: the loop retries (`ghost_eval.llm`). This SDK
 has no temperature parameter, so a requested temperature travels in the request body as the API names it.
 """
 
@@ -16,7 +16,7 @@ from anthropic.types import ContentBlockParam, MessageParam, ToolParam, ToolResu
 from ghost_eval.agent.loop import Limits, ModelTurn, ToolRequest, ToolResult
 from ghost_eval.agent.tools import TOOLS
 from ghost_eval.errors import GhostEvalError
-from ghost_eval.llm import retry_after_seconds
+from ghost_eval.llm import ANTHROPIC
 
 __all__ = ["AnthropicAdapter", "anthropic_tools"]
 
@@ -27,6 +27,7 @@ def anthropic_tools() -> list[ToolParam]:
 
 class AnthropicAdapter:
     provider = "anthropic"
+    vendor = ANTHROPIC
 
     def __init__(self, model: str, system: str, user: str, *, temperature: float | None, limits: Limits) -> None:
         key = os.environ.get("ANTHROPIC_API_KEY")
@@ -78,9 +79,3 @@ class AnthropicAdapter:
             {"type": "tool_result", "tool_use_id": r.request.id, "content": r.output, "is_error": r.is_error} for r in results
         ]
         self._messages.append({"role": "user", "content": blocks})
-
-    def retryable(self, exc: BaseException) -> tuple[bool, float | None]:
-        if isinstance(exc, anthropic.APIStatusError):
-            transient = exc.status_code == 429 or exc.status_code >= 500
-            return transient, retry_after_seconds(exc.response.headers) if transient else None
-        return isinstance(exc, anthropic.APIConnectionError), None

@@ -10,14 +10,13 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-import httpx2
 from google import genai
-from google.genai import errors, types
+from google.genai import types
 
 from ghost_eval.agent.loop import Limits, ModelTurn, ToolRequest, ToolResult
 from ghost_eval.agent.tools import TOOLS
 from ghost_eval.errors import GhostEvalError
-from ghost_eval.llm import retry_after_seconds
+from ghost_eval.llm import GEMINI
 
 __all__ = ["BASE_URL_ENV", "GeminiAdapter", "gemini_tools"]
 
@@ -37,6 +36,7 @@ def gemini_tools() -> list[types.Tool]:
 
 class GeminiAdapter:
     provider = "google"
+    vendor = GEMINI
 
     def __init__(self, model: str, system: str, user: str, *, temperature: float | None, limits: Limits) -> None:
         key = os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
@@ -97,10 +97,3 @@ class GeminiAdapter:
                 ],
             )
         )
-
-    def retryable(self, exc: BaseException) -> tuple[bool, float | None]:
-        if isinstance(exc, errors.APIError):
-            transient = exc.code == 429 or exc.code >= 500
-            headers = getattr(getattr(exc, "response", None), "headers", None)
-            return transient, retry_after_seconds(headers) if transient else None
-        return isinstance(exc, httpx2.TransportError), None

@@ -30,7 +30,6 @@ from ghost_eval.judge.clients import (
     JudgeCallError,
     JudgeClient,
     MissingKeyError,
-    RetryPolicy,
     default_judges,
     make_client,
     missing_key_message,
@@ -65,6 +64,7 @@ from ghost_eval.judge.record import (
 )
 from ghost_eval.judge.runner import JudgeOptions, JudgeOutcome, JudgeSummary, judge_entry, judge_store, sample_entries
 from ghost_eval.judge.stored import cached_answers, cached_diagnoses, latest_verdict, stored_verdicts
+from ghost_eval.llm import RetryPolicy
 from ghost_eval.pricing import cost_usd
 
 __all__ = [
