@@ -1,4 +1,5 @@
-"""What every LLM call here shares, the agent's adapters and the judge's clients alike: one retry policy.
+"""What every LLM call here shares, the agent's adapters and the judge's clients alike: where keys and base URLs come
+from, the SDK clients (their own retries off), and one retry policy.
 
 A call is retried on a rate limit, an overload or a dropped connection (HTTP 408, 409, 429, 5xx, timeouts), waiting
 as long as the server asks (`retry-after-ms`, `retry-after` in seconds or as an HTTP date, Google's `retryDelay`)
@@ -16,24 +17,43 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import tenacity
 
 from ghost_eval.errors import GhostEvalError
 
+if TYPE_CHECKING:
+    import anthropic
+    from google import genai
+
 __all__ = [
     "ANTHROPIC",
+    "ANTHROPIC_BASE_URL_ENV",
+    "ANTHROPIC_KEY_ENV",
     "GEMINI",
+    "GEMINI_BASE_URL_ENV",
+    "GEMINI_KEY_ENVS",
     "Failure",
     "LlmCallError",
     "RetryPolicy",
     "Vendor",
+    "anthropic_client",
     "call_with_retries",
+    "gemini_client",
+    "gemini_key",
     "retry_after_seconds",
 ]
 
 T = TypeVar("T")
+
+ANTHROPIC_KEY_ENV = "ANTHROPIC_API_KEY"
+ANTHROPIC_BASE_URL_ENV = "ANTHROPIC_BASE_URL"
+"""The anthropic SDK's own variable; the tests point it at a local fake."""
+GEMINI_KEY_ENVS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+"""Read in this order."""
+GEMINI_BASE_URL_ENV = "GHOST_EVAL_GEMINI_BASE_URL"
+"""Where the Gemini client sends its requests instead of Google's endpoint (the tests' local fake)."""
 
 _RETRY_STATUS = frozenset({408, 409, 429})
 _AUTH_STATUS = frozenset({401, 403})
@@ -164,6 +184,26 @@ def _gemini_failure(exc: BaseException) -> Failure | None:
 
 ANTHROPIC = Vendor("Anthropic", _anthropic_failure)
 GEMINI = Vendor("Gemini", _gemini_failure)
+
+
+def gemini_key(env: Mapping[str, str]) -> str | None:
+    """The first Gemini API key `env` sets."""
+    return next((env[name] for name in GEMINI_KEY_ENVS if env.get(name)), None)
+
+
+def anthropic_client(api_key: str, base_url: str | None, timeout: float) -> anthropic.Anthropic:
+    """An anthropic SDK client whose own retries are off (this module's policy retries)."""
+    import anthropic
+
+    return anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
+
+
+def gemini_client(api_key: str, base_url: str | None, timeout: float) -> genai.Client:
+    """A google-genai client; it does not retry by itself, this module's policy does."""
+    from google import genai
+    from google.genai import types
+
+    return genai.Client(api_key=api_key, http_options=types.HttpOptions(base_url=base_url, timeout=int(timeout * 1000)))
 
 
 def call_with_retries(

@@ -10,13 +10,12 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-import anthropic
 from anthropic.types import ContentBlockParam, MessageParam, ToolParam, ToolResultBlockParam
 
 from ghost_eval.agent.loop import Limits, ModelTurn, ToolRequest, ToolResult
 from ghost_eval.agent.tools import TOOLS
 from ghost_eval.errors import GhostEvalError
-from ghost_eval.llm import ANTHROPIC
+from ghost_eval.llm import ANTHROPIC, ANTHROPIC_BASE_URL_ENV, ANTHROPIC_KEY_ENV, anthropic_client
 
 __all__ = ["AnthropicAdapter", "anthropic_tools"]
 
@@ -30,13 +29,11 @@ class AnthropicAdapter:
     vendor = ANTHROPIC
 
     def __init__(self, model: str, system: str, user: str, *, temperature: float | None, limits: Limits) -> None:
-        key = os.environ.get("ANTHROPIC_API_KEY")
+        key = os.environ.get(ANTHROPIC_KEY_ENV)
         if not key:
-            raise GhostEvalError("ANTHROPIC_API_KEY is not set")
+            raise GhostEvalError(f"{ANTHROPIC_KEY_ENV} is not set")
         self.model = model
-        self._client = anthropic.Anthropic(
-            api_key=key, base_url=os.environ.get("ANTHROPIC_BASE_URL") or None, max_retries=0, timeout=limits.call_timeout_s
-        )
+        self._client = anthropic_client(key, os.environ.get(ANTHROPIC_BASE_URL_ENV) or None, limits.call_timeout_s)
         self._system = system
         self._temperature = temperature
         self._max_tokens = limits.max_output_tokens

@@ -22,14 +22,24 @@ from ghost_eval.errors import GhostEvalError
 from ghost_eval.judge.family import model_family
 from ghost_eval.judge.prompt import Question
 from ghost_eval.judge.schema import answer_schema
-from ghost_eval.llm import ANTHROPIC, GEMINI, LlmCallError, RetryPolicy, Vendor, call_with_retries
+from ghost_eval.llm import (
+    ANTHROPIC,
+    ANTHROPIC_BASE_URL_ENV,
+    ANTHROPIC_KEY_ENV,
+    GEMINI,
+    GEMINI_BASE_URL_ENV,
+    GEMINI_KEY_ENVS,
+    LlmCallError,
+    RetryPolicy,
+    Vendor,
+    anthropic_client,
+    call_with_retries,
+    gemini_client,
+    gemini_key,
+)
 
 __all__ = [
-    "ANTHROPIC_BASE_URL_ENV",
-    "ANTHROPIC_KEY_ENV",
     "DEFAULT_JUDGES",
-    "GEMINI_BASE_URL_ENV",
-    "GEMINI_KEY_ENVS",
     "AnthropicJudge",
     "Completion",
     "GeminiJudge",
@@ -42,10 +52,6 @@ __all__ = [
     "missing_key_message",
 ]
 
-ANTHROPIC_KEY_ENV = "ANTHROPIC_API_KEY"
-GEMINI_KEY_ENVS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
-ANTHROPIC_BASE_URL_ENV = "ANTHROPIC_BASE_URL"
-GEMINI_BASE_URL_ENV = "GHOST_EVAL_GEMINI_BASE_URL"
 DEFAULT_JUDGES = {"claude": "claude-sonnet-4-6", "gemini": "gemini-2.5-pro"}
 """The judge used for each family when none is named and that family's key is set."""
 _MAX_TOKENS = 2048
@@ -124,9 +130,7 @@ class AnthropicJudge(_Client):
 
     def __init__(self, model: str, api_key: str, policy: RetryPolicy, base_url: str | None = None) -> None:
         super().__init__(model, policy)
-        import anthropic
-
-        self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=policy.timeout)
+        self._client = anthropic_client(api_key, base_url, policy.timeout)
 
     def _send(self, prompt: Question) -> Completion:
         message = self._client.messages.create(
@@ -147,12 +151,10 @@ class GeminiJudge(_Client):
 
     def __init__(self, model: str, api_key: str, policy: RetryPolicy, base_url: str | None = None) -> None:
         super().__init__(model, policy)
-        from google import genai
         from google.genai import types
 
         self._types = types
-        options = types.HttpOptions(base_url=base_url, timeout=int(policy.timeout * 1000))
-        self._client = genai.Client(api_key=api_key, http_options=options)
+        self._client = gemini_client(api_key, base_url, policy.timeout)
 
     def _send(self, prompt: Question) -> Completion:
         config = self._types.GenerateContentConfig(
@@ -179,7 +181,7 @@ def make_client(model: str, policy: RetryPolicy | None = None, env: Mapping[str,
             raise MissingKeyError(f"judge {model}: {missing_key_message(('claude',))}")
         return AnthropicJudge(model, key, policy, env.get(ANTHROPIC_BASE_URL_ENV) or None)
     if family == "gemini":
-        key = next((env[name] for name in GEMINI_KEY_ENVS if env.get(name)), None)
+        key = gemini_key(env)
         if not key:
             raise MissingKeyError(f"judge {model}: {missing_key_message(('gemini',))}")
         return GeminiJudge(model, key, policy, env.get(GEMINI_BASE_URL_ENV) or None)

@@ -12,12 +12,12 @@ import pytest
 
 from ghost_eval.agent.approval import deny
 from ghost_eval.agent.control_plane import ControlPlaneInspector
-from ghost_eval.agent.gemini_adapter import BASE_URL_ENV
 from ghost_eval.agent.loop import Limits, LoopResult, run_loop
 from ghost_eval.agent.runner import PROVIDERS
 from ghost_eval.agent.shell import ShellInspector
 from ghost_eval.agent.tools import Toolbox
 from ghost_eval.connect.target import SshHost, Target
+from ghost_eval.llm import GEMINI_BASE_URL_ENV
 from tests.agent.infra import RESOURCE_GROUP, SUBSCRIPTION, TOKEN
 from tests.fakes.llm import (
     FakeLLMServer,
@@ -55,7 +55,7 @@ class Vendor:
             monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
         else:
             monkeypatch.setenv("GEMINI_API_KEY", "test-key")
-            monkeypatch.setenv(BASE_URL_ENV, server.url)
+            monkeypatch.setenv(GEMINI_BASE_URL_ENV, server.url)
 
     def tool_results(self, request: Recorded) -> list[tuple[str, bool]]:
         """(output, is_error) of each tool result the agent sent in a request."""

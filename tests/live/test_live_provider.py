@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 import yaml
 
-from ghost_eval.agent.gemini_adapter import BASE_URL_ENV
 from ghost_eval.connect.ssh import ssh_connect, ssh_run
 from ghost_eval.decide import decide_variant, load_variant
 from ghost_eval.evaluate import load_case_set
 from ghost_eval.identity import HashKind
+from ghost_eval.llm import GEMINI_BASE_URL_ENV
 from ghost_eval.store import RunFilter, Store
 from tests.agent.vendors import VENDORS, Vendor
 from tests.conftest import REPO
@@ -122,7 +122,7 @@ def test_small_live_suite_through_promptfoo(lab: Lab, servers: dict[str, FakeLLM
         "ANTHROPIC_API_KEY": "test-key",
         "ANTHROPIC_BASE_URL": servers["anthropic"].url,
         "GEMINI_API_KEY": "test-key",
-        BASE_URL_ENV: servers["gemini"].url,
+        GEMINI_BASE_URL_ENV: servers["gemini"].url,
     }
     rows = run_eval(path, tmp_path, "-j", "3", extra_env=env, timeout=900)
     assert len(rows) == 6
