@@ -137,7 +137,7 @@ class LlmCallError(GhostEvalError):
         self.model = model
         self.status = failure.status
         self.attempts = attempts
-        what = f"HTTP {failure.status}" if failure.status is not None else "no answer"
+        what = f"HTTP {failure.status}" if failure.status is not None else "no answer" if failure.connection else "bad answer"
         verdict = f"gave up after {attempts} attempts" if failure.transient else "not retried"
         super().__init__(f"{vendor} {model}: {verdict}: {what} ({type(cause).__name__}: {str(cause)[:300]})")
 

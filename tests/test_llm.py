@@ -105,6 +105,19 @@ def test_the_last_attempt_fails_naming_the_vendor_model_and_status(
 
 @pytest.mark.parametrize("vendor", VENDORS, ids=VENDOR_IDS)
 @pytest.mark.parametrize("caller", ["agent", "judge"])
+def test_a_server_that_never_answers_in_time_is_retried_then_named(
+    caller: str, vendor: Vendor, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with vendor.server(lambda _: Reply(vendor.reply("late").body, delay=1.0)) as server:
+        vendor.point_at(monkeypatch, server)
+        limits = Limits(max_attempts=2, initial_backoff_s=0.01, max_backoff_s=CAP, call_timeout_s=0.3)
+        failed = _call(caller, vendor, server, tmp_path, limits, [])
+    assert failed is not None and f"{vendor.model}: gave up after 2 attempts: no answer (" in failed
+    assert len(server.requests) == 2
+
+
+@pytest.mark.parametrize("vendor", VENDORS, ids=VENDOR_IDS)
+@pytest.mark.parametrize("caller", ["agent", "judge"])
 def test_an_answer_retrying_cannot_change_is_not_retried(
     caller: str, vendor: Vendor, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
