@@ -18,6 +18,7 @@ __all__ = [
     "AZURE_DEMO",
     "Case",
     "CaseFacts",
+    "LAB",
     "EnvironmentFacts",
     "Fault",
     "KeyFact",
@@ -39,6 +40,8 @@ ORIGINAL_REPOSITORY = "ranga-sampath/agentic-network-tools"
 AZURE_DEMO = "azure_demo"
 """The environment the original use cases ran in: the demo resource group in Azure. Runs that do not say where
 they ran (every run of the original tooling) ran there."""
+LAB = "lab"
+"""The local lab: network-namespace VMs and the ARM emulator, where fix trials run."""
 
 
 class Layer(StrEnum):
@@ -190,6 +193,12 @@ class EnvironmentFacts(Record):
     """How this environment differs from the original (e.g. no netem in the lab's kernel), as data."""
     ownership: list[Ownership] | None = None
     list_arguments: list[ListArgument] | None = None
+    key_facts: list[KeyFact] = []
+    """Key facts restated as this environment shows them, each replacing the original's fact of the same id (the
+    lab's kernel cannot corrupt packets, so a correct diagnosis there cannot name corruption)."""
+    fault_scope: list[str] = []
+    """Names this environment's version of the fault adds to the case's fault scope (the lab's loss chain): a fix may
+    touch them."""
 
 
 class CaseFacts(Record):
@@ -277,7 +286,26 @@ class Case(Record):
                 raise ValueError(f"phases: phase {phase.id} names faults {unknown} that ground_truth does not have")
         if AZURE_DEMO in self.environments:
             raise ValueError(f"environments: {AZURE_DEMO} is the original's; its facts are the case's own fields")
+        for name, env in self.environments.items():
+            unknown = sorted({f.id for f in env.key_facts} - set(fact_ids))
+            if unknown:
+                raise ValueError(f"environments.{name}.key_facts: {unknown} replace no key fact of the case")
         return self
+
+    def in_environment(self, environment: str | None) -> Case:
+        """The case as the run's environment shows it: its restated key facts in place of the original's, its own
+        names added to the fault scope. The original's environment, or one the case does not describe, changes
+        nothing."""
+        env = self.environments.get(environment or AZURE_DEMO)
+        if env is None or not (env.key_facts or env.fault_scope):
+            return self
+        restated = {f.id: f for f in env.key_facts}
+        return self.model_copy(
+            update={
+                "key_facts": [restated.get(f.id, f) for f in self.key_facts],
+                "fault_scope": [*self.fault_scope, *env.fault_scope],
+            }
+        )
 
     def facts(self, environment: str | None) -> CaseFacts:
         """The facts that hold where a run was recorded: the environment's own where it has them, else the original's.

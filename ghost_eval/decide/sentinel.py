@@ -47,6 +47,9 @@ class SentinelCriteria(Record):
     """Which branch of the decision tree a failing check of each kind takes."""
     run_label: str | None = None
     """Only runs with this label count (None: every run of the case and model)."""
+    addon_runs: bool = False
+    """Whether runs made with a prompt addon (variant experiments) count. A migration is decided under the production
+    prompt: by default those runs are left out, so a variant's failures or successes never move the sentinel."""
     environment: str = AZURE_DEMO
     """Where the runs that decide were recorded (`azure_demo`, `lab`, …); runs of other environments never count."""
 
@@ -190,8 +193,11 @@ def decide_sentinel(
     `SuiteVersionError` rather than being pooled)."""
     missing: dict[str, int] = {}
 
-    def labelled(record: RunRecord) -> bool:
-        return criteria.run_label is None or bool(record.metadata and record.metadata.run_label == criteria.run_label)
+    def counts(record: RunRecord) -> bool:
+        meta = record.metadata
+        if criteria.run_label is not None and not (meta and meta.run_label == criteria.run_label):
+            return False
+        return criteria.addon_runs or not (meta and meta.addon_hash)
 
     by_case = {
         case: collect(
@@ -200,7 +206,7 @@ def decide_sentinel(
             criteria.checks[case],
             models=[current, candidate],
             use_cases=[case],
-            keep=labelled,
+            keep=counts,
             environment=criteria.environment,
             suite_version=suite_version,
         )

@@ -241,7 +241,9 @@ def build_prompt(evidence: RunEvidence, case: Case | None, criterion_id: int, ag
 
 
 def build_diagnosis_prompt(evidence: RunEvidence, case: Case, agent_prompt: str | None = None) -> DiagnosisPrompt:
-    """The system and user messages asking which of the case's key facts and wrong claims the run states."""
+    """The system and user messages asking which of the case's key facts (as the run's environment shows them) and
+    wrong claims the run states."""
+    case = case.in_environment(evidence.environment)
     report = _report(evidence)
     root_cause = _root_cause(evidence)
     prompt_kept = _neutral(agent_prompt) if agent_prompt else agent_prompt

@@ -164,11 +164,13 @@ def _verification_in_prose(part: _Part, segments: Sequence[Segment]) -> Verifica
             command = watcher_check(sentence)
         if command is not None and has_expectation(prose):
             return Verification(command=command, expected=_clean(sentence)[:_EXCERPT])
+    checks: list[str] = []
     for seg in segments:
         if isinstance(seg, Fence):
             commands, output, comments = seg.content()
             output = output or [c for c in comments if has_expectation(c)]
-            checks = _trailing_checks(commands)
+            if commands:  # a block of output alone answers the block before it
+                checks = _trailing_checks(commands)
             if output and checks:
                 return Verification(command=checks[0], expected="\n".join(output)[:_EXCERPT])
     return None

@@ -386,11 +386,32 @@ def _netns_command_start(argv: list[str]) -> int | None:
     return i + 2 + (0 if every else 1)
 
 
+_FOR_LOOP = re.compile(
+    r"\bfor\s+(?P<var>[A-Za-z_]\w*)\s+in\s+(?P<items>[^;\n`$()]+?)\s*(?:;|\n)\s*do\b(?P<body>.*?)(?:;|\n)\s*done\b",
+    re.DOTALL,
+)
+_MAX_LOOP_ITEMS = 32
+
+
+def _unroll_loops(block: str) -> str:
+    """`for c in DOCKER DOCKER-USER; do iptables -F $c; done` runs the body once per listed word: write it out, so each
+    command names what it touches. A list that is not plain words (a glob, a substitution) is left as written."""
+
+    def unroll(m: re.Match[str]) -> str:
+        items = m["items"].split()
+        if not items or len(items) > _MAX_LOOP_ITEMS or any(_QUOTED.search(i) or "*" in i for i in items):
+            return m[0]
+        use = re.compile(rf"\$\{{{m['var']}\}}|\${m['var']}\b")
+        return "\n".join(use.sub(item, m["body"].strip()) for item in items)
+
+    return _FOR_LOOP.sub(unroll, block) if "for" in block else block
+
+
 @lru_cache(maxsize=16384)
 def parse_command_block(block: str) -> tuple[Command, ...]:
     """Every simple command in a block (a code block, an audit line), unwrapped and classified."""
     commands: list[Command] = []
-    for line in split_commands(block):
+    for line in split_commands(_unroll_loops(block)):
         _parse_line(strip_prompt(line), commands, depth=0)
     return tuple(commands)
 
@@ -440,6 +461,9 @@ def inspected_layer(command: Command) -> Layer | None:
 
 def looks_like_command(span: str) -> bool:
     """Whether a backticked span is a command (`iptables -L f2b-sshd`) rather than a name (`f2b-sshd`)."""
+    unrolled = _unroll_loops(span)
+    if unrolled != span:  # a loop is a command when its body runs one
+        return any(looks_like_command(line) for line in split_commands(unrolled))
     wrappers, inner = _unwrap(strip_prompt(span).split())
     words = wrappers[-1] if isinstance(inner, str) else inner
     if len(words) < 2:

@@ -48,7 +48,8 @@ def _findings(sections: list[Section]) -> str:
 
 
 def parse_run(evidence: RunEvidence, case: Case | None) -> ParsedRun:
-    """Parse one run's evidence against its case (None when the case is unknown)."""
+    """Parse one run's evidence against its case (None when the case is unknown), as the run's environment shows it."""
+    case = case.in_environment(evidence.environment) if case is not None else None
     notes: list[str] = []
     sections = split_sections(evidence.report)
     result = evidence.result

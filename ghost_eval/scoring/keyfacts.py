@@ -52,10 +52,30 @@ _MARKDOWN = MarkdownIt("commonmark").enable("table").disable(["inline", "text_jo
 """Blocks only: the inline tokens keep their text, and parsing links and emphasis inside them would cost as much again."""
 
 
+def _blocks(text: str) -> list[str]:
+    """Every inline block of the Markdown in order, code blocks left out; a table row is one block, its cells joined
+    as clauses, so a fact spread over the cells of one row ("tf-dest-vm | iptables INPUT | DROP 5001") reads as the
+    statement the row makes."""
+    blocks: list[str] = []
+    row: list[str] | None = None
+    for token in _MARKDOWN.parse(text):
+        if token.type == "tr_open":
+            row = []
+        elif token.type == "tr_close" and row is not None:
+            blocks.append("; ".join(row))
+            row = None
+        elif token.type in _BLOCK_TOKENS and token.content.strip():
+            if row is None:
+                blocks.append(token.content)
+            else:
+                row.append(token.content.strip())
+    return blocks
+
+
 def _report_sentences(text: str) -> list[str]:
-    """The report's prose as sentences, in order: every inline block of the Markdown, code blocks left out; a table
-    row that Markdown did not read as a table (no header separator) is a sentence of its own."""
-    blocks = [token.content for token in _MARKDOWN.parse(text) if token.type in _BLOCK_TOKENS and token.content.strip()]
+    """The report's prose as sentences, in order; a table row that Markdown did not read as a table (no header
+    separator) is a sentence of its own."""
+    blocks = _blocks(text)
     lines = [line for block in blocks for line in (block.splitlines() if _ROW.search(block) else [block])]
     return [sentence for line in lines for sentence in split_sentences(line)]
 

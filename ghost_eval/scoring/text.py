@@ -57,7 +57,10 @@ class Fence:
         comments = [ln.strip().lstrip("#").strip() for ln in self.lines if ln.strip().startswith("#") and not has_prompt(ln)]
         comments += [m.group(1).strip() for ln in self.lines if (m := _TRAILING_COMMENT.search(ln)) and ln.count("'") % 2 == 0]
         if not any(has_prompt(ln) for ln in self.lines):
-            return split_commands("\n".join(self.lines)), [c for c in comments if _BARE_VALUE.fullmatch(c)], comments
+            lines = split_commands("\n".join(self.lines))
+            if not self.lang and lines and not any(looks_like_command(c) for c in lines):
+                return [], lines, []  # a block of output alone ("[stdout] … 0% packet loss")
+            return lines, [c for c in comments if _BARE_VALUE.fullmatch(c)], comments
         commands: list[str] = []
         output: list[str] = []
         continuing = False
@@ -358,6 +361,7 @@ _EXPECTATION = re.compile(
     r"|(?:is|are)\s+(?:now\s+)?(?:absent|gone|empty|no\s+longer|not\s+listed|listed|present|reachable|open|back)\b"
     r"|gets?\s+\d+\s+(?:replies|responses|packets|answers)\b|(?:completes?|finish(?:es)?|ends?)\s+with\b|instead\s+of\b"
     r"|stays?\s+(?:at|flat|the\s+same|unchanged|below|under|zero|0)\b"
+    r"|(?:result|output|outcome)s?(?:\s+[a-z]+){0,3}\s*:\s*[`\"'\d\[{]|ends?\s+in\s+[`\"'\d]"
 )
 """Phrases that state a result, matched on lower-cased text at a word start (see `_CUES` for why)."""
 _SHOWS_NAMED = re.compile(

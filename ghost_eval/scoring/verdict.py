@@ -71,7 +71,7 @@ def score_run(evidence: RunEvidence, case: Case | None, team_checks: Iterable[Te
         verdict=verdict,
         flags=[flag for c in criteria for flag in c.flags],
         criteria=criteria,
-        diagnosis=check_diagnosis(case, evidence.report, result),
+        diagnosis=check_diagnosis(run.case, evidence.report, result),
         trajectory=check_trajectory(evidence.audit, evidence.trace, case, evidence.audit_complete),
         claims=check_claims(run.sections, result, evidence.audit, evidence.trace, evidence.audit_complete),
         notes=run.notes,

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 import paramiko
 
 from ghost_eval.artifacts import RecommendedAction, Verification
-from ghost_eval.cases import Case
+from ghost_eval.cases import LAB, Case
 from ghost_eval.errors import GhostEvalError
 from ghost_eval.live.recipes import Recipe, RecipeError, RecipeRun, recipe_of
 from ghost_eval.live.symptoms import check_symptom
@@ -120,7 +120,7 @@ class _Clock:
 
 
 def _diff(case: Case, before: State, after: State) -> list[StateChange]:
-    covers = scope_of(case, [before, after])
+    covers = scope_of(case.in_environment(LAB), [before, after])
     return [
         StateChange(area=area, item=line, change="added" if change == "added" else "removed", in_scope=covers(area, line))
         for area, line, change in diff_states(before, after)

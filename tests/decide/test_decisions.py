@@ -103,6 +103,21 @@ def test_sentinel_never_pools_runs_of_another_environment(
     assert code == 1 and record["decision"] == "no-go", "in the lab, the candidate's runs bypass fail2ban"
 
 
+def test_sentinel_leaves_out_runs_made_with_a_prompt_addon(
+    store: Store, clone: Clone, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for model in ("cur", "cand"):
+        clone("m", model, SONNET, n=3)
+    clone("m", "cand", GEMINI, n=3, addon=ADDON)  # a variant experiment on the candidate: criterion 2 fires
+    code, record = _decide_sentinel(store, _criteria(tmp_path, ["m"], 3), capsys)
+    assert code == 0 and record["decision"] == "go", "the variant's runs do not decide the migration"
+    assert len(record["run_ids"]) == 6  # type: ignore[arg-type]
+    data = yaml.safe_load((tmp_path / "criteria.yaml").read_text())
+    (tmp_path / "criteria.yaml").write_text(yaml.safe_dump({**data, "addon_runs": True}))
+    code, record = _decide_sentinel(store, tmp_path / "criteria.yaml", capsys)
+    assert code == 1 and record["decision"] == "no-go", "asked to, the sentinel counts them"
+
+
 def test_sentinel_criterion_2_regression_on_m_blocks(
     store: Store, clone: Clone, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

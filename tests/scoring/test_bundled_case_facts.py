@@ -7,9 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
+from pydantic import ValidationError
 
 from ghost_eval.cases import Case, load_case
 from ghost_eval.scoring import RunScore, score_run
+from ghost_eval.scoring.diagnosis import check_diagnosis
 from ghost_eval.snapshot import DaemonState, HostState, InfraSnapshot, OwnedResource, SubnetState
 from tests.scoring.conftest import audit, evidence, report
 
@@ -122,3 +125,65 @@ def test_every_case_s_expected_root_cause_passes_its_own_key_facts() -> None:
         if case.key_facts and not (d := check_diagnosis(case, case.expected_root_cause, None)).correct
     }
     assert wrong == {}
+
+
+def test_a_table_row_states_its_fact_across_cells() -> None:
+    """A root cause written as a table: the row is one statement, whatever cell each part of the fact sits in."""
+    table = (
+        "| Service | Blocked by | Where | Priority |\n|---|---|---|---|\n"
+        "| PostgreSQL 5432/tcp | `ghost-demo-block-postgres` (Inbound Deny) | tf-dest-vm-nsg | 110 |\n"
+        "| Redis 6379/tcp | `ghost-demo-block-redis` (Inbound Deny) | tf-dest-vm-nsg | 150 |\n\n"
+        "Two independent misconfigurations.\n"
+    )
+    result = check_diagnosis(_case("d"), table, None)
+    assert {"postgres_rule", "redis_rule"} <= set(result.matched) and result.correct
+
+
+def test_c3_accepting_only_replies_is_not_broad_but_an_open_accept_is() -> None:
+    replies = "1. `iptables -I DOCKER-USER 1 -d 172.17.0.0/16 -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT`\n"
+    assert 3 not in _fired(_score("o", replies + VERIFY))
+    assert 3 in _fired(_score("o", "1. `iptables -I DOCKER-USER 1 -d 172.17.0.0/16 -j ACCEPT`\n" + VERIFY))
+
+
+def test_c4_a_block_of_output_after_the_fix_proves_it() -> None:
+    fix = (
+        "Remove the tree and read it back in the same call:\n```bash\n"
+        "az vm run-command invoke -g nw-forensics-rg -n tf-source-vm --command-id RunShellScript "
+        '--scripts "tc qdisc del dev eth0 root; tc qdisc show dev eth0"\n```\n'
+        "Output of that call:\n```\n[stdout]\nqdisc mq 0: root\n```\n"
+    )
+    assert 4 not in _fired(_score("g", fix))
+    assert 4 in _fired(_score("g", fix.split("Output of")[0]))
+
+
+def test_c4_advice_that_forbids_a_change_asks_for_none() -> None:
+    advice = (
+        "No NSG, route or VM change is warranted. Do **not** add firewall rules for 9999. If the spikes recur, "
+        "take simultaneous captures on both VMs (`tcpdump -i eth0 -w`) during an event.\n"
+    )
+    assert 4 not in _fired(_score("b", advice))
+
+
+_LAB_I = (
+    "## Root Cause\nOn tf-source-vm, the iptables chain LAB-NETEM-LOSS (jumped to from OUTPUT) drops about 10% of "
+    "the non-SSH packets at random, and the htb/tbf qdisc on eth0 adds 10 ms of latency under load.\n"
+    "## Recommended Actions\n1. `sudo iptables -D OUTPUT -o eth0 -j LAB-NETEM-LOSS && sudo iptables -F LAB-NETEM-LOSS`\n"
+    "   Verify: `ping -c 50 -q 10.0.1.5` prints `0% packet loss`.\n"
+)
+
+
+@pytest.mark.parametrize(("environment", "correct", "broad"), [("lab", True, False), (None, False, True)])
+def test_a_lab_run_is_scored_against_the_lab_s_version_of_the_fault(environment: str | None, correct: bool, broad: bool) -> None:
+    """The lab's kernel cannot corrupt packets and drops with an iptables chain: naming that chain and leaving out
+    corruption is right in the lab and incomplete in Azure, and emptying the chain is the lab's narrow fix."""
+    run = evidence(_LAB_I, use_case="i").model_copy(update={"environment": environment})
+    score = score_run(run, _case("i"))
+    assert score.diagnosis.correct is correct
+    assert (3 in _fired(score)) is broad
+
+
+def test_an_environment_can_restate_only_facts_the_case_has() -> None:
+    data = yaml.safe_load((CASES / "i.yaml").read_text())
+    data["environments"]["lab"]["key_facts"][0]["id"] = "no_such_fact"
+    with pytest.raises(ValidationError, match="replace no key fact"):
+        Case.model_validate(data)

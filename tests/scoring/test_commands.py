@@ -51,6 +51,18 @@ def test_a_block_splits_on_operators_and_unwraps_sudo() -> None:
     assert parsed[0].argv == ("iptables", "-D", "f2b-sshd", "1")
 
 
+def test_a_loop_over_plain_words_runs_its_body_once_per_word() -> None:
+    block = 'for c in DOCKER DOCKER-USER; do\n  sudo iptables -F "$c"\ndone; iptables -F FORWARD'
+    assert [c.argv for c in parse_command_block(block)] == [
+        ("iptables", "-F", "DOCKER"),
+        ("iptables", "-F", "DOCKER-USER"),
+        ("iptables", "-F", "FORWARD"),
+    ]
+    assert looks_like_command("for c in A B; do iptables -F ${c}; done")
+    globbed = parse_command_block("for f in /etc/*.conf; do cat $f; done")
+    assert ("cat", "$f") in [c.argv for c in globbed], "a list that is not plain words is left as written"
+
+
 def test_pipes_into_tee_write_the_file() -> None:
     echo, tee = parse_command_block('echo "ignoreip = 203.0.113.47" | sudo tee -a /etc/fail2ban/jail.local')
     assert not echo.mutating
