@@ -1,6 +1,6 @@
 """Deterministic scoring of Ghost Agent runs: the four remediation criteria, diagnosis, trajectory and claims.
 
-`score_run(evidence, case)` is the one entry point; the rest is exported for adapters and reports.
+`score_run(evidence, case, team_checks=())` is the one entry point; the rest is exported for adapters and reports.
 """
 
 from __future__ import annotations

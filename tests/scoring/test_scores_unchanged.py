@@ -14,7 +14,7 @@ from tests.scoring.golden import GOLDEN, current_scores
 _CACHE_KEY = ("schema_version", "case_hash", "run_digest")
 """Added with the verdict cache (schema 3): where a verdict came from, not what it says."""
 _TEAM = "team_checks"
-"""Added with teams' checks (schema 4): not the built-in verdict; with no team check installed it is always empty."""
+"""Added with teams' checks (schema 4): not the built-in verdict; scoring given no team check leaves it empty."""
 
 
 def _verdict(row: dict[str, Any]) -> dict[str, Any]:
