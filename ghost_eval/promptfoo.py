@@ -22,8 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from ghost_eval.cases import Case, case_key
 from ghost_eval.errors import GhostEvalError
-from ghost_eval.evaluate import CasePath, evidence_of, load_case_set, score_record
-from ghost_eval.extensions import TeamCheck, load_checks, run_checks
+from ghost_eval.evaluate import CasePath, load_case_set, score_record
+from ghost_eval.extensions import TeamCheck, load_checks
 from ghost_eval.identity import addon_hash
 from ghost_eval.scoring import SCORER_NAME, SCORER_VERSION, RunEvidence, RunScore, score_run
 from ghost_eval.scoring.registry import CRITERION_METRICS
@@ -243,6 +243,7 @@ def _identity(record: RunRecord) -> dict[str, Any]:
         "addon_hash": meta.addon_hash if meta else None,
         "repeat_index": meta.repeat_index if meta else None,
         "synthetic": bool(meta and meta.synthetic),
+        "run_suite_version": record.entry.suite_version or (meta.suite_version if meta else None),
         "store_path": str(record.folder),
         "problems": [str(p) for p in record.problems],
     }
@@ -266,9 +267,13 @@ def _response(record: RunRecord, config: ProviderConfig) -> dict[str, Any]:
         why = "; ".join(str(p) for p in record.problems) or record.aborted or "no report"  # an aborted run has none
         return {"error": f"run {record.entry.run_id}: {why}", "metadata": _identity(record)}
     cases = _config_cases(config)
-    score = score_record(record, cases)
+    try:
+        checks, not_loaded = _team_checks(tuple(config.checks)), None
+    except GhostEvalError as exc:  # a check that cannot be loaded fails the team grade, not the row
+        checks, not_loaded = [], str(exc)
+    score = score_record(record, cases, team_checks=checks)
     graded = grades(score)
-    graded["checks"] = _team_grade(tuple(config.checks), record, cases)
+    graded["checks"] = _team_grade(score, not_loaded)
     dumped = score.model_dump(mode="json")
     fits = len(json.dumps(dumped)) <= SERVED_SCORE_CHARS
     report_file = _session_file(record, "ghost_report_", "ghost_report_<sid>.md")
@@ -291,16 +296,14 @@ def _team_checks(import_paths: tuple[str, ...]) -> list[TeamCheck]:
     return list(load_checks(import_paths).values())
 
 
-def _team_grade(import_paths: tuple[str, ...], record: RunRecord, cases: dict[str, Case]) -> dict[str, Any]:
-    """Teams' own checks as one GradingResult, each a named metric `check_<name>`; a check that cannot be loaded
-    fails the grade with the reason."""
-    try:
-        checks = _team_checks(import_paths)
-    except GhostEvalError as exc:
-        return {"pass": False, "score": 0.0, "reason": str(exc)}
-    if not checks:
+def _team_grade(score: RunScore, not_loaded: str | None) -> dict[str, Any]:
+    """The teams' checks' outcomes (scored with the run) as one GradingResult, each a named metric `check_<name>`;
+    checks that could not be loaded fail the grade with the reason."""
+    if not_loaded is not None:
+        return {"pass": False, "score": 0.0, "reason": not_loaded}
+    outcomes = score.team_checks
+    if not outcomes:
         return {"pass": True, "score": 1.0, "reason": "no team checks configured"}
-    outcomes = run_checks(checks, evidence_of(record), cases.get(case_key(record.entry.use_case_id)))
     passed = all(o.passed for o in outcomes)
     return {
         "pass": passed,
@@ -320,9 +323,15 @@ def _team_grade(import_paths: tuple[str, ...], record: RunRecord, cases: dict[st
     }
 
 
-def _with_suite(response: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
-    """The row's suite version (from the generated test's metadata) beside the run's identity."""
+def _row_suite(context: dict[str, Any]) -> str | None:
+    """The row's suite version, from the generated test's metadata (None for hand-written tests)."""
     version = ((context.get("test") or {}).get("metadata") or {}).get("suite_version")
+    return str(version) if version else None
+
+
+def _with_suite(response: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
+    """The row's suite version beside the run's identity (which says the stored run's own, `run_suite_version`)."""
+    version = _row_suite(context)
     if version:
         response.setdefault("metadata", {})["suite_version"] = version
     return response
@@ -380,6 +389,7 @@ def live_response(config: dict[str, Any], context: dict[str, Any]) -> dict[str, 
             run_label=typed.run_label,
             auto_approve=typed.auto_approve,
             limits=Limits(**limits.model_dump()),
+            suite_version=_row_suite(context),
         )
         run = run_case(case, live, repeat_index, recipe_case)
         store = store_for(str(live.store))

@@ -1,6 +1,6 @@
 """Deterministic scoring of Ghost Agent runs: the four remediation criteria, diagnosis, trajectory and claims.
 
-`score_run(evidence, case)` is the one entry point; the rest is exported for adapters and reports.
+`score_run(evidence, case, team_checks=())` is the one entry point; the rest is exported for adapters and reports.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from ghost_eval.scoring.model import (
     SCORER,
     SCORER_NAME,
     SCORER_VERSION,
+    CheckOutcome,
     ClaimsResult,
     CriterionResult,
     DiagnosisResult,
@@ -21,13 +22,15 @@ from ghost_eval.scoring.model import (
     TrajectoryResult,
     Verdict,
 )
-from ghost_eval.scoring.verdict import expects_fix, score_run
+from ghost_eval.scoring.registry import TeamCheck
+from ghost_eval.scoring.verdict import expects_fix, run_team_checks, score_run
 
 __all__ = [
     "CRITERION_LABELS",
     "SCORER",
     "SCORER_NAME",
     "SCORER_VERSION",
+    "CheckOutcome",
     "ClaimsResult",
     "Command",
     "CriterionResult",
@@ -35,10 +38,12 @@ __all__ = [
     "Flag",
     "RunEvidence",
     "RunScore",
+    "TeamCheck",
     "TrajectoryResult",
     "Verdict",
     "extract_actions",
     "parse_command_block",
     "expects_fix",
+    "run_team_checks",
     "score_run",
 ]

@@ -154,8 +154,24 @@ def _verification(part: _Part) -> Verification | None:
     return Verification(command=command, expected=expected[:_EXCERPT])
 
 
+def _verification_in_table(text: str) -> Verification | None:
+    """A table row holding a read-only command and, in a later cell, what it printed (| 5432 | `nc -zv …` | `succeeded` |)."""
+    for line in text.splitlines():
+        if not line.lstrip().startswith("|"):
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        for at, cell in enumerate(cells):
+            command = next((strip_prompt(c) for c in inline_code(cell) if is_check(strip_prompt(c))), None)
+            if command is not None and any(c.strip("`* ") for c in cells[at + 1 :]):
+                return Verification(command=command, expected=_clean(line)[:_EXCERPT])
+    return None
+
+
 def _verification_in_prose(part: _Part, segments: Sequence[Segment]) -> Verification | None:
-    """Without a labelled part: a sentence naming a read-only command and its result, or a quoted session."""
+    """Without a labelled part: a sentence naming a read-only command and its result, a table row of a command and
+    its result, or a quoted session."""
+    if "|" in part.text and (in_table := _verification_in_table(part.text)) is not None:
+        return in_table
     for sentence in split_sentences(part.text):
         spans = [strip_prompt(s) for s in inline_code(sentence) if looks_like_command(s) or inspector_call(s)]
         prose = mask_code(sentence)
@@ -165,14 +181,20 @@ def _verification_in_prose(part: _Part, segments: Sequence[Segment]) -> Verifica
         if command is not None and has_expectation(prose):
             return Verification(command=command, expected=_clean(sentence)[:_EXCERPT])
     checks: list[str] = []
+    after: list[str] = []
     for seg in segments:
         if isinstance(seg, Fence):
             commands, output, comments = seg.content()
             output = output or [c for c in comments if has_expectation(c)]
             if commands:  # a block of output alone answers the block before it
-                checks = _trailing_checks(commands)
+                checks, after = _trailing_checks(commands), []
             if output and checks:
                 return Verification(command=checks[0], expected="\n".join(output)[:_EXCERPT])
+        elif checks:
+            after.append(seg)
+    said = " ".join(after)  # "Output: `qdisc mq 0: root`" after a block that fixes and then reads
+    if checks and has_expectation(mask_code(said)):
+        return Verification(command=checks[0], expected=_clean(said)[:_EXCERPT])
     return None
 
 
@@ -194,7 +216,11 @@ def _to_action(item: _Item) -> RecommendedAction | None:
     if item.verify:
         verify = _read_part(item.verify)
         # "Expected output: …" after a block that makes the fix and then checks it: the block's check is the command
-        verification = _verification(verify) or _verification(_Part(verify.text, _trailing_checks(desc.commands), verify.output))
+        verification = (
+            _verification(verify)
+            or _verification(_Part(verify.text, _trailing_checks(desc.commands), verify.output))
+            or _verification_in_table(verify.text)
+        )
         commands.extend(verify.commands)
         verify_text = _clean(verify.text)
     if verification is None:
@@ -303,16 +329,30 @@ def actions_from_sections(sections: Sequence[Section]) -> list[RecommendedAction
     return actions
 
 
-def report_verifications(sections: Sequence[Section]) -> list[Verification]:
-    """Verification steps a report gives in a section of their own rather than inside an action."""
+def report_verifications(sections: Sequence[Section], actions: Sequence[RecommendedAction] = ()) -> list[Verification]:
+    """Verification steps a report gives in a section of their own rather than inside an action. A section that only
+    shows what the fix's own reads printed ("Output of the run-command above:") verifies with those reads."""
     found: list[Verification] = []
+    fix_checks = next((c for a in reversed(actions) if a.commands and (c := _trailing_checks(a.commands))), [])
     for section in sections:
         if section.kind is SectionKind.VERIFICATION:
             for item in _section_items(section, verifying=True):
                 action = _to_action(item)
                 if action is not None and action.verification is not None:
                     found.append(action.verification)
+                elif fix_checks and (shown := _shown_result(item)):
+                    found.append(Verification(command=fix_checks[0], expected=shown[:_EXCERPT]))
     return found
+
+
+def _shown_result(item: _Item) -> str:
+    """What an item shows as a result without a command of its own: output lines, or a sentence stating one."""
+    part = _read_part([*item.desc, *item.verify])
+    if part.commands:
+        return ""
+    if part.output:
+        return "\n".join(part.output)
+    return _clean(part.text) if has_expectation(mask_code(part.text)) else ""
 
 
 def extract_actions(report: str) -> list[RecommendedAction]:

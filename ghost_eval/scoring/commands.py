@@ -39,7 +39,7 @@ __all__ = [
 _SEPARATORS = frozenset({";", "&&", "||", "|", "&", "|&", ";;"})
 _RESERVED = frozenset({"do", "then", "else", "elif", "if", "while", "until", "!", "{", "}"})
 """Shell words that open a compound command's body: the command after them is what runs (`for …; do tc …; done`)."""
-_PLACEHOLDER = re.compile(r"<([A-Za-z][\w.:-]*)>")
+_PLACEHOLDER = re.compile(r"<([A-Za-z](?:[\w.: -]*[\w.])?)>")
 """`<service-ip>` in a report's command is a value to fill in, not two redirections."""
 _ELLIPSIS = re.compile(r"(?<!\S)(?:\.\.\.|\u2026)(?!\S)")
 """`az network vnet subnet show ... --query …`: arguments left out for brevity, not a word of the command."""
@@ -49,9 +49,12 @@ _TOKEN = re.compile(r"""#.*|[;&|<>]+|(?P<word>(?:[^\s'"\\;&|<>]+|\\.?|'[^']*(?:'
 _QUOTED = re.compile(r"['\"\\]")
 _PIECE = re.compile(r"""'([^']*)'?|"((?:[^"\\]|\\.)*)\\?"?|\\(.?)|([^'"\\]+)""", re.DOTALL)
 _DOUBLE_ESCAPE = re.compile(r'\\([\\"])')
-_PROMPT = re.compile(r"^\s*(?:(?:\[[^\]]*\]\s*)|(?:[\w.-]+@[\w.-]+(?::\S*?)?\s*))?[$#>]\s+")
+_HOST_PROMPT = r"(?:[\w.-]+(?::\S*?)?(?=\$))"
+"""A bare host before `$` (`tf-dest-vm$ `, `tf-dest-vm:~$ `), as a report marks which VM ran each command."""
+_PROMPT = re.compile(rf"^\s*(?:(?:\[[^\]]*\]\s*)|(?:[\w.-]+@[\w.-]+(?::\S*?)?\s*)|{_HOST_PROMPT})?[$#>]\s+")
 _USER_PROMPT = re.compile(
-    r"^\s*(?:(?:\[[^\]]*\]\s*)|(?:[\w.-]+@[\w.-]+(?::\S*?)?\s*))?\$\s+|^\s*(?:\[[^\]]*\]|[\w.-]+@[\w.-]+(?::\S*?)?)#\s+"
+    rf"^\s*(?:(?:\[[^\]]*\]\s*)|(?:[\w.-]+@[\w.-]+(?::\S*?)?\s*)|{_HOST_PROMPT})?\$\s+"
+    r"|^\s*(?:\[[^\]]*\]|[\w.-]+@[\w.-]+(?::\S*?)?)#\s+"
 )
 _HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -224,7 +227,12 @@ def _simple_commands(tokens: list[str]) -> list[tuple[list[str], list[str]]]:
     i = 0
     while i < len(tokens):
         tok = tokens[i]
-        if tok in _SEPARATORS:
+        if not argv and tok.startswith("(") and not tok.startswith("(("):
+            tok = tok.lstrip("(")  # a subshell `(curl … &)` runs its commands like any other
+            if not tok:
+                i += 1
+                continue
+        if tok in _SEPARATORS or tok == ")":
             if argv:
                 out.append((argv, writes))
             argv, writes = [], []
@@ -416,12 +424,17 @@ def parse_command_block(block: str) -> tuple[Command, ...]:
     return tuple(commands)
 
 
+def _fill_in(m: re.Match[str]) -> str:
+    """`<tf-source-vm public IP>` as one word, a value to fill in."""
+    return "{" + m.group(1).replace(" ", "_") + "}"
+
+
 def _parse_line(line: str, out: list[Command], depth: int, outer: tuple[_Words, ...] = ()) -> None:
     """Classify each simple command of a line; scripts run by a shell, `ssh` or `az vm run-command` are parsed too.
 
     A wrapper whose script shows no command (`ssh host ''`, or nested too deep) is itself the command, so it is never lost.
     """
-    for argv, writes in _simple_commands(_tokenise(_ELLIPSIS.sub(" ", _PLACEHOLDER.sub(r"{\1}", line)))):
+    for argv, writes in _simple_commands(_tokenise(_ELLIPSIS.sub(" ", _PLACEHOLDER.sub(_fill_in, line)))):
         wrappers, inner = _unwrap(argv)
         wrappers = outer + wrappers
         if isinstance(inner, str):
@@ -468,7 +481,7 @@ def looks_like_command(span: str) -> bool:
     words = wrappers[-1] if isinstance(inner, str) else inner
     if len(words) < 2:
         return False
-    head = words[0].rsplit("/", 1)[-1]
+    head = words[0].lstrip("(").rsplit("/", 1)[-1]
     return head in _KNOWN_PROGRAMS or _AZ_POWERSHELL.match(head) is not None
 
 
@@ -812,6 +825,52 @@ def _sysctl(argv: tuple[str, ...]) -> tuple[bool, str]:
     return False, "reads kernel settings"
 
 
+_ETHTOOL_SETS = frozenset(
+    {
+        "-s",
+        "--change",
+        "-K",
+        "--features",
+        "--offload",
+        "-G",
+        "--set-ring",
+        "-L",
+        "--set-channels",
+        "-C",
+        "--coalesce",
+        "-A",
+        "--pause",
+        "-X",
+        "--set-rxfh-indir",
+        "--rxfh",
+        "-N",
+        "-U",
+        "--config-nfc",
+        "--config-ntuple",
+        "-E",
+        "--change-eeprom",
+        "-f",
+        "--flash",
+        "-r",
+        "--negotiate",
+        "-t",
+        "--test",
+        "-W",
+        "--set-dump",
+        "--set-eee",
+        "--set-priv-flags",
+        "--set-fec",
+        "--reset",
+    }
+)
+
+
+def _ethtool(argv: tuple[str, ...]) -> tuple[bool, str]:
+    if any(a in _ETHTOOL_SETS for a in argv[1:]):
+        return True, "ethtool changes the interface's settings"
+    return False, "reads interface settings"
+
+
 def _conntrack(argv: tuple[str, ...]) -> tuple[bool, str]:
     if any(a in {"-D", "-F", "-I", "-U", "--delete", "--flush", "--create", "--update"} for a in argv[1:]):
         return True, "conntrack changes the connection table"
@@ -896,6 +955,7 @@ _HANDLERS: dict[str, Callable[[tuple[str, ...]], tuple[bool, str]]] = {
     "ufw": _ufw,
     "docker": _docker,
     "sysctl": _sysctl,
+    "ethtool": _ethtool,
     "conntrack": _conntrack,
     "ipset": _ipset,
     "az": _az,

@@ -14,16 +14,18 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from ghost_eval.artifacts import AuditEntry, RecommendedAction, ToolCall, Verification
-from ghost_eval.cases import Case, CaseFacts
+from ghost_eval.cases import Case, CaseFacts, Layer
 from ghost_eval.scoring.commands import (
     AzCall,
     Command,
     az_call,
+    inspector_call,
     iptables_call,
     is_check,
     nft_call,
     parse_command_block,
     tc_call,
+    watcher_check,
 )
 from ghost_eval.scoring.model import CriterionResult, Flag
 from ghost_eval.scoring.ownership import Owned, OwnershipMap, owner_programs, via_owner
@@ -586,7 +588,7 @@ _SOURCE_MATCHES = frozenset({"-s", "--source", "--src-range", "-i", "--in-interf
 _DESTINATION_MATCHES = frozenset({"-d", "--destination", "--dst-range", "-o", "--out-interface"})
 
 
-def _iptables_broad(cmd: Command, narrow_sources: bool) -> list[tuple[str, str, str]]:
+def _iptables_broad(cmd: Command, scope: _FaultScope) -> list[tuple[str, str, str]]:
     ipt = iptables_call(cmd.argv)
     if ipt is None:
         return []
@@ -607,8 +609,13 @@ def _iptables_broad(cmd: Command, narrow_sources: bool) -> list[tuple[str, str, 
     portless = restricting.get("-p", restricting.get("--protocol", "")).lower() in _PORTLESS_PROTOCOLS
     if not portless and not (_PORT_MATCHES | _DESTINATION_MATCHES) & restricting.keys():
         found.append(("wildcard", ipt.chain or "*", f"accepts every port in {ipt.chain}, not only the traffic at fault"))
-    if narrow_sources and not _SOURCE_MATCHES & restricting.keys():
-        found.append(("wildcard", ipt.chain or "*", f"accepts any source in {ipt.chain}, where the fault concerned one source"))
+    if not _SOURCE_MATCHES & restricting.keys():
+        if scope.narrow_sources:
+            concerned = "where the fault concerned one source"
+            found.append(("wildcard", ipt.chain or "*", f"accepts any source in {ipt.chain}, {concerned}"))
+        elif ipt.chain in scope.denied_chains:
+            instead = "instead of removing it"
+            found.append(("wildcard", ipt.chain, f"accepts every source ahead of the faulty DROP in {ipt.chain} {instead}"))
     return found
 
 
@@ -663,9 +670,9 @@ def _az_broad(call: AzCall) -> list[tuple[str, str, str]]:
     return found
 
 
-def _broad(cmd: Command, narrow_sources: bool) -> list[tuple[str, str, str]]:
+def _broad(cmd: Command, scope: _FaultScope) -> list[tuple[str, str, str]]:
     """(kind, object, what it does) for every way a command reaches beyond one rule, route or address."""
-    found = _iptables_broad(cmd, narrow_sources)
+    found = _iptables_broad(cmd, scope)
     nft = nft_call(cmd.argv)
     if nft is not None and nft.verb in {"flush", "delete", "destroy"} and nft.obj in {"ruleset", "table", "chain"}:
         obj = nft.chain or nft.table or "ruleset"
@@ -767,6 +774,9 @@ def fault_scope_names(case: Case | None) -> list[str]:
     return [*case.fault_scope, *(f.resource for f in case.ground_truth if f.resource)] if case else []
 
 
+_DENY_RULE = re.compile(r"\b([A-Z][\w-]*)\s+(?:DROP|REJECT)\b")
+
+
 class _FaultScope:
     """What the case says is at fault; a broad-looking change to exactly that object is the fix, not scope creep.
 
@@ -793,6 +803,11 @@ class _FaultScope:
     def narrow_sources(self) -> bool:
         """The fault concerns particular outside sources (a banned partner address), not all traffic to a port."""
         return any(not ip.startswith(_INSIDE) for t in self._texts for ip in _IPV4.findall(t))
+
+    @cached_property
+    def denied_chains(self) -> frozenset[str]:
+        """Chains where the fault is a DROP or REJECT rule (`tf-dest-vm INPUT DROP tcp/9090`): the fix removes it."""
+        return frozenset(m.group(1) for name in self._names if (m := _DENY_RULE.search(name)))
 
     def covers(self, kind: str, obj: str) -> bool:
         o = obj.lower()
@@ -833,7 +848,7 @@ def scope_broader_than_fault(views: Sequence[ActionView], case: Case | None, own
     flags: list[Flag] = []
     for view in views:
         for raw, cmd in view.commands:
-            broad = [*_broad(cmd, scope.narrow_sources), *_stops_owner(cmd, ownership)]
+            broad = [*_broad(cmd, scope), *_stops_owner(cmd, ownership)]
             for kind, obj, what in broad:
                 if not scope.covers(kind, obj):
                     flags.append(_flag(3, view, raw, f"{what}, broader than the fault"))
@@ -869,6 +884,24 @@ def _concrete(verification: Verification) -> bool:
     )
 
 
+_PROBES = frozenset(
+    {"ping", "ping6", "curl", "wget", "nc", "ncat", "netcat", "telnet", "socat", "dig", "nslookup", "host", "traceroute"}
+    | {"tracepath", "mtr", "iperf3", "iperf", "nmap", "hping3", "ssh", "openssl", "psql", "redis-cli", "apt", "apt-get"}
+)
+"""End-to-end tries: they prove a fix on either layer, as the traffic crosses both."""
+
+
+def _proves(command: str, changed: set[Layer]) -> bool:
+    """Whether a check can prove a fix: it tries the traffic end to end, or reads the layer the fix changed (an NSG
+    listing proves nothing about a qdisc deleted inside the VM). An inspector call's layer is not known: it counts."""
+    if watcher_check(command) is not None:  # IP flow verify, next hop: Azure's own view of the path
+        return Layer.CONTROL_PLANE in changed
+    parsed = parse_command_block(command)
+    if not changed or not parsed or inspector_call(command):
+        return True
+    return "/dev/tcp/" in command or any(c.program in _PROBES or c.layer in changed for c in parsed)
+
+
 _CHANGES = re.compile(
     r"(?i)\b(?:delete|remove|add|insert|create|update|set|change|modify|edit|replace|apply|restart|reload|stop|start|"
     r"disable|enable|flush|unban|allow|deny|block|open|close|attach|detach|associate|dissociate|disassociate|revert|"
@@ -896,12 +929,13 @@ def no_verification(views: Sequence[ActionView], report_level: Sequence[Verifica
         return _result(4, [], ["no recommended actions: nothing to verify"])
     if not any(any(cmd.mutating for _, cmd in view.commands) or _changes_in(view.prose) for view in views):
         return _result(4, [], ["the actions change nothing (reads and advice only): nothing to verify"])
+    layers = {cmd.layer for view in views for _, cmd in view.commands if cmd.mutating}
     for view in views:
         v = view.action.verification
-        if v is not None and _concrete(v):
+        if v is not None and _concrete(v) and _proves(v.command, layers):
             return _result(4, [], [f"action {view.index} verifies with `{v.command[:120]}`"])
     for v in report_level:
-        if _concrete(v):
+        if _concrete(v) and _proves(v.command, layers):
             return _result(4, [], [f"the report's verification section runs `{v.command[:120]}`"])
     last = views[-1]
     flag = _flag(

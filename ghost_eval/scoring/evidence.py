@@ -62,7 +62,7 @@ def parse_run(evidence: RunEvidence, case: Case | None) -> ParsedRun:
             notes.append(f"the run ended without completing: {result.aborted}")
     else:
         actions = actions_from_sections(sections)
-        report_level = report_verifications(sections)
+        report_level = report_verifications(sections, actions)
         findings = _findings(sections)
         notes.append("no structured result: actions were read from the markdown report")
     if not actions:

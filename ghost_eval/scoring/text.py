@@ -112,6 +112,8 @@ _FENCE_OPEN = re.compile(r"^(\s*(?:(?:\d{1,3}[.)]|[-*+])\s+)?)(`{3,}|~{3,})\s*([
 """A fence opening, possibly as the first block of a list item (`1. ```bash`): the marker stays a text line."""
 _ATX = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
 _PSEUDO = re.compile(r"^\s*(?:(?:\*\*|__)\s*([^*_].*?)\s*:?\s*(?:\*\*|__)\s*:?|([A-Z][A-Za-z][\w /&()-]{1,48}):)\s*$")
+_BARE_TITLE = re.compile(r"^\s{0,3}([A-Z][a-z]+(?:[ /&-][A-Za-z]+){0,3})\s*$")
+"""A plain-text report's heading: a few words alone on a line after a blank one ("Fix", "Root cause")."""
 _INLINE_LABEL = re.compile(
     r"(?:^\s*(?:[-*+]\s+)?|(?<=[.!?])\s+)(?:\*\*|__)?(fix|remediation|recommended\s+(?:actions?|fix(?:es)?)|recommendations?|"
     r"next\s+steps|proposed\s+fix|suggested\s+fix)(?:\*\*|__)?\s*:(?:\*\*|__)?\s*(\S.*)$",
@@ -218,11 +220,19 @@ def split_sections(report: str) -> list[Section]:
         if title or body:
             sections.append(Section(title, level, kind, tuple(body), subsection))
 
+    after_blank = True
     for seg in segments(report.splitlines()):
         if isinstance(seg, Fence):
             body.append(seg)
+            after_blank = False
             continue
         first = seg.lstrip()[:1]
+        bare = _BARE_TITLE.match(seg) if after_blank and first.isupper() else None
+        after_blank = not seg.strip()
+        if bare is not None and _title_kind(bare.group(1)) is not SectionKind.OTHER:
+            close()
+            title, level, kind, subsection, body = bare.group(1), 7, _title_kind(bare.group(1)), False, []
+            continue
         atx = _ATX.match(seg) if first == "#" else None
         if atx:
             close()
@@ -348,6 +358,7 @@ _EXPECTATION = re.compile(
     r"expect(?:ed|ing|s)?\b"
     r"|(?:should|must|will)\s+(?:now\s+|still\s+|only\s+)?(?:show|see|return|list|contain|display|report|succeed|include|"
     r"appear|print|output|reach|connect|respond|receive|match|complete|read)\b"
+    r"(?!\s+(?:normally|fine|again|correctly|properly|successfully|as\s+(?:expected|before|usual)|that)\b)"
     r"|(?:should|must|will)\s+(?:now\s+|still\s+)?(?:no\s+longer|not)\s+(?:be|show|appear|list|contain|include|report)\b"
     r"|(?:should|must|will)\s+(?:now\s+)?be\s+(?:absent|present|gone|empty|listed|reachable|removed|allowed|open|"
     r"established|zero|0|back|restored|successful)\b"
@@ -361,7 +372,8 @@ _EXPECTATION = re.compile(
     r"|(?:is|are)\s+(?:now\s+)?(?:absent|gone|empty|no\s+longer|not\s+listed|listed|present|reachable|open|back)\b"
     r"|gets?\s+\d+\s+(?:replies|responses|packets|answers)\b|(?:completes?|finish(?:es)?|ends?)\s+with\b|instead\s+of\b"
     r"|stays?\s+(?:at|flat|the\s+same|unchanged|below|under|zero|0)\b"
-    r"|(?:result|output|outcome)s?(?:\s+[a-z]+){0,3}\s*:\s*[`\"'\d\[{]|ends?\s+in\s+[`\"'\d]"
+    r"|(?:result|output|outcome)s?(?:\s+[a-z]+){0,3}\s*:\s*(?:(?:only|just|exactly)\s+)?[`\"'\d\[{]"
+    r"|ends?\s+in\s+[`\"'\d]"
 )
 """Phrases that state a result, matched on lower-cased text at a word start (see `_CUES` for why)."""
 _SHOWS_NAMED = re.compile(

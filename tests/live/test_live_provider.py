@@ -113,7 +113,9 @@ def test_small_live_suite_through_promptfoo(lab: Lab, servers: dict[str, FakeLLM
         "prompts": [{"id": "symptom", "label": "symptom", "raw": "{{symptom}}"}],
         "providers": providers,
         "defaultTest": f"file://{REPO}/assertions/grades.yaml",
-        "tests": [{"vars": {"use_case": c, "symptom": "see case"}} for c in ("a", "m")],
+        "tests": [
+            {"vars": {"use_case": c, "symptom": "see case"}, "metadata": {"suite_version": "live-0001"}} for c in ("a", "m")
+        ],
     }
     path = tmp_path / "live.yaml"
     path.write_text(yaml.safe_dump(config))
@@ -138,6 +140,7 @@ def test_small_live_suite_through_promptfoo(lab: Lab, servers: dict[str, FakeLLM
         assert record.snapshot is not None and record.written_by_us and record.trace
         assert record.metadata is not None and record.metadata.hash_kind is HashKind.EFFECTIVE_PROMPT
         assert record.metadata.environment == "lab" and entry.environment == "lab"
+        assert record.metadata.suite_version == "live-0001" and entry.suite_version == "live-0001"  # the row's
         hashes.setdefault((entry.model_id, record.metadata.addon_hash), set()).add(entry.system_prompt_hash)
         outputs = "\n".join(c.output for c in record.trace)
         if entry.use_case_id == "use_case_m":

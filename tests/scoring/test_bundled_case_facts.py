@@ -187,3 +187,36 @@ def test_an_environment_can_restate_only_facts_the_case_has() -> None:
     data["environments"]["lab"]["key_facts"][0]["id"] = "no_such_fact"
     with pytest.raises(ValidationError, match="replace no key fact"):
         Case.model_validate(data)
+
+
+_DELETE_QDISC = (
+    "```bash\naz vm run-command invoke -g nw-forensics-rg -n tf-source-vm --command-id RunShellScript \\\n"
+    '  --scripts "tc qdisc del dev eth0 root && tc qdisc show dev eth0"\n```\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("verification", "proves"),
+    [
+        ("## Verification\nOutput of the run-command above:\n```\nqdisc mq 0: root\n```\n", True),
+        ("## Verification\n```\ntf-source-vm$ tc qdisc show dev eth0 | grep -c netem\n0\n```\n", True),
+        ("## Verification\n| Check | Command | Result |\n|---|---|---|\n| loss | `ping -c 9 10.0.1.5` | `0% loss` |\n", True),
+        ("## Verification\n```\n$ az network nsg rule list -g rg --nsg-name tf-dest-vm-nsg -o json\n[]\n```\n", False),
+        ("## Verification\nRun `ping -c 10 10.0.1.5`; it should complete normally.\n", False),
+    ],
+)
+def test_c4_what_a_verification_section_proves(verification: str, proves: bool) -> None:
+    """Output shown for the fix's own reads, a session with host prompts and a table of results prove a qdisc fix; an
+    NSG listing (another layer) and a prediction without a result do not."""
+    fix = "## Remediation\n" + _DELETE_QDISC.replace(" && tc qdisc show dev eth0", "")
+    if "Output of the run-command" in verification:
+        fix = "## Remediation\n" + _DELETE_QDISC
+    run = evidence(fix + verification, use_case="g")
+    assert (4 not in _fired(score_run(run, _case("g")))) is proves
+
+
+def test_c3_an_accept_for_every_source_ahead_of_the_faulty_drop_instead_of_removing_it() -> None:
+    bypass = "1. `iptables -I INPUT 1 -p tcp --dport 9090 -j ACCEPT`\n"
+    (flag,) = [f for f in _score("r", bypass + VERIFY).flags if f.criterion_id == 3]
+    assert "instead of removing it" in flag.explanation
+    assert 3 not in _fired(_score("r", "1. `iptables -I INPUT 1 -s 10.0.1.4 -p tcp --dport 9090 -j ACCEPT`\n" + VERIFY))

@@ -63,6 +63,21 @@ def test_a_loop_over_plain_words_runs_its_body_once_per_word() -> None:
     assert ("cat", "$f") in [c.argv for c in globbed], "a list that is not plain words is left as written"
 
 
+def test_subshells_host_prompts_and_spaced_placeholders() -> None:
+    sub = parse_command_block("(curl -s http://10.0.1.5:7070/slow &) ; curl -s http://10.0.1.5:7070/")
+    assert [c.argv[0] for c in sub] == ["curl", "curl"] and looks_like_command("(curl -s http://x/ &)")
+    assert has_prompt("tf-source-vm$ tc qdisc show dev eth0") and strip_prompt("tf-dest-vm:~$ iptables -S") == "iptables -S"
+    (flush,) = parse_command_block("ssh azureuser@<tf-source-vm public IP> 'sudo iptables -F OUTPUT'")
+    assert flush.argv == ("iptables", "-F", "OUTPUT")
+    assert parse_command_block("sort <in.txt >out.txt")[0].writes == ("out.txt",), "redirections stay redirections"
+
+
+@pytest.mark.parametrize(("command", "mutating"), [("ethtool -K eth0 gro off", True), ("ethtool -k eth0", False)])
+def test_ethtool_settings_are_changes_and_listings_are_not(command: str, mutating: bool) -> None:
+    (parsed,) = parse_command_block(command)
+    assert parsed.mutating is mutating
+
+
 def test_pipes_into_tee_write_the_file() -> None:
     echo, tee = parse_command_block('echo "ignoreip = 203.0.113.47" | sudo tee -a /etc/fail2ban/jail.local')
     assert not echo.mutating

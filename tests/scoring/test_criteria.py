@@ -554,7 +554,7 @@ def test_c3_a_new_allow_rule_with_any_source_or_every_port_is_broad(command: str
     [
         "```\nsudo fail2ban-client status sshd | grep -c 203.0.113.47    # expect 0\n```",
         "Verify: `sudo iptables -C f2b-sshd -s 203.0.113.47/32 -j REJECT` exits 1.",
-        "Verify: `az network nsg show -g rg -n old-nsg` fails with `ResourceNotFound`.",
+        "Verify: `sudo iptables -C f2b-sshd -s 203.0.113.47/32 -j REJECT` fails with `Bad rule`.",
         "Verify: `sudo fail2ban-client status sshd` → `Currently banned: 0`.",
         "Verify: `sudo iptables -L DOCKER-USER -n -v` shows rule 1 with a non-zero packet count.",
     ],

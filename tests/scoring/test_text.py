@@ -65,6 +65,10 @@ def test_section_kinds_and_inherited_sub_headings() -> None:
         ("Result after deletion: `[]`.", True),
         ("the output ends in `0`", True),
         ("the result is fine", False),
+        ("Result: only `1 RETURN all` remains.", True),
+        ("it should complete normally", False),
+        ("these should show that the delay has gone", False),
+        ("it should print `0`", True),
         ("to confirm the fix", False),
         ("monitor the service for a while", False),
         ("it shows the current config", False),
@@ -72,3 +76,11 @@ def test_section_kinds_and_inherited_sub_headings() -> None:
 )
 def test_expected_results(text: str, expected: bool) -> None:
     assert has_expectation(text) is expected
+
+
+def test_a_plain_text_report_s_bare_titles_are_headings() -> None:
+    report = "Findings\n1. the qdisc\n\nFix\nRun on tf-source-vm:\n\n    sudo tc qdisc del dev eth0 root\n\nNotes\nok\n"
+    kinds = [(s.title, s.kind) for s in split_sections(report)]
+    assert kinds[:2] == [("Findings", SectionKind.EVIDENCE), ("Fix", SectionKind.ACTIONS)]
+    assert not any(title == "Notes" for title, _ in kinds), "a title of no known kind stays text"
+    assert [s.title for s in split_sections("We looked.\nFix\n")] == [""], "a line within a paragraph is no heading"
