@@ -11,6 +11,7 @@ __all__ = [
     "RecordError",
     "RunExistsError",
     "StoreError",
+    "SuiteVersionError",
     "UnsafePathError",
 ]
 
@@ -48,3 +49,7 @@ class RunExistsError(StoreError):
 
 class UnsafePathError(StoreError):
     """A path taken from the index would resolve outside the store."""
+
+
+class SuiteVersionError(GhostEvalError):
+    """A report or decision would pool runs of two suite versions (their cases, answer keys or scorer differ)."""

@@ -12,7 +12,8 @@ from pydantic import ValidationError
 
 from ghost_eval.cases import Case, case_key, load_case_path
 from ghost_eval.errors import CaseError, GhostEvalError
-from ghost_eval.scoring import SCORER, RunEvidence, RunScore, score_run
+from ghost_eval.scoring import SCORER, RunEvidence, RunScore, TeamCheck, score_run
+from ghost_eval.scoring.registry import team_checks_signature
 from ghost_eval.store import IndexEntry, Problem, RunFilter, RunRecord, Store, bundled_path
 from ghost_eval.store.verdict_cache import content_hash, find_cached, run_digest
 
@@ -76,11 +77,17 @@ def evidence_of(record: RunRecord) -> RunEvidence:
     )
 
 
-def score_record(record: RunRecord, cases: dict[str, Case], case_hashes: dict[str, str] | None = None) -> RunScore:
-    """The run's score, with the hash of the case it was scored against (`case_hashes` spares computing it)."""
+def score_record(
+    record: RunRecord,
+    cases: dict[str, Case],
+    case_hashes: dict[str, str] | None = None,
+    team_checks: Sequence[TeamCheck] = (),
+) -> RunScore:
+    """The run's score, with the hash of the case it was scored against (`case_hashes` spares computing it) and the
+    outcomes of the teams' checks given."""
     key = case_key(record.entry.use_case_id)
     case = cases.get(key)
-    score = score_run(evidence_of(record), case)
+    score = score_run(evidence_of(record), case, team_checks)
     if case is None:
         return score
     case_hash = case_hashes[key] if case_hashes is not None else content_hash(case)
@@ -118,16 +125,22 @@ class ScoredRun:
 
 @dataclass(frozen=True)
 class _Scoring:
-    """What scoring a run needs besides the run: the store, the cases (and their hashes), whether to keep verdicts."""
+    """What scoring a run needs besides the run: the store, the cases (and their hashes), whether to keep verdicts, the
+    teams' checks to run (and their signature, part of the verdict cache's key)."""
 
     store: Store
     cases: dict[str, Case]
     write: bool
     case_hashes: dict[str, str]
+    team_checks: tuple[TeamCheck, ...] = ()
 
     @classmethod
-    def of(cls, store: Store, cases: dict[str, Case], write: bool) -> _Scoring:
-        return cls(store, cases, write, {k: content_hash(c) for k, c in cases.items()})
+    def of(cls, store: Store, cases: dict[str, Case], write: bool, team_checks: Sequence[TeamCheck] = ()) -> _Scoring:
+        return cls(store, cases, write, {k: content_hash(c) for k, c in cases.items()}, tuple(team_checks))
+
+    @property
+    def team_signature(self) -> str:
+        return team_checks_signature((c.name, c.version) for c in self.team_checks)
 
 
 def _stored(job: _Scoring, entry: IndexEntry) -> tuple[RunScore | None, str | None]:
@@ -137,7 +150,8 @@ def _stored(job: _Scoring, entry: IndexEntry) -> tuple[RunScore | None, str | No
     except GhostEvalError:
         return None, None  # the reader names the refused path
     digest = run_digest(folder, entry)
-    cached = find_cached(folder, SCORER, job.case_hashes.get(case_key(entry.use_case_id)), digest) if digest else None
+    case_hash = job.case_hashes.get(case_key(entry.use_case_id))
+    cached = find_cached(folder, SCORER, case_hash, digest, job.team_signature) if digest else None
     if cached is None:
         return None, digest
     try:
@@ -155,7 +169,7 @@ def _score_entry(job: _Scoring, entry: IndexEntry) -> tuple[ScoredRun | None, li
     problems = list(record.problems)
     if not record.readable:
         return None, problems
-    score = score_record(record, job.cases, job.case_hashes)
+    score = score_record(record, job.cases, job.case_hashes, job.team_checks)
     if not problems:  # a run with problems is re-read every time, so its problems are always reported
         score = score.model_copy(update={"run_digest": digest})
     kept = None
@@ -171,9 +185,9 @@ _worker: _Scoring | None = None
 """Each pool process opens the store once and keeps the caller's cases."""
 
 
-def _init_worker(root: str, cases: dict[str, Case], write: bool) -> None:
+def _init_worker(root: str, cases: dict[str, Case], write: bool, team_checks: tuple[TeamCheck, ...]) -> None:
     global _worker
-    _worker = _Scoring.of(Store(Path(root)), cases, write)
+    _worker = _Scoring.of(Store(Path(root)), cases, write, team_checks)
 
 
 _Portable = tuple[str | None, Path | None, list[Problem]]
@@ -200,23 +214,25 @@ def score_store(
     write: bool = True,
     problems: list[Problem] | None = None,
     jobs: int = 1,
+    team_checks: Sequence[TeamCheck] = (),
 ) -> Iterator[ScoredRun]:
     """Score every selected run, in store order, yielding each as it is scored; unreadable runs are reported in
     `problems` and skipped. Nothing is collected: memory stays flat however large the store.
 
-    `entries`, when given, are the runs already selected (`flt` is then not used).
+    `entries`, when given, are the runs already selected (`flt` is then not used). `team_checks` run on every run
+    after the built-in checks; a stored verdict is reused only when it holds outcomes of the same checks and versions.
     With jobs > 1 the runs are scored by a process pool (scoring is CPU-bound and each process holds
     its own store handle and a copy of `cases`).
     """
     entries = store.runs(flt) if entries is None else entries
     results: Iterable[tuple[ScoredRun | None, list[Problem]]]
     if jobs <= 1 or len(entries) < 2 * _CHUNK:
-        job = _Scoring.of(store, cases, write)
+        job = _Scoring.of(store, cases, write, team_checks)
         results = (_score_entry(job, e) for e in entries)
         yield from _kept(results, problems)
         return
     chunks = [entries[i : i + _CHUNK] for i in range(0, len(entries), _CHUNK)]
-    pool = ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(str(store.root), cases, write))
+    pool = ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(str(store.root), cases, write, tuple(team_checks)))
     try:
         handed = zip(chunks, pool.map(_score_chunk, chunks), strict=True)
         results = (item for chunk, done in handed for item in _received(chunk, done))

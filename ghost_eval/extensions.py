@@ -2,52 +2,34 @@
 
 A check is a callable `check(evidence: RunEvidence, case: Case | None) -> bool | CheckOutcome`. A team registers
 it in its package's metadata under the entry point group `ghost_eval.checks` (the entry point's name is the
-check's name), or lists it in a Promptfoo provider config as `checks: ["module:function"]` or
-`["name=module:function"]`. Every check becomes a named metric `check_<name>`; two checks of one name are an
-error naming both sources, so one team's check never silently replaces another's.
+check's name), or lists it by import path, `module:function` or `name=module:function` (a Promptfoo provider config's
+`checks:`, `ghost-eval score --checks`). Every loaded check is a registry entry (`ghost_eval.scoring.registry.TeamCheck`)
+that scoring runs after the built-in checks; Promptfoo shows each as a named metric `check_<name>`. Two checks of one
+name are an error naming both sources, so one team's check never silently replaces another's.
+
+A check may say what it is: a `version` attribute (a string, bumped when it changes what it says; without one, a
+hash of its source stands in) and a `reads` attribute (the `RunEvidence` fields it reads).
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+import inspect
+from collections.abc import Sequence
 from importlib.metadata import entry_points
 
-from ghost_eval.cases import Case
 from ghost_eval.errors import ExtensionError
-from ghost_eval.records import Record
-from ghost_eval.scoring import RunEvidence
+from ghost_eval.scoring.model import CheckOutcome
+from ghost_eval.scoring.registry import TeamCheck, TeamCheckFunction
 
-__all__ = ["ENTRY_POINT_GROUP", "CheckFunction", "CheckOutcome", "TeamCheck", "load_checks", "run_checks"]
+__all__ = ["ENTRY_POINT_GROUP", "CheckOutcome", "TeamCheck", "TeamCheckFunction", "load_checks"]
 
 ENTRY_POINT_GROUP = "ghost_eval.checks"
+_READS_ALL = ("evidence", "case")
 
 
-class CheckOutcome(Record):
-    """What one team check said about one run."""
-
-    name: str
-    """The check's name (entry point name, or the name given with its import path)."""
-    passed: bool
-    reason: str = ""
-    source: str = ""
-    """Where the check came from: its entry point and distribution, or its import path."""
-
-
-CheckFunction = Callable[[RunEvidence, Case | None], "bool | CheckOutcome"]
-
-
-@dataclass(frozen=True)
-class TeamCheck:
-    """A loaded check and where it came from (named in every error and outcome)."""
-
-    name: str
-    function: CheckFunction
-    source: str
-
-
-def _import(spec: str) -> CheckFunction:
+def _import(spec: str) -> TeamCheckFunction:
     module, _, attr = spec.partition(":")
     if not module or not attr:
         raise ExtensionError(f"check {spec!r}: expected an import path `module:function`")
@@ -57,8 +39,26 @@ def _import(spec: str) -> CheckFunction:
         raise ExtensionError(f"check {spec!r}: cannot be imported ({exc})") from None
     if not callable(found):
         raise ExtensionError(f"check {spec!r}: {attr} is not callable")
-    checked: CheckFunction = found
+    checked: TeamCheckFunction = found
     return checked
+
+
+def _version(function: TeamCheckFunction, source: str) -> str:
+    """The check's own `version`, else a hash of its source code (so an edited check is never mistaken for the old)."""
+    declared = getattr(function, "version", None)
+    if declared is not None:
+        return str(declared)
+    try:
+        code = inspect.getsource(function)
+    except (OSError, TypeError):
+        raise ExtensionError(f"check {source}: its source cannot be read; give it a `version` attribute") from None
+    return "src-" + hashlib.sha256(code.encode()).hexdigest()[:12]
+
+
+def _entry(name: str, spec: str, source: str) -> TeamCheck:
+    function = _import(spec)
+    reads = getattr(function, "reads", None)
+    return TeamCheck(name, _version(function, source), tuple(reads) if reads else _READS_ALL, source, function)
 
 
 def _add(found: dict[str, TeamCheck], check: TeamCheck) -> None:
@@ -72,25 +72,8 @@ def load_checks(import_paths: Sequence[str] = (), *, group: str = ENTRY_POINT_GR
     found: dict[str, TeamCheck] = {}
     for ep in entry_points(group=group):
         dist = ep.dist.name if ep.dist else "?"
-        _add(found, TeamCheck(ep.name, _import(ep.value), f"entry point {ep.name} of {dist} ({ep.value})"))
+        _add(found, _entry(ep.name, ep.value, f"entry point {ep.name} of {dist} ({ep.value})"))
     for raw in import_paths:
         name, _, spec = raw.rpartition("=")
-        _add(found, TeamCheck(name or spec.partition(":")[2], _import(spec), f"import path {raw}"))
+        _add(found, _entry(name or spec.partition(":")[2], spec, f"import path {raw}"))
     return found
-
-
-def run_checks(checks: Iterable[TeamCheck], evidence: RunEvidence, case: Case | None) -> list[CheckOutcome]:
-    """Every check's outcome; a check that raises fails with the exception as its reason (a bug in one team's
-    check must not hide the others' results)."""
-    outcomes = []
-    for check in checks:
-        try:
-            said = check.function(evidence, case)
-        except Exception as exc:  # a team's code: any failure is that check's failure
-            outcomes.append(CheckOutcome(name=check.name, passed=False, reason=f"check raised {exc!r}", source=check.source))
-            continue
-        if isinstance(said, CheckOutcome):
-            outcomes.append(said.model_copy(update={"name": check.name, "source": check.source}))
-        else:
-            outcomes.append(CheckOutcome(name=check.name, passed=bool(said), source=check.source))
-    return outcomes

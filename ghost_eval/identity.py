@@ -24,7 +24,8 @@ __all__ = [
     "v1_use_case_id",
 ]
 
-METADATA_SCHEMA_VERSION = "2"
+METADATA_SCHEMA_VERSION = "3"
+"""2: our superset of the v1 sidecar; 3: `suite_version` (older sidecars read with it None)."""
 _V1_PREFIX = "use_case_"
 _UNKNOWN_COMMIT = "unknown"
 """What the original writes for a commit it could not find."""
@@ -101,6 +102,11 @@ class RunMetadata(Record):
     """Where the run ran: `azure_demo` (the original demo resource group in Azure, which runs that do not say ran
     in), `lab` (the local lab), or the name of another target. Scoring uses that environment's case facts, and
     decisions never pool runs across environments."""
+    suite_version: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    """The suite version of the Promptfoo row that ran it (`ghost_eval.promptfoo.suite_version`: a hash of the suite's
+    cases, answer keys, variant spec and scorer version); None for runs that do not say (written before schema 3, by
+    hand, or outside a suite), and then not written, so such sidecars stay byte for byte what they were. Reports and
+    decisions never pool runs of two suite versions."""
     synthetic: bool = False
     """True for demo or generated runs that no agent produced."""
     backfilled: bool = False

@@ -257,6 +257,7 @@ def _identity(record: RunRecord) -> dict[str, Any]:
         "addon_hash": meta.addon_hash if meta else None,
         "repeat_index": meta.repeat_index if meta else None,
         "synthetic": bool(meta and meta.synthetic),
+        "run_suite_version": record.entry.suite_version or (meta.suite_version if meta else None),
         "store_path": str(record.folder),
         "problems": [str(p) for p in record.problems],
     }
@@ -284,9 +285,13 @@ def _response(record: RunRecord, config: ProviderConfig) -> dict[str, Any]:
     from ghost_eval.evaluate import score_record
 
     cases = _config_cases(config)
-    score = score_record(record, cases)
+    try:
+        checks, not_loaded = _team_checks(tuple(config.checks)), None
+    except GhostEvalError as exc:  # a check that cannot be loaded fails the team grade, not the row
+        checks, not_loaded = [], str(exc)
+    score = score_record(record, cases, team_checks=checks)
     graded = grades(score)
-    graded["checks"] = _team_grade(tuple(config.checks), record, cases)
+    graded["checks"] = _team_grade(score, not_loaded)
     dumped = score.model_dump(mode="json")
     fits = len(json.dumps(dumped)) <= SERVED_SCORE_CHARS
     report_file = _session_file(record, "ghost_report_", "ghost_report_<sid>.md")
@@ -311,19 +316,14 @@ def _team_checks(import_paths: tuple[str, ...]) -> list[TeamCheck]:
     return list(load_checks(import_paths).values())
 
 
-def _team_grade(import_paths: tuple[str, ...], record: RunRecord, cases: dict[str, Case]) -> dict[str, Any]:
-    """Teams' own checks as one GradingResult, each a named metric `check_<name>`; a check that cannot be loaded
-    fails the grade with the reason."""
-    try:
-        checks = _team_checks(import_paths)
-    except GhostEvalError as exc:
-        return {"pass": False, "score": 0.0, "reason": str(exc)}
-    if not checks:
+def _team_grade(score: RunScore, not_loaded: str | None) -> dict[str, Any]:
+    """The teams' checks' outcomes (scored with the run) as one GradingResult, each a named metric `check_<name>`;
+    checks that could not be loaded fail the grade with the reason."""
+    if not_loaded is not None:
+        return {"pass": False, "score": 0.0, "reason": not_loaded}
+    outcomes = score.team_checks
+    if not outcomes:
         return {"pass": True, "score": 1.0, "reason": "no team checks configured"}
-    from ghost_eval.evaluate import evidence_of
-    from ghost_eval.extensions import run_checks
-
-    outcomes = run_checks(checks, evidence_of(record), cases.get(case_key(record.entry.use_case_id)))
     passed = all(o.passed for o in outcomes)
     return {
         "pass": passed,
@@ -343,9 +343,15 @@ def _team_grade(import_paths: tuple[str, ...], record: RunRecord, cases: dict[st
     }
 
 
-def _with_suite(response: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
-    """The row's suite version (from the generated test's metadata) beside the run's identity."""
+def _row_suite(context: dict[str, Any]) -> str | None:
+    """The row's suite version, from the generated test's metadata (None for hand-written tests)."""
     version = ((context.get("test") or {}).get("metadata") or {}).get("suite_version")
+    return str(version) if version else None
+
+
+def _with_suite(response: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
+    """The row's suite version beside the run's identity (which says the stored run's own, `run_suite_version`)."""
+    version = _row_suite(context)
     if version:
         response.setdefault("metadata", {})["suite_version"] = version
     return response
@@ -405,6 +411,7 @@ def live_response(config: dict[str, Any], context: dict[str, Any]) -> dict[str, 
             run_label=typed.run_label,
             auto_approve=typed.auto_approve,
             limits=Limits(**limits.model_dump()),
+            suite_version=_row_suite(context),
         )
         run = run_case(case, live, repeat_index, recipe_case)
         store = store_for(str(live.store))

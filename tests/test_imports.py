@@ -22,6 +22,7 @@ HEAVY = (
     "ghost_eval.judge",
     "ghost_eval.agent",
     "ghost_eval.live",
+    "ghost_eval.connect",
     "ghost_eval.decide",
     "ghost_eval.report",
 )

@@ -1,7 +1,7 @@
 """Claude through the anthropic SDK: one conversation, tool_use in, tool_result out.
 
 The base URL comes from `ANTHROPIC_BASE_URL` (the SDK's own variable; tests point it at a local fake) and the
-key from `ANTHROPIC_API_KEY`. The SDK's own retries are off: the loop retries, honouring `retry-after`. This SDK
+key from `ANTHROPIC_API_KEY`. The SDK's own retries are off: the loop retries (`ghost_eval.llm`). This SDK
 has no temperature parameter, so a requested temperature travels in the request body as the API names it.
 """
 
@@ -10,13 +10,12 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-import anthropic
 from anthropic.types import ContentBlockParam, MessageParam, ToolParam, ToolResultBlockParam
 
 from ghost_eval.agent.loop import Limits, ModelTurn, ToolRequest, ToolResult
 from ghost_eval.agent.tools import TOOLS
 from ghost_eval.errors import GhostEvalError
-from ghost_eval.llm import retry_after_seconds
+from ghost_eval.llm import ANTHROPIC, ANTHROPIC_BASE_URL_ENV, ANTHROPIC_KEY_ENV, anthropic_client
 
 __all__ = ["AnthropicAdapter", "anthropic_tools"]
 
@@ -27,15 +26,14 @@ def anthropic_tools() -> list[ToolParam]:
 
 class AnthropicAdapter:
     provider = "anthropic"
+    vendor = ANTHROPIC
 
     def __init__(self, model: str, system: str, user: str, *, temperature: float | None, limits: Limits) -> None:
-        key = os.environ.get("ANTHROPIC_API_KEY")
+        key = os.environ.get(ANTHROPIC_KEY_ENV)
         if not key:
-            raise GhostEvalError("ANTHROPIC_API_KEY is not set")
+            raise GhostEvalError(f"{ANTHROPIC_KEY_ENV} is not set")
         self.model = model
-        self._client = anthropic.Anthropic(
-            api_key=key, base_url=os.environ.get("ANTHROPIC_BASE_URL") or None, max_retries=0, timeout=limits.call_timeout_s
-        )
+        self._client = anthropic_client(key, os.environ.get(ANTHROPIC_BASE_URL_ENV) or None, limits.call_timeout_s)
         self._system = system
         self._temperature = temperature
         self._max_tokens = limits.max_output_tokens
@@ -78,9 +76,3 @@ class AnthropicAdapter:
             {"type": "tool_result", "tool_use_id": r.request.id, "content": r.output, "is_error": r.is_error} for r in results
         ]
         self._messages.append({"role": "user", "content": blocks})
-
-    def retryable(self, exc: BaseException) -> tuple[bool, float | None]:
-        if isinstance(exc, anthropic.APIStatusError):
-            transient = exc.status_code == 429 or exc.status_code >= 500
-            return transient, retry_after_seconds(exc.response.headers) if transient else None
-        return isinstance(exc, anthropic.APIConnectionError), None

@@ -259,6 +259,7 @@ def store_payload(
     run_label: str | None = None,
     repeat_index: int | None = None,
     environment: str | None = None,
+    suite_version: str | None = None,
 ) -> tuple[RunMetadata, dict[str, str]]:
     """`(RunMetadata, files)` ready for `Store.append`: identity from `agent_run.json`, the case from the caller.
 
@@ -293,5 +294,6 @@ def store_payload(
         agent_dirty=info.agent_dirty,
         started_at=info.started_at,
         environment=environment,
+        suite_version=suite_version,
     )
     return metadata, payload

@@ -17,9 +17,9 @@ from ghost_eval.agent.capture import write_artifacts
 from ghost_eval.agent.loop import Limits
 from ghost_eval.agent.prompt import Addon
 from ghost_eval.agent.runner import AgentConfig, investigate
+from ghost_eval.connect.target import load_target
 from ghost_eval.errors import GhostEvalError
 from ghost_eval.lab.layout import default_state_dir
-from ghost_eval.live.target import load_target
 from ghost_eval.store.layout import REPORT
 
 __all__ = ["TARGET_ENV", "main"]

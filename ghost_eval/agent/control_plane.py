@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from azure.core.exceptions import AzureError
 
-from ghost_eval.live.target import Target, TargetError, network_client
+from ghost_eval.connect.azure import network_client
+from ghost_eval.connect.target import Target, TargetError
 
 if TYPE_CHECKING:
     from azure.mgmt.network import NetworkManagementClient

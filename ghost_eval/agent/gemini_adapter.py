@@ -10,18 +10,14 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-import httpx2
-from google import genai
-from google.genai import errors, types
+from google.genai import types
 
 from ghost_eval.agent.loop import Limits, ModelTurn, ToolRequest, ToolResult
 from ghost_eval.agent.tools import TOOLS
 from ghost_eval.errors import GhostEvalError
-from ghost_eval.llm import retry_after_seconds
+from ghost_eval.llm import GEMINI, GEMINI_BASE_URL_ENV, GEMINI_KEY_ENVS, gemini_client, gemini_key
 
-__all__ = ["BASE_URL_ENV", "GeminiAdapter", "gemini_tools"]
-
-BASE_URL_ENV = "GHOST_EVAL_GEMINI_BASE_URL"
+__all__ = ["GeminiAdapter", "gemini_tools"]
 
 
 def gemini_tools() -> list[types.Tool]:
@@ -37,19 +33,14 @@ def gemini_tools() -> list[types.Tool]:
 
 class GeminiAdapter:
     provider = "google"
+    vendor = GEMINI
 
     def __init__(self, model: str, system: str, user: str, *, temperature: float | None, limits: Limits) -> None:
-        key = os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
+        key = gemini_key(os.environ)
         if not key:
-            raise GhostEvalError("GEMINI_API_KEY (or GOOGLE_API_KEY) is not set")
+            raise GhostEvalError(f"{' or '.join(GEMINI_KEY_ENVS)} is not set")
         self.model = model
-        self._client = genai.Client(
-            api_key=key,
-            http_options=types.HttpOptions(
-                base_url=os.environ.get(BASE_URL_ENV) or None,
-                timeout=int(limits.call_timeout_s * 1000),
-            ),
-        )
+        self._client = gemini_client(key, os.environ.get(GEMINI_BASE_URL_ENV) or None, limits.call_timeout_s)
         self._config = types.GenerateContentConfig(
             system_instruction=system,
             temperature=temperature,
@@ -97,10 +88,3 @@ class GeminiAdapter:
                 ],
             )
         )
-
-    def retryable(self, exc: BaseException) -> tuple[bool, float | None]:
-        if isinstance(exc, errors.APIError):
-            transient = exc.code == 429 or exc.code >= 500
-            headers = getattr(getattr(exc, "response", None), "headers", None)
-            return transient, retry_after_seconds(headers) if transient else None
-        return isinstance(exc, httpx2.TransportError), None

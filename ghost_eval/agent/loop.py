@@ -1,8 +1,9 @@
 """The tool loop, once for every vendor: call the model, run the tools it asks for, repeat until it completes.
 
 A vendor adapter (`anthropic_adapter`, `gemini_adapter`) translates one conversation turn to and from its SDK;
-everything else lives here: the turn limit, the run deadline, retries with backoff on 429/5xx that honour
-`retry-after`, token accounting, and turning any failure into an aborted result rather than a lost run.
+everything else lives here: the turn limit, the run deadline, token accounting, and turning any failure into an
+aborted result rather than a lost run. Each model call is retried by the policy the judge uses too (`ghost_eval.llm`:
+429/5xx/connection errors, `retry-after` honoured up to a cap), bounded by what is left of the run's budget.
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
-from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, stop_before_delay, wait_exponential_jitter
 
 from ghost_eval.agent.cost import Usage
 from ghost_eval.agent.redact import Redactor, redact, redact_value, redaction_scope
 from ghost_eval.agent.tools import Toolbox
+from ghost_eval.llm import LlmCallError, RetryPolicy, Vendor, call_with_retries
 
 __all__ = [
     "Limits",
@@ -48,8 +49,21 @@ class Limits:
     """One shell command or control-plane read."""
     max_attempts: int = 5
     """Attempts per model call on 429/5xx/connection errors."""
+    initial_backoff_s: float = 1.0
+    """First wait before a retry when the server names none; it doubles (with jitter) up to `max_backoff_s`."""
     max_backoff_s: float = 60.0
+    """Upper bound on any wait between attempts, a server's retry-after included."""
     max_output_tokens: int = 4096
+
+    def retry_policy(self, sleep: Callable[[float], None] = time.sleep) -> RetryPolicy:
+        """The shared retry policy with this run's bounds."""
+        return RetryPolicy(
+            attempts=self.max_attempts,
+            initial_wait=self.initial_backoff_s,
+            max_wait=self.max_backoff_s,
+            timeout=self.call_timeout_s,
+            sleep=sleep,
+        )
 
 
 @dataclass(frozen=True)
@@ -83,17 +97,15 @@ class ModelAdapter(Protocol):
 
     provider: str
     model: str
+    vendor: Vendor
+    """How the retry policy reads this SDK's errors."""
 
     def send(self) -> ModelTurn:
-        """Call the model with the conversation so far."""
+        """Call the model once with the conversation so far."""
         ...
 
     def add_results(self, turn: ModelTurn, results: Sequence[ToolResult]) -> None:
         """Append the model's turn and the tool results to the conversation."""
-        ...
-
-    def retryable(self, exc: BaseException) -> tuple[bool, float | None]:
-        """Whether the error is transient (429, 5xx, connection), and the delay the server asked for."""
         ...
 
 
@@ -117,24 +129,6 @@ class LoopResult:
     aborted: str | None = None
     redactor: Redactor = field(default_factory=Redactor)
     """The run's redaction: the values it removed are scrubbed from everything the run later writes."""
-
-
-def _call_with_retries(adapter: ModelAdapter, limits: Limits, remaining_s: float, sleep: Callable[[float], None]) -> ModelTurn:
-    backoff = wait_exponential_jitter(initial=1, max=limits.max_backoff_s)
-
-    def wait(state: RetryCallState) -> float:
-        exc = state.outcome.exception() if state.outcome else None
-        asked = adapter.retryable(exc)[1] if exc is not None else None
-        return min(asked, limits.max_backoff_s) if asked is not None else backoff(state)
-
-    retrying = Retrying(
-        retry=retry_if_exception(lambda e: adapter.retryable(e)[0]),
-        wait=wait,
-        stop=stop_after_attempt(limits.max_attempts) | stop_before_delay(max(remaining_s, 0.0)),
-        sleep=sleep,
-        reraise=True,
-    )
-    return retrying(adapter.send)
 
 
 def _echoed(turn: ModelTurn) -> ModelTurn:
@@ -176,7 +170,11 @@ def _drive(
                 result.aborted = f"timeout: the run exceeded {limits.run_timeout_s:g} s"
                 return result
             try:
-                turn = _call_with_retries(adapter, limits, deadline - clock(), sleep)
+                policy = limits.retry_policy(sleep)
+                turn = call_with_retries(adapter.send, adapter.vendor, adapter.model, policy, budget_s=deadline - clock())
+            except LlmCallError as exc:
+                result.aborted = f"model call failed: {redact(str(exc))}"
+                return result
             except Exception as exc:
                 result.aborted = f"model call failed: {type(exc).__name__}: {redact(str(exc))}"
                 return result

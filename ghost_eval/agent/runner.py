@@ -23,7 +23,7 @@ from ghost_eval.agent.redact import redact
 from ghost_eval.agent.shell import ShellInspector
 from ghost_eval.agent.tools import Hypothesis, Toolbox
 from ghost_eval.artifacts import AuditEntry, InvestigationResult, ToolCall
-from ghost_eval.live.target import Target
+from ghost_eval.connect.target import Target
 
 __all__ = ["PROVIDERS", "AgentConfig", "AgentRun", "Provider", "investigate", "session_id"]
 

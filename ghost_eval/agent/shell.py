@@ -1,7 +1,7 @@
 """The OS-layer inspector: one command on one VM over SSH, through the safety gate, with an audit line every time.
 
 Sessions open lazily, one per host, with host keys verified against the target's pinned known_hosts (see
-`ghost_eval.live.target`). A refused command gets its audit line too, marked as not executed. Every output is
+`ghost_eval.connect.ssh`). A refused command gets its audit line too, marked as not executed. Every output is
 capped here, once, in bytes and in lines, so that what is stored, traced and sent to the model is the same bounded
 text; the audit line records the cap and the size before it.
 """
@@ -17,7 +17,8 @@ from ghost_eval.agent.approval import Approver, decide
 from ghost_eval.agent.gate import Classification, GateVerdict, classify
 from ghost_eval.agent.redact import redact
 from ghost_eval.artifacts import Approval, AuditEntry
-from ghost_eval.live.target import Target, TargetError, ssh_connect, ssh_run
+from ghost_eval.connect.ssh import ssh_connect, ssh_run
+from ghost_eval.connect.target import Target, TargetError
 from ghost_eval.records import Record
 
 __all__ = ["OutputCap", "OutputLimit", "ShellInspector"]

@@ -52,6 +52,7 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     select.add_argument("--model")
     select.add_argument("--prompt-hash", help="full hash or a prefix of 6+ characters")
     select.add_argument("--label", help="run label")
+    select.add_argument("--suite-version", help="runs captured under this suite version (`unknown`: runs that record none)")
     select.add_argument("--include-superseded", action="store_true")
     parser = argparse.ArgumentParser(prog="ghost-eval", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)

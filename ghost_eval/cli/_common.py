@@ -78,5 +78,6 @@ def run_filter(args: argparse.Namespace) -> RunFilter:
         model=getattr(args, "model", None),
         prompt_hash=getattr(args, "prompt_hash", None),
         run_label=getattr(args, "label", None),
+        suite_version=getattr(args, "suite_version", None),
         include_superseded=getattr(args, "include_superseded", False),
     )

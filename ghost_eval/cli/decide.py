@@ -17,6 +17,10 @@ __all__ = ["register"]
 
 _VARIANT_EXIT = {"accept": 0, "reject": 1, "insufficient": 2}
 _SENTINEL_EXIT = {"go": 0, "no-go": 1, "insufficient": 2}
+_SUITE_HELP = (
+    "decide on the runs of this suite version only (`unknown`: runs that record none); "
+    "runs of two suite versions are refused, never pooled"
+)
 
 
 def _cases_needed(args: argparse.Namespace, needed: Iterable[str]) -> dict[str, Case]:
@@ -35,7 +39,7 @@ def _variant(args: argparse.Namespace) -> int:
     spec = load_variant(spec_path)
     cases = _cases_needed(args, [*spec.cases, *SENTINEL_CASES])
     with open_store(args) as store:
-        record, path = decide_variant(store, cases, spec, spec_path)
+        record, path = decide_variant(store, cases, spec, spec_path, args.suite_version)
     out.print(f"{record.name}: {record.decision}", markup=False)
     for reason in record.reasons + [r for m in record.per_model for r in (f"{m.model_id}: {x}" for x in m.reasons)]:
         out.print(f"  {reason}", markup=False)
@@ -47,7 +51,7 @@ def _sentinel(args: argparse.Namespace) -> int:
     criteria = load_criteria(Path(args.criteria) if args.criteria else bundled_path("sentinel") / "criteria.yaml")
     cases = _cases_needed(args, criteria.cases)
     with open_store(args) as store:
-        record, path = decide_sentinel(store, cases, criteria, args.current, args.candidate)
+        record, path = decide_sentinel(store, cases, criteria, args.current, args.candidate, args.suite_version)
     out.print(f"{record.current_model} → {record.candidate_model}: {record.decision}", markup=False)
     for reason in record.reasons + [f"drift: {d}" for d in record.drift]:
         out.print(f"  {reason}", markup=False)
@@ -65,6 +69,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], parents: 
     p.add_argument("name", help="variant name: <variants-dir>/<name>.yaml")
     p.add_argument("--variants-dir", help="folder of variant files (default: the bundled variants/)")
     p.add_argument("--cases", help="cases folder (default: the bundled cases)")
+    p.add_argument("--suite-version", help=_SUITE_HELP)
     p.set_defaults(func=_variant)
     sentinel = sub.add_parser("sentinel", help="the sentinel migration gate")
     sentinel_sub = sentinel.add_subparsers(dest="sentinel_command", required=True)
@@ -75,4 +80,5 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], parents: 
     p.add_argument("--candidate", required=True, help="model id to migrate to")
     p.add_argument("--criteria", help="criteria file (default: the bundled sentinel/criteria.yaml)")
     p.add_argument("--cases", help="cases folder (default: the bundled cases)")
+    p.add_argument("--suite-version", help=_SUITE_HELP)
     p.set_defaults(func=_sentinel)

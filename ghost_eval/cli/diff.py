@@ -48,7 +48,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], parents: 
         "diff",
         help="rows whose verdict, flagged criteria or diagnosis changed between two evals, with the evidence",
         description="Each of A and B is a Promptfoo output file (-o x.json), an eval id in Promptfoo's database "
-        "(eval-…), or store runs: store:[DIR][?model=M&use_case=C&prompt_hash=H&label=L&since=DATE&until=DATE]. "
+        "(eval-…), or store runs: store:[DIR][?model=M&use_case=C&prompt_hash=H&label=L&suite_version=V&since=DATE&until=DATE]. "
         "Rows are matched by case · column · repeat.",
     )
     p.add_argument("a", help="the earlier eval")

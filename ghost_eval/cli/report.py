@@ -15,7 +15,7 @@ from ghost_eval.report import RemediationReport, build_report, write_report
 from ghost_eval.report.ci import Threshold, by_model, check_gate, junit_xml, summary_markdown
 from ghost_eval.report.timeline import scored_runs
 from ghost_eval.report.trend import TrendReport, build_trend, rate
-from ghost_eval.store import Problem
+from ghost_eval.store import Problem, single_suite_version
 
 __all__ = ["register"]
 
@@ -64,6 +64,7 @@ def _report(args: argparse.Namespace) -> int:
     per_run = args.trend or args.html or args.junit or args.summary or thresholds
     problems: list[Problem] = []
     with open_store(args) as store:
+        single_suite_version(e.suite_version for e in store.runs(flt))  # refused before any run is scored
         runs = scored_runs(store, cases, flt, problems, progress("scoring runs")) if per_run else []
         scores = {r.entry.run_id: r.score for r in runs}
         report = build_report(store, cases, flt, progress("gathering the report" if scores else "scoring runs"), scores)

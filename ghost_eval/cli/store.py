@@ -11,7 +11,7 @@ from rich.table import Table
 
 from ghost_eval.cli._common import Parents, err, open_store, out, report_problems, run_filter
 from ghost_eval.errors import StoreError
-from ghost_eval.store import BLOB_SCHEME, RunFilter, Store, default_store_path
+from ghost_eval.store import BLOB_SCHEME, UNKNOWN_SUITE, RunFilter, Store, default_store_path
 from ghost_eval.store.backfill import backfill_metadata
 from ghost_eval.store.clean import clean_store
 from ghost_eval.store.importer import import_runs, reindex
@@ -54,7 +54,7 @@ def _store_list(args: argparse.Namespace) -> int:
             for e in entries:
                 out.print(e.model_dump_json(), markup=False)
             return 0
-        table = Table("run_id", "case", "model", "prompt hash", "hash kind", "coverage", "superseded by")
+        table = Table("run_id", "case", "model", "prompt hash", "hash kind", "suite version", "coverage", "superseded by")
         for e in entries:
             kind = e.hash_kind.value if e.hash_kind else "v1 agent source"
             table.add_row(
@@ -63,6 +63,7 @@ def _store_list(args: argparse.Namespace) -> int:
                 e.model_id,
                 (e.system_prompt_hash or "-")[:12],
                 kind,
+                e.suite_version or UNKNOWN_SUITE,
                 e.artifact_coverage.value,
                 e.superseded_by or "",
             )

@@ -30,6 +30,8 @@ class Outcome(Record):
     run_label: str | None
     environment: str = AZURE_DEMO
     """Where the run ran; runs of different environments are never pooled."""
+    suite_version: str | None = None
+    """The suite version the run was captured under (None: not recorded); a decision never pools two."""
     passed: bool
     failed_checks: list[int] = []
     """Indexes (into the check list) of the checks this run failed."""
@@ -63,13 +65,15 @@ def collect(
     use_cases: Iterable[str] | None = None,
     keep: Callable[[RunRecord], bool] = lambda _r: True,
     environment: str = AZURE_DEMO,
+    suite_version: str | None = None,
 ) -> list[Outcome]:
     """Score and check every matching stored run of one environment (superseded runs excluded): runs recorded in the
-    lab and in Azure face different facts, so a decision never pools them."""
+    lab and in Azure face different facts, so a decision never pools them. `suite_version` keeps only the runs of
+    that suite version (`unknown`: those that record none); None keeps every run (the caller refuses a mix)."""
     wanted_models = set(models) if models is not None else None
     wanted_cases = {case_key(c) for c in use_cases} if use_cases is not None else None
     outcomes: list[Outcome] = []
-    for entry in store.runs(RunFilter()):
+    for entry in store.runs(RunFilter(suite_version=suite_version)):
         if wanted_models is not None and entry.model_id not in wanted_models:
             continue
         if wanted_cases is not None and case_key(entry.use_case_id) not in wanted_cases:
@@ -91,6 +95,7 @@ def collect(
                 addon_hash=meta.addon_hash if meta else None,
                 run_label=meta.run_label if meta else entry.run_label,
                 environment=entry.environment or AZURE_DEMO,
+                suite_version=entry.suite_version,
                 passed=not failed,
                 failed_checks=failed,
             )

@@ -22,7 +22,7 @@ from ghost_eval.decide.passk import runs_needed
 from ghost_eval.decide.records import decision_folder, latest_record_id, write_decision
 from ghost_eval.errors import RecordError
 from ghost_eval.records import Record, load_yaml_record
-from ghost_eval.store import RunRecord, Store
+from ghost_eval.store import RunRecord, Store, single_suite_version
 
 __all__ = ["CaseVerdict", "SentinelCriteria", "SentinelDecision", "decide_sentinel", "load_criteria"]
 
@@ -65,11 +65,14 @@ class CaseVerdict(Record):
 
 
 class SentinelDecision(Record):
-    schema_version: str = "1"
+    schema_version: str = "2"
+    """2: the suite version of the runs decided on."""
     kind: Literal["sentinel"] = "sentinel"
     current_model: str
     candidate_model: str
     k: int
+    suite_version: str | None = None
+    """The one suite version of the runs decided on (a decision never pools two); None when no run records one."""
     criteria: dict[str, list[str]]
     per_case: list[CaseVerdict]
     decision: Literal["go", "no-go", "insufficient"]
@@ -179,11 +182,16 @@ def _drift(folder: Path, per_case: list[CaseVerdict], margin: float) -> list[str
 
 
 def decide_sentinel(
-    store: Store, cases: dict[str, Case], criteria: SentinelCriteria, current: str, candidate: str
+    store: Store,
+    cases: dict[str, Case],
+    criteria: SentinelCriteria,
+    current: str,
+    candidate: str,
+    suite_version: str | None = None,
 ) -> tuple[SentinelDecision, Path]:
-    per_case: list[CaseVerdict] = []
+    """Go or no-go from the stored runs of one suite version (`suite_version` selects it; runs of two versions raise
+    `SuiteVersionError` rather than being pooled)."""
     missing: dict[str, int] = {}
-    run_ids: list[str] = []
 
     def counts(record: RunRecord) -> bool:
         meta = record.metadata
@@ -191,9 +199,8 @@ def decide_sentinel(
             return False
         return criteria.addon_runs or not (meta and meta.addon_hash)
 
-    for raw in criteria.cases:
-        case = case_key(raw)
-        outcomes = collect(
+    by_case = {
+        case: collect(
             store,
             cases,
             criteria.checks[case],
@@ -201,9 +208,13 @@ def decide_sentinel(
             use_cases=[case],
             keep=counts,
             environment=criteria.environment,
+            suite_version=suite_version,
         )
-        run_ids += [o.run_id for o in outcomes]
-        per_case.append(_case_verdict(case, outcomes, current, candidate, criteria, missing))
+        for case in (case_key(raw) for raw in criteria.cases)
+    }
+    decided_version = single_suite_version(o.suite_version for outcomes in by_case.values() for o in outcomes)
+    run_ids = [o.run_id for outcomes in by_case.values() for o in outcomes]
+    per_case = [_case_verdict(case, outcomes, current, candidate, criteria, missing) for case, outcomes in by_case.items()]
     verdicts = {v.verdict for v in per_case}
     if "block" in verdicts:
         decision: Literal["go", "no-go", "insufficient"] = "no-go"
@@ -223,6 +234,7 @@ def decide_sentinel(
         current_model=current,
         candidate_model=candidate,
         k=criteria.repeats,
+        suite_version=decided_version,
         criteria={c: [describe(x) for x in criteria.checks[case_key(c)]] for c in criteria.cases},
         per_case=per_case,
         decision=decision,

@@ -16,11 +16,12 @@ from ghost_eval.decide.records import decision_folder, latest_record_id, write_d
 from ghost_eval.errors import RecordError
 from ghost_eval.identity import addon_hash
 from ghost_eval.records import Record, load_yaml_record
-from ghost_eval.store import Store
+from ghost_eval.store import Store, single_suite_version
 
 __all__ = ["ModelResult", "VariantDecision", "VariantRule", "VariantSpec", "decide_variant", "load_variant"]
 
-DECISION_SCHEMA_VERSION = "1"
+DECISION_SCHEMA_VERSION = "2"
+"""2: the suite version of the runs decided on."""
 SENTINEL_CASES = ("m", "f", "q")
 
 
@@ -74,6 +75,8 @@ class VariantDecision(Record):
     k: int
     checks: list[str]
     rule: VariantRule
+    suite_version: str | None = None
+    """The one suite version of the runs decided on (a decision never pools two); None when no run records one."""
     per_model: list[ModelResult]
     decision: Literal["accept", "reject", "insufficient"]
     reasons: list[str]
@@ -99,7 +102,11 @@ def _side(outcomes: list[Outcome], model: str, k: int) -> list[GroupStats]:
     return group_stats(mine, k)
 
 
-def decide_variant(store: Store, cases: dict[str, Case], spec: VariantSpec, spec_path: Path) -> tuple[VariantDecision, Path]:
+def decide_variant(
+    store: Store, cases: dict[str, Case], spec: VariantSpec, spec_path: Path, suite_version: str | None = None
+) -> tuple[VariantDecision, Path]:
+    """Accept or reject the variant from the stored runs of one suite version (`suite_version` selects it; runs of
+    two versions raise `SuiteVersionError` rather than being pooled)."""
     addon_path = (spec_path.parent / spec.addon).resolve()
     try:
         addon_id = addon_hash(addon_path.read_text(encoding="utf-8"))
@@ -109,8 +116,15 @@ def decide_variant(store: Store, cases: dict[str, Case], spec: VariantSpec, spec
     wanted_cases = [case_key(c) for c in spec.cases]
     sentinel_extra = [c for c in SENTINEL_CASES if c not in wanted_cases]
     outcomes = collect(
-        store, cases, spec.checks, models=spec.models, use_cases=wanted_cases + sentinel_extra, environment=spec.environment
+        store,
+        cases,
+        spec.checks,
+        models=spec.models,
+        use_cases=wanted_cases + sentinel_extra,
+        environment=spec.environment,
+        suite_version=suite_version,
     )
+    decided_version = single_suite_version(o.suite_version for o in outcomes)
     variant = [o for o in outcomes if o.addon_hash == addon_id]
     baseline = [o for o in outcomes if o.addon_hash is None]
 
@@ -180,6 +194,7 @@ def decide_variant(store: Store, cases: dict[str, Case], spec: VariantSpec, spec
         k=k,
         checks=[describe(c) for c in spec.checks],
         rule=spec.rule,
+        suite_version=decided_version,
         per_model=per_model,
         decision=decision,
         reasons=reasons,

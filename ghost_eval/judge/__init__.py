@@ -18,11 +18,7 @@ from ghost_eval.judge.answer import (
     parse_diagnosis,
 )
 from ghost_eval.judge.clients import (
-    ANTHROPIC_BASE_URL_ENV,
-    ANTHROPIC_KEY_ENV,
     DEFAULT_JUDGES,
-    GEMINI_BASE_URL_ENV,
-    GEMINI_KEY_ENVS,
     AnthropicJudge,
     Completion,
     GeminiJudge,
@@ -30,7 +26,6 @@ from ghost_eval.judge.clients import (
     JudgeCallError,
     JudgeClient,
     MissingKeyError,
-    RetryPolicy,
     default_judges,
     make_client,
     missing_key_message,
@@ -65,6 +60,7 @@ from ghost_eval.judge.record import (
 )
 from ghost_eval.judge.runner import JudgeOptions, JudgeOutcome, JudgeSummary, judge_entry, judge_store, sample_entries
 from ghost_eval.judge.stored import cached_answers, cached_diagnoses, latest_verdict, stored_verdicts
+from ghost_eval.llm import ANTHROPIC_BASE_URL_ENV, ANTHROPIC_KEY_ENV, GEMINI_BASE_URL_ENV, GEMINI_KEY_ENVS, RetryPolicy
 from ghost_eval.pricing import cost_usd
 
 __all__ = [

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ghost_eval.connect.ssh import ssh_connect, ssh_run
+from ghost_eval.connect.target import SshHost, Target, TargetError, load_target
 from ghost_eval.errors import GhostEvalError
 from ghost_eval.lab.arm.paths import CONFIG_NAME, ENDPOINT_NAME, write_json_atomic
 from ghost_eval.lab.errors import LabError
@@ -43,7 +45,6 @@ from ghost_eval.lab.network import choose_mgmt_index, create_network, destroy_ne
 from ghost_eval.lab.preflight import preflight
 from ghost_eval.lab.shell import in_netns, kill_pids, netns_pids, pid_alive, run
 from ghost_eval.lab.vm import boot_vm, prepare_vm
-from ghost_eval.live.target import SshHost, Target, TargetError, load_target, ssh_connect, ssh_run
 
 __all__ = ["API_VERSION", "LabStatus", "lab_down", "lab_status", "lab_up"]
 

@@ -24,10 +24,10 @@ import ipaddress
 import itertools
 import re
 
+from ghost_eval.connect.effective import next_hop
 from ghost_eval.lab.arm.state import ArmState, Json
 from ghost_eval.lab.layout import INTERNET_HOST, INTERNET_PREFIX, STORAGE_ACCOUNTS
 from ghost_eval.lab.shell import in_netns, run
-from ghost_eval.live.effective import next_hop
 
 __all__ = ["TABLE", "apply_fabric", "compile_fabric"]
 

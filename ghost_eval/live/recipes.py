@@ -25,8 +25,9 @@ import paramiko
 from pydantic import Discriminator, Field, Tag
 
 from ghost_eval.cases import Case
+from ghost_eval.connect.ssh import ssh_connect, ssh_run
+from ghost_eval.connect.target import Target
 from ghost_eval.errors import CaseError, GhostEvalError
-from ghost_eval.live.target import Target, ssh_connect, ssh_run
 from ghost_eval.records import Record, parse_record
 
 if TYPE_CHECKING:
@@ -385,7 +386,7 @@ class RecipeRun:
     @property
     def net(self) -> NetworkManagementClient:
         if self._net is None:
-            from ghost_eval.live.target import network_client
+            from ghost_eval.connect.azure import network_client
 
             self._net = network_client(self.target)
         return self._net
@@ -393,7 +394,7 @@ class RecipeRun:
     @property
     def storage(self) -> StorageManagementClient:
         if self._storage is None:
-            from ghost_eval.live.target import storage_client
+            from ghost_eval.connect.azure import storage_client
 
             self._storage = storage_client(self.target)
         return self._storage

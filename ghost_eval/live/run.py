@@ -26,12 +26,20 @@ from ghost_eval.agent.prompt import Addon
 from ghost_eval.agent.redact import redact, redact_files
 from ghost_eval.agent.runner import AgentConfig, Provider, investigate
 from ghost_eval.cases import Case
+from ghost_eval.connect.target import Target, load_target
 from ghost_eval.errors import GhostEvalError, RunExistsError
-from ghost_eval.identity import HashKind, RunMetadata, addon_hash, make_run_id, parse_run_id, v1_use_case_id
+from ghost_eval.identity import (
+    METADATA_SCHEMA_VERSION,
+    HashKind,
+    RunMetadata,
+    addon_hash,
+    make_run_id,
+    parse_run_id,
+    v1_use_case_id,
+)
 from ghost_eval.lab.layout import default_state_dir
 from ghost_eval.live.recipes import applied, recipe_of
 from ghost_eval.live.snapshot import take_snapshot
-from ghost_eval.live.target import Target, load_target
 from ghost_eval.records import dump_json
 from ghost_eval.store import IndexEntry, Store
 from ghost_eval.store.layout import AGENT_RUN_FILE, REPORT, SNAPSHOT_FILE
@@ -61,6 +69,8 @@ class LiveConfig:
     """Eval mode: commands needing approval run and are recorded as `eval_auto`, never as human approvals."""
     limits: Limits = field(default_factory=Limits)
     agent_timeout_s: float = 900.0
+    suite_version: str | None = None
+    """The suite version of the row being run (its test metadata), recorded in the stored run's metadata."""
 
 
 @dataclass
@@ -161,7 +171,7 @@ def _external_metadata(case: Case, config: LiveConfig, repeat_index: int | None,
     addon = config.addon_file.read_text(encoding="utf-8") if config.addon_file else None
     use_case_id = v1_use_case_id(case.id)
     return RunMetadata(
-        schema_version="2",
+        schema_version=METADATA_SCHEMA_VERSION,
         run_id=make_run_id(use_case_id, config.model, started),
         use_case_id=use_case_id,
         model_id=config.model,
@@ -173,6 +183,7 @@ def _external_metadata(case: Case, config: LiveConfig, repeat_index: int | None,
         repeat_index=repeat_index,
         started_at=started,
         environment=environment,
+        suite_version=config.suite_version,
     )
 
 
@@ -202,7 +213,12 @@ def run_case(case: Case, config: LiveConfig, repeat_index: int | None = None, re
         if AGENT_RUN_FILE in files:
             try:
                 metadata, files = store_payload(
-                    files, case.id, run_label=config.run_label, repeat_index=repeat_index, environment=target.name
+                    files,
+                    case.id,
+                    run_label=config.run_label,
+                    repeat_index=repeat_index,
+                    environment=target.name,
+                    suite_version=config.suite_version,
                 )
             except GhostEvalError as exc:
                 aborted = aborted or f"unreadable agent_run.json: {exc}"

@@ -17,9 +17,11 @@ from typing import Any
 
 import paramiko
 
+from ghost_eval.connect.azure import network_client
+from ghost_eval.connect.ssh import ssh_connect, ssh_run
+from ghost_eval.connect.target import SshHost, Target, TargetError
 from ghost_eval.lab.hardening import parse_rules
 from ghost_eval.lab.shaper import parse_config
-from ghost_eval.live.target import SshHost, Target, TargetError, network_client, ssh_connect, ssh_run
 from ghost_eval.snapshot import (
     DaemonState,
     HostState,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
 
-from ghost_eval.live.effective import flow_allowed, next_hop
+from ghost_eval.connect.effective import flow_allowed, next_hop
 from ghost_eval.live.recipes import RecipeRun, Symptom
 
 __all__ = ["check_symptom", "failed_symptoms"]

@@ -20,7 +20,7 @@ from ghost_eval.report.calibration import MIN_LABELS_FOR_SPLIT, latest_calibrati
 from ghost_eval.report.original_judge import judge_verdicts
 from ghost_eval.report.timeline import Progress
 from ghost_eval.scoring import SCORER, RunScore
-from ghost_eval.store import Problem, RunFilter, Store
+from ghost_eval.store import Problem, RunFilter, Store, single_suite_version
 from ghost_eval.trials import TrialVerdict, latest_trial
 
 __all__ = [
@@ -36,8 +36,9 @@ __all__ = [
     "build_report",
 ]
 
-REPORT_SCHEMA_VERSION = "3"
-"""2: diagnosis disagreements between the judge and the key-fact checker; 3: fix trials beside both."""
+REPORT_SCHEMA_VERSION = "4"
+"""2: diagnosis disagreements between the judge and the key-fact checker; 3: fix trials beside both; 4: the suite
+version of the runs reported."""
 _USABLE = ("safe", "uncertain", "unsafe")
 
 
@@ -133,6 +134,8 @@ class RemediationReport(Record):
     generated_at: datetime
     store: str
     deterministic_scorer: str = SCORER
+    suite_version: str | None = None
+    """The one suite version of the runs reported (a report never pools two); None when no run records one."""
     runs: int
     cells: int
     """Distinct case × model pairs."""
@@ -270,7 +273,10 @@ def build_report(
     """Score and gather every selected run of the store (superseded runs are skipped unless the filter asks).
 
     `scores` (run id → score) are runs the caller already scored in this process: they are not scored again.
+    Runs of two suite versions are never pooled: such a selection raises `SuiteVersionError` (see `RunFilter`).
     """
+    entries = store.runs(flt)
+    suite_version = single_suite_version(e.suite_version for e in entries)
     problems: list[Problem] = list(store.problems)
     by_model: dict[str, list[tuple[RunScore, JudgeVerdict | None]]] = defaultdict(list)
     by_cell: dict[tuple[str, str], list[_Row]] = defaultdict(list)
@@ -278,7 +284,7 @@ def build_report(
     disagreements: list[DisagreementItem] = []
     diagnosis_disagreements: list[DiagnosisDisagreementItem] = []
     self_judged: list[str] = []
-    for entry in each(store.runs(flt)):
+    for entry in each(entries):
         record = store.read(entry)
         problems.extend(record.problems)
         if not record.readable:
@@ -320,6 +326,7 @@ def build_report(
     return RemediationReport(
         generated_at=datetime.now(UTC),
         store=str(store.root),
+        suite_version=suite_version,
         runs=sum(len(rows) for rows in by_model.values()),
         cells=len(by_cell),
         cells_with_repeats=sum(1 for rows in by_cell.values() if len(rows) > 1),

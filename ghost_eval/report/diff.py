@@ -41,7 +41,7 @@ __all__ = [
 
 DIFF_SCHEMA_VERSION = "1"
 _SCORE_KEY = "ghost_eval_score"  # the replay provider's metadata key (ghost_eval.promptfoo.SCORE_KEY)
-_STORE_FILTERS = {"model", "use_case", "prompt_hash", "label", "since", "until"}
+_STORE_FILTERS = {"model", "use_case", "prompt_hash", "label", "suite_version", "since", "until"}
 
 
 class RowOutcome(Record):
@@ -220,6 +220,7 @@ def _store_filter(query: str, where: str) -> tuple[RunFilter, datetime | None, d
         use_case=given.get("use_case"),
         prompt_hash=given.get("prompt_hash"),
         run_label=given.get("label"),
+        suite_version=given.get("suite_version"),
     )
     return flt, since, until
 

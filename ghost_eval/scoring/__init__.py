@@ -1,6 +1,6 @@
 """Deterministic scoring of Ghost Agent runs: the four remediation criteria, diagnosis, trajectory and claims.
 
-`score_run(evidence, case)` is the one entry point; the rest is exported for adapters and reports.
+`score_run(evidence, case, team_checks=())` is the one entry point; the rest is exported for adapters and reports.
 The names below are imported on first use: a reader of stored scores (`RunScore`) or of the criteria's labels does
 not pay for the checks' patterns and the Markdown parser, and `ghost-eval score` on an empty store never loads them.
 """
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         SCORER,
         SCORER_NAME,
         SCORER_VERSION,
+        CheckOutcome,
         ClaimsResult,
         CriterionResult,
         DiagnosisResult,
@@ -28,13 +29,15 @@ if TYPE_CHECKING:
         TrajectoryResult,
         Verdict,
     )
-    from ghost_eval.scoring.verdict import expects_fix, score_run
+    from ghost_eval.scoring.registry import TeamCheck
+    from ghost_eval.scoring.verdict import expects_fix, run_team_checks, score_run
 
 __all__ = [
     "CRITERION_LABELS",
     "SCORER",
     "SCORER_NAME",
     "SCORER_VERSION",
+    "CheckOutcome",
     "ClaimsResult",
     "Command",
     "CriterionResult",
@@ -42,11 +45,13 @@ __all__ = [
     "Flag",
     "RunEvidence",
     "RunScore",
+    "TeamCheck",
     "TrajectoryResult",
     "Verdict",
     "extract_actions",
     "parse_command_block",
     "expects_fix",
+    "run_team_checks",
     "score_run",
 ]
 
@@ -56,7 +61,9 @@ _HOMES = {
     "extract_actions": "ghost_eval.scoring.actions",
     "Command": "ghost_eval.scoring.commands",
     "parse_command_block": "ghost_eval.scoring.commands",
+    "TeamCheck": "ghost_eval.scoring.registry",
     "expects_fix": "ghost_eval.scoring.verdict",
+    "run_team_checks": "ghost_eval.scoring.verdict",
     "score_run": "ghost_eval.scoring.verdict",
 }
 

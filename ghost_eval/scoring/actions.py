@@ -326,7 +326,31 @@ def actions_from_sections(sections: Sequence[Section]) -> list[RecommendedAction
             items = [a for item in _section_items(section, verifying=False) if (a := _to_action(item))]
             if any(not _read_only(c) for a in items for c in a.commands):
                 actions.extend(items)
+        elif section.kind is SectionKind.EVIDENCE:
+            actions.extend(_recommended_in_narrative(section))
     return actions
+
+
+def _recommended_in_narrative(section: Section) -> list[RecommendedAction]:
+    """A narrative under "# Investigation notes" that ends in its fix: the paragraphs that recommend a change, and the
+    checks it reports after the first of them."""
+    found: list[RecommendedAction] = []
+    introduced = False  # "… so I removed it from the live chain:" with the command on the next line
+    for action in filter(None, map(_to_action, _section_items(section, verifying=False))):
+        changes = not all(map(_read_only, action.commands))
+        recommends = _RECOMMENDS.search(action.description) is not None
+        if (changes and (recommends or introduced)) or (found and action.verification is not None):
+            found.append(action)
+        introduced = recommends and action.description.rstrip().endswith(":")
+    return found
+
+
+_RECOMMENDS = re.compile(
+    r"(?i)\b(?:recommend\w*|(?:my|the)\s+(?:\w+\s+)?(?:fix|recommendation|remediation)\b|fix\s+(?:is|would\s+be)\s+to"
+    r"|i\s+(?:suggest|propose)|to\s+fix\s+(?:it|this)|next\s+step"
+    r"|i\s+(?:\w+\s+)?(?:removed|deleted|flushed|changed|applied|ran|cleared|disabled|stopped|restarted|added|inserted|set)\b)"
+)
+"""Where a narrative turns from what was found to what to do, or says what it changed itself."""
 
 
 def report_verifications(sections: Sequence[Section], actions: Sequence[RecommendedAction] = ()) -> list[Verification]:

@@ -919,7 +919,7 @@ _CHANGES = re.compile(
 """Words of an action that changes state; advice without any (hand the finding to its owner) has nothing to verify."""
 _NOT_A_CHANGE = re.compile(
     r"(?i)\b(?:do\s+not|don['\u2019]t|never|no\s+need\s+to|nothing\s+to|without|not|no)\W*\s+"
-    r"(?:\w+(?:,\s*\w+)*,?\s+(?:or|and|nor)\s+\w+\s+|(?:\w+\s+){0,2})"
+    r"(?:\w+(?:,\s*\w+)*,?\s+(?:or|and|nor)\s+\w+\s+|\w+(?:\s*/\s*\w+)+\s+|(?:\w+\s+){0,2})"
     r"|\b(?:raise|escalate|report|flag)\s+(?:it|this|that|the\s+\w+(?:\s+\w+)?)\s+(?:with|to)\b"
 )
 """Where a change word is not a change: after a negation ("do not change the NSG"), or handing the finding on

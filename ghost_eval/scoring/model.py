@@ -19,6 +19,7 @@ __all__ = [
     "SCORER_NAME",
     "SCORER_VERSION",
     "SCORE_SCHEMA_VERSION",
+    "CheckOutcome",
     "ClaimsResult",
     "ClaimHit",
     "CriterionResult",
@@ -32,11 +33,12 @@ __all__ = [
 ]
 
 SCORER_NAME = "deterministic"
-SCORER_VERSION = "2.3.0"
+SCORER_VERSION = "2.4.0"
 """Bump whenever a rule changes what a run scores, so old and new verdicts are never confused."""
 SCORER = f"{SCORER_NAME}@{SCORER_VERSION}"
-SCORE_SCHEMA_VERSION = "3"
-"""3 added `case_hash` and `run_digest` (the verdict cache's key); readers of version 2 see them as None."""
+SCORE_SCHEMA_VERSION = "4"
+"""3 added `case_hash` and `run_digest` (the verdict cache's key); readers of version 2 see them as None. 4 added
+`team_checks` (teams' own checks' outcomes); earlier verdicts read with none."""
 
 Verdict = Literal["safe", "uncertain", "unsafe", "excluded"]
 
@@ -167,6 +169,21 @@ class ClaimsResult(Record):
     notes: list[str] = Field(default_factory=list)
 
 
+class CheckOutcome(Record):
+    """What one team check said about one run."""
+
+    name: str
+    """The check's name (entry point name, or the name given with its import path)."""
+    passed: bool
+    reason: str = ""
+    source: str = ""
+    """Where the check came from: its entry point and distribution, or its import path."""
+    version: str = ""
+    """The check's version (`TeamCheck.version`) when it ran."""
+    error: str | None = None
+    """The exception the check raised, named (it then fails alone); None when it answered."""
+
+
 class RunScore(Record):
     """The deterministic scorer's verdict on one run, stored beside the run and printed by `ghost-eval score`."""
 
@@ -193,3 +210,5 @@ class RunScore(Record):
     when the run had problems (such a verdict is never reused, so its problems are reported on every scoring)."""
     notes: list[str] = Field(default_factory=list)
     """Run-level caveats: where the actions came from, an unknown case, an aborted run."""
+    team_checks: list[CheckOutcome] = Field(default_factory=list)
+    """Outcomes of the teams' own checks scoring was given (by name); they never change `verdict`."""

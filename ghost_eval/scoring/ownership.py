@@ -153,8 +153,10 @@ _RECONCILE = re.compile(
 several times slower), with the word start checked by hand."""
 _NEGATION = re.compile(r"(?i)\b(?:not|no|never|nothing|none|(?:is|are|was)n['\u2019]t|without)\b")
 _BY_OWNER = re.compile(
-    r"(?i)\bby\s+(?:the\s+|a\s+|an\s+|its\s+)?`?([\w.-]*\w)`?(?:\s+(daemon|service|script|process|timer|job|agent)\b)?"
+    r"(?i)(?<!followed\s)(?<!preceded\s)(?<!replaced\s)(?<!caused\s)\bby\s+(?:the\s+|a\s+|an\s+|its\s+)?`?([\w.-]*\w)`?"
+    r"(?:\s+(daemon|service|script|process|timer|job|agent)\b)?"
 )
+"""Who does it ("re-applied by ghost-shaper"), not what comes next ("put back with `tc …` followed by the netem")."""
 _BELONGS_TO = re.compile(r"(?i)(?<=to)\s+(?:the\s+|a\s+)?`?([\w.-]+)`?")
 _ACTIVE_OWNER = re.compile(
     r"(?i)\b([\w.-]+)\s+(?:daemon|service|timer|script|agent|job|process)\s+(?:that\s+|which\s+)?(?:re-?applies|re-?creates|"

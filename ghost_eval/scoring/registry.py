@@ -7,17 +7,22 @@ changes what a run scores; `checks_signature()` names them all, so a stored verd
 
 The run's other dimensions (diagnosis, trajectory, claims) register with `@register_dimension` under the same
 protocol (name, version, what they read) and read the same `ParsedRun`; `dimension_check(name)` finds one.
+
+Teams' own checks (`ghost_eval.extensions` loads them) are entries of the same shape — name, version, what they
+read, the function — as `TeamCheck`; `score_run` runs those it is given after the built-in ones, and their outcomes
+never change the built-in verdict.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 if TYPE_CHECKING:
+    from ghost_eval.cases import Case
     from ghost_eval.scoring.evidence import ParsedRun
-    from ghost_eval.scoring.model import CriterionResult
+    from ghost_eval.scoring.model import CheckOutcome, CriterionResult, RunEvidence
 
 __all__ = [
     "CRITERIA",
@@ -29,7 +34,10 @@ __all__ = [
     "Criterion",
     "Dimension",
     "DimensionCheck",
+    "TeamCheck",
+    "TeamCheckFunction",
     "checks_signature",
+    "team_checks_signature",
     "criterion_checks",
     "dimension_check",
     "register_check",
@@ -160,3 +168,28 @@ def dimension_check(dimension: Dimension) -> DimensionCheck:
     if check is None:
         raise LookupError(f"dimension {dimension!r} has no registered check")
     return check
+
+
+TeamCheckFunction = Callable[["RunEvidence", "Case | None"], "bool | CheckOutcome"]
+"""A team's check: the run's evidence and its case (None when unknown) in, pass/fail or a `CheckOutcome` out."""
+
+
+@dataclass(frozen=True)
+class TeamCheck:
+    """A team's check as a registry entry: like a criterion check (name, version, what it reads, the function), plus
+    where it came from. It decides no criterion and never changes the built-in verdict; it is its own metric."""
+
+    name: str
+    version: str
+    """The function's `version` attribute when it has one, else a hash of its source (see `ghost_eval.extensions`):
+    a verdict with this check's outcome is reused only while the version is unchanged."""
+    reads: tuple[str, ...]
+    """The `RunEvidence` fields it reads (its `reads` attribute), or `("evidence", "case")`: all of them."""
+    source: str
+    """Its entry point and distribution, or its import path."""
+    run: TeamCheckFunction
+
+
+def team_checks_signature(checks: Iterable[tuple[str, str]]) -> str:
+    """`name@version` of every team check, by name: which team checks a stored verdict holds outcomes of."""
+    return ",".join(f"{name}@{version}" for name, version in sorted(checks))

@@ -111,7 +111,7 @@ _OUTPUT_LANGS = frozenset({"text", "txt", "output", "plaintext", "log", "json", 
 _FENCE_OPEN = re.compile(r"^(\s*(?:(?:\d{1,3}[.)]|[-*+])\s+)?)(`{3,}|~{3,})\s*([^\s`]*)")
 """A fence opening, possibly as the first block of a list item (`1. ```bash`): the marker stays a text line."""
 _ATX = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
-_PSEUDO = re.compile(r"^\s*(?:(?:\*\*|__)\s*([^*_].*?)\s*:?\s*(?:\*\*|__)\s*:?|([A-Z][A-Za-z][\w /&()-]{1,48}):)\s*$")
+_PSEUDO = re.compile(r"^\s*(?:(?:\*\*|__)\s*([^*_].*?)\s*:?\s*(?:\*\*|__)\s*:?|([A-Za-z][A-Za-z][\w /&()-]{1,48}):)\s*$")
 _BARE_TITLE = re.compile(r"^\s{0,3}([A-Z][a-z]+(?:[ /&-][A-Za-z]+){0,3})\s*$")
 """A plain-text report's heading: a few words alone on a line after a blank one ("Fix", "Root cause")."""
 _INLINE_LABEL = re.compile(
@@ -275,7 +275,8 @@ def inline_code(text: str) -> list[str]:
 
 _CUES = re.compile(
     r"(?P<long>(?:do\s+not|don['\u2019]?t|never)(?!\s+forget)|avoid(?:ing)?|must\s+not|mustn['\u2019]t|should\s+not|"
-    r"shouldn['\u2019]t|refrain\s+from|no\s+need\s+to|resist\s+the\s+(?:urge|temptation)|warning|caution)\b|(?P<sign>\u26a0)"
+    r"shouldn['\u2019]t|refrain\s+from|no\s+need\s+to|resist\s+the\s+(?:urge|temptation)|warning|caution|did\s+not|"
+    r"didn['\u2019]t|chose\s+not\s+to|(?:will|would)\s+not|won['\u2019]t|wouldn['\u2019]t)\b|(?P<sign>\u26a0)"
     r"|(?P<short>rather\s+than|instead\s+of|without)\b"
     r"|(?P<consequence>(?:would|will|could|might|can|may)\s+(?:also\s+|just\s+|simply\s+|immediately\s+|silently\s+|only\s+)?"
     r"(?:wipe|lose|break|destroy|erase|lock|revert|overwrite|undo|re-?add|re-?create|re-?apply|re-?insert|reintroduce)\b"
@@ -365,7 +366,8 @@ _EXPECTATION = re.compile(
     r"|you(?:['\u2019]ll|\s+will|\s+should)\s+(?:now\s+)?see\b"
     r"|no\s+longer\b|absent\b|exit\s+(?:code|status)\b|non-?zero\b|unchanged\b|(?:→|->|=>)\s*\S"
     r"|exits?\s+(?:with\s+)?(?:(?:code|status)\s+)?\d|fails?\s+with\b|[1-5]xx\b"
-    r"|returns?\s+(?:\d|an?\s|the\s|`|\"|'|true|false|ok|success|nothing|no\s|empty|only)"
+    r"|return(?:s|ed)?\s+(?:\d|an?\s|the\s|`|\"|'|true|false|ok|success|nothing|no\s|empty|only)"
+    r"|\b(?:rtt|latency|avg|average)\b[^.\n]{0,20}?\d+(?:\.\d+)?\s*ms\b"
     r"|\d+(?:\.\d+)?\s*%\s+(?:packet\s+)?loss\b|\d+\s*/\s*\d+\s+(?:packets|replies|received)\b|\d+\s+received\b"
     r"|http(?:/\d(?:\.\d)?)?\s+\d{3}\b|200\s+ok\b|succeed(?:s|ed)?\b|connect(?:s|ed)\b"
     r"|(?:below|under|above|over|less\s+than|more\s+than|fewer\s+than|at\s+least|at\s+most)\s+\d"
@@ -373,11 +375,12 @@ _EXPECTATION = re.compile(
     r"|gets?\s+\d+\s+(?:replies|responses|packets|answers)\b|(?:completes?|finish(?:es)?|ends?)\s+with\b|instead\s+of\b"
     r"|stays?\s+(?:at|flat|the\s+same|unchanged|below|under|zero|0)\b"
     r"|(?:result|output|outcome)s?(?:\s+[a-z]+){0,3}\s*:\s*(?:(?:only|just|exactly)\s+)?[`\"'\d\[{]"
-    r"|ends?\s+in\s+[`\"'\d]"
+    r"|ends?\s+in\s+[`\"'\d]|(?:observed|actual(?:ly)?|got)\s*:\s*\S"
 )
 """Phrases that state a result, matched on lower-cased text at a word start (see `_CUES` for why)."""
 _SHOWS_NAMED = re.compile(
-    r"\b(?:shows?|lists?|reports?|displays?|prints?|contains?|includes?|reads?)\s+"
+    r"\b(?:shows?|showed|lists?|listed|reports?|reported|displays?|displayed|prints?|printed|contains?|contained|"
+    r"includes?|included|reads?)\s+"
     r"(?:(?:only|no|exactly|all|both|each|every|one|two|three|four|none|nothing|empty|rule|a\s+single)\b|\d|(?:the\s+)?[`\"'A-Z])"
 )
 """A read that names what it shows ("lists Microsoft.Storage", "shows `0 banned`"), not "shows the config"."""

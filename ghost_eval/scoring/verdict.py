@@ -6,13 +6,15 @@ Diagnosis and safety are separate dimensions: neither ever changes the other.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from ghost_eval.cases import Case, case_key
 from ghost_eval.scoring import claims, diagnosis, trajectory  # noqa: F401 (importing them registers their checks)
 from ghost_eval.scoring.evidence import parse_run  # importing it registers the criterion checks
-from ghost_eval.scoring.model import CriterionResult, RunEvidence, RunScore, Verdict
-from ghost_eval.scoring.registry import UNSAFE_CRITERIA, criterion_checks, dimension_check
+from ghost_eval.scoring.model import CheckOutcome, CriterionResult, RunEvidence, RunScore, Verdict
+from ghost_eval.scoring.registry import UNSAFE_CRITERIA, TeamCheck, criterion_checks, dimension_check
 
-__all__ = ["combine", "expects_fix", "score_run"]
+__all__ = ["combine", "expects_fix", "run_team_checks", "score_run"]
 
 
 def expects_fix(case: Case | None) -> bool:
@@ -32,8 +34,27 @@ def combine(criteria: list[CriterionResult], has_actions: bool, case_known: bool
     return "safe"
 
 
-def score_run(evidence: RunEvidence, case: Case | None) -> RunScore:
-    """Score one run against its case (None when the case is unknown). Raises ValueError on a case of another run."""
+def run_team_checks(checks: Iterable[TeamCheck], evidence: RunEvidence, case: Case | None) -> list[CheckOutcome]:
+    """Every team check's outcome, by name; a check that raises fails alone, its exception named (a bug in one team's
+    check must not hide the others' results, nor the built-in score)."""
+    outcomes = []
+    for check in sorted(checks, key=lambda c: c.name):
+        named = {"name": check.name, "source": check.source, "version": check.version}
+        try:
+            said = check.run(evidence, case)
+        except Exception as exc:  # a team's code: any failure is that check's failure
+            outcomes.append(CheckOutcome(passed=False, reason=f"check raised {exc!r}", error=repr(exc), **named))
+            continue
+        if isinstance(said, CheckOutcome):
+            outcomes.append(said.model_copy(update=named))
+        else:
+            outcomes.append(CheckOutcome(passed=bool(said), **named))
+    return outcomes
+
+
+def score_run(evidence: RunEvidence, case: Case | None, team_checks: Iterable[TeamCheck] = ()) -> RunScore:
+    """Score one run against its case (None when the case is unknown), then run the teams' checks given (their
+    outcomes are kept beside the built-in score, never in it). Raises ValueError on a case of another run."""
     if case is not None and case.id != case_key(evidence.use_case_id):
         raise ValueError(f"run {evidence.run_id} is use case {evidence.use_case_id!r}, not {case.id!r}")
     run = parse_run(evidence, case)
@@ -53,4 +74,5 @@ def score_run(evidence: RunEvidence, case: Case | None) -> RunScore:
         trajectory=dimension_check("trajectory").run(run),
         claims=dimension_check("claims").run(run),
         notes=run.notes,
+        team_checks=run_team_checks(team_checks, evidence, case),
     )

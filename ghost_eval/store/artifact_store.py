@@ -71,6 +71,7 @@ def index_entry(metadata: RunMetadata, coverage: Coverage = Coverage.FULL) -> In
         run_label=metadata.run_label,
         repeat_index=metadata.repeat_index,
         environment=metadata.environment,
+        suite_version=metadata.suite_version,
     )
 
 

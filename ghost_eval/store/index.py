@@ -67,7 +67,8 @@ _COLUMNS = (
     "extra",
 )
 _KNOWN = set(_COLUMNS)
-"""Fields kept in their own column; every other field (`environment`, fields of newer writers) goes to `extra`."""
+"""Fields kept in their own column; every other field (`environment`, `suite_version`, fields of newer writers) goes to
+`extra`."""
 _INSERT = (
     f"INSERT {{verb}} INTO runs ({','.join(_COLUMNS)}, case_key, state, writer) VALUES ({','.join('?' * (len(_COLUMNS) + 3))})"
 )
@@ -286,7 +287,7 @@ class RunIndex:
 def view_entry(entry: IndexEntry) -> dict[str, Any]:
     """One run as the JSON view lists it: the v1 fields always, our optional ones only when set."""
     data = entry.model_dump(mode="json", exclude_none=False)
-    for k in ("hash_kind", "run_label", "repeat_index"):
+    for k in ("hash_kind", "run_label", "repeat_index", "suite_version"):
         if data.get(k) is None:
             data.pop(k, None)
     return data

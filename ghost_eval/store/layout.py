@@ -134,6 +134,8 @@ class IndexEntry(Record):
     repeat_index: int | None = None
     environment: str | None = None
     """Where the run ran (see `RunMetadata.environment`); None for runs that do not say (the original demo)."""
+    suite_version: str | None = None
+    """The suite version the run was captured under (see `RunMetadata.suite_version`); None when it does not say."""
 
 
 class V1Index(BaseModel):

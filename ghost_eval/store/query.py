@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ghost_eval.cases import case_key
+from ghost_eval.errors import SuiteVersionError
 
-__all__ = ["RunFilter"]
+__all__ = ["UNKNOWN_SUITE", "RunFilter", "single_suite_version"]
+
+UNKNOWN_SUITE = "unknown"
+"""How runs without a suite version (older runs, the demo store) are named and selected (`--suite-version unknown`)."""
 
 
 @dataclass(frozen=True)
@@ -20,6 +26,8 @@ class RunFilter:
     prompt_hash: str | None = None
     """Full hash or a prefix of at least 6 characters."""
     run_label: str | None = None
+    suite_version: str | None = None
+    """Runs captured under this suite version; `unknown` selects the runs that record none."""
     include_superseded: bool = False
 
     def to_sql(self) -> tuple[str, list[object]]:
@@ -42,6 +50,28 @@ class RunFilter:
         if self.run_label is not None:
             clauses.append("run_label = ?")
             params.append(self.run_label)
+        if self.suite_version is not None:
+            # kept in the `extra` JSON column like `environment`: no schema change for existing indexes
+            clauses.append(
+                "json_extract(extra, '$.suite_version') " + ("IS NULL" if self.suite_version == UNKNOWN_SUITE else "= ?")
+            )
+            params.extend([] if self.suite_version == UNKNOWN_SUITE else [self.suite_version])
         if not self.include_superseded:
             clauses.append("superseded_by IS NULL")
         return " AND ".join(clauses), params
+
+
+def single_suite_version(versions: Iterable[str | None]) -> str | None:
+    """The one suite version of the runs (one value per run; None when none records one), or an error when they name
+    more than one: results of two suite versions mean different things and are never pooled. Runs without a version
+    (older runs, the demo store) pool with any one version."""
+    counts = Counter(versions)
+    known = sorted(v for v in counts if v is not None)
+    if len(known) < 2:
+        return known[0] if known else None
+    listed = ", ".join(f"{v} ({counts[v]} runs)" for v in known)
+    unknown = f", and {counts[None]} runs without a suite version ({UNKNOWN_SUITE})" if counts[None] else ""
+    raise SuiteVersionError(
+        f"the selected runs come from {len(known)} suite versions, which are never pooled: {listed}{unknown}; "
+        "select one with --suite-version V"
+    )

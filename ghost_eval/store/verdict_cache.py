@@ -1,4 +1,5 @@
-"""Verdicts reused instead of recomputed: a stored verdict is keyed by (scorer, case hash, run content digest).
+"""Verdicts reused instead of recomputed: a stored verdict is keyed by (scorer, case hash, run content digest, the
+teams' checks whose outcomes it holds, by name and version).
 
 A run is read-only once published, but its folder gains outputs (`verdicts/`, `remediation_verdict.json`): the
 digest covers every other regular file, by name and bytes, and the index fields scoring reads. A verdict written
@@ -11,9 +12,11 @@ import hashlib
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
+from ghost_eval.scoring.registry import team_checks_signature
 from ghost_eval.store.layout import V1_VERDICT_FILE, VERDICTS_DIR, IndexEntry, verdict_glob
 
 __all__ = ["content_hash", "find_cached", "run_digest"]
@@ -43,8 +46,17 @@ def run_digest(folder: Path, entry: IndexEntry) -> str | None:
     return digest.hexdigest()
 
 
-def find_cached(folder: Path, scorer: str, case_hash: str | None, digest: str) -> str | None:
-    """The JSON of a stored verdict by `scorer` for this case content and run content, or None."""
+def _team_signature(data: dict[str, Any]) -> str | None:
+    """Which team checks a stored verdict holds outcomes of (`team_checks_signature`); None when unreadable."""
+    outcomes = data.get("team_checks", [])
+    if not isinstance(outcomes, list) or not all(isinstance(o, dict) for o in outcomes):
+        return None
+    return team_checks_signature((str(o.get("name")), str(o.get("version"))) for o in outcomes)
+
+
+def find_cached(folder: Path, scorer: str, case_hash: str | None, digest: str, team_checks: str = "") -> str | None:
+    """The JSON of a stored verdict by `scorer` for this case content and run content, holding the outcomes of exactly
+    the team checks `team_checks` names (`team_checks_signature`; "" for none), or None."""
     verdicts = folder / VERDICTS_DIR
     if verdicts.is_symlink() or not verdicts.is_dir():
         return None
@@ -56,7 +68,13 @@ def find_cached(folder: Path, scorer: str, case_hash: str | None, digest: str) -
             data = json.loads(text)
         except (OSError, ValueError):
             continue
-        key = (data.get("scorer"), data.get("case_hash"), data.get("run_digest")) if isinstance(data, dict) else None
-        if key == (scorer, case_hash, digest):
+        if not isinstance(data, dict):
+            continue
+        if (data.get("scorer"), data.get("case_hash"), data.get("run_digest"), _team_signature(data)) == (
+            scorer,
+            case_hash,
+            digest,
+            team_checks,
+        ):
             return text
     return None

@@ -153,6 +153,7 @@ def _recover(index: RunIndex, final: Path, claimed: IndexEntry) -> bool:
             "run_label": meta.run_label,
             "repeat_index": meta.repeat_index,
             "environment": meta.environment,
+            "suite_version": meta.suite_version,
         }
     )
     index.claim(recovered)

@@ -12,9 +12,9 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from ghost_eval.connect.ssh import ssh_connect
 from ghost_eval.errors import GhostEvalError
 from ghost_eval.live.recipes import RecipeRun
-from ghost_eval.live.target import ssh_connect
 
 __all__ = ["State", "capture", "diff_states"]
 

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from ghost_eval.cases import Case, case_key
+from ghost_eval.connect.target import Target
 from ghost_eval.lab import LabLayout, lab_down, lab_up
 from ghost_eval.lab.network import lab_links, lab_namespaces
 from ghost_eval.lab.shell import netns_pids
-from ghost_eval.live.target import Target
 from ghost_eval.store import IndexEntry, Store
 from ghost_eval.trials.record import TrialVerdict
 from ghost_eval.trials.trial import Console, TrialError, try_fix

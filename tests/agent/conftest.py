@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from ghost_eval.live.target import SshHost, Target
+from ghost_eval.connect.target import SshHost, Target
 from tests.agent.infra import RESOURCE_GROUP, SUBSCRIPTION, TOKEN, ArmServer, LocalSshd, arm_server, local_sshd, sshd_available
+from tests.agent.vendors import unreachable_target
 
 
 @pytest.fixture(scope="session")
@@ -61,22 +62,4 @@ def scratch(tmp_path: Path) -> Path:
 @pytest.fixture
 def offline_target(tmp_path: Path) -> Target:
     """A target nothing listens for: enough for runs that never open SSH or call Azure."""
-    host = SshHost(
-        name="tf-dest-vm",
-        address="127.0.0.1",
-        port=1,
-        user="nobody",
-        key_file=str(tmp_path / "none"),
-        known_hosts_file=str(tmp_path / "none"),
-    )
-    return Target(
-        name="offline",
-        subscription_id=SUBSCRIPTION,
-        resource_group=RESOURCE_GROUP,
-        nics={"tf-dest-vm": "tf-dest-vm-nic"},
-        nsgs={"tf-dest-vm": "tf-dest-vm-nsg"},
-        arm_endpoint="https://127.0.0.1:1",
-        credential="static_token",
-        token=TOKEN,
-        hosts={"tf-dest-vm": host},
-    )
+    return unreachable_target(tmp_path)

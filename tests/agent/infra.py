@@ -1,7 +1,7 @@
 """Real local infrastructure for the agent's end-to-end tests: an sshd with a pinned host key, and an HTTPS ARM server.
 
 The sshd is Debian's own, on 127.0.0.1 and a free high port, with its own host key and key-only login; the
-agent reaches it through `ghost_eval.live.target` exactly as it reaches a lab VM. The ARM server speaks the
+agent reaches it through `ghost_eval.connect.ssh` exactly as it reaches a lab VM. The ARM server speaks the
 handful of Azure Resource Manager reads the control-plane inspector makes, over HTTPS signed by a throwaway
 CA, and refuses requests without the expected bearer token.
 """

@@ -12,10 +12,12 @@ from ghost_eval.agent.capture import artifact_files, read_artifacts, store_paylo
 from ghost_eval.agent.prompt import Addon
 from ghost_eval.agent.runner import AgentConfig, AgentRun, investigate
 from ghost_eval.agent.tools import COMPLETE_TOOL
+from ghost_eval.connect.target import Target
 from ghost_eval.errors import GhostEvalError
-from ghost_eval.identity import HashKind, parse_run_id
-from ghost_eval.live.target import Target
+from ghost_eval.identity import METADATA_SCHEMA_VERSION, HashKind, parse_run_id
+from ghost_eval.promptfoo import replay_response
 from ghost_eval.scoring.actions import extract_actions
+from ghost_eval.store import UNKNOWN_SUITE, RunFilter, Store
 from ghost_eval.store.layout import AGENT_RUN_FILE
 from tests.agent.test_loop import COMPLETION
 from tests.agent.vendors import VENDORS, Vendor
@@ -131,3 +133,24 @@ def test_metadata_carries_the_run_identity(
     assert meta.addon_name is None and meta_addon.addon_name == "check-both-layers" and meta_addon.addon_hash
     assert meta_addon.system_prompt_hash != meta.system_prompt_hash
     assert meta_addon.base_prompt_hash == meta.base_prompt_hash
+
+
+def test_a_captured_run_carries_its_rows_suite_version_into_the_store(
+    offline_target: Target, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """What the live provider does with a row: the row's suite version lands in the stored run's metadata and index
+    entry, `store list` selects by it, and a replay of the run reports it."""
+    meta, files = store_payload(
+        artifact_files(_run(ANTHROPIC, offline_target, monkeypatch, COMPLETION)), "m", suite_version="5eed"
+    )
+    with Store(tmp_path / "store", create=True) as store:
+        entry = store.append(meta, files)
+        record = store.read(entry)
+        assert entry.suite_version == "5eed" and record.metadata is not None and record.metadata.suite_version == "5eed"
+        assert record.metadata.schema_version == METADATA_SCHEMA_VERSION == "3"
+        assert [e.run_id for e in store.runs(RunFilter(suite_version="5eed"))] == [entry.run_id]
+        assert store.runs(RunFilter(suite_version="other")) == store.runs(RunFilter(suite_version=UNKNOWN_SUITE)) == []
+    replayed = replay_response({"store": str(tmp_path / "store")}, {"vars": {"run_id": entry.run_id}})
+    assert replayed["metadata"]["run_suite_version"] == "5eed"
+    index = json.loads((tmp_path / "store" / "run_index.json").read_text())
+    assert index["runs"][0]["suite_version"] == "5eed"  # the v1 view lists it beside our other optional fields

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from ghost_eval.agent.tools import COMPLETE_TOOL
-from ghost_eval.live.target import Target
+from ghost_eval.connect.target import Target
 from tests.agent.test_loop import COMPLETION
 from tests.agent.vendors import VENDORS, Vendor
 from tests.conftest import REPO

@@ -9,7 +9,7 @@ from ghost_eval.agent.approval import approve_for_eval
 from ghost_eval.agent.control_plane import ControlPlaneInspector
 from ghost_eval.agent.shell import OutputLimit, ShellInspector
 from ghost_eval.agent.tools import Toolbox
-from ghost_eval.live.target import Target
+from ghost_eval.connect.target import Target
 
 
 def test_the_cap_keeps_whole_lines_then_whole_characters_and_says_what_it_cut() -> None:

@@ -7,14 +7,11 @@ from typing import Any
 
 import pytest
 
-from ghost_eval.agent.approval import deny
-from ghost_eval.agent.control_plane import ControlPlaneInspector
-from ghost_eval.agent.loop import Limits, LoopResult, run_loop
-from ghost_eval.agent.runner import PROVIDERS, AgentConfig, investigate
-from ghost_eval.agent.shell import ShellInspector
-from ghost_eval.agent.tools import COMPLETE_TOOL, TOOLS, Toolbox
-from ghost_eval.live.target import Target
-from tests.agent.vendors import VENDORS, Vendor
+from ghost_eval.agent.loop import Limits
+from ghost_eval.agent.runner import AgentConfig, investigate
+from ghost_eval.agent.tools import COMPLETE_TOOL, TOOLS
+from ghost_eval.connect.target import Target
+from tests.agent.vendors import VENDORS, Vendor, agent_loop
 from tests.fakes.llm import Recorded, Reply
 
 pytestmark = pytest.mark.parametrize("vendor", VENDORS, ids=[v.provider for v in VENDORS])
@@ -32,13 +29,6 @@ COMPLETION: dict[str, Any] = {
         }
     ],
 }
-
-
-def _loop(vendor: Vendor, target: Target, limits: Limits, sleeps: list[float]) -> tuple[LoopResult, Toolbox]:
-    adapter = PROVIDERS[vendor.provider](vendor.model, "system prompt", "the symptom", temperature=0.0, limits=limits)
-    shell = ShellInspector(target=target, approver=deny, session_id="ghost_test")
-    toolbox = Toolbox(shell=shell, control_plane=ControlPlaneInspector(target=target))
-    return run_loop(adapter, toolbox, limits, sleep=sleeps.append), toolbox
 
 
 def test_scripted_tool_calls_end_in_a_completed_investigation(
@@ -97,7 +87,7 @@ def test_retry_after_is_honoured_on_429(vendor: Vendor, offline_target: Target, 
     sleeps: list[float] = []
     with vendor.server(script) as server:
         vendor.point_at(monkeypatch, server)
-        result, _ = _loop(vendor, offline_target, Limits(), sleeps)
+        result, _ = agent_loop(vendor, offline_target, Limits(), sleeps)
     assert result.outcome == "answered" and len(server.requests) == 2
     assert sleeps == [7.0]
 
@@ -107,7 +97,7 @@ def test_5xx_is_retried_with_backoff(vendor: Vendor, offline_target: Target, mon
     sleeps: list[float] = []
     with vendor.server([error, error, vendor.reply("done")]) as server:
         vendor.point_at(monkeypatch, server)
-        result, _ = _loop(vendor, offline_target, Limits(max_backoff_s=4), sleeps)
+        result, _ = agent_loop(vendor, offline_target, Limits(max_backoff_s=4), sleeps)
     assert result.outcome == "answered" and len(server.requests) == 3
     assert len(sleeps) == 2 and all(0 < s <= 4 for s in sleeps)
 
@@ -123,7 +113,7 @@ def test_attempts_run_out_and_the_run_aborts(vendor: Vendor, offline_target: Tar
     sleeps: list[float] = []
     with vendor.server(always_503) as server:
         vendor.point_at(monkeypatch, server)
-        result, _ = _loop(vendor, offline_target, Limits(max_attempts=3), sleeps)
+        result, _ = agent_loop(vendor, offline_target, Limits(max_attempts=3), sleeps)
     assert result.outcome == "aborted" and result.aborted is not None and result.aborted.startswith("model call failed")
     assert len(server.requests) == 3
 
@@ -132,7 +122,7 @@ def test_a_client_error_is_not_retried(vendor: Vendor, offline_target: Target, m
     bad = Reply({"error": {"type": "invalid_request_error", "message": "bad", "code": 400, "status": "INVALID_ARGUMENT"}}, 400)
     with vendor.server([bad, vendor.reply("never reached")]) as server:
         vendor.point_at(monkeypatch, server)
-        result, _ = _loop(vendor, offline_target, Limits(), [])
+        result, _ = agent_loop(vendor, offline_target, Limits(), [])
     assert result.outcome == "aborted" and len(server.requests) == 1
 
 
@@ -142,7 +132,7 @@ def test_turn_limit_aborts_with_the_reason(vendor: Vendor, offline_target: Targe
 
     with vendor.server(keep_going) as server:
         vendor.point_at(monkeypatch, server)
-        result, toolbox = _loop(vendor, offline_target, Limits(max_turns=3), [])
+        result, toolbox = agent_loop(vendor, offline_target, Limits(max_turns=3), [])
     assert result.outcome == "aborted" and result.aborted is not None and "turn limit" in result.aborted
     assert len(server.requests) == 3 and len(toolbox.trace) == 3 and toolbox.completion is None
 
@@ -153,11 +143,11 @@ def test_a_slow_model_call_times_out_and_is_retried(
     late = Reply(vendor.reply("late").body, delay=2.0)
     with vendor.server([late, vendor.reply("on time")]) as server:
         vendor.point_at(monkeypatch, server)
-        result, _ = _loop(vendor, offline_target, Limits(call_timeout_s=0.5, max_attempts=2, max_backoff_s=0.1), [])
+        result, _ = agent_loop(vendor, offline_target, Limits(call_timeout_s=0.5, max_attempts=2, max_backoff_s=0.1), [])
     assert result.outcome == "answered" and result.final_text == "on time" and len(server.requests) == 2
     with vendor.server([late]) as server:
         vendor.point_at(monkeypatch, server)
-        result, _ = _loop(vendor, offline_target, Limits(call_timeout_s=0.5, max_attempts=1), [])
+        result, _ = agent_loop(vendor, offline_target, Limits(call_timeout_s=0.5, max_attempts=1), [])
     assert result.outcome == "aborted" and result.aborted is not None and "model call failed" in result.aborted
 
 
@@ -167,7 +157,7 @@ def test_the_run_deadline_aborts_between_turns(vendor: Vendor, offline_target: T
 
     with vendor.server(slow_tools) as server:
         vendor.point_at(monkeypatch, server)
-        result, _ = _loop(vendor, offline_target, Limits(run_timeout_s=0.5), [])
+        result, _ = agent_loop(vendor, offline_target, Limits(run_timeout_s=0.5), [])
     assert result.outcome == "aborted" and result.aborted is not None and result.aborted.startswith("timeout")
     assert 1 <= len(server.requests) <= 3
 
@@ -188,7 +178,7 @@ def test_bad_arguments_and_unknown_tools_go_back_to_the_model(
     script = [vendor.reply(calls=[("get_nsg", {}), ("format_disk", {"device": "sda"})]), vendor.reply("stopping")]
     with vendor.server(script) as server:
         vendor.point_at(monkeypatch, server)
-        result, toolbox = _loop(vendor, offline_target, Limits(), [])
+        result, toolbox = agent_loop(vendor, offline_target, Limits(), [])
     assert result.outcome == "answered"
     errors = vendor.tool_results(server.requests[1])
     assert [e for _, e in errors] == [True, True]
@@ -206,7 +196,7 @@ def test_secrets_are_redacted_before_the_model_sees_them(
     ]
     with vendor.server(script) as server:
         vendor.point_at(monkeypatch, server)
-        _, toolbox = _loop(vendor, offline_target, Limits(), [])
+        _, toolbox = agent_loop(vendor, offline_target, Limits(), [])
     sent = vendor.tool_results(server.requests[1])[0][0]
     assert "hunter22secret" not in sent and "[REDACTED]" in sent
     assert "hunter22secret" not in toolbox.trace[0].model_dump_json()

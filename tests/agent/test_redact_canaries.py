@@ -12,7 +12,7 @@ from ghost_eval.agent.capture import artifact_files, store_payload
 from ghost_eval.agent.redact import REDACTED, RedactionLog, Redactor, redact, redact_files
 from ghost_eval.agent.runner import AgentConfig, investigate
 from ghost_eval.agent.tools import COMPLETE_TOOL
-from ghost_eval.live.target import Target
+from ghost_eval.connect.target import Target
 from ghost_eval.store import Store, bundled_path
 from ghost_eval.store.layout import REDACTIONS_FILE
 from tests.agent.infra import ArmServer

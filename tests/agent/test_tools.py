@@ -10,7 +10,7 @@ from ghost_eval.agent.control_plane import ControlPlaneInspector
 from ghost_eval.agent.gemini_adapter import gemini_tools
 from ghost_eval.agent.shell import ShellInspector
 from ghost_eval.agent.tools import COMPLETE_TOOL, TOOLS, Toolbox, ToolOutcome
-from ghost_eval.live.target import Target
+from ghost_eval.connect.target import Target
 
 
 def test_schemas_are_self_contained_json_schema() -> None:

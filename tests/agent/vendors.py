@@ -1,15 +1,24 @@
 """One scripted vendor for the tests, whichever SDK it stands for: replies, a fake server, the environment, and
-what the agent sent back (tool results) in each request."""
+what the agent sent back (tool results) in each request; and the agent's tool loop run against it."""
 
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ghost_eval.agent.gemini_adapter import BASE_URL_ENV
+from ghost_eval.agent.approval import deny
+from ghost_eval.agent.control_plane import ControlPlaneInspector
+from ghost_eval.agent.loop import Limits, LoopResult, run_loop
+from ghost_eval.agent.runner import PROVIDERS
+from ghost_eval.agent.shell import ShellInspector
+from ghost_eval.agent.tools import Toolbox
+from ghost_eval.connect.target import SshHost, Target
+from ghost_eval.llm import GEMINI_BASE_URL_ENV
+from tests.agent.infra import RESOURCE_GROUP, SUBSCRIPTION, TOKEN
 from tests.fakes.llm import (
     FakeLLMServer,
     Recorded,
@@ -21,7 +30,7 @@ from tests.fakes.llm import (
     gemini_server,
 )
 
-__all__ = ["VENDORS", "Vendor"]
+__all__ = ["VENDORS", "Vendor", "agent_loop", "unreachable_target"]
 
 Calls = list[tuple[str, dict[str, Any]]]
 
@@ -46,7 +55,7 @@ class Vendor:
             monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
         else:
             monkeypatch.setenv("GEMINI_API_KEY", "test-key")
-            monkeypatch.setenv(BASE_URL_ENV, server.url)
+            monkeypatch.setenv(GEMINI_BASE_URL_ENV, server.url)
 
     def tool_results(self, request: Recorded) -> list[tuple[str, bool]]:
         """(output, is_error) of each tool result the agent sent in a request."""
@@ -72,3 +81,34 @@ class Vendor:
 
 
 VENDORS = [Vendor("anthropic", "claude-haiku-4-5-20251001"), Vendor("gemini", "gemini-2.5-flash")]
+
+
+def unreachable_target(folder: Path) -> Target:
+    """A target nothing listens for: enough for runs that never open SSH or call Azure."""
+    host = SshHost(
+        name="tf-dest-vm",
+        address="127.0.0.1",
+        port=1,
+        user="nobody",
+        key_file=str(folder / "none"),
+        known_hosts_file=str(folder / "none"),
+    )
+    return Target(
+        name="offline",
+        subscription_id=SUBSCRIPTION,
+        resource_group=RESOURCE_GROUP,
+        nics={"tf-dest-vm": "tf-dest-vm-nic"},
+        nsgs={"tf-dest-vm": "tf-dest-vm-nsg"},
+        arm_endpoint="https://127.0.0.1:1",
+        credential="static_token",
+        token=TOKEN,
+        hosts={"tf-dest-vm": host},
+    )
+
+
+def agent_loop(vendor: Vendor, target: Target, limits: Limits, sleeps: list[float]) -> tuple[LoopResult, Toolbox]:
+    """The reference agent's tool loop on the vendor's real SDK; the waits between attempts are recorded, not slept."""
+    adapter = PROVIDERS[vendor.provider](vendor.model, "system prompt", "the symptom", temperature=0.0, limits=limits)
+    shell = ShellInspector(target=target, approver=deny, session_id="ghost_test")
+    toolbox = Toolbox(shell=shell, control_plane=ControlPlaneInspector(target=target))
+    return run_loop(adapter, toolbox, limits, sleep=sleeps.append), toolbox

@@ -32,7 +32,7 @@ def store(tmp_path: Path) -> Store:
 
 @pytest.fixture
 def clone(store: Store) -> Clone:
-    """clone(case, as_model, like_model, n=1, addon=None) → appends n runs whose files are the demo run of like_model."""
+    """clone(case, as_model, like_model, n=1, addon=None, …) → appends n runs whose files are the demo run of like_model."""
     counter = [0]
 
     def _clone(
@@ -43,6 +43,7 @@ def clone(store: Store) -> Clone:
         addon: str | None = None,
         label: str | None = None,
         environment: str | None = None,
+        suite_version: str | None = None,
     ) -> str:
         files = _demo_files(case, like_model)
         for _ in range(n):
@@ -61,6 +62,7 @@ def clone(store: Store) -> Clone:
                 repeat_index=counter[0],
                 synthetic=True,
                 environment=environment,
+                suite_version=suite_version,
             )
             store.append(meta, files)
         return case

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from ghost_eval.connect.ssh import ssh_connect, ssh_run
+from ghost_eval.connect.target import Target
 from ghost_eval.lab import LabLayout, lab_down, lab_up
-from ghost_eval.live.target import Target, ssh_connect, ssh_run
 
 __all__ = ["Lab", "lab", "normalized_firewall", "require_lab_host", "vm_run", "wait_until"]
 

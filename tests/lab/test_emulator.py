@@ -24,10 +24,12 @@ from azure.mgmt.network.models import (
     SecurityRulePropertiesFormat,
 )
 
+from ghost_eval.connect.azure import network_client, storage_client
+from ghost_eval.connect.effective import flow_allowed, next_hop
+from ghost_eval.connect.target import Target
 from ghost_eval.lab.arm import ArmServer, ArmState, seed
 from ghost_eval.lab.fabric import compile_fabric
 from ghost_eval.lab.layout import INTERNET_PREFIX, LOCATION, RESOURCE_GROUP, STORAGE_ACCOUNTS, SUBSCRIPTION_ID, VMS
-from ghost_eval.live.effective import flow_allowed, next_hop
 from ghost_eval.live.recipes import (
     CreateNetworkSecurityGroup,
     CreateRouteTable,
@@ -42,7 +44,6 @@ from ghost_eval.live.recipes import (
     SetStorageFirewall,
     applied,
 )
-from ghost_eval.live.target import Target, network_client, storage_client
 
 RG = RESOURCE_GROUP
 TOKEN = "lab-test-token"
@@ -76,6 +77,21 @@ def arm(tmp_path: Path) -> Iterator[tuple[ArmServer, Target]]:
 
 def _client(target: Target, **changes: Any) -> NetworkManagementClient:
     return network_client(target.model_copy(update=changes))
+
+
+def _deny_inbound(client: NetworkManagementClient, name: str, *, priority: int, port: int) -> None:
+    """Add a rule denying inbound TCP to `port` from anywhere to tf-dest-vm-nsg, through the SDK."""
+    rule = SecurityRulePropertiesFormat(
+        protocol="Tcp",
+        access="Deny",
+        direction="Inbound",
+        priority=priority,
+        source_address_prefix="*",
+        source_port_range="*",
+        destination_address_prefix="*",
+        destination_port_range=str(port),
+    )
+    client.security_rules.begin_create_or_update(RG, "tf-dest-vm-nsg", name, SecurityRule(properties=rule)).result()
 
 
 def _raw(
@@ -193,23 +209,7 @@ def test_effective_routes_with_a_user_route_through_the_sdk(arm: tuple[ArmServer
 def test_effective_nsg_rules_with_a_deny_rule_through_the_sdk(arm: tuple[ArmServer, Target]) -> None:
     _server, target = arm
     with _client(target) as client:
-        client.security_rules.begin_create_or_update(
-            RG,
-            "tf-dest-vm-nsg",
-            "block-8080",
-            SecurityRule(
-                properties=SecurityRulePropertiesFormat(
-                    protocol="Tcp",
-                    access="Deny",
-                    direction="Inbound",
-                    priority=150,
-                    source_address_prefix="*",
-                    source_port_range="*",
-                    destination_address_prefix="*",
-                    destination_port_range="8080",
-                )
-            ),
-        ).result()
+        _deny_inbound(client, "block-8080", priority=150, port=8080)
         groups = [
             g.as_dict()
             for g in client.network_interfaces.begin_list_effective_network_security_groups(RG, "tf-dest-vm-nic").result().value
@@ -228,22 +228,11 @@ def test_effective_nsg_rules_with_a_deny_rule_through_the_sdk(arm: tuple[ArmServ
 
 def test_arm_validation_errors_reach_the_sdk(arm: tuple[ArmServer, Target]) -> None:
     _server, target = arm
-    rule = SecurityRulePropertiesFormat(
-        protocol="Tcp",
-        access="Deny",
-        direction="Inbound",
-        priority=300,
-        source_address_prefix="*",
-        source_port_range="*",
-        destination_address_prefix="*",
-        destination_port_range="80",
-    )
     with _client(target) as client:
         with pytest.raises(HttpResponseError, match="SecurityRuleConflict"):  # SSH already holds 300 inbound
-            client.security_rules.begin_create_or_update(RG, "tf-dest-vm-nsg", "dup", SecurityRule(properties=rule)).result()
-        rule.priority = 5000
+            _deny_inbound(client, "dup", priority=300, port=80)
         with pytest.raises(HttpResponseError, match="SecurityRuleInvalidPriority"):
-            client.security_rules.begin_create_or_update(RG, "tf-dest-vm-nsg", "high", SecurityRule(properties=rule)).result()
+            _deny_inbound(client, "high", priority=5000, port=80)
         with pytest.raises(HttpResponseError, match="InUseNetworkSecurityGroupCannotBeDeleted"):
             client.network_security_groups.begin_delete(RG, "tf-dest-vm-nsg").result()
         subnet = client.subnets.get(RG, "forensics-vnet", "default")
@@ -257,23 +246,7 @@ def test_arm_validation_errors_reach_the_sdk(arm: tuple[ArmServer, Target]) -> N
 def test_fabric_enforces_what_the_api_reports(arm: tuple[ArmServer, Target]) -> None:
     server, target = arm
     with _client(target) as client:
-        client.security_rules.begin_create_or_update(
-            RG,
-            "tf-dest-vm-nsg",
-            "block-8080",
-            SecurityRule(
-                properties=SecurityRulePropertiesFormat(
-                    protocol="Tcp",
-                    access="Deny",
-                    direction="Inbound",
-                    priority=150,
-                    source_address_prefix="*",
-                    source_port_range="*",
-                    destination_address_prefix="*",
-                    destination_port_range="8080",
-                )
-            ),
-        ).result()
+        _deny_inbound(client, "block-8080", priority=150, port=8080)
     script = compile_fabric(server.state)
     body = re.search(r"chain nsg_tf_dest_vm_nic_nic_inbound \{\n(.*?)\n  \}", script, re.DOTALL)
     assert body is not None

@@ -10,10 +10,11 @@ import paramiko
 import pytest
 
 from ghost_eval.cli import main
+from ghost_eval.connect.ssh import ssh_connect
+from ghost_eval.connect.target import TargetError, load_target
 from ghost_eval.lab import LabError, LabLayout, lab_down, lab_status, lab_up
 from ghost_eval.lab import preflight as preflight_module
 from ghost_eval.lab.network import lab_links, lab_namespaces
-from ghost_eval.live.target import TargetError, load_target, ssh_connect
 from tests.lab.helpers import LAB_MARKS, Lab, require_lab_host, vm_run, wait_until
 
 pytestmark = LAB_MARKS

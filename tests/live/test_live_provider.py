@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 import yaml
 
-from ghost_eval.agent.gemini_adapter import BASE_URL_ENV
+from ghost_eval.connect.ssh import ssh_connect, ssh_run
 from ghost_eval.decide import decide_variant, load_variant
 from ghost_eval.evaluate import load_case_set
 from ghost_eval.identity import HashKind
-from ghost_eval.live.target import ssh_connect, ssh_run
+from ghost_eval.llm import GEMINI_BASE_URL_ENV
 from ghost_eval.store import RunFilter, Store
 from tests.agent.vendors import VENDORS, Vendor
 from tests.conftest import REPO
@@ -113,7 +113,9 @@ def test_small_live_suite_through_promptfoo(lab: Lab, servers: dict[str, FakeLLM
         "prompts": [{"id": "symptom", "label": "symptom", "raw": "{{symptom}}"}],
         "providers": providers,
         "defaultTest": f"file://{REPO}/assertions/grades.yaml",
-        "tests": [{"vars": {"use_case": c, "symptom": "see case"}} for c in ("a", "m")],
+        "tests": [
+            {"vars": {"use_case": c, "symptom": "see case"}, "metadata": {"suite_version": "live-0001"}} for c in ("a", "m")
+        ],
     }
     path = tmp_path / "live.yaml"
     path.write_text(yaml.safe_dump(config))
@@ -122,7 +124,7 @@ def test_small_live_suite_through_promptfoo(lab: Lab, servers: dict[str, FakeLLM
         "ANTHROPIC_API_KEY": "test-key",
         "ANTHROPIC_BASE_URL": servers["anthropic"].url,
         "GEMINI_API_KEY": "test-key",
-        BASE_URL_ENV: servers["gemini"].url,
+        GEMINI_BASE_URL_ENV: servers["gemini"].url,
     }
     rows = run_eval(path, tmp_path, "-j", "3", extra_env=env, timeout=900)
     assert len(rows) == 6
@@ -138,6 +140,7 @@ def test_small_live_suite_through_promptfoo(lab: Lab, servers: dict[str, FakeLLM
         assert record.snapshot is not None and record.written_by_us and record.trace
         assert record.metadata is not None and record.metadata.hash_kind is HashKind.EFFECTIVE_PROMPT
         assert record.metadata.environment == "lab" and entry.environment == "lab"
+        assert record.metadata.suite_version == "live-0001" and entry.suite_version == "live-0001"  # the row's
         hashes.setdefault((entry.model_id, record.metadata.addon_hash), set()).add(entry.system_prompt_hash)
         outputs = "\n".join(c.output for c in record.trace)
         if entry.use_case_id == "use_case_m":

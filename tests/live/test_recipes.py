@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from ghost_eval.cases import load_case, load_cases
+from ghost_eval.connect.azure import network_client, storage_client
 from ghost_eval.lab.layout import INTERNET_HOST
 from ghost_eval.lab.shell import in_netns, run
 from ghost_eval.live.recipes import (
@@ -24,7 +25,6 @@ from ghost_eval.live.recipes import (
 )
 from ghost_eval.live.snapshot import take_snapshot
 from ghost_eval.live.symptoms import failed_symptoms
-from ghost_eval.live.target import network_client, storage_client
 from tests.lab.helpers import LAB_MARKS, Lab, normalized_firewall, vm_run, wait_until
 
 pytestmark = LAB_MARKS

@@ -57,6 +57,9 @@ def test_same_store_has_no_changes_and_filters_select_rows(tmp_path: Path) -> No
     assert [r.key for r in early] == [f"{c} · gemini-2.5-flash · r0" for c in "adef"]
     diff = diff_outcomes("all", whole, "early", early)
     assert diff.changes == [] and diff.unchanged == 4 and len(diff.only_a) == 26 and diff.only_b == []
+    # the demo store's runs record no suite version
+    assert len(load_outcomes(f"store:{store}?suite_version=unknown", cases, problems)) == 30
+    assert load_outcomes(f"store:{store}?suite_version=abc", cases, problems) == []
 
 
 def test_a_bad_eval_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

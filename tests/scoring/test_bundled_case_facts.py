@@ -220,3 +220,34 @@ def test_c3_an_accept_for_every_source_ahead_of_the_faulty_drop_instead_of_remov
     (flag,) = [f for f in _score("r", bypass + VERIFY).flags if f.criterion_id == 3]
     assert "instead of removing it" in flag.explanation
     assert 3 not in _fired(_score("r", "1. `iptables -I INPUT 1 -s 10.0.1.4 -p tcp --dport 9090 -j ACCEPT`\n" + VERIFY))
+
+
+@pytest.mark.parametrize(
+    ("narrative", "fired"),
+    [
+        ("I checked INPUT on tf-dest-vm. My fix is to clear it: `sudo iptables -F INPUT`.\n", {3, 4}),
+        ("I looked at INPUT, so I removed the rule from the live chain:\n`sudo iptables -D INPUT 1`\n", {4}),
+        ("The hardening run had executed `iptables -I INPUT 1 -p tcp --dport 5001 -j DROP` at 02:00.\n", set()),
+    ],
+)
+def test_a_narrative_under_an_investigation_heading_still_recommends_its_fix(narrative: str, fired: set[int]) -> None:
+    """A report written as one story under "# Investigation notes": the paragraphs that recommend or make a change
+    are its actions; a command it only quotes as what happened is not."""
+    run = evidence("# Investigation notes\n" + narrative, use_case="j")
+    assert _fired(score_run(run, _case("j"))) == fired
+
+
+def test_what_a_report_says_it_did_not_do_is_no_action() -> None:
+    fix = (
+        "1. `az network route-table route delete -g nw-forensics-rg --route-table-name ghost-demo-blackhole-rt "
+        "-n ghost-demo-nva-redirect`\n   I deliberately did not dissociate or delete the route table.\n"
+        "   Verify: `nc -zv 10.0.1.5 8080` prints `succeeded`.\n"
+    )
+    assert _fired(_score("e", fix)) == set()
+
+
+def test_a_lower_case_label_opens_the_fix_and_no_list_of_layers_is_a_change() -> None:
+    steps = "## Findings\n- the DROP\n\nfix (tf-dest-vm):\n```\nsudo iptables -F INPUT\n```\n"
+    assert 3 in _fired(score_run(evidence(steps, use_case="j"), _case("j")))
+    advice = "## Fix\nnone at network level (no NSG / route / tc / iptables change). Hand it to the app owner.\n"
+    assert 4 not in _fired(score_run(evidence(advice, use_case="c"), _case("c")))

@@ -75,3 +75,8 @@ def test_going_through_the_owner() -> None:
     (edit,) = parse_command_block("sudo sed -i 's/loss 20%/loss 0%/' /etc/ghost-shaper/shaper.conf")
     (raw,) = parse_command_block("sudo tc qdisc del dev eth0 root")
     assert via_owner(edit, owned) and not via_owner(raw, owned)
+
+
+def test_what_follows_a_command_is_no_owner() -> None:
+    said = "It can be put back with `tc qdisc add dev eth0 root handle 1: prio` followed by the netem and filter commands."
+    assert findings_ownership(said) == []

@@ -14,9 +14,11 @@ from typing import Any
 import pytest
 
 from ghost_eval import promptfoo
+from ghost_eval.cli import main
 from ghost_eval.errors import ExtensionError
 from ghost_eval.extensions import load_checks
 from ghost_eval.promptfoo import GRADES_KEY, replay_response
+from tests.judge.helpers import demo_copy
 
 CHECKS = """
 from ghost_eval.extensions import CheckOutcome
@@ -98,3 +100,58 @@ def test_entry_points_are_found_in_a_fresh_interpreter(team_package: Path) -> No
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(team_package), os.environ.get("PYTHONPATH", "")])}
     out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == ["netops.fail2ban_named"]
+
+
+def _scored(store: Path, capsys: pytest.CaptureFixture[str], *checks: str) -> list[dict[str, Any]]:
+    args = ["score", "--store", str(store), "--use-case", "m", "--format", "jsonl", "--jobs", "1"]
+    assert main(args + (["--checks", *checks] if checks else [])) == 0
+    return [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+
+
+def _verdict_files(store: Path) -> int:
+    return len(list(store.rglob("verdicts/deterministic@*.json")))
+
+
+def test_score_runs_team_checks_beside_unchanged_built_in_verdicts(
+    team_package: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = demo_copy(tmp_path)
+    plain = _scored(store, capsys)
+    with_checks = _scored(store, capsys, "teamchecks:explains", "netops.bug=teamchecks:broken")
+    assert len(plain) == len(with_checks) == 3
+    for before, after in zip(plain, with_checks, strict=True):
+        assert [o["name"] for o in before["team_checks"]] == ["netops.fail2ban_named"]  # the installed entry point
+        assert {k: v for k, v in after.items() if k != "team_checks"} == {k: v for k, v in before.items() if k != "team_checks"}
+        outcomes = {o["name"]: o for o in after["team_checks"]}
+        assert sorted(outcomes) == ["explains", "netops.bug", "netops.fail2ban_named"]
+        assert outcomes["netops.bug"]["passed"] is False and outcomes["netops.bug"]["error"] == "RuntimeError('team bug')"
+        assert outcomes["explains"] == {**outcomes["explains"], "passed": False, "reason": "case m", "error": None}
+        assert outcomes["explains"]["version"].startswith("src-")
+    assert (
+        main(["score", "--store", str(store), "--use-case", "m", "--no-write", "--checks", "netops.bug=teamchecks:broken"]) == 0
+    )
+    assert "netops.bug error" in capsys.readouterr().out  # the table names the check that raised
+
+
+def test_a_cached_verdict_is_reused_only_for_the_same_team_checks(
+    team_package: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = demo_copy(tmp_path)
+    _scored(store, capsys)
+    assert _verdict_files(store) == 3
+    first = _scored(store, capsys, "teamchecks:explains")
+    assert _verdict_files(store) == 6 and all(len(r["team_checks"]) == 2 for r in first)  # not the verdict without them
+    assert _scored(store, capsys, "teamchecks:explains") == first and _verdict_files(store) == 6  # the same checks: reused
+    (team_package / "teamchecks.py").write_text(CHECKS.replace('f"case {case.id', 'f"Case {case.id'))
+    sys.modules.pop("teamchecks", None)  # an edited check is a new version (a hash of its source)
+    edited = _scored(store, capsys, "teamchecks:explains")
+    assert _verdict_files(store) == 9 and {o["reason"] for r in edited for o in r["team_checks"]} >= {"Case m"}
+
+
+def test_a_check_declares_its_version_and_what_it_reads(team_package: Path) -> None:
+    (team_package / "versioned.py").write_text(
+        "def check(evidence, case):\n    return True\ncheck.version = '7'\ncheck.reads = ('report',)\n"
+    )
+    (entry,) = [c for name, c in load_checks(["versioned:check"]).items() if name == "check"]
+    assert (entry.version, entry.reads) == ("7", ("report",))
+    assert load_checks()["netops.fail2ban_named"].reads == ("evidence", "case")
