@@ -68,3 +68,16 @@ def test_a_refutation_label_before_a_colon_still_refutes_what_follows() -> None:
     assert check_diagnosis(case_n, "The NSG blocks the traffic.", None).forbidden == ["nsg_blamed"]
     assert check_diagnosis(case_n, "Refuted: the NSG blocks the traffic.", None).forbidden == []
     assert check_diagnosis(case_n, "H1 (refuted): the NSG blocks the traffic.", None).forbidden == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Root cause: fail2ban on tf-dest-vm banned 203.0.113.47 in f2b-sshd.\n\nRuled out\n- the NSG is blocking SSH\n",
+        "Root cause: fail2ban on tf-dest-vm banned 203.0.113.47 in f2b-sshd. The NSG is blocking SSH — nothing ties "
+        "the NSG to the failures.\n",
+    ],
+)
+def test_claims_listed_as_ruled_out_or_answered_on_the_spot_are_not_asserted(text: str) -> None:
+    result = check_diagnosis(CASE_M, text, None)
+    assert result.forbidden == [] and result.correct
