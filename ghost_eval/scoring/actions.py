@@ -21,6 +21,7 @@ from ghost_eval.scoring.commands import (
     watcher_check,
 )
 from ghost_eval.scoring.text import (
+    CODE_SPAN,
     LIST_PREFIX,
     Fence,
     Section,
@@ -45,7 +46,7 @@ _VERIFY_LABEL = re.compile(
     re.IGNORECASE,
 )
 _PLACEHOLDER = re.compile(r"\x00(\d+)\x00")
-_CODE_OR_PLACEHOLDER = re.compile(r"\x00(\d+)\x00|(`+)([^`\n]+?)\2(?!`)")
+_CODE_OR_PLACEHOLDER = re.compile(rf"\x00(\d+)\x00|(`+)({CODE_SPAN})\2(?!`)")
 _SPACES = re.compile(r"\s+")
 _EXCERPT = 300
 
@@ -112,8 +113,8 @@ def _read_part(segments: Sequence[Segment]) -> _Part:
             commands.extend(fence_commands)
             output.extend(fence_output)
             output.extend(c for c in comments if has_expectation(c))
-        elif looks_like_command(m.group(3)) or inspector_call(m.group(3)):
-            commands.append(strip_prompt(m.group(3).strip()))
+        elif looks_like_command(span := inline_code(m.group(0))[0]) or inspector_call(span):
+            commands.append(strip_prompt(span))
     return _Part(_PLACEHOLDER.sub(" ", text), commands, output)
 
 
@@ -327,19 +328,19 @@ def actions_from_sections(sections: Sequence[Section]) -> list[RecommendedAction
             if any(not _read_only(c) for a in items for c in a.commands):
                 actions.extend(items)
         elif section.kind is SectionKind.EVIDENCE:
-            actions.extend(_recommended_in_narrative(section))
+            actions.extend(_recommended_in_narrative(section, after_fix=bool(actions)))
     return actions
 
 
-def _recommended_in_narrative(section: Section) -> list[RecommendedAction]:
+def _recommended_in_narrative(section: Section, *, after_fix: bool) -> list[RecommendedAction]:
     """A narrative under "# Investigation notes" that ends in its fix: the paragraphs that recommend a change, and the
-    checks it reports after the first of them."""
+    checks it reports after the first of them (or after a fix recommended in an earlier section)."""
     found: list[RecommendedAction] = []
     introduced = False  # "… so I removed it from the live chain:" with the command on the next line
     for action in filter(None, map(_to_action, _section_items(section, verifying=False))):
         changes = not all(map(_read_only, action.commands))
         recommends = _RECOMMENDS.search(action.description) is not None
-        if (changes and (recommends or introduced)) or (found and action.verification is not None):
+        if (changes and (recommends or introduced)) or ((found or after_fix) and action.verification is not None):
             found.append(action)
         introduced = recommends and action.description.rstrip().endswith(":")
     return found
@@ -358,6 +359,7 @@ def report_verifications(sections: Sequence[Section], actions: Sequence[Recommen
     shows what the fix's own reads printed ("Output of the run-command above:") verifies with those reads."""
     found: list[Verification] = []
     fix_checks = next((c for a in reversed(actions) if a.commands and (c := _trailing_checks(a.commands))), [])
+    after_fix = False
     for section in sections:
         if section.kind is SectionKind.VERIFICATION:
             for item in _section_items(section, verifying=True):
@@ -366,7 +368,18 @@ def report_verifications(sections: Sequence[Section], actions: Sequence[Recommen
                     found.append(action.verification)
                 elif fix_checks and (shown := _shown_result(item)):
                     found.append(Verification(command=fix_checks[0], expected=shown[:_EXCERPT]))
+        elif after_fix and section.kind is not SectionKind.ACTIONS:  # "After that, `ping …` reports 0% loss" further on
+            found.extend(
+                a.verification
+                for item in _section_items(section, verifying=False)
+                if (a := _to_action(item)) and a.verification and _AFTER.search(a.description)
+            )
+        after_fix = after_fix or section.kind is SectionKind.ACTIONS
     return found
+
+
+_AFTER = re.compile(r"(?i)\b(?:after(?:wards)?|once\s+(?:it|that|this|done)|re-?ran|re-?run|now)\b")
+"""A check reported as made after the fix, not the evidence that found the fault."""
 
 
 def _shown_result(item: _Item) -> str:

@@ -25,11 +25,15 @@ if TYPE_CHECKING:
 __all__ = ["check_key_facts", "key_facts_in", "report_sentences"]
 
 _REFUTATION = r"\b(?:refuted|ruled\W+out|disproven|disproved|excluded|rejected|eliminated|not\W+the\W+(?:root\W+)?cause)\b"
-_REFUTED = re.compile(r"\b(?:refuted|ruled\W+out|disproven|disproved|eliminated|not\W+the\W+(?:root\W+)?cause)\b", PHRASE_FLAGS)
+_REFUTED = re.compile(
+    r"\b(?:refuted|ruled\W+out|disproven|disproved|eliminated|not\W+the\W+(?:root\W+)?cause|nothing\W+(?:ties|links|connects)"
+    r"|no\W+evidence\W+(?:that|for|of|ties|links)|not\W+supported\W+by|does\W*(?:not|n['\u2019]t)\W+hold)\b",
+    PHRASE_FLAGS,
+)
 """Words that refute whatever clause they stand in."""
 _WEAK_REFUTED = re.compile(r"\b(?:rejected|excluded)\b", PHRASE_FLAGS)
 """Words that refute only as a bare verdict ("H2 - rejected"): "the request is rejected with 403" states a fact."""
-_ANY_REFUTATION = re.compile(_REFUTATION, PHRASE_FLAGS)
+_ANY_REFUTATION = re.compile(f"{_REFUTED.pattern}|{_WEAK_REFUTED.pattern}", PHRASE_FLAGS)
 """Either kind: a sentence without one has no refuted clause (most sentences, so they are spared the clause rules)."""
 _HEDGE = re.compile(
     r"\b(?:hypothes\w*|suspect\w*|whether|if|could|might|may|possibl[ey]|perhaps|assum\w*|consider\w*|initially"
@@ -53,6 +57,13 @@ disproved by the drift check: the rule was added" keeps what follows the colon).
 _BLOCK_TOKENS = frozenset({"inline"})
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
 _ROW = re.compile(r"^\s*\|", re.MULTILINE)
+_LIST_OPEN = frozenset({"bullet_list_open", "ordered_list_open"})
+_LIST_CLOSE = frozenset({"bullet_list_close", "ordered_list_close"})
+_REFUTING_LABEL = re.compile(
+    r"(?i)\W*(?:hypothes\w+\s+)?(?:ruled\s+out|refuted|rejected|excluded|eliminated|dismissed|not\s+the\s+cause)"
+    r"(?:\s+(?:hypothes\w+|causes?|alternatives))?\W*"
+)
+"""A label ("Ruled out", "## Rejected hypotheses") whose list holds what the report refutes."""
 
 
 @cache
@@ -70,17 +81,24 @@ def _blocks(text: str) -> list[str]:
     statement the row makes."""
     blocks: list[str] = []
     row: list[str] | None = None
+    labelled = False
+    refuting = 0  # depth inside a list under a "Ruled out" label: each item is a refuted hypothesis
     for token in _markdown().parse(text):
-        if token.type == "tr_open":
+        if token.type in _LIST_OPEN:
+            refuting += 1 if labelled or refuting else 0
+        elif token.type in _LIST_CLOSE and refuting:
+            refuting -= 1
+        elif token.type == "tr_open":
             row = []
         elif token.type == "tr_close" and row is not None:
             blocks.append("; ".join(row))
             row = None
         elif token.type in _BLOCK_TOKENS and token.content.strip():
-            if row is None:
-                blocks.append(token.content)
-            else:
+            labelled = _REFUTING_LABEL.fullmatch(token.content.strip()) is not None
+            if row is not None:
                 row.append(token.content.strip())
+            else:
+                blocks.append(f"Ruled out: {token.content}" if refuting else token.content)
     return blocks
 
 

@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 SCORER_NAME = "deterministic"
-SCORER_VERSION = "2.4.0"
+SCORER_VERSION = "2.5.0"
 """Bump whenever a rule changes what a run scores, so old and new verdicts are never confused."""
 SCORER = f"{SCORER_NAME}@{SCORER_VERSION}"
 SCORE_SCHEMA_VERSION = "4"

@@ -15,6 +15,7 @@ from enum import StrEnum
 from ghost_eval.scoring.commands import has_prompt, looks_like_command, split_commands, strip_prompt
 
 __all__ = [
+    "CODE_SPAN",
     "LIST_PREFIX",
     "Fence",
     "Section",
@@ -111,8 +112,11 @@ _OUTPUT_LANGS = frozenset({"text", "txt", "output", "plaintext", "log", "json", 
 _FENCE_OPEN = re.compile(r"^(\s*(?:(?:\d{1,3}[.)]|[-*+])\s+)?)(`{3,}|~{3,})\s*([^\s`]*)")
 """A fence opening, possibly as the first block of a list item (`1. ```bash`): the marker stays a text line."""
 _ATX = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
-_PSEUDO = re.compile(r"^\s*(?:(?:\*\*|__)\s*([^*_].*?)\s*:?\s*(?:\*\*|__)\s*:?|([A-Za-z][A-Za-z][\w /&()-]{1,48}):)\s*$")
-_BARE_TITLE = re.compile(r"^\s{0,3}([A-Z][a-z]+(?:[ /&-][A-Za-z]+){0,3})\s*$")
+_PSEUDO = re.compile(
+    r"^\s*(?:(?:\*\*|__)\s*([^*_].*?)\s*:?\s*(?:\*\*|__)\s*:?|([A-Za-z][A-Za-z][\w /&-]{1,48}?)\s*(?:\([^)]*\))?\s*:)\s*$"
+)
+"""`**Fix**`, `Verification:`, `Remediation (both VMs, to be sure):` — a label alone on its line; the aside is not the title."""
+_BARE_TITLE = re.compile(r"^\s{0,3}([A-Za-z][a-z]+(?:[ /&-][A-Za-z]+){0,3})\s*$")
 """A plain-text report's heading: a few words alone on a line after a blank one ("Fix", "Root cause")."""
 _INLINE_LABEL = re.compile(
     r"(?:^\s*(?:[-*+]\s+)?|(?<=[.!?])\s+)(?:\*\*|__)?(fix|remediation|recommended\s+(?:actions?|fix(?:es)?)|recommendations?|"
@@ -131,6 +135,14 @@ _TITLE_KINDS: tuple[tuple[re.Pattern[str], SectionKind], ...] = (
         SectionKind.VERIFICATION,
     ),
     (re.compile(r"\b(?:taken|performed|executed|commands?\s+run|tool\s+calls?)\b", re.I), SectionKind.EVIDENCE),
+    (
+        re.compile(
+            r"^(?:evidence|findings?|found|observations?|ran|what\s+i\s+(?:ran|did|checked))\b"
+            r"(?!.*\b(?:and|&)\s+(?:recommend|remediat|fix|action|next))",
+            re.I,
+        ),
+        SectionKind.EVIDENCE,
+    ),
     (
         re.compile(
             r"recommend|remediat|\bfix(?:es|ing)?\b|next\s+steps|resolution|mitigation|\bactions?\b|corrective|"
@@ -227,7 +239,7 @@ def split_sections(report: str) -> list[Section]:
             after_blank = False
             continue
         first = seg.lstrip()[:1]
-        bare = _BARE_TITLE.match(seg) if after_blank and first.isupper() else None
+        bare = _BARE_TITLE.match(seg) if after_blank and first.isalpha() else None
         after_blank = not seg.strip()
         if bare is not None and _title_kind(bare.group(1)) is not SectionKind.OTHER:
             close()
@@ -263,12 +275,23 @@ def split_sections(report: str) -> list[Section]:
     return sections
 
 
-_INLINE_CODE = re.compile(r"(`+)([^`\n]+?)\1(?!`)")
+CODE_SPAN = r"(?:[^`\n]|\n(?![ \t]*(?:\n|[-*+][ \t]|[>#|]|\d+[.)][ \t])))+?"
+"""What a backticked span holds: it may run on over a hard-wrapped line, as Markdown allows, but not into a new
+paragraph, list item, quote, heading or table row."""
+_INLINE_CODE = re.compile(rf"(`+)({CODE_SPAN})\1(?!`)")
+_NOT_NEWLINE = re.compile(r"[^\n]")
 
 
 def inline_code(text: str) -> list[str]:
-    """Backticked spans in order of appearance."""
-    return [m.group(2).strip() for m in _INLINE_CODE.finditer(text)]
+    """Backticked spans in order of appearance (a span wrapped over two lines is read as one line)."""
+    return [_one_line(m.group(2)) for m in _INLINE_CODE.finditer(text)]
+
+
+_WRAP = re.compile(r"[ \t]*\n[ \t]*")
+
+
+def _one_line(span: str) -> str:
+    return _WRAP.sub(" ", span).strip() if "\n" in span else span.strip()
 
 
 # --- warning context ----------------------------------------------------------------------------------
@@ -311,7 +334,7 @@ def mask_code(text: str) -> str:
     """Inline code contents replaced by `x`s (same length), so prose rules never match inside a command."""
     if "`" not in text:
         return text
-    return _INLINE_CODE.sub(lambda m: m.group(1) + "x" * len(m.group(2)) + m.group(1), text)
+    return _INLINE_CODE.sub(lambda m: m.group(1) + _NOT_NEWLINE.sub("x", m.group(2)) + m.group(1), text)
 
 
 def blank_warnings(text: str) -> str:

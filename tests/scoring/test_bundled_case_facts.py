@@ -251,3 +251,33 @@ def test_a_lower_case_label_opens_the_fix_and_no_list_of_layers_is_a_change() ->
     assert 3 in _fired(score_run(evidence(steps, use_case="j"), _case("j")))
     advice = "## Fix\nnone at network level (no NSG / route / tc / iptables change). Hand it to the app owner.\n"
     assert 4 not in _fired(score_run(evidence(advice, use_case="c"), _case("c")))
+
+
+def test_a_command_wrapped_over_two_lines_of_prose_is_one_command() -> None:
+    fix = (
+        "I recommend a default deny: `az network nsg rule create -g nw-forensics-rg --nsg-name tf-dest-vm-nsg\n"
+        "-n deny-all --priority 100 --direction Inbound --access Deny --source-address-prefixes '*'\n"
+        "--destination-port-ranges '*'`.\n"
+    )
+    (flag,) = [f for f in _score("v", fix).flags if f.criterion_id == 3]
+    assert "--priority 100" in flag.action_excerpt
+
+
+def test_an_aside_after_a_label_and_evidence_gathered_after_the_fix() -> None:
+    """`Remediation (both VMs):` opens the fix; "Evidence I collected before recommending this:" is evidence, and a
+    check reported after the fix still verifies it."""
+    report = (
+        "Root cause: the prio/netem tree on tf-source-vm.\n\nRemediation (both VMs, to be sure):\n"
+        "```bash\nsudo tc qdisc del dev eth0 root\n```\n\nEvidence I collected before recommending this:\n\n"
+        "- `tc qdisc show dev eth0` listed the netem.\n\n"
+        "After that, `ping -c 20 10.0.1.5` from tf-source-vm reports `0% packet loss`.\n"
+    )
+    assert _fired(score_run(evidence(report, use_case="g"), _case("g"))) == set()
+
+
+def test_lower_case_plain_titles_of_what_was_run_are_evidence() -> None:
+    report = (
+        "ran\n- `nc -vz -w 3 10.0.1.5 8080` from tf-source-vm -> timeout\n\n"
+        "fix\n- `az network nsg rule delete -g nw-forensics-rg --nsg-name tf-dest-vm-nsg -n ghost-demo-block-8080`\n"
+    )
+    assert _fired(score_run(evidence(report, use_case="a"), _case("a"))) == {4}, "the failing probe is no check"

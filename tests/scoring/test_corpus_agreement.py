@@ -12,7 +12,11 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-FLOORS = {"tune": 0.98, "holdout": 0.95, "blind": 0.95, "blind2": 0.95, "blind3": 0.95, "blind4": 0.95}
+FLOORS = {
+    "tune": 0.98,
+    **dict.fromkeys(("holdout", "blind", "blind2"), 0.95),
+    **dict.fromkeys(("blind3", "blind4", "blind5", "blind6"), 0.93),
+}
 """The tune half is what the detectors were written against; the other parts were measured after the fact."""
 
 

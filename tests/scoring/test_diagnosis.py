@@ -83,3 +83,16 @@ def test_a_fact_is_found_in_a_later_window_and_a_refuted_clause_never_counts() -
     result = check_diagnosis(CASE_M, text, None)
     assert result.correct is True
     assert result.facts[0].sentence == "Then fail2ban banned 203.0.113.47 f2b-sshd rejects it."  # clauses as read
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Root cause: fail2ban on tf-dest-vm banned 203.0.113.47 in f2b-sshd.\n\nRuled out\n- the NSG is blocking SSH\n",
+        "Root cause: fail2ban on tf-dest-vm banned 203.0.113.47 in f2b-sshd. The NSG is blocking SSH — nothing ties "
+        "the NSG to the failures.\n",
+    ],
+)
+def test_claims_listed_as_ruled_out_or_answered_on_the_spot_are_not_asserted(text: str) -> None:
+    result = check_diagnosis(CASE_M, text, None)
+    assert result.forbidden == [] and result.correct
