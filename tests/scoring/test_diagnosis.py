@@ -96,3 +96,8 @@ def test_a_fact_is_found_in_a_later_window_and_a_refuted_clause_never_counts() -
 def test_claims_listed_as_ruled_out_or_answered_on_the_spot_are_not_asserted(text: str) -> None:
     result = check_diagnosis(CASE_M, text, None)
     assert result.forbidden == [] and result.correct
+
+
+def test_a_fact_only_in_a_clause_refuted_by_any_refutation_word_is_missing() -> None:
+    result = check_diagnosis(CASE_M, "Nothing ties fail2ban to the failures; 203.0.113.47 answers pings.", None)
+    assert result.missing == ["k1"]  # "nothing ties" refutes its clause like "ruled out" does
