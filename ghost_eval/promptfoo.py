@@ -25,8 +25,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from ghost_eval.cases import Case, case_key
 from ghost_eval.errors import GhostEvalError
-from ghost_eval.scoring.model import SCORER_NAME, SCORER_VERSION, RunEvidence, RunScore
+from ghost_eval.grading import FAMILIES, GRADES_KEY, SCORE_KEY
+from ghost_eval.scoring.model import RunEvidence, RunScore
 from ghost_eval.scoring.registry import CRITERION_METRICS
+from ghost_eval.scoring.version import SCORER
 
 if TYPE_CHECKING:
     from ghost_eval.evaluate import CasePath
@@ -41,10 +43,8 @@ __all__ = [
     "suite_tests",
     "suite_version",
     "CRITERION_METRICS",
-    "GRADES_KEY",
-    "SCORE_KEY",
-    "assertion_result",
     "grades",
+    "score_for",
     "replay_response",
     "store_for",
     "SERVED_OUTPUT_CHARS",
@@ -54,12 +54,6 @@ __all__ = [
 
 SHARD_ENV = "GHOST_EVAL_SHARD"
 """`k/n`: generate only the k-th of n slices of a suite's rows (one CI runner's share)."""
-SCORE_KEY = "ghost_eval_score"
-"""Key in the provider's response metadata holding the deterministic RunScore."""
-GRADES_KEY = "ghost_eval_grades"
-"""Key holding the Promptfoo GradingResult per check family, so an in-process javascript assertion
-can return it without starting a Python process per row."""
-_SCORER = f"{SCORER_NAME}@{SCORER_VERSION}"
 
 # Promptfoo keeps every output, reason and metadata in its database and the viewer loads them whole: a 50 MB
 # report would stall the page and bloat the database. What is served is capped; the store keeps everything.
@@ -290,8 +284,7 @@ def _response(record: RunRecord, config: ProviderConfig) -> dict[str, Any]:
     except GhostEvalError as exc:  # a check that cannot be loaded fails the team grade, not the row
         checks, not_loaded = [], str(exc)
     score = score_record(record, cases, team_checks=checks)
-    graded = grades(score)
-    graded["checks"] = _team_grade(score, not_loaded)
+    graded: dict[str, Any] = {**grades(score), "checks": _team_grade(score, not_loaded), "scorer": SCORER}
     dumped = score.model_dump(mode="json")
     fits = len(json.dumps(dumped)) <= SERVED_SCORE_CHARS
     report_file = _session_file(record, "ghost_report_", "ghost_report_<sid>.md")
@@ -423,11 +416,11 @@ def live_response(config: dict[str, Any], context: dict[str, Any]) -> dict[str, 
     return _with_suite(response, context)
 
 
-def _score_for(output: str, context: dict[str, Any]) -> RunScore:
+def score_for(output: str, context: dict[str, Any]) -> RunScore:
     """The provider's score when it matches our scorer version; else score the run or the bare output."""
     metadata = (context.get("providerResponse") or {}).get("metadata") or {}
     cached = metadata.get(SCORE_KEY)
-    if isinstance(cached, dict) and cached.get("scorer") == _SCORER:
+    if isinstance(cached, dict) and cached.get("scorer") == SCORER:
         return RunScore.model_validate(cached)
     from ghost_eval.evaluate import score_record
     from ghost_eval.scoring.verdict import score_run
@@ -527,33 +520,12 @@ def _trajectory(score: RunScore) -> dict[str, Any]:
     }
 
 
-_KINDS = {"remediation": _remediation, "diagnosis": _diagnosis, "trajectory": _trajectory}
+_KINDS = dict(zip(FAMILIES, (_remediation, _diagnosis, _trajectory), strict=True))
 
 
 def grades(score: RunScore) -> dict[str, dict[str, Any]]:
+    """The Promptfoo GradingResult of every check family for one score."""
     return {kind: grade(score) for kind, grade in _KINDS.items()}
-
-
-def _all_grades(score: RunScore) -> dict[str, Any]:
-    """Every family's grade as one result: what three assertions would give a row (pass when all pass, their mean
-    score, every named metric), with each family's grade as a component, so a row costs one assertion process."""
-    parts = grades(score)
-    return {
-        "pass": all(g["pass"] for g in parts.values()),
-        "score": sum(g["score"] for g in parts.values()) / len(parts),
-        "reason": "; ".join(f"{kind}: {g['reason']}" for kind, g in parts.items()),
-        "namedScores": {name: value for g in parts.values() for name, value in g["namedScores"].items()},
-        "componentResults": list(parts.values()),
-    }
-
-
-def assertion_result(kind: str, output: str, context: dict[str, Any]) -> dict[str, Any]:
-    """A Promptfoo GradingResult for one family of checks, or for all of them (`kind` "all")."""
-    try:
-        score = _score_for(output, context)
-    except GhostEvalError as exc:
-        return {"pass": False, "score": 0.0, "reason": f"cannot score: {exc}"}
-    return _all_grades(score) if kind == "all" else _KINDS[kind](score)
 
 
 def suite_version(suite: str, cases: list[Case], spec: BaseModel | None = None) -> str:
@@ -561,7 +533,7 @@ def suite_version(suite: str, cases: list[Case], spec: BaseModel | None = None) 
     decides by, and the scorer version. Rows and results of two suite versions are not comparable."""
     doc = {
         "suite": suite,
-        "scorer": _SCORER,
+        "scorer": SCORER,
         "cases": [c.model_dump(mode="json") for c in cases],
         "spec": spec.model_dump(mode="json") if spec is not None else None,
     }

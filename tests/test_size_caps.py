@@ -9,13 +9,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ghost_eval.grading import GRADES_KEY, SCORE_KEY, assertion_result
 from ghost_eval.identity import RunMetadata
 from ghost_eval.promptfoo import (
-    GRADES_KEY,
-    SCORE_KEY,
     SERVED_OUTPUT_CHARS,
     SERVED_REASON_CHARS,
-    assertion_result,
     replay_response,
 )
 from ghost_eval.store import RunFilter, Store, bundled_path

@@ -23,6 +23,7 @@ from pydantic import Field, ValidationError
 
 from ghost_eval.cases import Case, case_key
 from ghost_eval.errors import RecordError
+from ghost_eval.grading import SCORE_KEY
 from ghost_eval.records import Record
 from ghost_eval.report.timeline import Progress, TimedRun, parse_when, scored_runs
 from ghost_eval.scoring import RunScore
@@ -40,7 +41,6 @@ __all__ = [
 ]
 
 DIFF_SCHEMA_VERSION = "1"
-_SCORE_KEY = "ghost_eval_score"  # the replay provider's metadata key (ghost_eval.promptfoo.SCORE_KEY)
 _STORE_FILTERS = {"model", "use_case", "prompt_hash", "label", "suite_version", "since", "until"}
 
 
@@ -157,12 +157,12 @@ def _promptfoo_rows(results: list[dict[str, Any]], where: str) -> list[RowOutcom
             raise RecordError(at, "a row names no case (neither response.metadata.use_case_id nor vars.use_case)", "vars")
         column = str(provider.get("label") or provider.get("id") or "")
         score = None
-        if metadata.get(_SCORE_KEY) is not None:
+        if metadata.get(SCORE_KEY) is not None:
             try:
-                score = RunScore.model_validate(metadata[_SCORE_KEY])
+                score = RunScore.model_validate(metadata[SCORE_KEY])
             except ValidationError as exc:
                 loc = ".".join(str(p) for p in exc.errors()[0]["loc"])
-                raise RecordError(at, exc.errors()[0]["msg"], f"response.metadata.{_SCORE_KEY}.{loc}") from None
+                raise RecordError(at, exc.errors()[0]["msg"], f"response.metadata.{SCORE_KEY}.{loc}") from None
         error = result.get("error") if score is None else None
         rows.append((use_case, column, metadata.get("run_id"), score, str(error) if error else None))
     return _numbered(rows)

@@ -10,6 +10,7 @@ from ghost_eval.artifacts import AuditEntry, InvestigationResult, ToolCall
 from ghost_eval.cases import Layer
 from ghost_eval.records import Record
 from ghost_eval.scoring.registry import CRITERION_LABELS, CRITERION_METRICS
+from ghost_eval.scoring.version import SCORER, SCORER_NAME, SCORER_VERSION
 from ghost_eval.snapshot import InfraSnapshot
 
 __all__ = [
@@ -32,10 +33,6 @@ __all__ = [
     "Verdict",
 ]
 
-SCORER_NAME = "deterministic"
-SCORER_VERSION = "2.5.0"
-"""Bump whenever a rule changes what a run scores, so old and new verdicts are never confused."""
-SCORER = f"{SCORER_NAME}@{SCORER_VERSION}"
 SCORE_SCHEMA_VERSION = "4"
 """3 added `case_hash` and `run_digest` (the verdict cache's key); readers of version 2 see them as None. 4 added
 `team_checks` (teams' own checks' outcomes); earlier verdicts read with none."""

@@ -17,7 +17,8 @@ from ghost_eval import promptfoo
 from ghost_eval.cli import main
 from ghost_eval.errors import ExtensionError
 from ghost_eval.extensions import load_checks
-from ghost_eval.promptfoo import GRADES_KEY, replay_response
+from ghost_eval.grading import GRADES_KEY
+from ghost_eval.promptfoo import replay_response
 from tests.judge.helpers import demo_copy
 
 CHECKS = """
