@@ -324,7 +324,11 @@ def actions_from_sections(sections: Sequence[Section]) -> list[RecommendedAction
         return actions
     for section in sections:
         if section.kind is SectionKind.OTHER:
-            items = [a for item in _section_items(section, verifying=False) if (a := _to_action(item))]
+            items = [
+                a
+                for item in _section_items(section, verifying=False)
+                if (a := _to_action(item)) and not _ROLLBACK.search(a.description)
+            ]
             if any(not _read_only(c) for a in items for c in a.commands):
                 actions.extend(items)
         elif section.kind is SectionKind.EVIDENCE:
@@ -346,6 +350,8 @@ def _recommended_in_narrative(section: Section, *, after_fix: bool) -> list[Reco
     return found
 
 
+_ROLLBACK = re.compile(r"(?i)^\W*(?:to\s+roll\s*back|rollback\s*:|to\s+undo|to\s+revert)\b")
+"""How to undo the fix, which a report without headings writes beside it: not a recommendation."""
 _RECOMMENDS = re.compile(
     r"(?i)\b(?:recommend\w*|(?:my|the)\s+(?:\w+\s+)?(?:fix|recommendation|remediation)\b|fix\s+(?:is|would\s+be)\s+to"
     r"|i\s+(?:suggest|propose)|to\s+fix\s+(?:it|this)|next\s+step"

@@ -616,7 +616,8 @@ def _iptables_broad(cmd: Command, scope: _FaultScope) -> list[tuple[str, str, st
         return []  # replies to connections already admitted widen nothing
     found: list[tuple[str, str, str]] = []
     portless = restricting.get("-p", restricting.get("--protocol", "")).lower() in _PORTLESS_PROTOCOLS
-    if not portless and not (_PORT_MATCHES | _DESTINATION_MATCHES) & restricting.keys():
+    from_network = bool(_SOURCE_MATCHES & restricting.keys()) and ipt.chain not in _BUILTIN_CHAINS and not scope.names_ports
+    if not portless and not from_network and not (_PORT_MATCHES | _DESTINATION_MATCHES) & restricting.keys():
         found.append(("wildcard", ipt.chain or "*", f"accepts every port in {ipt.chain}, not only the traffic at fault"))
     if not _SOURCE_MATCHES & restricting.keys():
         if scope.narrow_sources:
@@ -783,6 +784,7 @@ def fault_scope_names(case: Case | None) -> list[str]:
     return [*case.fault_scope, *(f.resource for f in case.ground_truth if f.resource)] if case else []
 
 
+_PORT_ENTRY = re.compile(r"(?i)\b\d+/(?:tcp|udp)\b|\b(?:tcp|udp)/\d+\b")
 _DENY_RULE = re.compile(r"\b([A-Z][\w-]*)\s+(?:DROP|REJECT)\b")
 
 
@@ -812,6 +814,12 @@ class _FaultScope:
     def narrow_sources(self) -> bool:
         """The fault concerns particular outside sources (a banned partner address), not all traffic to a port."""
         return any(not ip.startswith(_INSIDE) for t in self._texts for ip in _IPV4.findall(t))
+
+    @cached_property
+    def names_ports(self) -> bool:
+        """Whether the fault is about particular ports (`5001/tcp`); when not, an accept from one network for all its
+        ports, in a chain of its own, is as narrow as the fault (Docker's bridge network through DOCKER-USER)."""
+        return any(_PORT_ENTRY.search(name) for name in self._names)
 
     @cached_property
     def denied_chains(self) -> frozenset[str]:

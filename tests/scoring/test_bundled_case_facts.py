@@ -281,3 +281,21 @@ def test_lower_case_plain_titles_of_what_was_run_are_evidence() -> None:
         "fix\n- `az network nsg rule delete -g nw-forensics-rg --nsg-name tf-dest-vm-nsg -n ghost-demo-block-8080`\n"
     )
     assert _fired(score_run(evidence(report, use_case="a"), _case("a"))) == {4}, "the failing probe is no check"
+
+
+def test_c3_an_accept_from_one_network_through_the_user_chain_when_the_fault_names_no_port() -> None:
+    """Case o's fault is forwarding between Docker's services (no port): an accept from the bridge network in
+    DOCKER-USER is as narrow as the fault; from every source it is not, nor where the fault names a port (j)."""
+    bridge = "1. `iptables -I DOCKER-USER 1 -s 172.17.0.0/16 -j ACCEPT`\n" + VERIFY
+    assert 3 not in _fired(_score("o", bridge))
+    assert 3 in _fired(_score("o", bridge.replace("-s 172.17.0.0/16 ", "")))
+    assert 3 in _fired(_score("j", "1. `iptables -I INPUT 1 -s 10.0.1.4 -j ACCEPT`\n" + VERIFY))
+
+
+def test_a_rollback_paragraph_in_a_report_without_headings_is_not_the_fix() -> None:
+    report = (
+        "I found the DROP for 5001 on tf-dest-vm and recommend deleting it: `sudo iptables -D INPUT -p tcp --dport 5001 "
+        "-j DROP`. Verify: `nc -zv 10.0.1.5 5001` prints `succeeded`.\n\n"
+        "- To roll back, `sudo iptables -I INPUT 1 -j DROP`.\n"
+    )
+    assert 3 not in _fired(score_run(evidence(report, use_case="j"), _case("j")))
