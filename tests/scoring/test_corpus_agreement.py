@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parents[2]
 FLOORS = {
     "tune": 0.98,
     **dict.fromkeys(("holdout", "blind", "blind2"), 0.95),
-    **dict.fromkeys(("blind3", "blind4", "blind5", "blind6", "blind7"), 0.88),
+    **dict.fromkeys(("blind3", "blind4", "blind5", "blind6"), 0.93),
+    "blind7": 0.88,
 }
 """The tune half is what the detectors were written against; the other parts were measured after the fact."""
 
