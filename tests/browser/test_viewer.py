@@ -152,6 +152,11 @@ def viewer(state: Path, evals: list[Eval], tmp_path_factory: pytest.TempPathFact
     _stop(started)
 
 
+_PAGE_DEADLINE_MS = 90_000
+"""How long a page may take to show what a step waits for: the viewer renders a comparison slowly when the test
+suite loads both cores (30 s, Playwright's default, was once not enough)."""
+
+
 @pytest.fixture(scope="module")
 def browser(viewer: Viewer) -> Iterator[tuple[Any, Traffic]]:
     """A headless chromium context recording every request its pages attempt and every one that left it."""
@@ -160,6 +165,7 @@ def browser(viewer: Viewer) -> Iterator[tuple[Any, Traffic]]:
         context = pw.chromium.launch_persistent_context(
             profile, executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS, viewport={"width": 1600, "height": 1000}
         )
+        context.set_default_timeout(_PAGE_DEADLINE_MS)
 
         def leave(route: Any) -> None:
             traffic.sent.append(route.request.url)
