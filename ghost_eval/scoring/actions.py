@@ -162,7 +162,7 @@ def _verification_in_table(text: str) -> Verification | None:
             continue
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         for at, cell in enumerate(cells):
-            command = next((strip_prompt(c) for c in inline_code(cell) if is_check(strip_prompt(c))), None)
+            command = next((cmd for c in inline_code(cell) if is_check(cmd := strip_prompt(c))), None)
             if command is not None and any(c.strip("`* ") for c in cells[at + 1 :]):
                 return Verification(command=command, expected=_clean(line)[:_EXCERPT])
     return None
