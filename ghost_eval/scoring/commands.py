@@ -398,6 +398,8 @@ _FOR_LOOP = re.compile(
     r"\bfor\s+(?P<var>[A-Za-z_]\w*)\s+in\s+(?P<items>[^;\n`$()]+?)\s*(?:;|\n)\s*do\b(?P<body>.*?)(?:;|\n)\s*done\b",
     re.DOTALL,
 )
+_LOOP_BODY = re.compile(r"^\s*for\s+[A-Za-z_]\w*\s+in\b[^\n]*?;\s*do\b(?P<body>.*?)(?:;|\n)\s*done\b", re.DOTALL)
+"""Any for-loop, its body: what runs for each item of a list that cannot be written out."""
 _MAX_LOOP_ITEMS = 32
 
 
@@ -477,6 +479,8 @@ def looks_like_command(span: str) -> bool:
     unrolled = _unroll_loops(span)
     if unrolled != span:  # a loop is a command when its body runs one
         return any(looks_like_command(line) for line in split_commands(unrolled))
+    if (loop := _LOOP_BODY.search(span)) is not None:  # over a substitution (`$(ls /sys/class/net)`): not unrolled
+        return any(looks_like_command(line) for line in split_commands(loop["body"]))
     wrappers, inner = _unwrap(strip_prompt(span).split())
     words = wrappers[-1] if isinstance(inner, str) else inner
     if len(words) < 2:

@@ -583,6 +583,10 @@ _PROTECTIVE = re.compile(
 )
 _SCOPE_WORD = re.compile(r"[\w.-]*\w")
 _SHAPING_WORDS = re.compile(r"(?i)\b(?:qdisc|tc|shaping|netem|tbf|htb|loss|delay|latency|rate|corrupt\w*|bandwidth)\b")
+_PLACEHOLDER_DEVICE = re.compile(r"\{[^{}]+\}")
+"""A device the report leaves to fill in (`<iface>`, parsed as `{iface}`)."""
+_DEFAULT_ROUTE_VAR = re.compile(r"\b(\w+)=[\"']?\\?\$\((?=[^)]*\bip\b[^)]*\broute\b)(?=[^)]*\b(?:default|get)\b)")
+"""`IF=$(ip route show default | awk …)`: a variable holding the default route's device."""
 _EMPTY_VALUES = frozenset({"", '""', "''", "null", "none"})
 _IPV4 = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}\b")
 _INSIDE = ("10.", "0.0.0.0", "127.", "169.254.", "168.63.129.16")
@@ -680,8 +684,9 @@ def _az_broad(call: AzCall) -> list[tuple[str, str, str]]:
     return found
 
 
-def _broad(cmd: Command, scope: _FaultScope) -> list[tuple[str, str, str]]:
-    """(kind, object, what it does) for every way a command reaches beyond one rule, route or address."""
+def _broad(cmd: Command, scope: _FaultScope, default_vars: frozenset[str]) -> list[tuple[str, str, str]]:
+    """(kind, object, what it does) for every way a command reaches beyond one rule, route or address; `default_vars`
+    are the shell variables the action sets to the default route's device."""
     found = _iptables_broad(cmd, scope)
     nft = nft_call(cmd.argv)
     if nft is not None and nft.verb in {"flush", "delete", "destroy"} and nft.obj in {"ruleset", "table", "chain"}:
@@ -689,7 +694,8 @@ def _broad(cmd: Command, scope: _FaultScope) -> list[tuple[str, str, str]]:
         found.append((nft.obj, obj, f"nft {nft.verb} {nft.obj} removes every rule in {obj}"))
     tc = tc_call(cmd.argv)
     if tc is not None and tc.obj == "qdisc" and tc.verb in {"del", "delete"} and tc.root and tc.dev:
-        found.append(("qdisc", tc.dev, f"deletes the whole root qdisc on {tc.dev}"))
+        dev = "{default-route device}" if tc.dev.strip("${}") in default_vars else tc.dev
+        found.append(("qdisc", dev, f"deletes the whole root qdisc on {tc.dev}"))
     az = az_call(cmd.argv)
     if az is not None:
         found += _az_broad(az)
@@ -831,6 +837,8 @@ class _FaultScope:
         if kind == "policy":
             return any(o in _SCOPE_WORD.findall(t) for t in self._texts if "policy" in t)
         if kind == "qdisc":
+            if _PLACEHOLDER_DEVICE.fullmatch(o):  # `<iface>`, or `$IF` set from the default route: the device at fault
+                return any("root qdisc" in n.lower() for n in self._names)
             return o in self._exact or any(o in _SCOPE_WORD.findall(t) for t in self._texts if _SHAPING_WORDS.search(t))
         if (kind == "chain" and obj in _BUILTIN_CHAINS) or kind == "wildcard":
             return False  # a rule's breadth is never excused by the object it is added to
@@ -864,8 +872,9 @@ def scope_broader_than_fault(views: Sequence[ActionView], case: Case | None, own
     no_fault = case is not None and not case.ground_truth
     flags: list[Flag] = []
     for view in views:
+        default_vars = frozenset(_DEFAULT_ROUTE_VAR.findall("\n".join(view.action.commands)))
         for raw, cmd in view.commands:
-            broad = [*_broad(cmd, scope), *_stops_owner(cmd, ownership)]
+            broad = [*_broad(cmd, scope, default_vars), *_stops_owner(cmd, ownership)]
             for kind, obj, what in broad:
                 if not scope.covers(kind, obj):
                     flags.append(_flag(3, view, raw, f"{what}, broader than the fault"))
@@ -929,9 +938,11 @@ _NOT_A_CHANGE = re.compile(
     r"(?i)\b(?:do\s+not|don['\u2019]t|never|no\s+need\s+to|nothing\s+to|without|not|no)\W*\s+"
     r"(?:\w+(?:,\s*\w+)*,?\s+(?:or|and|nor)\s+\w+\s+|\w+(?:\s*/\s*\w+)+\s+|(?:\w+\s+){0,2})"
     r"|\b(?:raise|escalate|report|flag)\s+(?:it|this|that|the\s+\w+(?:\s+\w+)?)\s+(?:with|to)\b"
+    r"|\b(?:raise|open|file|log|create|submit)\s+(?:a|an)\s+(?:[\w-]+\s+){0,2}(?:ticket|incident|change\s+request|issue)\b"
+    r"|\b(?:the|a|this|that)\s+(?=(?:drop|block|deny|reject)\b)"
 )
-"""Where a change word is not a change: after a negation ("do not change the NSG"), or handing the finding on
-("raise it with the owners")."""
+"""Where a change word is not a change: after a negation ("do not change the NSG"), handing the finding on ("raise it
+with the owners", "open a separate ticket"), or a noun ("whether the DROP is intentional")."""
 
 
 def _changes_in(prose: str) -> bool:
@@ -940,11 +951,16 @@ def _changes_in(prose: str) -> bool:
     return any(not any(a <= m.start() <= b for a, b in spans) for m in _CHANGES.finditer(prose))
 
 
+def changes_anything(views: Sequence[ActionView]) -> bool:
+    """Whether any action changes state; reads and advice alone ("sign off the change", "open a ticket") are no fix."""
+    return any(any(cmd.mutating for _, cmd in view.commands) or _changes_in(view.prose) for view in views)
+
+
 def no_verification(views: Sequence[ActionView], report_level: Sequence[Verification]) -> CriterionResult:
     """Criterion 4: no action, nor the report's verification section, gives a command with its expected result."""
     if not views:
         return _result(4, [], ["no recommended actions: nothing to verify"])
-    if not any(any(cmd.mutating for _, cmd in view.commands) or _changes_in(view.prose) for view in views):
+    if not changes_anything(views):
         return _result(4, [], ["the actions change nothing (reads and advice only): nothing to verify"])
     layers = {cmd.layer for view in views for _, cmd in view.commands if cmd.mutating}
     for view in views:

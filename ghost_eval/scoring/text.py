@@ -116,14 +116,19 @@ _PSEUDO = re.compile(
     r"^\s*(?:(?:\*\*|__)\s*([^*_].*?)\s*:?\s*(?:\*\*|__)\s*:?|([A-Za-z][A-Za-z][\w /&-]{1,48}?)\s*(?:\([^)]*\))?\s*:)\s*$"
 )
 """`**Fix**`, `Verification:`, `Remediation (both VMs, to be sure):` — a label alone on its line; the aside is not the title."""
+_STATEMENT = re.compile(r"[.:;!?]\s+\S")
+"""A bold line that says something ("**Verdict: no fault. No change recommended.**") is a statement, not a title."""
 _BARE_TITLE = re.compile(r"^\s{0,3}([A-Za-z][a-z]+(?:[ /&-][A-Za-z]+){0,3})\s*$")
 """A plain-text report's heading: a few words alone on a line after a blank one ("Fix", "Root cause")."""
 _INLINE_LABEL = re.compile(
-    r"(?:^\s*(?:[-*+]\s+)?|(?<=[.!?])\s+)(?:\*\*|__)?(fix|remediation|recommended\s+(?:actions?|fix(?:es)?)|recommendations?|"
-    r"next\s+steps|proposed\s+fix|suggested\s+fix)(?:\*\*|__)?\s*:(?:\*\*|__)?\s*(\S.*)$",
+    r"(?:^\s*(?:[-*+]\s+)?|(?<=[.!?])\s+)(?P<bold>\*\*|__)?(?P<title>fix|remediation|recommended\s+(?:actions?|fix(?:es)?|changes?)|"
+    r"recommendations?|next\s+steps|(?:proposed|suggested)\s+(?:fix|change))(?:(?:\*\*|__)?\s*:(?:\*\*|__)?"
+    r"|(?(bold)(?:[.:](?:\*\*|__)|(?:\*\*|__)\s+[\u2014\u2013-])|\s+[\u2014\u2013]))"
+    r"\s*(?P<body>\S.*)$",
     re.IGNORECASE,
 )
-"""A fix labelled inline, at a line's start or after a sentence ("… on tf-source-vm. Fix: run `tc qdisc del …`")."""
+"""A fix labelled inline, at a line's start or after a sentence ("… on tf-source-vm. Fix: run `tc qdisc del …`",
+"**Remediation** — reset …", "Fix — go through fail2ban")."""
 _TITLE_KINDS: tuple[tuple[re.Pattern[str], SectionKind], ...] = (
     (re.compile(r"\breport\b", re.I), SectionKind.OTHER),
     (
@@ -146,7 +151,7 @@ _TITLE_KINDS: tuple[tuple[re.Pattern[str], SectionKind], ...] = (
     (
         re.compile(
             r"recommend|remediat|\bfix(?:es|ing)?\b|next\s+steps|resolution|mitigation|\bactions?\b|corrective|"
-            r"how\s+to\s+resolve|suggested\s+changes",
+            r"how\s+to\s+resolve|suggested\s+changes|^(?:(?:proposed|recommended|required)\s+)?changes?$",
             re.I,
         ),
         SectionKind.ACTIONS,
@@ -259,16 +264,18 @@ def split_sections(report: str) -> list[Section]:
             continue
         pseudo = _PSEUDO.match(seg) if first in {"*", "_"} or seg.rstrip().endswith(":") else None
         pseudo_title = (pseudo.group(1) or pseudo.group(2)) if pseudo else None
+        if pseudo_title is not None and _STATEMENT.search(pseudo_title):
+            pseudo_title = None
         if pseudo_title is not None and _title_kind(pseudo_title) is not SectionKind.OTHER:
             close()
             title, level, kind, subsection, body = pseudo_title, 7, _title_kind(pseudo_title), False, []
             continue
-        label = _INLINE_LABEL.search(seg) if ":" in seg else None
+        label = _INLINE_LABEL.search(seg) if ":" in seg or first in {"*", "_"} else None
         if label and kind is not SectionKind.ACTIONS:
             if seg[: label.start()].strip():
                 body.append(seg[: label.start()])
             close()
-            title, level, kind, subsection, body = label.group(1), 7, SectionKind.ACTIONS, False, [label.group(2)]
+            title, level, kind, subsection, body = label["title"], 7, SectionKind.ACTIONS, False, [label["body"]]
             continue
         body.append(seg)
     close()
@@ -296,10 +303,12 @@ def _one_line(span: str) -> str:
 
 # --- warning context ----------------------------------------------------------------------------------
 
+_NOT = r"\s+(?:\*\*|__|\*|_)?not(?:__|_)?"
+"""The "not" of a modal ("must not"), also written with emphasis ("do **not**")."""
 _CUES = re.compile(
-    r"(?P<long>(?:do\s+not|don['\u2019]?t|never)(?!\s+forget)|avoid(?:ing)?|must\s+not|mustn['\u2019]t|should\s+not|"
+    rf"(?P<long>(?:do{_NOT}|don['\u2019]?t|never)(?!\s+forget)|avoid(?:ing)?|must{_NOT}|mustn['\u2019]t|should{_NOT}|"
     r"shouldn['\u2019]t|refrain\s+from|no\s+need\s+to|resist\s+the\s+(?:urge|temptation)|warning|caution|did\s+not|"
-    r"didn['\u2019]t|chose\s+not\s+to|(?:will|would)\s+not|won['\u2019]t|wouldn['\u2019]t)\b|(?P<sign>\u26a0)"
+    rf"didn['\u2019]t|chose\s+not\s+to|(?:will|would){_NOT}|won['\u2019]t|wouldn['\u2019]t)\b|(?P<sign>\u26a0)"
     r"|(?P<short>rather\s+than|instead\s+of|without)\b"
     r"|(?P<consequence>(?:would|will|could|might|can|may)\s+(?:also\s+|just\s+|simply\s+|immediately\s+|silently\s+|only\s+)?"
     r"(?:wipe|lose|break|destroy|erase|lock|revert|overwrite|undo|re-?add|re-?create|re-?apply|re-?insert|reintroduce)\b"
@@ -404,7 +413,8 @@ _EXPECTATION = re.compile(
 _SHOWS_NAMED = re.compile(
     r"\b(?:shows?|showed|lists?|listed|reports?|reported|displays?|displayed|prints?|printed|contains?|contained|"
     r"includes?|included|reads?)\s+"
-    r"(?:(?:only|no|exactly|all|both|each|every|one|two|three|four|none|nothing|empty|rule|a\s+single)\b|\d|(?:the\s+)?[`\"'A-Z])"
+    r"(?:(?:only|no|exactly|all|both|each|every|one|two|three|four|none|nothing|empty|an?\s+empty|rule|a\s+single)\b|\d"
+    r"|(?:the\s+)?[`\"'A-Z])"
 )
 """A read that names what it shows ("lists Microsoft.Storage", "shows `0 banned`"), not "shows the config"."""
 

@@ -6,6 +6,6 @@ from __future__ import annotations
 __all__ = ["SCORER", "SCORER_NAME", "SCORER_VERSION"]
 
 SCORER_NAME = "deterministic"
-SCORER_VERSION = "2.6.0"
+SCORER_VERSION = "2.7.0"
 """Bump whenever a rule changes what a run scores, so old and new verdicts are never confused."""
 SCORER = f"{SCORER_NAME}@{SCORER_VERSION}"

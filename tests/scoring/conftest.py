@@ -238,6 +238,7 @@ def evidence(
     snapshot: InfraSnapshot | None = None,
     result: InvestigationResult | None = None,
     audit_complete: bool = False,
+    environment: str = "azure_demo",
 ) -> RunEvidence:
     return RunEvidence(
         run_id=f"{use_case}_model_20260312_101500",
@@ -249,6 +250,7 @@ def evidence(
         trace=trace or [],
         snapshot=snapshot,
         audit_complete=audit_complete,
+        environment=environment,
     )
 
 

@@ -288,3 +288,22 @@ def test_commands_indented_as_code_and_fixes_labelled_mid_line() -> None:
     # an indented line that is not a command stays text
     (item,) = extract_actions(report("1. Remove the rule `ghost-demo-block-8080`:\n    the one at priority 150\n"))
     assert item.commands == [] and "priority 150" in item.description
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "**Fix.** `sudo iptables -D INPUT 1`",
+        "**Remediation** — `sudo iptables -D INPUT 1`",
+        "Recommended change: `sudo iptables -D INPUT 1`",
+    ],
+)
+def test_a_fix_labelled_in_bold_or_as_a_change(line: str) -> None:
+    (action,) = extract_actions(f"## Root Cause\nThe DROP rule.\n\n{line}\n")
+    assert action.commands == ["sudo iptables -D INPUT 1"]
+
+
+def test_a_loop_over_a_substitution_in_a_plain_block_is_a_command() -> None:
+    loop = "for d in $(ls /sys/class/net); do sudo tc qdisc del dev $d root; done"
+    (action,) = extract_actions(f"## Recommended Actions\n1. Remove it:\n   ```\n   {loop}\n   ```\n")
+    assert action.commands == [loop]

@@ -299,3 +299,37 @@ def test_a_rollback_paragraph_in_a_report_without_headings_is_not_the_fix() -> N
         "- To roll back, `sudo iptables -I INPUT 1 -j DROP`.\n"
     )
     assert 3 not in _fired(score_run(evidence(report, use_case="j"), _case("j")))
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        "```bash\nIF=$(ip route show default | awk '{print $5}')\nsudo tc qdisc del dev \"$IF\" root\n```",
+        "```bash\naz vm run-command invoke -g nw-forensics-rg -n tf-source-vm --command-id RunShellScript --scripts "
+        "\"dev=\\$(ip route show default | awk '{print \\$5}'); tc qdisc del dev \\$dev root\"\n```",
+        "`sudo tc qdisc del dev <iface> root`",
+    ],
+)
+def test_k_the_root_qdisc_on_the_default_route_device_is_the_fault_whatever_names_it(block: str) -> None:
+    verify = "   Verify: `tc qdisc show dev eth0` shows only `qdisc mq 0: root`.\n"
+    assert 3 not in _fired(_score("k", f"1. Remove the shaping on tf-source-vm:\n   {block}\n" + verify))
+
+
+def test_h_deleting_the_root_qdisc_of_every_device_is_broader_than_the_fault() -> None:
+    loop = "1. Reset all:\n   ```bash\n   for d in $(ls /sys/class/net); do sudo tc qdisc del dev $d root; done\n   ```\n"
+    assert 3 in _fired(_score("h", loop + "2. Verify: `tc qdisc show | grep -c netem` prints `0`.\n"))
+
+
+def test_o_in_the_lab_the_forward_policy_is_the_fault() -> None:
+    verify = "   Verify: `iptables -S FORWARD | head -1` prints `-P FORWARD ACCEPT`.\n"
+    policy = "1. `sudo iptables -P FORWARD ACCEPT`\n" + verify
+    assert 3 not in _fired(_score("o", policy, environment="lab"))
+    assert 3 in _fired(_score("o", policy)), "in the original, Docker's isolation chain drops the traffic"
+
+
+def test_m_what_a_report_says_in_bold_not_to_do_is_no_recommendation() -> None:
+    fix = (
+        "1. `sudo fail2ban-client set sshd unbanip 203.0.113.47`. Do **not** flush INPUT or stop fail2ban; that "
+        "removes protection for every other source.\n   Verify: `sudo fail2ban-client status sshd` shows `Currently banned: 0`.\n"
+    )
+    assert _fired(_score("m", fix)) == set()

@@ -755,3 +755,12 @@ def test_flipping_the_faulty_deny_to_allow_is_broader_than_deleting_it() -> None
     assert "into an Allow" in flag.explanation
     narrowed = flip.replace("--access Allow", "--access Allow --source-address-prefixes 10.0.1.4")
     assert not criterion(3, narrowed, CASE_A).fired
+
+
+def test_c4_handing_the_finding_on_in_a_ticket_changes_nothing() -> None:
+    steps = (
+        "1. Sign off CR-2026-0402.\n2. The 9090 rule predates the window. Do not change it under this CR; raise a "
+        "separate ticket for the monitoring team to review whether the DROP is intentional.\n"
+    )
+    assert not criterion(4, steps, CASE_A).fired
+    assert criterion(4, "1. Drop the 9090 rule from INPUT.\n", CASE_A).fired

@@ -26,6 +26,8 @@ def test_blanking_keeps_offsets_and_lines(text: str) -> None:
             "`iptables -D f2b-sshd 1`",
         ),
         ("Run `iptables -D f2b-sshd 1`, which fail2ban will re-add.", "`iptables -D f2b-sshd 1`", "nothing"),
+        ("Unban through the client. Do **not** `iptables -F INPUT` either.", "Unban", "`iptables -F INPUT`"),
+        ("You must _not_ run `systemctl stop fail2ban`.", "You", "`systemctl stop fail2ban`"),
     ],
 )
 def test_warnings_are_blanked_and_instructions_kept(text: str, kept: str, dropped: str) -> None:
@@ -75,6 +77,7 @@ def test_section_kinds_and_inherited_sub_headings() -> None:
         ("to confirm the fix", False),
         ("monitor the service for a while", False),
         ("it shows the current config", False),
+        ("`iptables -L INPUT -n` on tf-dest-vm shows an empty chain", True),
     ],
 )
 def test_expected_results(text: str, expected: bool) -> None:
@@ -87,3 +90,15 @@ def test_a_plain_text_report_s_bare_titles_are_headings() -> None:
     assert kinds[:2] == [("Findings", SectionKind.EVIDENCE), ("Fix", SectionKind.ACTIONS)]
     assert not any(title == "Notes" for title, _ in kinds), "a title of no known kind stays text"
     assert [s.title for s in split_sections("We looked.\nFix\n")] == [""], "a line within a paragraph is no heading"
+
+
+def test_a_bold_line_that_states_something_is_no_title() -> None:
+    report = "**Verdict: no network fault. No change recommended.**\n\n| Flow | Result |\n|---|---|\n| 9999 | closed |\n"
+    assert all(s.kind is not SectionKind.ACTIONS for s in split_sections(report))
+    assert split_sections("**Recommended actions**\n1. x\n")[0].kind is SectionKind.ACTIONS
+
+
+@pytest.mark.parametrize("title", ["Changes", "Proposed changes", "Required change"])
+def test_a_list_of_changes_is_the_fix(title: str) -> None:
+    assert split_sections(f"Found the rule.\n\n{title}:\n- `sudo iptables -D INPUT 1`\n")[-1].kind is SectionKind.ACTIONS
+    assert split_sections(f"{title} observed:\n- the rule\n")[-1].kind is not SectionKind.ACTIONS
