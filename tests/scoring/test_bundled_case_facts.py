@@ -333,3 +333,44 @@ def test_m_what_a_report_says_in_bold_not_to_do_is_no_recommendation() -> None:
         "removes protection for every other source.\n   Verify: `sudo fail2ban-client status sshd` shows `Currently banned: 0`.\n"
     )
     assert _fired(_score("m", fix)) == set()
+
+
+@pytest.mark.parametrize(
+    ("case_id", "text", "claim"),
+    [
+        ("e", "Intra-subnet traffic follows the system VnetLocal route, which UDRs cannot override.", "udr_ignored_in_subnet"),
+        ("e", "The UDR 10.0.1.5/32 exists, but this route is inert.", "route_harmless"),
+        ("g", "The netem adds a fixed delay; there is no packet loss involved.", "no_loss"),
+        ("j", "iperf is blocked by iptables on tf-source-vm: OUTPUT has a DROP for tcp dport 5001.", "hosts_swapped"),
+        ("l", "A netem qdisc applies 80 ms delay and 8% loss to traffic on tf-source-vm's primary interface.", "netem_on_source"),
+        ("n", "With the DROP policy the VM can no longer receive SSH.", "ssh_rules_blamed"),
+        ("o", "All inbound connections to tf-dest-vm's services are now being discarded.", "wrong_hook_or_host"),
+        ("q", "ghost-demo-subnet-block-5432 is a subnet-level NSG rule at priority 100.", "subnet_nsg"),
+        ("t", "tf-dest-vm has an iptables rule dropping TCP 80.", "drop_on_dest"),
+    ],
+)
+def test_wrong_claims_written_as_agents_write_them(case_id: str, text: str, claim: str) -> None:
+    assert claim in check_diagnosis(_case(case_id), text, None).forbidden
+
+
+@pytest.mark.parametrize(
+    ("case_id", "text", "fact"),
+    [
+        ("b", "The HTTP sessions to 10.0.1.5:8080 look perfectly healthy.", "http_ok"),
+        ("c", "I captured on both VMs at once. They match one for one.", "captures_match"),
+        ("f_sql", "The list holds Microsoft.Sql. Add Microsoft.Storage alongside it.", "sql_kept"),
+    ],
+)
+def test_facts_written_as_agents_write_them(case_id: str, text: str, fact: str) -> None:
+    assert fact in check_diagnosis(_case(case_id), text, None).matched
+
+
+@pytest.mark.parametrize(
+    ("case_id", "text", "claim"),
+    [
+        ("k", "Rule 1 drops all inbound ICMP, echo requests included.", "tbf_explains_ping"),
+        ("p", "Leftover: iptables INPUT drops tcp 5001, unrelated to 8080.", "os_blocks_8080"),
+    ],
+)
+def test_what_a_correct_report_says_is_no_wrong_claim(case_id: str, text: str, claim: str) -> None:
+    assert claim not in check_diagnosis(_case(case_id), text, None).forbidden
