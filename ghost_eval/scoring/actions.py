@@ -27,6 +27,7 @@ from ghost_eval.scoring.text import (
     Section,
     SectionKind,
     Segment,
+    asks_for_change,
     blank_warnings,
     has_expectation,
     inline_code,
@@ -331,6 +332,8 @@ def actions_from_sections(sections: Sequence[Section]) -> list[RecommendedAction
             ]
             if any(not _read_only(c) for a in items for c in a.commands):
                 actions.extend(items)
+            else:  # a story with no headings, its fix told in words
+                actions.extend(_recommended_in_narrative(section, after_fix=bool(actions)))
         elif section.kind is SectionKind.EVIDENCE:
             actions.extend(_recommended_in_narrative(section, after_fix=bool(actions)))
     return actions
@@ -342,7 +345,10 @@ def _recommended_in_narrative(section: Section, *, after_fix: bool) -> list[Reco
     found: list[RecommendedAction] = []
     introduced = False  # "… so I removed it from the live chain:" with the command on the next line
     for action in filter(None, map(_to_action, _section_items(section, verifying=False))):
-        changes = not all(map(_read_only, action.commands))
+        if action.commands:
+            changes = not all(map(_read_only, action.commands))
+        else:  # a fix told in words ("… to make the server multi-threaded and restart it")
+            changes = asks_for_change(mask_code(blank_warnings(action.description)))
         recommends = _RECOMMENDS.search(action.description) is not None
         if (changes and (recommends or introduced)) or ((found or after_fix) and action.verification is not None):
             found.append(action)

@@ -30,7 +30,7 @@ from ghost_eval.scoring.commands import (
 from ghost_eval.scoring.model import CriterionResult, Flag
 from ghost_eval.scoring.ownership import Owned, OwnershipMap, owner_programs, via_owner
 from ghost_eval.scoring.registry import CRITERION_LABELS, register_check
-from ghost_eval.scoring.text import blank_warnings, has_expectation, mask_code, split_sentences
+from ghost_eval.scoring.text import asks_for_change, blank_warnings, has_expectation, mask_code, split_sentences
 from ghost_eval.snapshot import InfraSnapshot
 
 if TYPE_CHECKING:
@@ -928,39 +928,16 @@ def _proves(command: str, changed: set[Layer]) -> bool:
     return "/dev/tcp/" in command or any(c.program in _PROBES or c.layer in changed for c in parsed)
 
 
-_CHANGES = re.compile(
-    r"(?i)\b(?:delete|remove|add|insert|create|update|set|change|modify|edit|replace|apply|restart|reload|stop|start|"
-    r"disable|enable|flush|unban|allow|deny|block|open|close|attach|detach|associate|dissociate|disassociate|revert|"
-    r"roll\W*back|restore|reset|rewrite|drop|increase|decrease|raise|lower|move|redeploy|reboot|install|uninstall)\w*"
-)
-"""Words of an action that changes state; advice without any (hand the finding to its owner) has nothing to verify."""
-_NOT_A_CHANGE = re.compile(
-    r"(?i)\b(?:do\s+not|don['\u2019]t|never|no\s+need\s+to|nothing\s+to|without|not|no)\W*\s+"
-    r"(?:\w+(?:,\s*\w+)*,?\s+(?:or|and|nor)\s+\w+\s+|\w+(?:\s*/\s*\w+)+\s+|(?:\w+\s+){0,2})"
-    r"|\b(?:raise|escalate|report|flag)\s+(?:it|this|that|the\s+\w+(?:\s+\w+)?)\s+(?:with|to)\b"
-    r"|\b(?:raise|open|file|log|create|submit)\s+(?:a|an)\s+(?:[\w-]+\s+){0,2}(?:ticket|incident|change\s+request|issue)\b"
-    r"|\b(?:the|a|this|that)\s+(?=(?:drop|block|deny|reject)\b)"
-)
-"""Where a change word is not a change: after a negation ("do not change the NSG"), handing the finding on ("raise it
-with the owners", "open a separate ticket"), or a noun ("whether the DROP is intentional")."""
-
-
-def _changes_in(prose: str) -> bool:
-    """Whether the prose asks for a change: a change word that is not negated and does not hand the finding on."""
-    spans = [(m.start(), m.end()) for m in _NOT_A_CHANGE.finditer(prose)]
-    return any(not any(a <= m.start() <= b for a, b in spans) for m in _CHANGES.finditer(prose))
-
-
-def changes_anything(views: Sequence[ActionView]) -> bool:
+def _changes_anything(views: Sequence[ActionView]) -> bool:
     """Whether any action changes state; reads and advice alone ("sign off the change", "open a ticket") are no fix."""
-    return any(any(cmd.mutating for _, cmd in view.commands) or _changes_in(view.prose) for view in views)
+    return any(any(cmd.mutating for _, cmd in view.commands) or asks_for_change(view.prose) for view in views)
 
 
 def no_verification(views: Sequence[ActionView], report_level: Sequence[Verification]) -> CriterionResult:
     """Criterion 4: no action, nor the report's verification section, gives a command with its expected result."""
     if not views:
         return _result(4, [], ["no recommended actions: nothing to verify"])
-    if not changes_anything(views):
+    if not _changes_anything(views):
         return _result(4, [], ["the actions change nothing (reads and advice only): nothing to verify"])
     layers = {cmd.layer for view in views for _, cmd in view.commands if cmd.mutating}
     for view in views:

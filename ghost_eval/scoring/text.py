@@ -22,6 +22,7 @@ __all__ = [
     "SectionKind",
     "Segment",
     "ascii_lower",
+    "asks_for_change",
     "blank_warnings",
     "has_expectation",
     "inline_code",
@@ -383,6 +384,31 @@ def blank_warnings(text: str) -> str:
 def leads_warning(line: str) -> bool:
     """A line that introduces what follows as something not to do ("Do not run the following:")."""
     return _WARN_LEAD.search(line) is not None
+
+
+_CHANGES = re.compile(
+    r"(?i)\b(?:delete|remove|add|insert|create|update|set|change|modify|edit|replace|apply|restart|reload|stop|start|"
+    r"disable|enable|flush|unban|allow|deny|block|open|close|attach|detach|associate|dissociate|disassociate|revert|"
+    r"roll\W*back|restore|reset|rewrite|drop|increase|decrease|raise|lower|move|redeploy|reboot|install|uninstall)\w*"
+)
+"""Words of an action that changes state; advice without any (hand the finding to its owner) has nothing to verify."""
+_NOT_A_CHANGE = re.compile(
+    r"(?i)\b(?:do\s+not|don['\u2019]t|never|no\s+need\s+to|nothing\s+to|without|not|no)\W*\s+"
+    r"(?:\w+(?:,\s*\w+)*,?\s+(?:or|and|nor)\s+\w+\s+|\w+(?:\s*/\s*\w+)+\s+|(?:\w+\s+){0,2})"
+    r"|\b(?:raise|escalate|report|flag)\s+(?:it|this|that|the\s+\w+(?:\s+\w+)?)\s+(?:with|to)\b"
+    r"|\b(?:raise|open|file|log|create|submit)\s+(?:a|an)\s+(?:[\w-]+\s+){0,2}(?:ticket|incident|change\s+request|issue)\b"
+    r"|\b(?:the|a|this|that)\s+(?=(?:drop|block|deny|reject)\b)"
+    r"|\b(?:is|are|was|were|been)\s+(?:(?:not|already|now|still)\s+)?"
+)
+"""Where a change word is not a change: after a negation ("do not change the NSG"), handing the finding on ("raise it
+with the owners", "open a separate ticket"), a noun ("whether the DROP is intentional"), or a state described ("as long
+as no RDP service is installed"; "should be removed" still asks for one)."""
+
+
+def asks_for_change(prose: str) -> bool:
+    """Whether the prose asks for a change: a change word that is not negated and does not hand the finding on."""
+    spans = [(m.start(), m.end()) for m in _NOT_A_CHANGE.finditer(prose)]
+    return any(not any(a <= m.start() <= b for a, b in spans) for m in _CHANGES.finditer(prose))
 
 
 # --- expected results ---------------------------------------------------------------------------------

@@ -307,3 +307,14 @@ def test_a_loop_over_a_substitution_in_a_plain_block_is_a_command() -> None:
     loop = "for d in $(ls /sys/class/net); do sudo tc qdisc del dev $d root; done"
     (action,) = extract_actions(f"## Recommended Actions\n1. Remove it:\n   ```\n   {loop}\n   ```\n")
     assert action.commands == [loop]
+
+
+def test_a_story_without_headings_recommends_the_fix_it_tells_in_words() -> None:
+    story = (
+        "I captured on both VMs and the flows match, so the network is innocent.\n\n"
+        "My recommendation is for the application owner to make the server multi-threaded and restart "
+        "demo-uc-c-server. No network changes.\n"
+    )
+    (action,) = extract_actions(story)
+    assert action.description.startswith("My recommendation") and action.commands == []
+    assert extract_actions("I looked at the captures.\n\nThe flows match; I recommend checking the client logs.\n") == []

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ghost_eval.scoring.text import SectionKind, blank_warnings, has_expectation, split_sections
+from ghost_eval.scoring.text import SectionKind, asks_for_change, blank_warnings, has_expectation, split_sections
 
 
 @given(st.text(max_size=300))
@@ -102,3 +102,19 @@ def test_a_bold_line_that_states_something_is_no_title() -> None:
 def test_a_list_of_changes_is_the_fix(title: str) -> None:
     assert split_sections(f"Found the rule.\n\n{title}:\n- `sudo iptables -D INPUT 1`\n")[-1].kind is SectionKind.ACTIONS
     assert split_sections(f"{title} observed:\n- the rule\n")[-1].kind is not SectionKind.ACTIONS
+
+
+@pytest.mark.parametrize(
+    ("prose", "asks"),
+    [
+        ("Remove the rule and reload fail2ban.", True),
+        ("The rule should be removed.", True),
+        ("It is harmless as long as no RDP service is installed.", False),
+        ("The rule was added last night.", False),
+        ("Raise a separate ticket for the monitoring team.", False),
+        ("Review whether the DROP is intentional.", False),
+        ("Do not change the NSG.", False),
+    ],
+)
+def test_what_asks_for_a_change(prose: str, asks: bool) -> None:
+    assert asks_for_change(prose) is asks
