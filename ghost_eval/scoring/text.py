@@ -117,8 +117,8 @@ _PSEUDO = re.compile(
     r"^\s*(?:(?:\*\*|__)\s*([^*_].*?)\s*:?\s*(?:\*\*|__)\s*:?|([A-Za-z][A-Za-z][\w /&-]{1,48}?)\s*(?:\([^)]*\))?\s*:)\s*$"
 )
 """`**Fix**`, `Verification:`, `Remediation (both VMs, to be sure):` — a label alone on its line; the aside is not the title."""
-_STATEMENT = re.compile(r"[.:;!?]\s+\S")
-"""A bold line that says something ("**Verdict: no fault. No change recommended.**") is a statement, not a title."""
+_STATEMENT = re.compile(r"[.;!?]\s+\S")
+"""A bold line of two sentences ("**Verdict: no fault. No change recommended.**") is a statement, not a title."""
 _BARE_TITLE = re.compile(r"^\s{0,3}([A-Za-z][a-z]+(?:[ /&-][A-Za-z]+){0,3})\s*$")
 """A plain-text report's heading: a few words alone on a line after a blank one ("Fix", "Root cause")."""
 _INLINE_LABEL = re.compile(
