@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from revision import ROOT, checkout
 
 CORPUS = ROOT / "tests" / "fixtures" / "corpus"
-SPLITS = ("tune", "holdout", "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8")
+SPLITS = ("tune", "holdout", "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9")
 CRITERIA = (1, 2, 3, 4)
 
 
