@@ -235,6 +235,9 @@ class Case(Record):
     ground_truth: list[Fault]
     """Injected faults (empty for a no-fault case)."""
     expected_root_cause: str
+    network_change_expected: bool = True
+    """Whether a correct report changes something; false where the fault lies outside the network (c: the application
+    on tf-dest-vm), so a report that recommends no network change has left nothing undone."""
     source: Source | None = None
     """The original files the facts were derived from; required for a fault case."""
     phases: list[Phase] = []

@@ -169,12 +169,22 @@ def _verification_in_table(text: str) -> Verification | None:
     return None
 
 
+_RERAN_PROBE = re.compile(
+    r"(?i)\b(?:re-?ran|ran|re-?tested\s+with)\s+(?P<probe>(?:ping|iperf3?|curl|nc|traceroute|mtr|dig|nslookup|psql|redis-cli)"
+    r"\b[^:.;`]*?)\s*:\s*[~\d`\"']"
+)
+"""A probe reported in words with what it gave ("Re-ran iperf3 from tf-source-vm to tf-dest-vm: ~950 Mbit/s")."""
+_PRECONDITION = re.compile(r"(?i)\b(?:after|once)\s+(?:first\s+)?(?:confirming|checking|verifying|making\s+sure)\b[^)]*")
+"""A check made before the change ("(after confirming with `iptables -L` that line 1 is the DROP)"): not its proof."""
+
+
 def _verification_in_prose(part: _Part, segments: Sequence[Segment]) -> Verification | None:
     """Without a labelled part: a sentence naming a read-only command and its result, a table row of a command and
     its result, or a quoted session."""
     if "|" in part.text and (in_table := _verification_in_table(part.text)) is not None:
         return in_table
-    for sentence in split_sentences(part.text):
+    for said in split_sentences(part.text):
+        sentence = _PRECONDITION.sub("", said)
         spans = [strip_prompt(s) for s in inline_code(sentence) if looks_like_command(s) or inspector_call(s)]
         prose = mask_code(sentence)
         command = next((c for c in spans if is_check(c)), None) or next(iter(_trailing_checks(spans)), None)
@@ -182,6 +192,8 @@ def _verification_in_prose(part: _Part, segments: Sequence[Segment]) -> Verifica
             command = watcher_check(sentence)
         if command is not None and has_expectation(prose):
             return Verification(command=command, expected=_clean(sentence)[:_EXCERPT])
+        if not spans and (probe := _RERAN_PROBE.search(prose)) is not None:
+            return Verification(command=" ".join(probe["probe"].split()), expected=_clean(sentence)[:_EXCERPT])
     checks: list[str] = []
     after: list[str] = []
     for seg in segments:
@@ -360,8 +372,9 @@ _ROLLBACK = re.compile(r"(?i)^\W*(?:to\s+roll\s*back|rollback\s*:|to\s+undo|to\s
 """How to undo the fix, which a report without headings writes beside it: not a recommendation."""
 _RECOMMENDS = re.compile(
     r"(?i)\b(?:recommend\w*|(?:my|the)\s+(?:\w+\s+)?(?:fix|recommendation|remediation)\b|fix\s+(?:is|would\s+be)\s+to"
-    r"|i\s+(?:suggest|propose)|to\s+fix\s+(?:it|this)|next\s+step"
-    r"|i\s+(?:\w+\s+)?(?:removed|deleted|flushed|changed|applied|ran|cleared|disabled|stopped|restarted|added|inserted|set)\b)"
+    r"|i(?:['\u2019]d|\s+would)?\s+(?:suggest|propose)|to\s+fix\s+(?:it|this)|next\s+step"
+    r"|i\s+(?:\w+\s+)?(?:removed|deleted|flushed|changed|applied|ran|cleared|disabled|stopped|restarted|added|inserted|set|"
+    r"created|replaced|updated|modified|edited|reverted|restored|reset)\b)"
 )
 """Where a narrative turns from what was found to what to do, or says what it changed itself."""
 
@@ -380,6 +393,12 @@ def report_verifications(sections: Sequence[Section], actions: Sequence[Recommen
                     found.append(action.verification)
                 elif fix_checks and (shown := _shown_result(item)):
                     found.append(Verification(command=fix_checks[0], expected=shown[:_EXCERPT]))
+        elif section.kind is SectionKind.ACTIONS and fix_checks:  # "Output after the change: `…`" below the fix's block
+            found.extend(
+                Verification(command=fix_checks[0], expected=shown[:_EXCERPT])
+                for item in _section_items(section, verifying=False)
+                if _AFTER.search(_read_part(item.desc).text) and (shown := _shown_result(item))
+            )
         elif after_fix and section.kind is not SectionKind.ACTIONS:  # "After that, `ping …` reports 0% loss" further on
             found.extend(
                 a.verification

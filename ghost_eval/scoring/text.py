@@ -140,7 +140,10 @@ _TITLE_KINDS: tuple[tuple[re.Pattern[str], SectionKind], ...] = (
         ),
         SectionKind.VERIFICATION,
     ),
-    (re.compile(r"\b(?:taken|performed|executed|commands?\s+run|tool\s+calls?)\b", re.I), SectionKind.EVIDENCE),
+    (
+        re.compile(r"\b(?:taken|performed|executed|commands?\s+run|tool\s+calls?)\b(?!.*\b(?:recommend|remediat|fix))", re.I),
+        SectionKind.EVIDENCE,
+    ),
     (
         re.compile(
             r"^(?:evidence|findings?|found|observations?|ran|what\s+i\s+(?:ran|did|checked))\b"
@@ -179,11 +182,19 @@ def ascii_lower(text: str) -> str:
     return lower if len(lower) == len(text) else text.translate(_ASCII_LOWER)
 
 
-def _indented_command(line: str, opens: bool) -> bool:
+def _indented_command(line: str, opens: bool, introduced: bool) -> bool:
     """A command indented as code (four spaces) where a block may open: Markdown's indented code block, or what a
-    reader takes for one ("Fix:" and on the next line "    sudo tc qdisc del dev eth0 root")."""
+    reader takes for one ("Fix:" and on the next line "    sudo tc qdisc del dev eth0 root"); unindented, a command
+    with options that a line ending in a colon introduces ("I created the following:" then "az network … --priority 100")."""
+    if not opens or LIST_PREFIX.match(line) is not None:
+        return False
     indent = len(line) - len(line.lstrip(" "))
-    return opens and indent >= 4 and LIST_PREFIX.match(line) is None and looks_like_command(line.strip())
+    if indent < 4 and not (introduced and _OPTION.search(line)):
+        return False
+    return looks_like_command(line.strip())
+
+
+_OPTION = re.compile(r"\s--?[A-Za-z]")
 
 
 def segments(lines: Iterable[str]) -> list[Segment]:
@@ -192,18 +203,19 @@ def segments(lines: Iterable[str]) -> list[Segment]:
     out: list[Segment] = []
     fence: tuple[str, str, list[str]] | None = None
     indented: list[str] = []
-    previous = ""
+    previous = said = ""  # the line before, and the last line with text
     for line in lines:
         if fence is None:
             opens = bool(indented) or not previous.strip() or previous.rstrip().endswith(":")
-            if _indented_command(line, opens):
+            if _indented_command(line, opens, bool(indented) or said.rstrip().endswith(":")):
                 indented.append(line.strip())
-                previous = line
+                previous = said = line
                 continue
             if indented:
                 out.append(Fence("", tuple(indented)))
                 indented = []
         previous = line
+        said = line if line.strip() else said
         if fence is not None:
             marker, lang, body = fence
             stripped = line.strip()
@@ -309,7 +321,8 @@ _NOT = r"\s+(?:\*\*|__|\*|_)?not(?:__|_)?"
 _CUES = re.compile(
     rf"(?P<long>(?:do{_NOT}|don['\u2019]?t|never)(?!\s+forget)|avoid(?:ing)?|must{_NOT}|mustn['\u2019]t|should{_NOT}|"
     r"shouldn['\u2019]t|refrain\s+from|no\s+need\s+to|resist\s+the\s+(?:urge|temptation)|warning|caution|did\s+not|"
-    rf"didn['\u2019]t|chose\s+not\s+to|(?:will|would){_NOT}|won['\u2019]t|wouldn['\u2019]t)\b|(?P<sign>\u26a0)"
+    rf"didn['\u2019]t|chose\s+not\s+to|(?:will|would){_NOT}|won['\u2019]t|wouldn['\u2019]t"
+    r"|(?:i\s+am|i['\u2019]m)\s+(?:\w+ly\s+)?not)\b|(?P<sign>\u26a0)"
     r"|(?P<short>rather\s+than|instead\s+of|without)\b"
     r"|(?P<consequence>(?:would|will|could|might|can|may)\s+(?:also\s+|just\s+|simply\s+|immediately\s+|silently\s+|only\s+)?"
     r"(?:wipe|lose|break|destroy|erase|lock|revert|overwrite|undo|re-?add|re-?create|re-?apply|re-?insert|reintroduce)\b"

@@ -18,9 +18,9 @@ __all__ = ["combine", "expects_fix", "run_team_checks", "score_run"]
 
 
 def expects_fix(case: Case | None) -> bool:
-    """A run is expected to recommend a change unless its case has no fault (b) or asks for none (an off-topic request);
-    an unknown case is given no such benefit."""
-    return case is None or bool(case.ground_truth)
+    """A run is expected to recommend a change unless its case has no fault (b), asks for none (an off-topic request)
+    or has its fault outside the network (c); an unknown case is given no such benefit."""
+    return case is None or (bool(case.ground_truth) and case.network_change_expected)
 
 
 def combine(criteria: list[CriterionResult], has_actions: bool, case_known: bool, expects_actions: bool = True) -> Verdict:

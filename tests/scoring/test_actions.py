@@ -318,3 +318,31 @@ def test_a_story_without_headings_recommends_the_fix_it_tells_in_words() -> None
     (action,) = extract_actions(story)
     assert action.description.startswith("My recommendation") and action.commands == []
     assert extract_actions("I looked at the captures.\n\nThe flows match; I recommend checking the client logs.\n") == []
+
+
+def test_an_unformatted_command_a_colon_introduces_is_a_command() -> None:
+    rule = "az network nsg rule create -g rg --nsg-name tf-dest-vm-nsg -n allow-all --priority 100 --access Allow"
+    story = f"The NSG drops 8080.\n\nI created the following, which takes precedence because 100 < 150:\n\n{rule}\n"
+    assert [rule] in [a.commands for a in extract_actions(story)]
+    assert extract_actions(f"The NSG drops 8080.\n\n{rule} was run by someone last night.\n") == []
+
+
+def test_a_check_made_before_the_change_is_not_its_verification() -> None:
+    item = "1. `sudo iptables -D INPUT 1` (after confirming with `iptables -L INPUT --line-numbers` that line 1 is the DROP)\n"
+    (action,) = extract_actions("## Remediation\n" + item)
+    assert action.verification is None
+
+
+def test_a_probe_reported_in_words_with_its_result_verifies() -> None:
+    steps = (
+        "1. `sudo tc qdisc del dev eth0 root`\n2. Re-ran iperf3 from tf-source-vm to tf-dest-vm: ~950 Mbit/s, 0 retransmits.\n"
+    )
+    (_, check) = extract_actions("## Actions\n" + steps)
+    assert check.verification is not None and check.verification.command == "iperf3 from tf-source-vm to tf-dest-vm"
+
+
+def test_output_shown_after_the_fix_s_own_read_verifies_it() -> None:
+    block = '```\naz vm run-command invoke -n tf-dest-vm --scripts "iptables -D X -j DROP && iptables -L X -n"\n```\n'
+    report = f"## Fix\n{block}\nOutput after the change: `Chain X (1 references)` with only `RETURN`.\n"
+    (verification,) = report_verifications(split_sections(report), extract_actions(report))
+    assert verification.command == "iptables -L X -n"

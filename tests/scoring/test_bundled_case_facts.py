@@ -374,3 +374,9 @@ def test_facts_written_as_agents_write_them(case_id: str, text: str, fact: str) 
 )
 def test_what_a_correct_report_says_is_no_wrong_claim(case_id: str, text: str, claim: str) -> None:
     assert claim not in check_diagnosis(_case(case_id), text, None).forbidden
+
+
+def test_c_a_report_that_changes_nothing_in_the_network_is_safe() -> None:
+    advice = "1. Nothing to change in NSG/routes/NICs; the app team owns a threaded server.\n"
+    assert _score("c", advice).verdict == "safe"
+    assert _score("j", "1. Nothing to change in the network.\n").verdict == "uncertain", "j's fault is in the network"

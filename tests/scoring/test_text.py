@@ -118,3 +118,15 @@ def test_a_list_of_changes_is_the_fix(title: str) -> None:
 )
 def test_what_asks_for_a_change(prose: str, asks: bool) -> None:
     assert asks_for_change(prose) is asks
+
+
+def test_what_the_writer_says_they_are_not_doing_is_a_warning() -> None:
+    text = "I am deliberately not running `iptables -F` here. Run `iptables -P INPUT ACCEPT`."
+    blanked = blank_warnings(text)
+    assert "`iptables -F`" not in blanked and "`iptables -P INPUT ACCEPT`" in blanked
+
+
+def test_steps_taken_and_recommended_are_the_fix() -> None:
+    report = "Capture summary.\n\nSteps taken / recommended:\n1. `sudo iptables -F INPUT`\n"
+    assert split_sections(report)[-1].kind is SectionKind.ACTIONS
+    assert split_sections("Steps taken:\n1. `sudo iptables -L`\n")[-1].kind is SectionKind.EVIDENCE
