@@ -347,6 +347,11 @@ def test_m_what_a_report_says_in_bold_not_to_do_is_no_recommendation() -> None:
         ("o", "All inbound connections to tf-dest-vm's services are now being discarded.", "wrong_hook_or_host"),
         ("q", "ghost-demo-subnet-block-5432 is a subnet-level NSG rule at priority 100.", "subnet_nsg"),
         ("t", "tf-dest-vm has an iptables rule dropping TCP 80.", "drop_on_dest"),
+        ("a", "The rule is applied to tf-source-vm's outbound traffic: the source VM's NSG blocks TCP 8080.", "source_side"),
+        ("d", "These rules were meant to open 5432/6379 but sit below DenyAllInBound.", "allows_overridden"),
+        ("l", "tf-source-vm's egress interface has a netem qdisc adding 80 ms of delay.", "netem_on_source"),
+        ("s", "The route sends traffic for tf-dest-vm to the Internet next hop.", "nva_down"),
+        ("f_sql", "Or the addition of Microsoft.Sql interfered with the storage configuration.", "sql_interfered"),
     ],
 )
 def test_wrong_claims_written_as_agents_write_them(case_id: str, text: str, claim: str) -> None:
@@ -359,6 +364,10 @@ def test_wrong_claims_written_as_agents_write_them(case_id: str, text: str, clai
         ("b", "The HTTP sessions to 10.0.1.5:8080 look perfectly healthy.", "http_ok"),
         ("c", "I captured on both VMs at once. They match one for one.", "captures_match"),
         ("f_sql", "The list holds Microsoft.Sql. Add Microsoft.Storage alongside it.", "sql_kept"),
+        ("f_sql", "Microsoft.Sql: present, unrelated to the failure, must be kept.", "sql_kept"),
+        ("b", "The capture does not show a network fault. No NSG, route or VM change is warranted.", "no_fault"),
+        ("n", "Drift on tf-dest-vm against the baseline. The diff is small. INPUT policy went to DROP.", "input_chain_on_dest"),
+        ("n", "Any new inbound connection reaches the end of INPUT and is dropped.", "unmatched_dropped"),
     ],
 )
 def test_facts_written_as_agents_write_them(case_id: str, text: str, fact: str) -> None:
