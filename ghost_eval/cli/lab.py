@@ -86,9 +86,15 @@ def _try_fix(args: argparse.Namespace) -> int:
             out.print(json.dumps(result), markup=False)
         else:
             _print_trial(result)
-    ok = all(v.setup_ok for v, _ in results) and not session.traces
+    breaches = [(v.run_id, change) for v, _ in results for change in v.host_changes]
+    ok = all(v.setup_ok for v, _ in results) and not session.traces and not breaches
+    for run_id, change in breaches:
+        err.print(f"{run_id}: SANDBOX BREACH: the trial changed the host: {change}", markup=False)
     if not ok:
-        err.print("a trial could not set up, or the lab left a trace on the host: see setup_ok and lab_traces", markup=False)
+        err.print(
+            "a trial could not set up, changed the host, or the lab left a trace: see setup_ok, host_changes and lab_traces",
+            markup=False,
+        )
     for verdict, _ in results:
         if not verdict.teardown_ok:
             err.print(f"{verdict.run_id}: the recipe's teardown did not restore the lab (residue); it was rebuilt", markup=False)
@@ -101,7 +107,20 @@ def _print_trial(result: dict[str, Any]) -> None:
         for c in action["commands"] or [{"command": "(prose, no command)", "gate": "-", "decision": "-", "exit_status": None}]:
             table.add_row(str(action["index"]), c["command"], c["gate"], c["decision"], str(c["exit_status"]))
     out.print(table)
-    for key in ("resolved", "durable", "verification", "c1", "c2", "c3", "c4", "collateral", "teardown_ok", "lab_traces"):
+    keys = (
+        "resolved",
+        "durable",
+        "verification",
+        "c1",
+        "c2",
+        "c3",
+        "c4",
+        "collateral",
+        "teardown_ok",
+        "host_changes",
+        "lab_traces",
+    )
+    for key in keys:
         out.print(f"{key}: {json.dumps(result[key])}", markup=False)
 
 

@@ -10,7 +10,11 @@ import paramiko
 
 from ghost_eval.connect.target import SshHost, TargetError
 
-__all__ = ["ssh_connect", "ssh_run"]
+__all__ = ["CommandTimedOut", "ssh_connect", "ssh_run"]
+
+
+class CommandTimedOut(TargetError):
+    """The command ran past its time; the SSH session itself may be fine (the command may still be running)."""
 
 
 def _where(host: SshHost) -> str:
@@ -79,7 +83,7 @@ def ssh_run(client: paramiko.SSHClient, command: str, timeout: float) -> tuple[i
             if drained and channel.exit_status_ready() and not channel.recv_ready() and not channel.recv_stderr_ready():
                 break  # EOF comes after the last byte of both streams; the exit status may come before or after it
             if time.monotonic() > deadline:
-                raise TargetError(f"command timed out after {timeout:g} s: {command}")
+                raise CommandTimedOut(f"command timed out after {timeout:g} s: {command}")
             if not busy:
                 time.sleep(0.01)
         code = channel.recv_exit_status()

@@ -41,16 +41,22 @@ from ghost_eval.lab.layout import (
     VmSpec,
     default_state_dir,
 )
-from ghost_eval.lab.network import choose_mgmt_index, create_network, destroy_network, lab_links, lab_namespaces
+from ghost_eval.lab.network import (
+    choose_mgmt_index,
+    create_network,
+    destroy_network,
+    lab_links,
+    lab_namespaces,
+    wire_vm,
+)
 from ghost_eval.lab.preflight import preflight
+from ghost_eval.lab.sandbox import create_vm, destroy_vm, start_vm
 from ghost_eval.lab.shell import in_netns, kill_pids, netns_pids, pid_alive, run
-from ghost_eval.lab.vm import boot_vm, prepare_vm
+from ghost_eval.lab.vm import INIT, prepare_vm
 
 __all__ = ["API_VERSION", "LabStatus", "lab_down", "lab_status", "lab_up"]
 
-_STATE_ENTRIES = ("lab.json", "target.json", "ssh", "arm", "vms", "bin", "internet.log")
-_FORBIDDEN_PARENTS = ("/etc", "/root", "/usr/local", "/var")
-"""The VMs overlay these folders, so the state folder (their upper layers) cannot live inside one."""
+_STATE_ENTRIES = ("lab.json", "target.json", "ssh", "arm", "vms", "crun", "internet.log")
 _BOOT_TIMEOUT_S = 30.0
 API_VERSION = "2026-03-01"
 """The api-version azure-mgmt-network 33.x sends; the emulator accepts any."""
@@ -78,13 +84,9 @@ def _host_lock() -> Iterator[None]:
 
 
 def _state_dir(state_dir: Path | None) -> Path:
-    path = (state_dir or default_state_dir()).absolute()
-    for parent in _FORBIDDEN_PARENTS:
-        if path == Path(parent) or Path(parent) in path.parents:
-            raise LabError(
-                f"state folder {path} is inside {parent}, which the lab VMs overlay; use another folder "
-                "(default /run/ghost-eval-lab, or set GHOST_EVAL_LAB_DIR)"
-            )
+    path = Path(os.path.normpath((state_dir or default_state_dir()).absolute()))
+    if path == Path("/"):
+        raise LabError("the state folder cannot be /; use another (default /run/ghost-eval-lab, or set GHOST_EVAL_LAB_DIR)")
     return path
 
 
@@ -261,10 +263,13 @@ def _build(layout: LabLayout, manifest: dict[str, object]) -> Target:
     for vm in layout.vms:
         host_key = generate_key(layout.ssh_dir / "hostkeys" / vm.name, f"root@{vm.name}")
         known += known_hosts_line(layout.mgmt_address(vm), 22, host_key)
-        launchers[vm.name] = boot_vm(layout, vm, prepare_vm(layout, vm, public, host_key))
+        prepare_vm(layout, vm, public, host_key)
+        launchers[vm.name] = create_vm(layout, vm, [INIT])
+        manifest["launchers"] = launchers
+        write_json_atomic(layout.manifest, manifest)
+        wire_vm(layout, vm, launchers[vm.name])
+        start_vm(layout, vm)
     layout.known_hosts.write_text(known)
-    manifest["launchers"] = launchers
-    write_json_atomic(layout.manifest, manifest)
     manifest["emulator_pid"] = _start_emulator(layout)
     write_json_atomic(layout.manifest, manifest)
     target = _target(layout)
@@ -301,6 +306,7 @@ def _down(state_dir: Path) -> list[str]:
     if pid is not None:
         kill_pids([pid])
         removed.append(f"ARM emulator (pid {pid})")
+    removed += [f"VM {vm.name}" for vm in layout.vms if destroy_vm(layout, vm)]
     removed += destroy_network(layout)
     for entry in _STATE_ENTRIES:
         p = state_dir / entry

@@ -25,10 +25,11 @@ from ghost_eval.lab.layout import (
     STORAGE_ACCOUNTS,
     SUBNET_PREFIX,
     LabLayout,
+    VmSpec,
 )
 from ghost_eval.lab.shell import kill_pids, netns_pids, run
 
-__all__ = ["choose_mgmt_index", "create_network", "destroy_network", "lab_links", "lab_namespaces"]
+__all__ = ["choose_mgmt_index", "create_network", "destroy_network", "lab_links", "lab_namespaces", "wire_vm"]
 
 _PLEN = ipaddress.ip_network(SUBNET_PREFIX).prefixlen
 
@@ -52,9 +53,36 @@ def choose_mgmt_index(layout: LabLayout) -> int:
     raise LabError(f"no free management subnet in {MGMT_PREFIX}.0.0/16")
 
 
+def _mgmt_table(layout: LabLayout) -> str:
+    return f"ghost_{layout.lab_id}_mgmt"
+
+
+def _guard_management(layout: LabLayout) -> None:
+    """The management bridge carries the host's SSH to the VMs and nothing else: a VM may answer, never open a
+    connection to the host (whose services listen on every address) nor be routed beyond it."""
+    bridge = layout.mgmt_bridge
+    run(
+        ["nft", "-f", "-"],
+        input=f"""table inet {_mgmt_table(layout)} {{
+    chain input {{
+        type filter hook input priority -10; policy accept;
+        iifname "{bridge}" ct state established,related accept
+        iifname "{bridge}" counter drop
+    }}
+    chain forward {{
+        type filter hook forward priority -10; policy accept;
+        iifname "{bridge}" counter drop
+        oifname "{bridge}" counter drop
+    }}
+}}
+""",
+    )
+
+
 def create_network(layout: LabLayout) -> None:
+    """The fabric, the Internet stand-in and the management bridge; each VM is wired later (`wire_vm`)."""
     fabric, internet = layout.fabric_ns, layout.internet_ns
-    for ns in (fabric, internet, *(layout.vm_ns(vm) for vm in layout.vms)):
+    for ns in (fabric, internet):
         run(["ip", "netns", "add", ns])
         _ip("link", "set", "lo", "up", netns=ns)
     _ip("link", "add", "br0", "type", "bridge", netns=fabric)
@@ -76,25 +104,32 @@ def create_network(layout: LabLayout) -> None:
     _ip("link", "add", bridge, "type", "bridge")
     _ip("addr", "add", f"{layout.mgmt_host_address}/24", "dev", bridge)
     _ip("link", "set", bridge, "up")
-    for vm in layout.vms:
-        ns = layout.vm_ns(vm)
-        data_vm, data_fab = layout.data_vm_link(vm), layout.data_fabric_link(vm)
-        _ip("link", "add", data_vm, "type", "veth", "peer", "name", data_fab)
-        _ip("link", "set", data_vm, "netns", ns)
-        _ip("link", "set", data_fab, "netns", fabric)
-        _ip("link", "set", data_vm, "name", "eth0", "address", vm.mac, netns=ns)
-        _ip("link", "set", data_fab, "name", vm.short, "master", "br0", "up", netns=fabric)
-        _ip("addr", "add", f"{vm.address}/{_PLEN}", "dev", "eth0", netns=ns)
-        _ip("link", "set", "eth0", "up", netns=ns)
-        _ip("route", "add", "default", "via", FABRIC_GATEWAY, netns=ns)
-        mgmt_host, mgmt_vm = layout.mgmt_host_link(vm), layout.mgmt_vm_link(vm)
-        _ip("link", "add", mgmt_host, "type", "veth", "peer", "name", mgmt_vm)
-        _ip("link", "set", mgmt_host, "master", bridge, "up")
-        _ip("link", "set", "dev", mgmt_host, "type", "bridge_slave", "isolated", "on")
-        _ip("link", "set", mgmt_vm, "netns", ns)
-        _ip("link", "set", mgmt_vm, "name", "mgmt0", netns=ns)
-        _ip("addr", "add", f"{layout.mgmt_address(vm)}/24", "dev", "mgmt0", netns=ns)
-        _ip("link", "set", "mgmt0", "up", netns=ns)
+    _guard_management(layout)
+
+
+def wire_vm(layout: LabLayout, vm: VmSpec, pid: int) -> None:
+    """Name the network namespace of the VM whose init is `pid` (created inside the VM's own user namespace, so VM
+    root administers it) and give it eth0 on the fabric's bridge and mgmt0 on the management bridge."""
+    ns, fabric = layout.vm_ns(vm), layout.fabric_ns
+    run(["ip", "netns", "attach", ns, str(pid)])
+    _ip("link", "set", "lo", "up", netns=ns)
+    data_vm, data_fab = layout.data_vm_link(vm), layout.data_fabric_link(vm)
+    _ip("link", "add", data_vm, "type", "veth", "peer", "name", data_fab)
+    _ip("link", "set", data_vm, "netns", ns)
+    _ip("link", "set", data_fab, "netns", fabric)
+    _ip("link", "set", data_vm, "name", "eth0", "address", vm.mac, netns=ns)
+    _ip("link", "set", data_fab, "name", vm.short, "master", "br0", "up", netns=fabric)
+    _ip("addr", "add", f"{vm.address}/{_PLEN}", "dev", "eth0", netns=ns)
+    _ip("link", "set", "eth0", "up", netns=ns)
+    _ip("route", "add", "default", "via", FABRIC_GATEWAY, netns=ns)
+    mgmt_host, mgmt_vm = layout.mgmt_host_link(vm), layout.mgmt_vm_link(vm)
+    _ip("link", "add", mgmt_host, "type", "veth", "peer", "name", mgmt_vm)
+    _ip("link", "set", mgmt_host, "master", layout.mgmt_bridge, "up")
+    _ip("link", "set", "dev", mgmt_host, "type", "bridge_slave", "isolated", "on")
+    _ip("link", "set", mgmt_vm, "netns", ns)
+    _ip("link", "set", mgmt_vm, "name", "mgmt0", netns=ns)
+    _ip("addr", "add", f"{layout.mgmt_address(vm)}/24", "dev", "mgmt0", netns=ns)
+    _ip("link", "set", "mgmt0", "up", netns=ns)
 
 
 def lab_namespaces(layout: LabLayout) -> list[str]:
@@ -124,4 +159,7 @@ def destroy_network(layout: LabLayout) -> list[str]:
     for link in lab_links(layout):
         run(["ip", "link", "delete", link], check=False)
         removed.append(f"link {link}")
+    if _mgmt_table(layout) in run(["nft", "list", "tables"], check=False).split():
+        run(["nft", "delete", "table", "inet", _mgmt_table(layout)], check=False)
+        removed.append(f"nft table inet {_mgmt_table(layout)}")
     return removed

@@ -28,6 +28,7 @@ REQUIRED_TOOLS: dict[str, str] = {
     "fail2ban-server": "fail2ban",
     "fail2ban-client": "fail2ban",
     "unshare": "util-linux",
+    "crun": "crun",
     "ps": "procps",
     "ping": "iputils-ping",
 }
@@ -70,7 +71,7 @@ def _probes(ns: str) -> list[tuple[str, Callable[[], object]]]:
 
     def new_namespaces() -> None:
         proc = subprocess.run(
-            ["unshare", "--pid", "--uts", "--fork", "--mount-proc", "true"], capture_output=True, text=True, check=False
+            ["unshare", "--user", "--pid", "--uts", "--fork", "--mount-proc", "true"], capture_output=True, text=True, check=False
         )
         if proc.returncode != 0:
             raise LabError(proc.stderr.strip() or f"exit {proc.returncode}")
@@ -100,7 +101,7 @@ def _probes(ns: str) -> list[tuple[str, Callable[[], object]]]:
         ("iptables", ns_run("iptables", "-w", "-N", "GHOST-PROBE")),
         ("bridge netfilter (br_netfilter)", bridge_netfilter),
         ("overlay filesystem", overlay),
-        ("pid/uts/mount namespaces (unshare)", new_namespaces),
+        ("user/pid/uts/mount namespaces (unshare)", new_namespaces),
     ]
 
 

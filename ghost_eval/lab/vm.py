@@ -1,9 +1,10 @@
-"""A lab VM's disk and boot: the files it gets on top of the host's (its own /etc, units, daemons) and its start.
+"""A lab VM's disk: the files it gets on top of the host's (its own /etc, units, daemons).
 
-Everything a VM sees as its own is written into the upper layers of its overlays under the state folder before
-it boots; nothing is written to the host's /etc or /usr/local. The VM gets its own sshd configuration and host
-key (key-only login, `UsePAM no`), /etc/hosts and resolv.conf (lookups fail fast instead of hanging), fail2ban
-settings (sshd jail, polling backend, the management subnet exempt), and the lab's daemons and units.
+Everything a VM sees as its own is written into the upper layer of its root file system under the state folder
+before it boots (see `sandbox`); nothing is written to the host's /etc or /usr/local. The VM gets its own sshd
+configuration and host key (key-only login, `UsePAM no`), /etc/hosts and resolv.conf (lookups fail fast instead of
+hanging), fail2ban settings (sshd jail, polling backend, the management subnet exempt), and the lab's daemons,
+units and init.
 """
 
 from __future__ import annotations
@@ -11,16 +12,18 @@ from __future__ import annotations
 import json
 import os
 import stat
-import subprocess
 import sys
 import threading
 from pathlib import Path
 
 from ghost_eval.lab.layout import MGMT_PREFIX, STORAGE_ACCOUNTS, LabLayout, VmSpec
-from ghost_eval.lab.shell import in_netns
-from ghost_eval.lab.vminit import OVERLAYS
+from ghost_eval.lab.sandbox import upper_dir
+from ghost_eval.lab.vminit import BOOT_FILE
 
-__all__ = ["UNITS", "boot_vm", "prepare_vm"]
+__all__ = ["INIT", "UNITS", "prepare_vm"]
+
+INIT = "/usr/local/sbin/lab-init"
+"""PID 1 of every VM (`vminit`)."""
 
 _PROGRAMS = {
     "sbin/systemctl": ("ghost_eval.lab.units", "systemctl for the lab's units"),
@@ -28,6 +31,7 @@ _PROGRAMS = {
     "sbin/harden-net": ("ghost_eval.lab.hardening", "harden-net: keeps the rules of /etc/iptables/rules.v4 in place"),
     "bin/dockerd": ("ghost_eval.lab.dockeremu", "dockerd (lab emulation): owns the DOCKER* iptables chains"),
     "sbin/lab-appd": ("ghost_eval.lab.appd", "lab-appd: stand-ins for the applications the cases talk about"),
+    "sbin/lab-init": ("ghost_eval.lab.vminit", "lab-init: PID 1 of a lab VM"),
 }
 
 UNITS: dict[str, str] = {
@@ -175,16 +179,13 @@ def _hosts(layout: LabLayout, vm: VmSpec) -> str:
     return "\n".join(lines) + "\n"
 
 
-def prepare_vm(layout: LabLayout, vm: VmSpec, client_public_key: str, host_key: Path) -> Path:
-    """Write the VM's own files into its overlay layers; returns the boot file for `lab-init`."""
-    root = layout.vm_dir(vm)
-    overlay = root / "overlay"
-    for target, name in OVERLAYS:
-        (overlay / name / "upper").mkdir(parents=True, exist_ok=True)
-        (overlay / name / "work").mkdir(parents=True, exist_ok=True)
-        (overlay / name / "upper").chmod(stat.S_IMODE(os.stat(target).st_mode))
-    etc, usr_local = overlay / "etc" / "upper", overlay / "usr-local" / "upper"
-    _hide_host_home(overlay / "root" / "upper")
+def prepare_vm(layout: LabLayout, vm: VmSpec, client_public_key: str, host_key: Path) -> None:
+    """Write the VM's own files into the upper layer of its root file system."""
+    upper = upper_dir(layout, vm)
+    upper.mkdir(parents=True, exist_ok=True)
+    upper.chmod(0o755)
+    etc, usr_local = upper / "etc", upper / "usr" / "local"
+    _hide_host_home(upper / "root")
     _write(etc / "hostname", f"{vm.name}\n")
     _write(etc / "hosts", _hosts(layout, vm))
     _write(etc / "resolv.conf", _RESOLV)
@@ -208,44 +209,5 @@ def prepare_vm(layout: LabLayout, vm: VmSpec, client_public_key: str, host_key: 
         _write(etc / "systemd" / "system" / f"{name}.service", text)
     for relative, (module, about) in _PROGRAMS.items():
         _write(usr_local / relative, _program(module, about), 0o755)
-    init = layout.state_dir / "bin" / "lab-init"
-    _write(init, _program("ghost_eval.lab.vminit", "lab-init: PID 1 of a lab VM"), 0o755)
-    boot = root / "boot.json"
-    boot.write_text(
-        json.dumps(
-            {
-                "hostname": vm.name,
-                "overlay_root": str(overlay),
-                "units": list(vm.boot_units),
-                "commands": _FIREWALL_TABLES,
-            },
-            indent=2,
-        )
-    )
-    return boot
-
-
-def boot_vm(layout: LabLayout, vm: VmSpec, boot: Path) -> int:
-    """Start the VM's init in its namespaces; returns the pid of the launcher (it lives in the VM's netns)."""
-    console = (layout.vm_dir(vm) / "console.log").open("ab")
-    with console:
-        proc = subprocess.Popen(
-            in_netns(
-                layout.vm_ns(vm),
-                "unshare",
-                "--pid",
-                "--uts",
-                "--mount",
-                "--fork",
-                "--mount-proc",
-                "--kill-child",
-                str(layout.state_dir / "bin" / "lab-init"),
-                str(boot),
-            ),
-            stdin=subprocess.DEVNULL,
-            stdout=console,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            close_fds=True,
-        )
-    return proc.pid
+    boot = {"hostname": vm.name, "units": list(vm.boot_units), "commands": _FIREWALL_TABLES}
+    _write(upper / BOOT_FILE.lstrip("/"), json.dumps(boot, indent=2))

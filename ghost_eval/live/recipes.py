@@ -411,6 +411,11 @@ class RecipeRun:
     # -- steps ---------------------------------------------------------------------------------------
 
     def run_command(self, vm: str, command: str, timeout: float = 60) -> tuple[int, str, str]:
+        """A command of the harness's own (set-up, capture, teardown) on `vm`."""
+        return self.run_over_ssh(vm, command, timeout)
+
+    def run_over_ssh(self, vm: str, command: str, timeout: float = 60) -> tuple[int, str, str]:
+        """A command over the VM's SSH and no other way (what a recommended command gets)."""
         if self.target.hosts[vm].user != "root":
             command = f"sudo -n sh -c {shlex.quote(command)}"
         return ssh_run(self.ssh(vm), command, timeout)

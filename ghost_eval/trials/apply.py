@@ -3,7 +3,9 @@
 The operator approves the recommendation, so commands that change state run (eval-mode approval), but the gate's
 `forbidden` never runs, nor does anything that would send local data out of the lab. Every command runs inside a
 lab VM over SSH (the VM named by an `ssh` or `az vm run-command` wrapper, else the one the action names, else the
-case's host) or, for `az`, as ARM calls against the emulator; nothing runs on the machine hosting the lab.
+case's host) or, for `az`, as ARM calls against the emulator (`az vm run-command invoke` runs its script in the named
+VM); nothing runs on the machine hosting the lab, and a command is run once: one that timed out or lost its SSH
+session is never run again by another way.
 """
 
 from __future__ import annotations
@@ -13,18 +15,23 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import paramiko
+
 from ghost_eval.agent.approval import approve_for_eval, decide
 from ghost_eval.agent.gate import classify
 from ghost_eval.artifacts import Approval
 from ghost_eval.cases import Case
+from ghost_eval.connect.ssh import CommandTimedOut
+from ghost_eval.errors import GhostEvalError
 from ghost_eval.live.recipes import RecipeRun
-from ghost_eval.scoring.commands import az_call, parse_command_block
+from ghost_eval.scoring.commands import AzCall, Command, az_call, parse_command_block
 from ghost_eval.trials.azcli import run_az
 from ghost_eval.trials.record import CommandOutcome
 
 __all__ = ["Runner"]
 
 _OUTPUT_LIMIT = 2000
+_TIMEOUT_S = 60.0
 _ASSIGN_AZ = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)=\$\((\s*az\s.*)\)\s*$", re.DOTALL)
 _VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?")
 _IPV4 = re.compile(r"\b(\d{1,3}(?:\.\d{1,3}){3})\b")
@@ -76,7 +83,10 @@ class Runner:
                 self.variables[assign.group(1)] = outcome.output
             return outcome
         parsed = parse_command_block(command)
-        if any(c.program == "az" and az_call(c.argv) is not None and "run-command" not in c.argv for c in parsed):
+        invoke = _invocation(parsed)
+        if invoke is not None:
+            return self._run_command_invoke(invoke, command)
+        if any(c.program == "az" and az_call(c.argv) is not None for c in parsed):
             if len(parsed) == 1 and parsed[0].argv[0] == "az":
                 return self._az(command, command)
             return CommandOutcome(
@@ -109,7 +119,26 @@ class Runner:
             output=result.output[:_OUTPUT_LIMIT],
         )
 
-    def _shell(self, command: str, context: Sequence[str]) -> CommandOutcome:
+    def _run_command_invoke(self, call: AzCall, command: str) -> CommandOutcome:
+        """`az vm run-command invoke`: Azure runs the `--scripts` lines as a shell script inside the named VM, so the
+        trial does the same (through the gate, over the VM's SSH). The `az` line itself is never a shell line."""
+
+        def refuse(why: str) -> CommandOutcome:
+            return CommandOutcome(command=command, where="-", gate="az", decision="not_executable", why=why)
+
+        names = call.options.get("--name", ())
+        scripts = call.options.get("--scripts", ())
+        command_id = call.options.get("--command-id", ("RunShellScript",))
+        if len(names) != 1 or names[0] not in self.run.target.hosts:
+            return refuse(f"no VM of the lab is named {' '.join(names) or '(no --name)'} (Azure: ResourceNotFound)")
+        if command_id != ("RunShellScript",):
+            return refuse(f"--command-id {' '.join(command_id)}: the lab's VMs are Linux and run RunShellScript only")
+        if not scripts or any(_VARIABLE.fullmatch(s) or s.startswith("@") for s in scripts):
+            return refuse("no script given inline (a file reference or an unset variable)")
+        outcome = self._shell("\n".join(scripts), [], vm=names[0])
+        return outcome.model_copy(update={"command": command})
+
+    def _shell(self, command: str, context: Sequence[str], vm: str | None = None) -> CommandOutcome:
         verdict = classify(command)
         approval = decide("lab", verdict, approve_for_eval)
         egress = [r for r in verdict.reasons if r.startswith("egress:")]
@@ -117,14 +146,21 @@ class Runner:
         if approval is Approval.DENIED or egress:
             why = "; ".join(egress or verdict.reasons)
             return CommandOutcome(command=command, where="-", gate=gate, decision="refused", why=why)
-        vm = self.vm_for(command, context)
+        vm = vm or self.vm_for(command, context)
         cut_off: dict[str, str] = getattr(self.run, "cut_off", {})
         if vm in cut_off:
             return CommandOutcome(
                 command=command, where="-", gate=gate, decision="not_executable", why=f"{vm} no longer answers on SSH"
             )
         script = _strip_ssh(command, vm)
-        code, out, err = self.run.run_command(vm, f"bash -c {shlex.quote(_SUDO_SHIM + script)}", timeout=60)
+        try:
+            code, out, err = self.run.run_over_ssh(vm, f"bash -c {shlex.quote(_SUDO_SHIM + script)}", timeout=_TIMEOUT_S)
+        except CommandTimedOut:
+            code, out, err = 124, "", f"timed out after {_TIMEOUT_S:g} s (not run again)"
+        except (GhostEvalError, paramiko.SSHException, OSError) as exc:
+            cut_off[vm] = str(exc) or type(exc).__name__
+            why = f"SSH failed during the command ({cut_off[vm]}); not run again"
+            return CommandOutcome(command=command, where=vm, gate=gate, decision="ran", why=why)
         return CommandOutcome(
             command=command,
             where=vm,
@@ -134,6 +170,16 @@ class Runner:
             why="; ".join(verdict.reasons) if approval is Approval.EVAL_AUTO else "",
             output=(out + err)[-_OUTPUT_LIMIT:],
         )
+
+
+def _invocation(parsed: Sequence[Command]) -> AzCall | None:
+    """The `az vm run-command invoke` call the whole command is (the command model unwraps its script into the
+    commands it runs, each keeping the `az` line as its wrapper), or None."""
+    lines = {c.wrappers[0] if c.wrappers else c.argv for c in parsed}
+    if len(lines) != 1:
+        return None
+    call = az_call(next(iter(lines)))
+    return call if call is not None and call.groups == ("vm", "run-command") and call.verb == "invoke" else None
 
 
 def _first_named(text: str, vms: Sequence[str]) -> str | None:

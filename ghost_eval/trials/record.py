@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 TRIAL_SCORER_NAME = "lab-trial"
-TRIAL_SCORER_VERSION = "1.0.0"
+TRIAL_SCORER_VERSION = "2.0.0"
 """Bump whenever what a trial runs or how it measures changes, so old and new trials are never confused."""
 TRIAL_SCORER = f"{TRIAL_SCORER_NAME}@{TRIAL_SCORER_VERSION}"
 TRIAL_SCHEMA_VERSION = "1"
@@ -131,6 +131,11 @@ class TrialVerdict(Record):
     """The recipe's teardown ran and the lab was as before the trial (no rule, qdisc, process or resource left)."""
     residue: list[str] = []
     """What the trial left behind, if anything."""
+    host_changes: list[str] = []
+    """What changed on the machine hosting the lab during the trial (a breach of the VM's sandbox): mounts,
+    namespaces, links, firewall, kernel settings, escaped processes, files. Empty when nothing did."""
+    host_restored: list[str] = []
+    """What the trial undid of those changes (kernel settings, escaped processes); files are left for a person."""
     notes: list[str] = []
     timings_s: dict[str, float] = {}
     """Seconds per phase: setup (the recipe), capture (full state, four times), verify (the run's checks, before and

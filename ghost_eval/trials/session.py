@@ -1,10 +1,10 @@
-"""Trials of stored runs, each in a lab: a lab of the trial's own (built, then removed and checked for traces), or
-a running one named by its state folder, rebuilt after any trial that left something behind.
+"""Trials of stored runs, each in a lab of its own: built for the trial (then removed and checked for traces), or a
+running one named by its state folder, rebuilt between trials so that no run's fix is judged on what an earlier
+run's fix left in a VM. Around every trial the host is checked for changes a VM made outside itself.
 """
 
 from __future__ import annotations
 
-import subprocess
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,8 +15,9 @@ from ghost_eval.cases import Case, case_key
 from ghost_eval.connect.target import Target
 from ghost_eval.lab import LabLayout, lab_down, lab_up
 from ghost_eval.lab.network import lab_links, lab_namespaces
-from ghost_eval.lab.shell import netns_pids
+from ghost_eval.lab.sandbox import exec_in_vm
 from ghost_eval.store import IndexEntry, Store
+from ghost_eval.trials.host import host_changes, host_snapshot, restore_host
 from ghost_eval.trials.record import TrialVerdict
 from ghost_eval.trials.trial import Console, TrialError, try_fix
 
@@ -24,31 +25,16 @@ __all__ = ["LabSession", "lab_console", "lab_traces", "summary", "trial_stored_r
 
 
 def lab_console(state_dir: Path) -> Console:
-    """The lab host's way into a VM when its management SSH is gone (a fix that drops it): the namespaces of the
-    VM's sshd, entered with nsenter. Used only to capture and tear down, never to run a recommended command."""
+    """The lab host's way into a VM when its management SSH is gone (a fix that drops it): `crun exec` into the VM's
+    sandbox, with the VM's own capabilities and seccomp filter. Used only to capture and tear down, never to run a
+    recommended command."""
     layout = LabLayout(state_dir)
-    namespaces = {vm.name: layout.vm_ns(vm) for vm in layout.vms}
+    vms = {vm.name: vm for vm in layout.vms}
 
     def console(vm: str, command: str, timeout: float) -> tuple[int, str, str]:
-        pids = netns_pids(namespaces[vm])
-        anchor = next((p for p in pids if _comm(p) == "sshd"), pids[0] if pids else None)
-        if anchor is None:
-            return 255, "", f"{vm}: no process in its namespace"
-        argv = ["nsenter", "-t", str(anchor), "-m", "-u", "-i", "-n", "-p", "sh", "-c", command]
-        try:
-            proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
-        except subprocess.TimeoutExpired:
-            return 124, "", f"timed out after {timeout:g} s"
-        return proc.returncode, proc.stdout, proc.stderr
+        return exec_in_vm(layout, vms[vm], command, timeout)
 
     return console
-
-
-def _comm(pid: int) -> str:
-    try:
-        return (Path("/proc") / str(pid) / "comm").read_text().strip()
-    except OSError:
-        return ""
 
 
 def lab_traces(state_dir: Path) -> list[str]:
@@ -73,7 +59,19 @@ class LabSession:
         self._given = state_dir
         self._dir: Path | None = None
         self._target: Target | None = None
+        self._used = False
         self.traces: list[str] = []
+
+    @property
+    def state_dir(self) -> Path | None:
+        return self._dir
+
+    def fresh(self) -> Target:
+        """The lab for the next trial: as built, never as an earlier trial left it."""
+        if self._used:
+            self.rebuild()
+        self._used = True
+        return self.target
 
     @property
     def console(self) -> Console:
@@ -120,9 +118,14 @@ def trial_stored_run(
     record = store.read(entry)
     if not record.readable:
         raise TrialError(f"run {entry.run_id} cannot be read: " + "; ".join(str(p) for p in record.problems))
-    verdict = try_fix(record, case, session.target, session.console)
-    if not verdict.teardown_ok:
-        session.rebuild()
+    target = session.fresh()
+    before = host_snapshot()
+    verdict = try_fix(record, case, target, session.console)
+    after = host_snapshot()
+    lab_state = (str(session.state_dir),) if session.state_dir else ()
+    verdict.host_changes = host_changes(before, after, exclude=(*lab_state, str(store.root)))
+    if verdict.host_changes:
+        verdict.host_restored = restore_host(before, after)
     return verdict, store.add_verdict(entry, verdict.scorer, verdict)
 
 
@@ -151,4 +154,6 @@ def summary(verdict: TrialVerdict) -> dict[str, Any]:
         "setup_ok": verdict.setup_ok,
         "teardown_ok": verdict.teardown_ok,
         "residue": verdict.residue,
+        "host_changes": verdict.host_changes,
+        "host_restored": verdict.host_restored,
     }

@@ -18,7 +18,7 @@ import paramiko
 
 from ghost_eval.artifacts import RecommendedAction, Verification
 from ghost_eval.cases import LAB, Case
-from ghost_eval.connect.ssh import ssh_connect
+from ghost_eval.connect.ssh import CommandTimedOut, ssh_connect
 from ghost_eval.connect.target import Target, TargetError
 from ghost_eval.errors import GhostEvalError
 from ghost_eval.live.recipes import Recipe, RecipeError, RecipeRun, recipe_of
@@ -84,11 +84,16 @@ class _Run(RecipeRun):
                 self.cut_off[vm] = str(exc)
 
     def run_command(self, vm: str, command: str, timeout: float = 60) -> tuple[int, str, str]:
+        """The harness's own command; on the console once the VM's SSH is gone. A command that timed out is never run
+        again anywhere (it may still be running, and doing what it does twice is not the trial's call)."""
         if vm not in self.cut_off:
             try:
-                return super().run_command(vm, command, timeout)
+                return self.run_over_ssh(vm, command, timeout)
+            except CommandTimedOut as exc:
+                return 124, "", str(exc)
             except (GhostEvalError, paramiko.SSHException, OSError) as exc:
                 self.cut_off[vm] = str(exc) or type(exc).__name__
+                return 255, "", f"{vm}: SSH failed during the command ({self.cut_off[vm]}); not run again"
         if self.console is None:
             raise TargetError(f"{vm}: management SSH is gone ({self.cut_off[vm]}) and there is no console to reach it")
         return self.console(vm, command, timeout)

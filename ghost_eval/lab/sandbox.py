@@ -1,0 +1,435 @@
+"""A lab VM as a sandbox: an OCI container run by crun, so that root inside changes nothing outside.
+
+Fix trials run, as root in a VM, commands a language model wrote. Each VM is therefore a crun container with
+- a user namespace of its own: VM root is a high, unused host uid (`uid_base`), so root inside is nobody outside;
+- a root filesystem of its own (pivot_root): an overlay whose lower layer is the host's root file system, mounted
+  read-only and id-mapped so that host-root files belong to VM root, and whose upper layer (every write the VM
+  makes) lives in the lab's state folder. /run, /tmp, /home, /var/log and the lab's state folder are fresh or
+  masked, so no key, token, `/run/netns` entry or other lab is visible;
+- its own network namespace, created inside its user namespace (so iptables, nft and tc work for VM root) and
+  wired by the host before the VM starts; its own PID, UTS, IPC and mount namespaces; a private /dev; /sys
+  read-only; /proc/sys writable only where the kernel lets a namespace's root write (its own network settings);
+- a capability set without CAP_SYS_ADMIN, `no_new_privs`, and a seccomp filter refusing mount/umount, setns,
+  unshare and namespace-creating clone, pivot_root, kexec, module loading, bpf, keyctl, perf and the clock.
+
+Why crun: it is Debian's packaged OCI runtime, starts a container in about 20 ms, applies every item above from
+one declarative file, and keeps the namespaces that hand-written `unshare` code left open shut (see the README).
+Mounts made to build the root file system live in a private mount namespace that only the container keeps, so the
+host's mount table never holds them.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from ghost_eval.lab.errors import LabError
+from ghost_eval.lab.layout import LabLayout, VmSpec
+
+__all__ = [
+    "CAPABILITIES",
+    "DENIED_SYSCALLS",
+    "MASKED_ROOTS",
+    "container_pid",
+    "create_vm",
+    "destroy_vm",
+    "exec_in_vm",
+    "oci_config",
+    "start_vm",
+    "uid_base",
+]
+
+CAPABILITIES = (
+    "CAP_CHOWN",
+    "CAP_DAC_OVERRIDE",
+    "CAP_DAC_READ_SEARCH",
+    "CAP_FOWNER",
+    "CAP_FSETID",
+    "CAP_KILL",
+    "CAP_SETGID",
+    "CAP_SETUID",
+    "CAP_SETPCAP",
+    "CAP_SETFCAP",
+    "CAP_NET_BIND_SERVICE",
+    "CAP_NET_BROADCAST",
+    "CAP_NET_ADMIN",
+    "CAP_NET_RAW",
+    "CAP_IPC_LOCK",
+    "CAP_IPC_OWNER",
+    "CAP_SYS_CHROOT",
+    "CAP_SYS_PTRACE",
+    "CAP_SYS_RESOURCE",
+    "CAP_AUDIT_WRITE",
+)
+"""What a VM's root may do, all of it only over the VM's own namespaces: sshd (setuid, chroot), iptables and tc
+(net admin), `ss -p` (ptrace). No CAP_SYS_ADMIN, so no mount, no host name change, no namespace administration."""
+
+DENIED_SYSCALLS = (
+    "mount",
+    "umount2",
+    "pivot_root",
+    "open_tree",
+    "move_mount",
+    "fsopen",
+    "fsconfig",
+    "fsmount",
+    "fspick",
+    "mount_setattr",
+    "setns",
+    "unshare",
+    "kexec_load",
+    "kexec_file_load",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "bpf",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "perf_event_open",
+    "userfaultfd",
+    "swapon",
+    "swapoff",
+    "reboot",
+    "syslog",
+    "acct",
+    "quotactl",
+    "iopl",
+    "ioperm",
+    "settimeofday",
+    "clock_settime",
+    "clock_adjtime",
+    "adjtimex",
+    "open_by_handle_at",
+    "name_to_handle_at",
+    "lookup_dcookie",
+)
+"""Refused with EPERM inside every VM (the process that a console or `crun exec` starts included)."""
+
+_CLONE_NEW_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)
+"""CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET: a clone with any of them is refused."""
+
+MASKED_ROOTS = ("/run", "/tmp", "/home", "/var/log", "/var/lib/fail2ban")
+"""Fresh, empty folders in every VM: the host's runtime state, scratch space (where labs and their keys live),
+users' homes and logs never show through the lower layer."""
+
+_SCRATCH = Path("/mnt")
+"""Where the launcher builds the VM's root, on a tmpfs of its private mount namespace (the host's /mnt is untouched):
+every path the VM's user must cross to reach it is then traversable, unlike a state folder under a 0700 temp dir."""
+_ROOTFS, _LOWER, _STAGE = _SCRATCH / "ghost-vm-root", _SCRATCH / "ghost-vm-lower", _SCRATCH / "ghost-vm-stage"
+_LAUNCHER = "import sys; from ghost_eval.lab.sandbox import main; sys.exit(main())"
+_UID_SPAN = 65536
+_UID_FIRST = 1_000_000_000
+_CRUN = "crun"
+
+# Linux's mount API (the same numbers on every architecture that has it).
+_SYS_OPEN_TREE, _SYS_MOVE_MOUNT, _SYS_MOUNT_SETATTR = 428, 429, 442
+_OPEN_TREE_CLONE, _OPEN_TREE_CLOEXEC = 1, 0o2000000
+_AT_FDCWD, _AT_EMPTY_PATH = -100, 0x1000
+_MOUNT_ATTR_RDONLY, _MOUNT_ATTR_IDMAP = 0x1, 0x100000
+_MOVE_MOUNT_F_EMPTY_PATH = 0x4
+_CLONE_NEWUSER, _CLONE_NEWNS = 0x10000000, 0x00020000
+
+
+def uid_base(layout: LabLayout, vm: VmSpec) -> int:
+    """The host uid that is root in this VM: a range of its own per lab and VM, far above any real account."""
+    return _UID_FIRST + (layout.mgmt_index * 16 + layout.vms.index(vm)) * _UID_SPAN
+
+
+def _name(layout: LabLayout, vm: VmSpec) -> str:
+    return layout.vm_ns(vm)
+
+
+def _crun(layout: LabLayout, *args: str) -> list[str]:
+    return [_CRUN, "--root", str(layout.state_dir / "crun"), "--cgroup-manager=disabled", *args]
+
+
+def _runtime_binds() -> list[str]:
+    """Where the lab's Python and this package live, when that is inside a folder the VM sees fresh (a checkout or
+    virtualenv under /tmp, as a CI clone is): bound read-only at the same path so the VM's daemons still start."""
+    import ghost_eval
+
+    needed = {Path(p).absolute() for p in (sys.prefix, sys.base_prefix, Path(ghost_eval.__file__).parent)}
+    needed |= {Path(sys.executable).absolute().parent}
+    return sorted(
+        str(p) for p in needed if any(p == Path(root) or Path(root) in p.parents for root in MASKED_ROOTS) and p.exists()
+    )
+
+
+def _seccomp() -> dict[str, object]:
+    namespace_clone = [
+        {
+            "names": ["clone"],
+            "action": "SCMP_ACT_ERRNO",
+            "errnoRet": 1,
+            "args": [{"index": 0, "value": flag, "valueTwo": flag, "op": "SCMP_CMP_MASKED_EQ"}],
+        }
+        for flag in _CLONE_NEW_FLAGS
+    ]
+    return {
+        "defaultAction": "SCMP_ACT_ALLOW",
+        "architectures": ["SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32", "SCMP_ARCH_AARCH64", "SCMP_ARCH_ARM"],
+        "syscalls": [
+            {"names": list(DENIED_SYSCALLS), "action": "SCMP_ACT_ERRNO", "errnoRet": 1},
+            # clone3 passes its flags in memory a filter cannot read: ENOSYS makes the C library fall back to clone.
+            {"names": ["clone3"], "action": "SCMP_ACT_ERRNO", "errnoRet": 38},
+            *namespace_clone,
+        ],
+    }
+
+
+def _tmpfs(destination: str, mode: str = "0755") -> dict[str, object]:
+    return {"destination": destination, "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "nodev", f"mode={mode}"]}
+
+
+def oci_config(layout: LabLayout, vm: VmSpec, args: Sequence[str]) -> dict[str, object]:
+    """The OCI runtime configuration of one VM."""
+    base = uid_base(layout, vm)
+    state = layout.state_dir.absolute()
+    mounts: list[dict[str, object]] = [
+        {"destination": "/proc", "type": "proc", "source": "proc", "options": ["nosuid", "noexec", "nodev"]},
+        {"destination": "/dev", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "strictatime", "mode=755"]},
+        {
+            "destination": "/dev/pts",
+            "type": "devpts",
+            "source": "devpts",
+            "options": ["nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"],
+        },
+        {"destination": "/dev/shm", "type": "tmpfs", "source": "shm", "options": ["nosuid", "noexec", "nodev", "mode=1777"]},
+        {"destination": "/dev/mqueue", "type": "mqueue", "source": "mqueue", "options": ["nosuid", "noexec", "nodev"]},
+        {"destination": "/sys", "type": "sysfs", "source": "sysfs", "options": ["nosuid", "noexec", "nodev", "ro"]},
+        *(_tmpfs(root, "1777" if root == "/tmp" else "0755") for root in MASKED_ROOTS),
+    ]
+    if not any(state == Path(root) or Path(root) in state.parents for root in MASKED_ROOTS):
+        mounts.append(_tmpfs(str(state), "0700"))
+    mounts += [
+        {"destination": path, "type": "bind", "source": str(_STAGE / str(i)), "options": ["rbind", "ro", "nosuid", "nodev"]}
+        for i, path in enumerate(_runtime_binds())
+    ]
+    capabilities = list(CAPABILITIES)
+    return {
+        "ociVersion": "1.0.2",
+        "process": {
+            "terminal": False,
+            "user": {"uid": 0, "gid": 0},
+            "args": list(args),
+            "env": ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root", "LANG=C.UTF-8"],
+            "cwd": "/",
+            "capabilities": {k: capabilities for k in ("bounding", "effective", "permitted")},
+            "noNewPrivileges": True,
+        },
+        "root": {"path": str(_ROOTFS), "readonly": False},
+        "hostname": vm.name,
+        "mounts": mounts,
+        "linux": {
+            "uidMappings": [{"containerID": 0, "hostID": base, "size": _UID_SPAN}],
+            "gidMappings": [{"containerID": 0, "hostID": base, "size": _UID_SPAN}],
+            "namespaces": [{"type": t} for t in ("pid", "network", "ipc", "uts", "user", "mount")],
+            "maskedPaths": [
+                "/proc/acpi",
+                "/proc/asound",
+                "/proc/kcore",
+                "/proc/keys",
+                "/proc/latency_stats",
+                "/proc/timer_list",
+                "/proc/sched_debug",
+                "/proc/scsi",
+                "/sys/firmware",
+            ],
+            "readonlyPaths": ["/proc/bus", "/proc/fs", "/proc/irq", "/proc/sysrq-trigger"],
+            "seccomp": _seccomp(),
+        },
+    }
+
+
+def _bundle(layout: LabLayout, vm: VmSpec) -> Path:
+    return layout.vm_dir(vm) / "bundle"
+
+
+def upper_dir(layout: LabLayout, vm: VmSpec) -> Path:
+    """Where every write the VM makes lands (the upper layer of its root file system)."""
+    return layout.vm_dir(vm) / "upper"
+
+
+def own_upper(layout: LabLayout, vm: VmSpec) -> None:
+    """Hand the prepared upper layer to VM root (the host wrote it as host root, whom the VM cannot act for)."""
+    base = uid_base(layout, vm)
+    upper = upper_dir(layout, vm)
+    for folder, dirs, files in os.walk(upper):
+        for name in [folder, *(os.path.join(folder, d) for d in dirs), *(os.path.join(folder, f) for f in files)]:
+            st = os.lstat(name)
+            if st.st_uid < _UID_SPAN and st.st_gid < _UID_SPAN:
+                os.lchown(name, base + st.st_uid, base + st.st_gid)
+
+
+def create_vm(layout: LabLayout, vm: VmSpec, args: Sequence[str]) -> int:
+    """Create the VM's container (its namespaces exist, its init waits); returns the init's host pid."""
+    if shutil.which(_CRUN) is None:
+        raise LabError("crun is not installed (the lab's VM sandbox; `make lab-deps` installs it)")
+    bundle = _bundle(layout, vm)
+    for d in (bundle, layout.vm_dir(vm) / "work", upper_dir(layout, vm)):
+        d.mkdir(parents=True, exist_ok=True)
+    (layout.state_dir / "crun").mkdir(mode=0o700, exist_ok=True)
+    own_upper(layout, vm)
+    os.chown(layout.vm_dir(vm) / "work", uid_base(layout, vm), uid_base(layout, vm))
+    config = bundle / "config.json"
+    config.write_text(json.dumps(oci_config(layout, vm, args), indent=1), encoding="utf-8")
+    pid_file = bundle / "init.pid"
+    pid_file.unlink(missing_ok=True)
+    log = layout.vm_dir(vm) / "console.log"
+    with log.open("ab") as console:
+        proc = subprocess.run(
+            [sys.executable, "-c", _LAUNCHER, str(layout.state_dir), vm.name],
+            stdin=subprocess.DEVNULL,
+            stdout=console,
+            stderr=subprocess.STDOUT,
+            timeout=60,
+            check=False,
+        )
+    if proc.returncode != 0:
+        tail = " | ".join(log.read_text(errors="replace").strip().splitlines()[-3:])
+        raise LabError(f"{vm.name}: its sandbox could not be created (exit {proc.returncode}): {tail}")
+    return int(pid_file.read_text().strip())
+
+
+def start_vm(layout: LabLayout, vm: VmSpec) -> None:
+    """Let the VM's init run (after the host has wired its network)."""
+    _check(subprocess.run(_crun(layout, "start", _name(layout, vm)), capture_output=True, text=True, check=False), vm, "start")
+
+
+def container_pid(layout: LabLayout, vm: VmSpec) -> int | None:
+    """The VM's init as the host sees it, or None when its container is gone."""
+    proc = subprocess.run(_crun(layout, "state", _name(layout, vm)), capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        return None
+    pid = json.loads(proc.stdout).get("pid")
+    return int(pid) if isinstance(pid, int) and pid > 0 else None
+
+
+def exec_in_vm(layout: LabLayout, vm: VmSpec, command: str, timeout: float) -> tuple[int, str, str]:
+    """A shell command inside the VM by the lab's own way in (no SSH): it joins the VM's namespaces with the VM's
+    capabilities, seccomp filter and `no_new_privs`, so it can do nothing the VM itself could not."""
+    argv = _crun(layout, "exec", "--no-new-privs", _name(layout, vm), "sh", "-c", command)
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return 124, "", f"timed out after {timeout:g} s"
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def destroy_vm(layout: LabLayout, vm: VmSpec) -> bool:
+    """Kill the VM's container and forget it; True when there was one."""
+    root = layout.state_dir / "crun"
+    if not (root / _name(layout, vm)).exists():
+        return False
+    subprocess.run(_crun(layout, "kill", _name(layout, vm), "KILL"), capture_output=True, check=False)
+    subprocess.run(_crun(layout, "delete", "--force", _name(layout, vm)), capture_output=True, check=False)
+    return True
+
+
+def _check(proc: subprocess.CompletedProcess[str], vm: VmSpec, what: str) -> None:
+    if proc.returncode != 0:
+        detail = (proc.stderr or proc.stdout).strip().splitlines()
+        raise LabError(f"{vm.name}: crun {what} failed (exit {proc.returncode}): {detail[-1] if detail else 'no output'}")
+
+
+# --- the launcher: runs in a process of its own, in a private mount namespace ---------------------------------------
+
+
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _syscall_check(result: int, what: str) -> int:
+    if result < 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"{what}: {os.strerror(errno)}")
+    return result
+
+
+def _userns_fd(base: int) -> int:
+    """A user namespace whose root is host uid `base` (a child unshares it and waits while the maps are written)."""
+    ready_r, ready_w = os.pipe()
+    done_r, done_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child only holds the namespace open
+        os.close(ready_r)
+        os.close(done_w)
+        code = 0 if _libc().unshare(_CLONE_NEWUSER) == 0 else 1
+        os.write(ready_w, b"x")
+        os.read(done_r, 1)
+        os._exit(code)
+    os.close(ready_w)
+    os.close(done_r)
+    try:
+        os.read(ready_r, 1)
+        for name in ("uid_map", "gid_map"):
+            Path(f"/proc/{pid}/{name}").write_text(f"0 {base} {_UID_SPAN}\n")
+        return os.open(f"/proc/{pid}/ns/user", os.O_RDONLY | os.O_CLOEXEC)
+    finally:
+        os.write(done_w, b"x")
+        os.waitpid(pid, 0)
+
+
+def _idmapped_root(target: Path, base: int) -> None:
+    """The host's root file system at `target`, read-only, with host uid N shown as `base + N`."""
+    libc = _libc()
+    userns = _userns_fd(base)
+    tree = _syscall_check(libc.syscall(_SYS_OPEN_TREE, _AT_FDCWD, b"/", _OPEN_TREE_CLONE | _OPEN_TREE_CLOEXEC), "open_tree /")
+    attr = ctypes.create_string_buffer(struct.pack("QQQQ", _MOUNT_ATTR_IDMAP | _MOUNT_ATTR_RDONLY, 0, 0, userns))
+    _syscall_check(libc.syscall(_SYS_MOUNT_SETATTR, tree, b"", _AT_EMPTY_PATH, attr, 32), "mount_setattr (id-mapped, read-only)")
+    _syscall_check(
+        libc.syscall(_SYS_MOVE_MOUNT, tree, b"", _AT_FDCWD, str(target).encode(), _MOVE_MOUNT_F_EMPTY_PATH), "move_mount"
+    )
+    os.close(tree)
+    os.close(userns)
+
+
+def _mount(*args: str) -> None:
+    proc = subprocess.run(["mount", *args], capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise OSError(f"mount {' '.join(args)}: {proc.stderr.strip()}")
+
+
+def _launch(state_dir: Path, vm_name: str) -> int:
+    """Build the VM's root file system in a private mount namespace and create its container there."""
+    layout = _layout_of(state_dir)
+    vm = next(v for v in layout.vms if v.name == vm_name)
+    bundle = _bundle(layout, vm)
+    _syscall_check(_libc().unshare(_CLONE_NEWNS), "unshare (mount namespace)")
+    _mount("--make-rprivate", "/")
+    # crun refuses a hybrid cgroup layout whose v2 hierarchy has controllers; the VM needs no cgroup of its own.
+    subprocess.run(["umount", "/sys/fs/cgroup/unified"], capture_output=True, check=False)
+    _mount("-t", "tmpfs", "-o", "mode=0755", "tmpfs", str(_SCRATCH))
+    for i, path in enumerate(_runtime_binds()):
+        (_STAGE / str(i)).mkdir(parents=True)
+        _mount("--rbind", path, str(_STAGE / str(i)))
+    _LOWER.mkdir()
+    _ROOTFS.mkdir()
+    _idmapped_root(_LOWER, uid_base(layout, vm))
+    upper, work = upper_dir(layout, vm), layout.vm_dir(vm) / "work"
+    _mount("-t", "overlay", "overlay", "-o", f"lowerdir={_LOWER},upperdir={upper},workdir={work}", str(_ROOTFS))
+    argv = _crun(layout, "create", "--bundle", str(bundle), "--pid-file", str(bundle / "init.pid"), _name(layout, vm))
+    os.execvp(argv[0], argv)
+
+
+def _layout_of(state_dir: Path) -> LabLayout:
+    manifest = json.loads((state_dir / "lab.json").read_text(encoding="utf-8"))
+    return LabLayout(state_dir, int(manifest.get("mgmt_index", 0)))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`STATE_DIR VM`: the launcher `create_vm` runs in a process of its own."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _launch(Path(args[0]), args[1])
+    except (OSError, StopIteration, ValueError) as exc:
+        print(f"sandbox launcher: {exc}", file=sys.stderr, flush=True)
+        return 1
