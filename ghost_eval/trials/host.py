@@ -33,10 +33,12 @@ _VOLATILE_SYSCTLS = re.compile(
     r"net/netfilter/nf_conntrack_count|kernel/perf_event_max_sample_rate|kernel/hung_task_detect_count)"
 )
 _SYSCTL_AREAS = ("kernel", "vm", "fs", "net", "user", "abi", "debug", "dev")
-_DEEP_ROOTS = ("/etc", "/opt", "/home", "/srv", "/mnt", "/media", "/usr/local", "/boot", "/dev/shm", "/root", "/var")
+_DEEP_ROOTS = ("/etc", "/opt", "/home", "/srv", "/mnt", "/media", "/usr/local", "/boot", "/dev/shm", "/var")
 """Walked through every file: where a host change would persist or run (the VM's root writes, if they escaped)."""
 _DIR_ROOTS = ("/usr",)
 """Walked through folders only (a created or removed file changes its folder): too big to stat every file."""
+_SHALLOW_ROOTS = ("/root",)
+"""Walked three levels down (dotfiles, ~/.ssh, ~/.config/x): below that are toolchains and caches by the 100 000."""
 _PRUNED = (
     "/var/log",
     "/var/cache",
@@ -45,8 +47,7 @@ _PRUNED = (
     "/var/tmp",
     "/root/.cache",
     "/root/.npm",
-    "/root/.pyenv",
-    "/root/.local/share",
+    "/root/.pyenv/shims",
 )
 """Caches and logs other programs on the host write all the time."""
 _PRUNED_NAMES = ("__pycache__", "node_modules", ".pytest_cache", ".mypy_cache", ".ruff_cache")
@@ -214,6 +215,10 @@ def _changed_files(since: float, exclude: tuple[str, ...]) -> list[str]:
     found = _run(["find", *deep, "-xdev", "(", *prune[:-1], ")", "-prune", "-o", "-newerct", stamp, "-print"]).splitlines()
     folders = [r for r in _DIR_ROOTS if Path(r).exists()]
     found += _run(["find", *folders, "-xdev", "-type", "d", "-newerct", stamp, "-print"]).splitlines()
+    shallow = [r for r in _SHALLOW_ROOTS if Path(r).exists()]
+    found += _run(
+        ["find", *shallow, "-xdev", "-maxdepth", "3", "(", *prune[:-1], ")", "-prune", "-o", "-newerct", stamp, "-print"]
+    ).splitlines()
     return sorted(set(found))
 
 
