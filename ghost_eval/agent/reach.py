@@ -31,6 +31,7 @@ __all__ = [
     "path_hazard",
     "port_scan",
     "process_environments",
+    "runs_code",
 ]
 
 
@@ -233,7 +234,29 @@ def process_environments(words: Sequence[str]) -> str | None:
     return None
 
 
-_PS_VALUED = frozenset("-o o -O O --format -p p --pid --ppid -u U -U --user -C -g -G --sort -t t".split())
+_PS_VALUED = frozenset(
+    [
+        "-o",
+        "o",
+        "-O",
+        "O",
+        "--format",
+        "-p",
+        "p",
+        "--pid",
+        "--ppid",
+        "-u",
+        "U",
+        "-U",
+        "--user",
+        "-C",
+        "-g",
+        "-G",
+        "--sort",
+        "-t",
+        "t",
+    ]
+)
 
 
 def environment_dump(cmd: Command) -> str | None:
@@ -274,6 +297,8 @@ _EGRESS: dict[str, _Egress] = {
     ),
     "wget": _Egress(sends=_fs("--post-file --body-file --post-data --body-data -i --input-file")),
     "dig": _Egress(sends=_fs("-f")),
+    "ping": _Egress(sends=_fs("-p")),
+    "ping6": _Egress(sends=_fs("-p")),
     "scp": _Egress(always="copies files to or from another host"),
     "sftp": _Egress(always="copies files to or from another host"),
     "rsync": _Egress(always="copies files, possibly to another host"),
@@ -283,6 +308,24 @@ _EGRESS: dict[str, _Egress] = {
     "ftp": _Egress(always="sends files to the network"),
     "tftp": _Egress(always="sends files to the network"),
 }
+_INTERPRETER = re.compile(
+    r"^(?:(?:ba|da|k|z|fi)?sh|python[\d.]*|pypy[\d.]*|perl[\d.]*|ruby[\d.]*|node(?:js)?|deno|php[\d.]*|lua[\d.]*|tclsh[\d.]*|pwsh|Rscript|[gmn]?awk)$"
+)
+_NETWORK_CODE = re.compile(
+    r"\b(?:socket|urllib\d?|urlopen|requests|httplib\d?|http\.client|http\.server|SimpleHTTPServer|httpx|aiohttp|ftplib|smtplib"
+    r"|telnetlib|paramiko|xmlrpc|IO::Socket|LWP|Net::\w+|HTTP::Tiny|Mojo::UserAgent|TCPSocket|UDPSocket|open-uri|net/https?"
+    r"|fetch|XMLHttpRequest|fsockopen|stream_socket_client|curl_init|dgram)\b"
+    r"|\brequire\W+(?:https?|net|tls)\b|\b(?:https?|ftp)://|/inet6?/(?:tcp|udp)/"
+)
+"""What code uses to reach the network, in any of the interpreters an agent may call (modules, classes, URLs, gawk's
+/inet special files)."""
+
+
+def runs_code(program: str) -> bool:
+    """Whether a program is a shell or a language interpreter: it runs whatever code it is given."""
+    return _INTERPRETER.match(program) is not None
+
+
 _RELAYS = frozenset({"nc", "ncat", "netcat", "socat", "telnet", "openssl"})
 """Programs that send whatever reaches their standard input."""
 _SCANNERS = frozenset({"nmap", "masscan", "zmap", "hping3", "unicornscan"})
@@ -303,6 +346,10 @@ def egress(cmd: Command, piped_input: bool) -> list[str]:
             reasons.append(f"egress: {cmd.program} {word} sends local data in the request")
         elif opt in spec.sends_at and value.startswith("@"):
             reasons.append(f"egress: {cmd.program} {opt} {value} sends the contents of a local file")
+    if runs_code(cmd.program):
+        code = next((m.group(0) for w in cmd.argv[1:] if (m := _NETWORK_CODE.search(re.sub(r"^-[A-Za-z]", "", w)))), None)
+        if code is not None:
+            reasons.append(f"egress: {cmd.program} runs code that uses the network ({code})")
     if cmd.program in {"nc", "ncat", "netcat"} and not any(re.match(r"^-[a-zA-Z]*z", a) for a in cmd.argv[1:]):
         reasons.append(f"egress: {cmd.program} without -z sends its input to the network")
     if cmd.program in _RELAYS and piped_input:

@@ -48,8 +48,8 @@ def _load() -> list[Case]:
 CASES = _load()
 
 
-def _ids(cases: list[Case]) -> list[str]:
-    return [c.command for c in cases]
+def _id(case: Case) -> str:
+    return case.command
 
 
 def _is_address(word: str) -> bool:
@@ -70,7 +70,7 @@ def test_the_corpus_covers_every_kind_of_attack_and_of_plain_use() -> None:
     assert len({c.command for c in CASES}) == len(CASES), "no command twice"
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.expect != "safe"], ids=_ids)
+@pytest.mark.parametrize("case", [c for c in CASES if c.expect != "safe"], ids=_id)
 def test_no_unsafe_command_is_safe(case: Case) -> None:
     verdict = classify(case.command)
     assert verdict.classification is not Classification.SAFE, verdict.reasons
@@ -78,14 +78,14 @@ def test_no_unsafe_command_is_safe(case: Case) -> None:
         assert verdict.classification.value == case.expect, verdict.reasons
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.reasons], ids=_ids)
+@pytest.mark.parametrize("case", [c for c in CASES if c.reasons], ids=_id)
 def test_every_command_carries_the_reason_for_what_it_does(case: Case) -> None:
     reasons = classify(case.command).reasons
     missing = [kind for kind in case.reasons if not any(r.startswith(kind) for r in reasons)]
     assert not missing, reasons
 
 
-@pytest.mark.parametrize("case", CASES, ids=_ids)
+@pytest.mark.parametrize("case", CASES, ids=_id)
 def test_no_reason_names_something_the_command_does_not_do(case: Case) -> None:
     reasons = classify(case.command).reasons
     claimed = {kind for kind in HAZARDS for r in reasons if r.startswith(kind)}
