@@ -64,8 +64,9 @@ _SECRET_NAME = (
 )
 """A field name that holds a secret (case-insensitive): `DB_PWD`, `AZURE_STORAGE_KEY`, `PrivateKey`, `psk`, …;
 the short words (`pass`, `pwd`, `psk`) only as a whole part of the name, so `bypass` is no password."""
-_VALUE = r"(?P<q>[\"'])?(?P<v>(?(q)[^\"'\n]+|[^\s\"',;]+))(?(q)(?P=q))"
-"""A value: a quoted string (every word of it) or a bare word."""
+_VALUE = r"(?P<q>[\"'])?(?P<v>(?(q)[^\"'\n]+|[^\s\"',;&]+))(?(q)(?P=q))"
+"""A value: a quoted string (every word of it) or a bare word (which ends where a shell command or a query string
+would: `&` joins the next parameter)."""
 _B64_KEY = r"[A-Za-z0-9+/]{32,}={0,2}"
 _SECRET_WORD = r"(?i:\b(?:key|secret|passw|password|token|credential|private|psk|sas|signature|sig)\w*)"
 
@@ -81,22 +82,35 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "api_key",
         re.compile(
-            r"(?P<v>\b(?:sk-ant-[A-Za-z0-9_-]{8,}|sk-[A-Za-z0-9_-]{20,}|AIza[0-9A-Za-z_-]{30,}"
-            r"|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{20,}|xox[abpr]-[A-Za-z0-9-]{10,}))"
+            r"(?P<v>\b(?:sk-ant-[A-Za-z0-9_-]{8,}|sk-[A-Za-z0-9_-]{20,}|[rs]k_(?:live|test)_[A-Za-z0-9]{16,}"
+            r"|AIza[0-9A-Za-z_-]{30,}|A[KS]IA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{30,}"
+            r"|xox[abposr]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{10,}|glpat-[A-Za-z0-9_-]{20,}|npm_[A-Za-z0-9]{30,}"
+            r"|hf_[A-Za-z0-9]{30,}|pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{20,}|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{30,}))"
         ),
     ),
-    ("sas_signature", re.compile(r"(?i)[?&]sig=(?P<v>[^&\s\"']+)")),
-    ("url_credentials", re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^/\s:@]+:(?P<v>[^@\s/]+)@")),
+    ("sas_signature", re.compile(r"(?i)(?<![\w.-])sig=(?P<v>[^&\s\"';]+)")),
+    ("url_credentials", re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^/\s:@]*:(?P<v>[^@\s/]+)@")),
+    (
+        "netrc",
+        re.compile(r"(?<![\w-])(?:machine\s+\S+|default)(?:\s+(?:login|account|port)\s+\S+)*\s+password\s+(?P<v>\S+)"),
+    ),
     (
         "flag",
         re.compile(
-            r"(?i)(?<![\w-])--(?:password|passwd|pass|client-secret|secret|token|sas-token|account-key|storage-key|api-key"
-            r"|admin-password|key-value)(?:=|[ \t]+)" + _VALUE
+            r"(?i)(?<![\w-])--(?:[a-z0-9]+-)*(?:password|passwd|pass|secret|token|account-key|storage-key|api-key|key-value)"
+            r"(?:=|[ \t]+)" + _VALUE
         ),
     ),
     ("flag", re.compile(r"\bsshpass\s+-p[ \t]*" + _VALUE)),
-    ("flag", re.compile(r"\baz\s+login\b[^\n]*?\s-p[ \t]+" + _VALUE)),
+    ("flag", re.compile(r"\b(?:az|docker|podman|helm\s+registry)\s+login\b[^\n]*?\s-p[ \t]+" + _VALUE)),
     ("flag", re.compile(r"\b(?:mysql|mysqladmin|mysqldump)\b[^\n]*?\s-p(?P<v>[^\s\"']+)")),
+    (
+        "curl_user",
+        re.compile(
+            r"\bcurl\b[^\n|;&]*?\s(?:-[uU][ \t]*|--(?:proxy-)?user(?:=|[ \t]+))"
+            r"(?P<q>[\"'])?[^\s:\"']*:(?P<v>(?(q)[^\"'\n]+|[^\s\"']+))"
+        ),
+    ),
     ("key_listing", re.compile(r"\"value\"\s*:\s*\"(?P<v>" + _B64_KEY + r")\"")),
     ("env_assignment", re.compile(r"(?i)\"?(?<![/\w.-])" + _SECRET_NAME + r"\"?[ \t]*[:=][ \t]*" + _VALUE)),
     ("near_secret_word", re.compile(_SECRET_WORD + r"[^\n]{0,80}?(?<![A-Za-z0-9+/])(?P<v>" + _B64_KEY + r")")),
