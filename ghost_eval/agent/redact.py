@@ -4,14 +4,18 @@ Command output from a VM or a cloud API can carry private keys, bearer tokens, A
 signatures, connection strings and passwords. The agent's artifacts are kept forever and shared; the model vendor
 is a third party. Neither may see them.
 
-Secrets are found by structure (known field names, `key=value` and flag forms, PEM blocks and bodies, base64 runs
-of key length near secret words) and then by value: a `Redactor` remembers every value it removed and scrubs it
-wherever it reappears later in the run (a hypothesis, a root cause, the trace). It records what it removed — the
-kind and where — never the value.
+Secrets are found by structure — the grammar of what holds them: known field names, `key=value` and flag forms,
+`.netrc` tokens, `curl -u user:password`, URL userinfo, the columns a CSV header names for a secret, a Kubernetes
+Secret's `data` and a docker config's `auths` (YAML or JSON, parsed), PEM blocks and bodies, key material wrapped below
+its field, provider keys by their prefix, base64 runs of key length near secret words — and then by value: a
+`Redactor` remembers every value it removed and scrubs it wherever it reappears later in the run (a hypothesis, a root
+cause, the trace). It records what it removed — the kind and where — never the value.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 from collections import Counter
@@ -19,6 +23,8 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
+
+import yaml
 
 from ghost_eval.records import Record
 from ghost_eval.store.layout import REDACTIONS_FILE
@@ -64,8 +70,9 @@ _SECRET_NAME = (
 )
 """A field name that holds a secret (case-insensitive): `DB_PWD`, `AZURE_STORAGE_KEY`, `PrivateKey`, `psk`, …;
 the short words (`pass`, `pwd`, `psk`) only as a whole part of the name, so `bypass` is no password."""
-_VALUE = r"(?P<q>[\"'])?(?P<v>(?(q)[^\"'\n]+|[^\s\"',;]+))(?(q)(?P=q))"
-"""A value: a quoted string (every word of it) or a bare word."""
+_VALUE = r"(?P<q>[\"'])?(?P<v>(?(q)[^\"'\n]+|[^\s\"',;&]+))(?(q)(?P=q))"
+"""A value: a quoted string (every word of it) or a bare word (which ends where a shell command or a query string
+would: `&` joins the next parameter)."""
 _B64_KEY = r"[A-Za-z0-9+/]{32,}={0,2}"
 _SECRET_WORD = r"(?i:\b(?:key|secret|passw|password|token|credential|private|psk|sas|signature|sig)\w*)"
 
@@ -81,32 +88,125 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "api_key",
         re.compile(
-            r"(?P<v>\b(?:sk-ant-[A-Za-z0-9_-]{8,}|sk-[A-Za-z0-9_-]{20,}|AIza[0-9A-Za-z_-]{30,}"
-            r"|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{20,}|xox[abpr]-[A-Za-z0-9-]{10,}))"
+            r"(?P<v>\b(?:sk-ant-[A-Za-z0-9_-]{8,}|sk-[A-Za-z0-9_-]{20,}|[rs]k_(?:live|test)_[A-Za-z0-9]{16,}"
+            r"|AIza[0-9A-Za-z_-]{30,}|A[KS]IA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{30,}"
+            r"|xox[abposr]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{10,}|glpat-[A-Za-z0-9_-]{20,}|npm_[A-Za-z0-9]{30,}"
+            r"|hf_[A-Za-z0-9]{30,}|pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{20,}|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{30,}))"
         ),
     ),
-    ("sas_signature", re.compile(r"(?i)[?&]sig=(?P<v>[^&\s\"']+)")),
-    ("url_credentials", re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^/\s:@]+:(?P<v>[^@\s/]+)@")),
+    ("sas_signature", re.compile(r"(?i)(?<![\w.-])sig=(?P<v>[^&\s\"';]+)")),
+    ("url_credentials", re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^/\s:@]*:(?P<v>[^@\s/]+)@")),
+    (
+        "netrc",
+        re.compile(r"(?<![\w-])(?:machine\s+\S+|default)(?:\s+(?:login|account|port)\s+\S+)*\s+password\s+(?P<v>\S+)"),
+    ),
     (
         "flag",
         re.compile(
-            r"(?i)(?<![\w-])--(?:password|passwd|pass|client-secret|secret|token|sas-token|account-key|storage-key|api-key"
-            r"|admin-password|key-value)(?:=|[ \t]+)" + _VALUE
+            r"(?i)(?<![\w-])--(?:[a-z0-9]+-)*(?:password|passwd|pass|secret|token|account-key|storage-key|api-key|key-value)"
+            r"(?:=|[ \t]+)" + _VALUE
         ),
     ),
     ("flag", re.compile(r"\bsshpass\s+-p[ \t]*" + _VALUE)),
-    ("flag", re.compile(r"\baz\s+login\b[^\n]*?\s-p[ \t]+" + _VALUE)),
+    ("flag", re.compile(r"\b(?:az|docker|podman|helm\s+registry)\s+login\b[^\n]*?\s-p[ \t]+" + _VALUE)),
     ("flag", re.compile(r"\b(?:mysql|mysqladmin|mysqldump)\b[^\n]*?\s-p(?P<v>[^\s\"']+)")),
+    (
+        "curl_user",
+        re.compile(
+            r"\bcurl\b[^\n|;&]*?\s(?:-[uU][ \t]*|--(?:proxy-)?user(?:=|[ \t]+))"
+            r"(?P<q>[\"'])?[^\s:\"']*:(?P<v>(?(q)[^\"'\n]+|[^\s\"']+))"
+        ),
+    ),
     ("key_listing", re.compile(r"\"value\"\s*:\s*\"(?P<v>" + _B64_KEY + r")\"")),
     ("env_assignment", re.compile(r"(?i)\"?(?<![/\w.-])" + _SECRET_NAME + r"\"?[ \t]*[:=][ \t]*" + _VALUE)),
     ("near_secret_word", re.compile(_SECRET_WORD + r"[^\n]{0,80}?(?<![A-Za-z0-9+/])(?P<v>" + _B64_KEY + r")")),
 )
 """(kind, pattern): group `v` is the secret; everything around it is kept."""
 
+_WRAP_KEY = re.compile(
+    r"(?i)^[ \t]*(?:-[ \t]+)?[\"']?[\w.-]*(?:key|secret|passw|token|credential|private|psk|signature|sig)[\w.-]*[\"']?"
+    r"[ \t]*[:=][ \t]*(?:[|>][-+]?|\d+|[A-Za-z0-9+/_-]{40,})?[ \t]*$"
+)
+"""A field named for a secret whose value goes on below: nothing yet, a YAML block indicator, a count of the lines that
+follow (PuTTY's `Private-Lines: 14`), or a long base64 run without its closing padding."""
+_WRAP_LINE = re.compile(r"^[ \t]*(?=[^\n]*[A-Za-z0-9])([A-Za-z0-9+/_-]{4,}={0,2})[ \t]*$")
+"""A line holding nothing but a piece of base64."""
+
+_CSV_HEADER_CELL = re.compile(r"[A-Za-z][\w .()/-]*")
+_DOCKER_AUTH_FIELDS = frozenset({"auth", "identitytoken", "registrytoken"})
+_K8S_SECRET_MAPS = (("data",), ("stringData",))
+_DOCUMENT_HINT = re.compile(r"[\"']?kind[\"']?\s*:\s*[\"']?Secret\b|[\"']?auths[\"']?\s*:")
+"""Text that may hold a Kubernetes Secret or a docker config: only such text is parsed as a document."""
+_PIECE_START = re.compile(r"(?<=\n)(?=[ \t]*\n|---|apiVersion:|\{)")
+"""Where a text that is not one document is cut into pieces that may each start one: at a blank line, a YAML document
+marker, a Kubernetes manifest's first line, a JSON object."""
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 
 def _keyish(value: str) -> bool:
     """A base64 run that looks like key material: mixed case and digits (a hex digest or a word does not)."""
     return any(c.isupper() for c in value) and any(c.islower() for c in value) and any(c.isdigit() for c in value)
+
+
+def _secret_fields(value: Any, path: tuple[str, ...] = (), owner_kind: Any = None) -> Iterator[tuple[dict[Any, Any], Any, str]]:
+    """(mapping, key, kind) of every field of a JSON or YAML document whose value is a secret by its place: a field named
+    for a secret, the `value` of a storage key listing, every entry under a Kubernetes Secret's `data` or `stringData`
+    (the key names stay), and the credentials of each registry under a docker config's `auths`."""
+    if isinstance(value, list | tuple):
+        for item in value:
+            yield from _secret_fields(item, path, owner_kind)
+        return
+    if not isinstance(value, dict):
+        return
+    secret_map = owner_kind == "Secret" and path[-1:] in _K8S_SECRET_MAPS
+    registry = path[-2:-1] == ("auths",)
+    listing = "keyName" in value or "permissions" in value
+    for key, item in value.items():
+        name = str(key)
+        if secret_map:
+            kind: str | None = "k8s_secret"
+        elif registry and name in _DOCKER_AUTH_FIELDS:
+            kind = "docker_auth"
+        elif re.fullmatch(_SECRET_NAME, name, re.IGNORECASE) or (listing and name == "value"):
+            kind = f"field:{name}"
+        else:
+            kind = None
+        # A Secret's values may be numbers (YAML reads `pin: 1234` so); elsewhere only a string is taken for one.
+        scalar = isinstance(item, str) or (secret_map and isinstance(item, int | float) and not isinstance(item, bool))
+        if kind and scalar and str(item) not in ("", REDACTED):
+            yield value, key, kind
+        else:
+            yield from _secret_fields(item, (*path, name), value.get("kind"))
+
+
+def _parse(text: str) -> tuple[list[Any], int] | None:
+    """The documents a text starts with and where they end: one JSON value (whatever follows it is not read), else the
+    whole text as YAML; None when it is neither."""
+    try:
+        value, end = json.JSONDecoder().raw_decode(text)
+        return [value], end
+    except ValueError:
+        pass
+    try:
+        return list(yaml.load_all(text, Loader=_YAML_LOADER)), len(text)
+    except yaml.YAMLError:
+        return None
+
+
+def _csv_cells(line: str) -> list[str]:
+    if "," not in line:
+        return []
+    try:
+        return next(csv.reader([line]), [])
+    except csv.Error:
+        return []
+
+
+def _secret_columns(cells: list[str]) -> set[int]:
+    """The columns a CSV header names for a secret (`Password`, `Secret access key`); none if the row is no header."""
+    if len(cells) < 2 or not all(_CSV_HEADER_CELL.fullmatch(c) for c in cells):
+        return set()
+    return {i for i, c in enumerate(cells) if re.fullmatch(_SECRET_NAME, re.sub(r"\s+", "_", c), re.IGNORECASE)}
 
 
 class Redactor:
@@ -121,15 +221,23 @@ class Redactor:
         if len(value) >= _MIN_REMEMBERED and REDACTED not in value:
             self.seen.add(value)
 
+    def _found(self, value: Any, kind: str, where: str) -> str:
+        """Count a secret found by structure and remember it (line by line) to scrub wherever it reappears."""
+        for line in str(value).splitlines():
+            self._remember(line)
+        self.counts[kind, where] += 1
+        return REDACTED
+
     def _structural(self, text: str, where: str) -> str:
         def block(m: re.Match[str]) -> str:
-            for line in m.group(0).splitlines()[1:]:
-                if not line.startswith("-----"):
-                    self._remember(line)
-            self.counts["private_key", where] += 1
+            body = [line for line in m.group(0).splitlines()[1:] if not line.startswith("-----")]
+            self._found("\n".join(body), "private_key", where)
             return "[REDACTED PRIVATE KEY]"
 
         text = _PEM_BLOCK.sub(block, text)
+        text = self._documents(text, where)
+        text = self._csv_columns(text, where)
+        text = self._wrapped(text, where)
         text = self._pem_bodies(text, where)
         for kind, pattern in _RULES:
             text = pattern.sub(self._replacer(kind, where), text)
@@ -140,10 +248,8 @@ class Redactor:
             value = m.group("v")
             if value == REDACTED or (kind in ("near_secret_word", "key_listing") and not _keyish(value)):
                 return m.group(0)
-            self._remember(value)
-            self.counts[kind, where] += 1
             start, end = m.span("v")
-            return m.group(0)[: start - m.start()] + REDACTED + m.group(0)[end - m.start() :]
+            return m.group(0)[: start - m.start()] + self._found(value, kind, where) + m.group(0)[end - m.start() :]
 
         return replace
 
@@ -155,10 +261,76 @@ class Redactor:
             if hits[i] and ((i > 0 and hits[i - 1]) or (i + 1 < len(hits) and hits[i + 1])):
                 m = _PEM_LINE.match(line)
                 assert m is not None
-                self._remember(m.group(1))
-                self.counts["pem_body", where] += 1
-                lines[i] = line[: m.start(1)] + REDACTED + line[m.end(1) :]
+                lines[i] = line[: m.start(1)] + self._found(m.group(1), "pem_body", where) + line[m.end(1) :]
         return "\n".join(lines)
+
+    def _wrapped(self, text: str, where: str) -> str:
+        """The lines of a key or token wrapped below its field (`key:`, `token:`, `Private-Lines: 3`): each line of
+        base64 as wide as the first, and the shorter one that ends the run."""
+        lines = text.split("\n")
+        width = 0
+        for i, line in enumerate(lines):
+            m = _WRAP_LINE.match(line) if width else None
+            if m is None:
+                width = -1 if _WRAP_KEY.match(line) else 0
+                continue
+            piece = m.group(1)
+            lines[i] = line[: m.start(1)] + self._found(piece, "wrapped", where) + line[m.end(1) :]
+            if width < 0:  # the first line below the field sets the width of the wrap
+                width = len(piece)
+            if len(piece) < width or piece.endswith("="):  # a shorter line, or the padding, is the last one
+                width = 0
+        return "\n".join(lines)
+
+    def _csv_columns(self, text: str, where: str) -> str:
+        """The cells under a CSV header that names a secret column, row by row, until a row of another width."""
+        if "," not in text:
+            return text
+        lines = text.split("\n")
+        columns: set[int] = set()
+        width = 0
+        for i, line in enumerate(lines):
+            cells = _csv_cells(line)
+            if not columns or len(cells) != width:
+                columns, width = _secret_columns(cells), len(cells)
+            elif any(cells[c] not in ("", REDACTED) for c in columns):
+                row = [
+                    self._found(c, "csv_column", where) if j in columns and c not in ("", REDACTED) else c
+                    for j, c in enumerate(cells)
+                ]
+                out = io.StringIO()
+                writer = (
+                    csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="")
+                    if line.startswith('"')
+                    else csv.writer(out, lineterminator="")
+                )
+                writer.writerow(row)
+                lines[i] = out.getvalue()
+        return "\n".join(lines)
+
+    def _documents(self, text: str, where: str) -> str:
+        """Secrets a YAML or JSON document holds by its structure (a Kubernetes Secret, a docker config), taken out
+        where they stand so the text keeps its layout; a text that is not one document is tried piece by piece."""
+        if not _DOCUMENT_HINT.search(text):
+            return text
+        whole = _parse(text)
+        pieces = [text] if whole and not text[whole[1] :].strip() else _PIECE_START.split(text)
+        return "".join(self._document(piece, where) for piece in pieces)
+
+    def _document(self, text: str, where: str) -> str:
+        """The secrets of the documents a piece of text starts with, taken out of that text."""
+        parsed = _parse(text)
+        if parsed is None:
+            return text
+        documents, end = parsed
+        text, rest = text[:end], text[end:]
+        for mapping, key, kind in _secret_fields(documents):
+            value = str(mapping[key])
+            self._found(value, kind, where)
+            for line in {line.strip() for line in value.splitlines()} - {""}:
+                for form in {line, json.dumps(line)[1:-1]}:
+                    text = re.sub(r"(?<![\w+/=.~-])" + re.escape(form) + r"(?![\w+/=.~-])", REDACTED, text)
+        return text + rest
 
     def _scrub_seen(self, text: str, where: str) -> str:
         """Every seen value, and every word of 12+ characters that is a fragment of one (a key quoted in part)."""
@@ -182,29 +354,21 @@ class Redactor:
         return self._scrub_seen(self._structural(text, where), where)
 
     def _collect(self, value: Any, where: str) -> Any:
-        """Structural pass over a JSON-like value; a field named for a secret loses its whole value."""
-        if isinstance(value, str):
-            return self._structural(value, where)
-        if isinstance(value, dict):
-            out: dict[Any, Any] = {}
-            listing = "keyName" in value or "permissions" in value
-            for k, v in value.items():
-                secret_field = (
-                    isinstance(v, str)
-                    and v
-                    and v != REDACTED
-                    and (re.fullmatch(_SECRET_NAME, str(k), re.IGNORECASE) is not None or (listing and k == "value"))
-                )
-                if secret_field:
-                    self._remember(v)
-                    self.counts[f"field:{k}", where] += 1
-                    out[k] = REDACTED
-                else:
-                    out[k] = self._collect(v, where)
-            return out
-        if isinstance(value, list | tuple):
-            return [self._collect(v, where) for v in value]
-        return value
+        """Structural pass over a JSON-like value; a field that holds a secret by its place loses its whole value."""
+        secret = {(id(mapping), key): kind for mapping, key, kind in _secret_fields(value)}
+
+        def walk(item: Any) -> Any:
+            if isinstance(item, str):
+                return self._structural(item, where)
+            if isinstance(item, dict):
+                return {
+                    k: self._found(v, secret[id(item), k], where) if (id(item), k) in secret else walk(v) for k, v in item.items()
+                }
+            if isinstance(item, list | tuple):
+                return [walk(v) for v in item]
+            return item
+
+        return walk(value)
 
     def _scrub_value(self, value: Any, where: str) -> Any:
         if isinstance(value, str):

@@ -8,8 +8,9 @@ about to run) and the gate and the scorer agree on which program runs beneath su
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from functools import lru_cache
 from typing import Literal
 
@@ -22,17 +23,21 @@ __all__ = [
     "NftCall",
     "TcCall",
     "az_call",
+    "az_reads",
     "has_prompt",
     "inspected_layer",
     "inspector_call",
     "is_check",
+    "ip_words",
     "iptables_call",
     "looks_like_command",
     "nft_call",
     "parse_command_block",
+    "program_variants",
     "split_commands",
     "strip_prompt",
     "tc_call",
+    "unquote",
     "watcher_check",
 ]
 
@@ -205,9 +210,14 @@ def _tokenise(line: str) -> list[str]:
         if token.startswith("#"):
             break
         if m.group("word") is not None and _QUOTED.search(token):
-            token = "".join(_unquote_piece(p) for p in _PIECE.finditer(token))
+            token = unquote(token)
         tokens.append(token)
     return tokens
+
+
+def unquote(word: str) -> str:
+    """A word as the shell hands it to the program: quotes and backslash escapes removed (`ip''tables` is iptables)."""
+    return "".join(_unquote_piece(p) for p in _PIECE.finditer(word))
 
 
 def _unquote_piece(piece: re.Match[str]) -> str:
@@ -264,16 +274,26 @@ class _Wrapper:
     """Long options that take the next word as their value when written without `=`."""
     operands: int = 0
     """The wrapper's own operands before the command (timeout's DURATION, ssh's host)."""
-    runs: Literal["argv", "script", "joined"] = "argv"
-    """What follows: the command's words, one shell script (`sh -c '…'`), or words a shell joins (`ssh host …`)."""
+    runs: Literal["argv", "script", "joined", "option"] = "argv"
+    """What follows: the command's words, one shell script (`sh -c '…'`), words a shell joins (`ssh host …`), or
+    nothing but the script a command option gives (`su -c '…'`)."""
     needs: str = ""
     """An option without which the program runs nothing else (`-c` for a shell)."""
     describes: frozenset[str] = frozenset()
     """Options with which the command is only described or listed, never run (`command -v`, `sudo -l`)."""
     splits: frozenset[str] = frozenset()
     """Options whose value is split into the command's first words (`env -S 'iptables -F'`)."""
+    command_options: frozenset[str] = frozenset()
+    """Options whose value is a shell script the program runs, before or after an operand (`flock FILE -c '…'`,
+    `su root -c '…'`)."""
+    words_with: frozenset[str] = frozenset()
+    """Options with which the command follows as words and no command option is read (`runuser -u USER cmd -c …`)."""
 
 
+_COMMAND = frozenset({"-c", "--command"})
+_USER_OPTIONS = frozenset({"--group", "--supp-group", "--shell", "--user", "--whitelist-environment"})
+_MULTICALL = _Wrapper(describes=frozenset({"--list", "--list-full", "--help"}))
+"""One binary that holds many programs (`busybox reboot`, `xtables-nft-multi iptables -F`): its first word is the program."""
 _SHELL = _Wrapper(valued="oO", long_valued=frozenset({"--rcfile", "--init-file"}), runs="script", needs="-c")
 _WRAPPERS: dict[str, _Wrapper] = {
     "sudo": _Wrapper(
@@ -304,6 +324,42 @@ _WRAPPERS: dict[str, _Wrapper] = {
     "watch": _Wrapper(valued="nq", long_valued=frozenset({"--interval", "--equexit"}), runs="joined"),
     "eval": _Wrapper(runs="joined"),
     "ssh": _Wrapper(valued="BbcDEeFIiJLlmOopQRSWw", operands=1, runs="joined"),
+    "taskset": _Wrapper(operands=1, describes=frozenset({"-p", "--pid"})),
+    "chrt": _Wrapper(valued="TPD", operands=1, describes=frozenset({"-p", "--pid", "-m", "--max"})),
+    "flock": _Wrapper(
+        valued="wE", long_valued=frozenset({"--timeout", "--wait", "--conflict-exit-code"}), operands=1, command_options=_COMMAND
+    ),
+    "su": _Wrapper(valued="cgGsw", long_valued=_USER_OPTIONS, runs="option", command_options=_COMMAND),
+    "runuser": _Wrapper(
+        valued="ugGcsw", long_valued=_USER_OPTIONS, command_options=_COMMAND, words_with=frozenset({"-u", "--user"})
+    ),
+    "sg": _Wrapper(operands=1, runs="script", command_options=frozenset({"-c"})),
+    "script": _Wrapper(valued="cEIOBTm", runs="option", command_options=_COMMAND),
+    "pkexec": _Wrapper(long_valued=frozenset({"--user"})),
+    "systemd-run": _Wrapper(
+        valued="upEHM",
+        long_valued=frozenset(
+            {"--unit", "--property", "--setenv", "--host", "--machine", "--description", "--slice", "--uid", "--gid"}
+            | {"--nice", "--working-directory", "--service-type", "--on-active", "--on-boot", "--on-calendar"}
+        ),
+    ),
+    "setpriv": _Wrapper(
+        long_valued=frozenset(
+            {"--reuid", "--regid", "--groups", "--inh-caps", "--ambient-caps", "--bounding-set", "--securebits"}
+            | {"--pdeathsig", "--selinux-label", "--apparmor-profile"}
+        ),
+        describes=frozenset({"-d", "--dump"}),
+    ),
+    "strace": _Wrapper(valued="abeEIoOpPsSuUX", describes=frozenset({"-p", "--attach"})),
+    "ltrace": _Wrapper(valued="aADeFlnopsuwx", describes=frozenset({"-p"})),
+    "cgexec": _Wrapper(valued="g"),
+    "numactl": _Wrapper(valued="CNmpiP"),
+    "prlimit": _Wrapper(describes=frozenset({"-p", "--pid"})),
+    "faketime": _Wrapper(valued="f", operands=1),
+    "proxychains": _Wrapper(valued="f"),
+    "proxychains4": _Wrapper(valued="f"),
+    **{name: _Wrapper() for name in ("unbuffer", "catchsegv", "chronic", "torsocks", "firejail")},
+    **{name: _MULTICALL for name in ("busybox", "toybox", "xtables-multi", "xtables-nft-multi", "xtables-legacy-multi")},
     **{shell: _SHELL for shell in ("sh", "bash", "zsh", "dash", "ksh")},
 }
 """Programs that run another program: the scorer and the safety gate both see through them to what really runs."""
@@ -336,8 +392,14 @@ def _unwrap_one(argv: list[str]) -> tuple[_Words, list[str] | str] | None:
     if _ASSIGNMENT.match(argv[0]):
         return (argv[0],), argv[1:]
     head = argv[0].rsplit("/", 1)[-1]
+    if head == "find":
+        return _find_exec(argv)
     spec = _NETNS_EXEC if head == "ip" else _WRAPPERS.get(head)
     if spec is None:
+        return None
+    if spec.command_options and (at := _command_option(argv, spec)) is not None:
+        return (*argv[:at], *argv[at + 1 :]), argv[at]
+    if spec.runs == "option":
         return None
     if spec is _NETNS_EXEC:
         end, split = _netns_command_start(argv), []
@@ -354,6 +416,37 @@ def _unwrap_one(argv: list[str]) -> tuple[_Words, list[str] | str] | None:
     if spec.runs == "argv":
         return words, rest
     return words, rest[0] if spec.runs == "script" else " ".join(rest)
+
+
+def _find_exec(argv: list[str]) -> tuple[_Words, list[str]] | None:
+    """`find … -exec COMMAND {} ;` (or -execdir, -ok, -okdir) runs COMMAND for each file found."""
+    at = next((i for i, w in enumerate(argv) if w in {"-exec", "-execdir", "-ok", "-okdir"}), None)
+    if at is None:
+        return None
+    end = next((i for i in range(at + 1, len(argv)) if argv[i] in {";", "+"}), len(argv))
+    return (tuple(argv[: at + 1]), argv[at + 1 : end]) if end > at + 1 else None
+
+
+def _command_option(argv: list[str], spec: _Wrapper) -> int | None:
+    """Where the script of a command option stands (`-c SCRIPT`, `-qc SCRIPT`, `--command SCRIPT`): among the
+    wrapper's own options and before or after its one operand (a lock file, a user), never in the command's words."""
+    short = {n[1] for n in spec.command_options if len(n) == 2}
+    operands, i = 0, 1
+    while i < len(argv) - 1:
+        word = argv[i]
+        bundle = word[1:] if word[:1] == "-" and word[1:2] != "-" else ""
+        if word == "--" or word in spec.words_with:
+            return None
+        if word in spec.command_options or (bundle.isalpha() and bundle[-1] in short):
+            return i + 1
+        if not word.startswith("-"):
+            operands += 1
+            if operands > 1:
+                return None
+        elif word in spec.long_valued or (len(bundle) == 1 and bundle in spec.valued):
+            i += 1
+        i += 1
+    return None
 
 
 def _wrapper_options(argv: list[str], spec: _Wrapper) -> tuple[int, dict[str, str]]:
@@ -389,7 +482,7 @@ def _netns_command_start(argv: list[str]) -> int | None:
     while i < len(argv) and argv[i].startswith("-"):
         every = every or argv[i] in {"-a", "-all"}
         i += 2 if argv[i] in _IP_VALUED else 1
-    if argv[i : i + 2] != ["netns", "exec"]:
+    if ip_words(("ip", *argv[i : i + 2])) != ("netns", "exec"):
         return None
     return i + 2 + (0 if every else 1)
 
@@ -432,29 +525,147 @@ def _fill_in(m: re.Match[str]) -> str:
 
 
 def _parse_line(line: str, out: list[Command], depth: int, outer: tuple[_Words, ...] = ()) -> None:
-    """Classify each simple command of a line; scripts run by a shell, `ssh` or `az vm run-command` are parsed too.
+    """Classify each simple command of a line; scripts run by a shell, `ssh` or `az vm run-command` are parsed too."""
+    for argv, writes in _simple_commands(_tokenise(_ELLIPSIS.sub(" ", _PLACEHOLDER.sub(_fill_in, line)))):
+        _parse_argv(argv, tuple(writes), out, depth, outer)
+
+
+def _parse_argv(argv: list[str], writes: tuple[str, ...], out: list[Command], depth: int, outer: tuple[_Words, ...]) -> None:
+    """Classify one simple command beneath its wrappers, in its normal form (see `_normal_forms`).
 
     A wrapper whose script shows no command (`ssh host ''`, or nested too deep) is itself the command, so it is never lost.
     """
-    for argv, writes in _simple_commands(_tokenise(_ELLIPSIS.sub(" ", _PLACEHOLDER.sub(_fill_in, line)))):
-        wrappers, inner = _unwrap(argv)
-        wrappers = outer + wrappers
-        if isinstance(inner, str):
-            scripts = [inner]
-        elif not inner or not inner[0]:
-            continue
-        elif (run_command := _az_run_command_scripts(inner)) is not None:
-            scripts, wrappers = run_command, (*wrappers, tuple(inner))
-        else:
-            out.append(_classify(tuple(inner), tuple(writes), wrappers))
-            continue
-        found = len(out)
-        if depth < 3:
-            for script in scripts:
-                for sub in split_commands(script):
-                    _parse_line(sub, out, depth + 1, wrappers)
-        if len(out) == found:
-            out.append(_classify(wrappers[-1], tuple(writes), wrappers[:-1]))
+    wrappers, inner = _unwrap(argv)
+    wrappers = outer + wrappers
+    if isinstance(inner, str):
+        scripts = [inner]
+    elif not inner or not inner[0]:
+        return
+    elif (run_command := _az_run_command_scripts(inner)) is not None:
+        scripts, wrappers = run_command, (*wrappers, tuple(inner))
+    else:
+        out.extend(_classify(form, writes, wrappers, " ".join(inner)) for form in _normal_forms(tuple(inner)))
+        return
+    found = len(out)
+    if depth < 3:
+        for script in scripts:
+            for sub in split_commands(script):
+                _parse_line(sub, out, depth + 1, wrappers)
+    if len(out) == found:
+        out.append(_classify(wrappers[-1], writes, wrappers[:-1], " ".join(wrappers[-1])))
+
+
+_GLOB = re.compile(r"[*?[]")
+
+
+def program_variants(command: Command, names: Iterable[str] = ()) -> tuple[Command, ...]:
+    """What a program named by a glob (`/sbin/ipt*bles`, `s?do`) may run: the command again with each program the
+    glob matches (among the ones this model knows and `names`) in its place, its wrappers seen through as usual."""
+    if not _GLOB.search(command.program):
+        return ()
+    out: list[Command] = []
+    for name in sorted({*names, *_PROGRAM_NAMES}):
+        if fnmatchcase(name, command.program):
+            _parse_argv([name, *command.argv[1:]], command.writes, out, 0, command.wrappers)
+    return tuple(out)
+
+
+# --- normal forms: what a command means, whichever way it was spelt -------------------------------------------
+
+_IP_OBJECTS = (
+    *("address", "addrlabel", "maddress", "route", "rule", "neighbor", "neighbour", "ntable", "ntbl", "link", "l2tp"),
+    *("fou", "ila", "macsec", "tunnel", "tunl", "tuntap", "tap", "token", "tcpmetrics", "tcp_metrics", "monitor", "xfrm"),
+    *("mroute", "mrule", "netns", "netconf", "vrf", "sr", "nexthop", "mptcp", "ioam", "help", "stats"),
+)
+"""`ip`'s objects in the order it tries them: a word names the first object it is a prefix of (`l` is link)."""
+_IP_NEIGH_VERBS = ("add", "change", "chg", "replace", "delete", "get", "list", "show", "lst", "flush", "help")
+_IP_VERBS: dict[str, tuple[str, ...]] = {
+    "link": ("add", "set", "change", "replace", "delete", "show", "lst", "list", "xstats", "afstats", "property", "help"),
+    "address": (
+        *("add", "change", "chg", "replace", "delete", "list", "show", "lst", "flush", "save", "showdump", "restore"),
+        "help",
+    ),
+    "route": (
+        *("add", "change", "chg", "replace", "prepend", "append", "test", "delete", "list", "show", "lst", "get"),
+        *("flush", "save", "restore", "showdump", "help"),
+    ),
+    "neighbor": _IP_NEIGH_VERBS,
+    "neighbour": _IP_NEIGH_VERBS,
+    "rule": ("list", "lst", "show", "save", "restore", "showdump", "add", "delete", "flush", "help"),
+    "netns": ("list", "add", "attach", "delete", "set", "identify", "pids", "exec", "monitor", "list-id", "help"),
+}
+"""Each object's verbs in the order `ip` tries them: `ip l s` is `ip link set`, `ip a s` is `ip address show`."""
+_IP_VALUED_OPTIONS = _IP_VALUED | {"-l", "-loops"}
+
+
+def _first_prefixed(word: str, full_words: tuple[str, ...]) -> str:
+    return next((full for full in full_words if full.startswith(word)), word) if word else word
+
+
+def _ip_options_end(argv: tuple[str, ...]) -> int:
+    i = 1
+    while i < len(argv) and argv[i].startswith("-"):
+        i += 2 if argv[i] in _IP_VALUED_OPTIONS else 1
+    return i
+
+
+def _ip_normal(argv: tuple[str, ...]) -> tuple[str, ...]:
+    """`ip` with its object and verb written out in full, as `ip` itself expands any prefix."""
+    i = _ip_options_end(argv)
+    if i >= len(argv):
+        return argv
+    obj = _first_prefixed(argv[i], _IP_OBJECTS)
+    verb = argv[i + 1 : i + 2]
+    if verb and obj in _IP_VERBS:
+        verb = (_first_prefixed(verb[0], _IP_VERBS[obj]),)
+    return (*argv[:i], obj, *verb, *argv[i + 2 :])
+
+
+def ip_words(argv: tuple[str, ...]) -> tuple[str, ...]:
+    """An `ip` command's object, verb and arguments, in full, without its options (`ip -n vm1 l s eth0 down` is
+    `link set eth0 down`)."""
+    normal = _ip_normal(argv)
+    return normal[_ip_options_end(normal) :]
+
+
+def _iptables_normal(argv: tuple[str, ...]) -> tuple[str, ...]:
+    """iptables with abbreviated long options written out (`--fl` is `--flush`), as getopt expands a unique prefix;
+    an ambiguous one (`--del`: --delete or --delete-chain?) is an error to iptables and is left as written."""
+    out = [argv[0]]
+    for word in argv[1:]:
+        name, eq, value = word.partition("=")
+        full = [o for o in _IPT_LONG if o.startswith(name)] if name.startswith("--") and name not in _IPT_LONG else []
+        out.append(full[0] + eq + value if full and len({_IPT_OPS.get(o, o) for o in full}) == 1 else word)
+    return tuple(out)
+
+
+_NFT_VALUED = frozenset({"-I", "--includepath", "-D", "--define", "-o", "--optimize"})
+
+
+def _nft_statements(argv: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """nft given its script as quoted words (`nft 'flush ruleset; add table t'`): one command per statement."""
+    words = list(argv[1:])
+    i = 0
+    while i < len(words) and words[i].startswith("-"):
+        i += 2 if words[i] in _NFT_VALUED else 1
+    options, script = words[:i], words[i:]
+    if not any(ch in w for w in script for ch in " \t\n;"):
+        return [argv]
+    statements = [s.split() for s in re.split(r"[;\n]", " ".join(script))]
+    return [(argv[0], *options, *words) for words in statements if words] or [argv]
+
+
+def _normal_forms(argv: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """The command as the program itself reads it: `ip` objects and verbs and iptables long options unabbreviated,
+    an nft script split into its statements. Rules then judge one spelling of each command."""
+    program = argv[0].rsplit("/", 1)[-1]
+    if program == "ip":
+        return [_ip_normal(argv)]
+    if program in {"iptables", "ip6tables", "iptables-legacy", "iptables-nft", "ip6tables-legacy", "ip6tables-nft"}:
+        return [_iptables_normal(argv)]
+    if program == "nft":
+        return _nft_statements(argv)
+    return [argv]
 
 
 def _az_run_command_scripts(argv: list[str]) -> list[str] | None:
@@ -523,9 +734,8 @@ def is_check(command: str) -> bool:
 # --- classification -----------------------------------------------------------------------------------
 
 
-def _classify(argv: tuple[str, ...], redirects: tuple[str, ...], wrappers: tuple[_Words, ...]) -> Command:
+def _classify(argv: tuple[str, ...], redirects: tuple[str, ...], wrappers: tuple[_Words, ...], text: str) -> Command:
     program = argv[0].rsplit("/", 1)[-1] or argv[0]
-    text = " ".join(argv)
     layer = Layer.CONTROL_PLANE if program == "az" or _AZ_POWERSHELL.match(program) else Layer.OS
     writes = redirects + _file_targets(program, argv)
     handler = _HANDLERS.get(program)
@@ -595,6 +805,13 @@ _IPT_OPS = {
     "--list-rules": "S",
     "--check": "C",
 }
+_IPT_LONG = (
+    *_IPT_OPS,
+    *("--table", "--jump", "--goto", "--source", "--destination", "--protocol", "--in-interface", "--out-interface"),
+    *("--verbose", "--numeric", "--exact", "--line-numbers", "--wait", "--wait-interval", "--match", "--fragment"),
+    *("--set-counters", "--modprobe", "--ipv4", "--ipv6"),
+)
+"""iptables' own long options, the operations first: getopt takes any unique prefix of one."""
 _IPT_LETTERS = frozenset("AIDRFXPNEZLSC")
 _IPT_WRITES = frozenset("AIDRFXPNEZ")
 _IPT_VALUE_OPTIONS = frozenset(
@@ -734,7 +951,7 @@ _IP_WRITES = frozenset({"add", "del", "delete", "change", "replace", "flush", "s
 
 
 def _ip(argv: tuple[str, ...]) -> tuple[bool, str]:
-    words = [a for a in argv[1:] if not a.startswith("-")]
+    words = ip_words(argv)
     if len(words) >= 2 and words[1] in _IP_WRITES:
         return True, f"ip {words[0]} {words[1]} changes network configuration"
     return False, "shows network configuration"
@@ -931,13 +1148,18 @@ def az_call(argv: tuple[str, ...]) -> AzCall | None:
     return AzCall(groups=tuple(words[:-1]), verb=verb, options=options)
 
 
+def az_reads(call: AzCall) -> bool:
+    """Whether an az command's verb only reads Azure state (`show`, `list`, `show-effective-route-table`, …)."""
+    return call.verb in _AZ_READ_VERBS or call.verb.startswith(_AZ_READ_PREFIXES)
+
+
 def _az(argv: tuple[str, ...]) -> tuple[bool, str]:
     call = az_call(argv)
     if call is None or not call.verb:
         return False, "az without a command"
     if (call.groups[:1] or (call.verb,))[0] in _AZ_LOCAL_GROUPS:
         return False, "changes only the local az CLI session"
-    if call.verb in _AZ_READ_VERBS or call.verb.startswith(_AZ_READ_PREFIXES):
+    if az_reads(call):
         return False, f"az {call.verb} reads Azure state"
     return True, f"az {' '.join((*call.groups, call.verb))} changes Azure resources"
 
@@ -975,3 +1197,5 @@ _HANDLERS: dict[str, Callable[[tuple[str, ...]], tuple[bool, str]]] = {
     "setenforce": _fixed(True, "changes SELinux mode"),
     **{name: _packages for name in _PACKAGE_MANAGERS},
 }
+_PROGRAM_NAMES = _KNOWN_PROGRAMS | _WRAPPERS.keys() | _HANDLERS.keys()
+"""Every program this model knows by name: what a glob in a program's name may stand for."""
