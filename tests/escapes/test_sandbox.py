@@ -3,10 +3,12 @@ changes nothing on the host, reaches no host service and reads no control materi
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
 
+from ghost_eval.lab import LabLayout
 from ghost_eval.lab.sandbox import CAPABILITIES, uid_base
 from ghost_eval.trials.host import host_changes, host_snapshot
 from tests.escapes.corpus import ATTEMPTS, host_listener, leftover_markers
@@ -25,17 +27,17 @@ def test_the_corpus_covers_every_class_with_forty_attempts() -> None:
 
 
 def test_vm_root_is_nobody_outside_with_no_way_to_widen_its_sandbox(lab: Lab) -> None:
-    code, out, _ = vm_run(lab.target, DEST, "cat /proc/self/uid_map; grep -E '^(CapEff|NoNewPrivs|Seccomp):' /proc/1/status")
+    _, out, _ = vm_run(lab.target, DEST, "cat /proc/self/uid_map; grep -E '^(CapEff|NoNewPrivs|Seccomp):' /proc/1/status")
     uid_map, cap, nnp, seccomp = out.splitlines()
-    vm = next(v for v in lab.layout.vms if v.name == DEST)
-    manifest_index = int(__import__("json").loads((lab.state_dir / "lab.json").read_text())["mgmt_index"])
-    assert uid_map.split() == ["0", str(uid_base(type(lab.layout)(lab.state_dir, manifest_index), vm)), "65536"]
+    layout = LabLayout(lab.state_dir, json.loads((lab.state_dir / "lab.json").read_text())["mgmt_index"])
+    vm = next(v for v in layout.vms if v.name == DEST)
+    assert uid_map.split() == ["0", str(uid_base(layout, vm)), "65536"] and uid_base(layout, vm) >= 1_000_000_000
     effective = int(cap.split()[1], 16)
     assert not effective & (1 << 21), "CAP_SYS_ADMIN"
     assert bin(effective).count("1") == len(CAPABILITIES)
     assert nnp.split()[1] == "1" and seccomp.split()[1] == "2"
     # the lab's state folder, the host's named namespaces and other labs are nowhere to be seen
-    code, out, _ = vm_run(lab.target, DEST, f"ls -A {lab.state_dir} /run/netns 2>&1; ls -A /tmp /run")
+    _, out, _ = vm_run(lab.target, DEST, f"ls -A {lab.state_dir} /run/netns 2>&1; ls -A /tmp /run")
     assert "No such file or directory" in out and "ssh" not in out.split() and "netns" not in out.split()
 
 
