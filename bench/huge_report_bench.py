@@ -1,7 +1,7 @@
 """`ghost-eval score` on a store holding one run with a huge report: wall time and peak memory, as a ratio against
 the baseline (the same store scored by another checkout, `--baseline`, e.g. one made with `git archive <commit>`).
 
-Each figure is one `score --no-write --jobs 1` in a fresh process (the peak RSS is that process's `ru_maxrss`).
+Each figure is one `score --no-write --jobs 1` in a fresh process (the peak is that process's VmHWM).
 """
 
 from __future__ import annotations
@@ -33,31 +33,23 @@ def _store(root: Path, megabytes: float) -> None:
         store.append(meta, files)
 
 
+_MAIN = (
+    "import atexit, sys; atexit.register(lambda: sys.stderr.write(open('/proc/self/status').read())); "
+    "from ghost_eval.cli import main; sys.exit(main())"
+)
+"""The CLI, printing the process's own peak (VmHWM) at exit: `ru_maxrss` would carry the parent's across the exec."""
+
+
 def _score(code: Path, root: Path) -> tuple[float, float]:
-    """Seconds and peak MB (that process's own `ru_maxrss`, from wait4) of one scoring pass by the checkout at `code`."""
-    cmd = [
-        sys.executable,
-        "-c",
-        "import sys; from ghost_eval.cli import main; sys.exit(main())",
-        "score",
-        "--store",
-        str(root),
-        "--no-write",
-        "--jobs",
-        "1",
-        "--format",
-        "jsonl",
-    ]
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        start = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=code, env={**os.environ, "PYTHONPATH": str(code)}, stdout=out, stderr=err)
-        _pid, status, usage = os.wait4(proc.pid, 0)
-        seconds = time.perf_counter() - start
-        out.seek(0)
-        err.seek(0)
-        scored = sum(1 for line in out if line.startswith("{"))
-        print(f"  {code}: {scored} runs scored, exit status {status}; {err.read().strip()[:300]}")
-    return seconds, usage.ru_maxrss / 1024
+    """Seconds and peak MB of one scoring pass by the checkout at `code`."""
+    cmd = [sys.executable, "-c", _MAIN, "score", "--store", str(root), "--no-write", "--jobs", "1", "--format", "jsonl"]
+    start = time.perf_counter()
+    done = subprocess.run(cmd, cwd=code, env={**os.environ, "PYTHONPATH": str(code)}, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    scored = sum(1 for line in done.stdout.splitlines() if line.startswith("{"))
+    problems = [line[:200] for line in done.stderr.splitlines() if line.startswith("problem")]
+    print(f"  {code}: {scored} runs scored, exit {done.returncode}; {problems}")
+    return seconds, int(done.stderr.rsplit("VmHWM:", 1)[1].split()[0]) / 1024
 
 
 def main() -> None:
