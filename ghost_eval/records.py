@@ -10,6 +10,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ghost_eval.errors import RecordError
+from ghost_eval.safe_read import load_json
 
 __all__ = ["Record", "dump_json", "load_record", "load_yaml_record", "parse_record"]
 
@@ -55,20 +56,11 @@ def load_yaml_record(cls: type[R], path: Path, error: type[RecordError] = Record
     return parse_record(cls, data, path, error)
 
 
-def load_record(cls: type[R], path: Path) -> R:
-    """Read and validate one JSON record file."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise RecordError(path, "file is missing") from None
-    except OSError as exc:
-        raise RecordError(path, f"cannot be read ({exc.strerror})") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        reason = "is empty" if not text.strip() else f"is not valid JSON ({exc.msg} at line {exc.lineno})"
-        raise RecordError(path, reason) from None
-    return parse_record(cls, data, path)
+def load_record(cls: type[R], path: Path, *, follow: bool = True) -> R:
+    """Read and validate one JSON record file: a regular file under `JSON_LIMIT` (`safe_read`), every failure named.
+
+    `follow=False` refuses a symbolic link (inside a run folder nothing is read through one)."""
+    return parse_record(cls, load_json(path, follow=follow), path)
 
 
 def dump_json(record: BaseModel) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sqlite3
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from pydantic import BaseModel, ValidationError
 from ghost_eval.errors import GhostEvalError, StoreError, UnsafePathError
 from ghost_eval.identity import RunMetadata
 from ghost_eval.records import dump_json, load_record
+from ghost_eval.store.discover import scan
 from ghost_eval.store.index import RunIndex
 from ghost_eval.store.layout import (
     INDEX_FILE,
@@ -23,6 +25,8 @@ from ghost_eval.store.layout import (
     Coverage,
     IndexEntry,
     Problem,
+    check_run_id,
+    metadata_entry,
     read_v1_index,
     resolve_inside,
     run_folder,
@@ -59,20 +63,7 @@ def index_entry(metadata: RunMetadata, coverage: Coverage = Coverage.FULL) -> In
     """The index entry of a run about to be stored, from its metadata (the same in every store backend)."""
     if metadata.use_case_id is None or metadata.model_id is None:
         raise StoreError(f"run {metadata.run_id}: metadata needs use_case_id and model_id")
-    return IndexEntry(
-        run_id=metadata.run_id,
-        use_case_id=metadata.use_case_id,
-        model_id=metadata.model_id,
-        system_prompt_hash=metadata.system_prompt_hash,
-        backfilled=metadata.backfilled,
-        artifact_coverage=coverage,
-        path=run_folder(metadata.use_case_id, metadata.model_id, metadata.run_id),
-        hash_kind=metadata.hash_kind,
-        run_label=metadata.run_label,
-        repeat_index=metadata.repeat_index,
-        environment=metadata.environment,
-        suite_version=metadata.suite_version,
-    )
+    return metadata_entry(metadata, coverage, run_folder(metadata.use_case_id, metadata.model_id, metadata.run_id))
 
 
 class Store:
@@ -82,29 +73,65 @@ class Store:
         if not root.is_dir():
             if not create:
                 raise StoreError(f"store not found: {root} is not a directory")
-            root.mkdir(parents=True)
+            root.mkdir(parents=True, exist_ok=True)  # two first writers may both create it
         self.root = root
         self._v1_problems: list[Problem] = []
+        self._fallback: list[Problem] = []
+        """Why the runs are listed from elsewhere than the index (and what that listing could not read)."""
+        self._unwritable: str | None = None
         db = root / SQLITE_FILE
         if db.exists() or (create and not (root / INDEX_FILE).exists()):
             fresh = not db.exists()
-            self._index = RunIndex.open(db)
+            try:
+                self._index = RunIndex.open(db)
+            except sqlite3.DatabaseError as exc:
+                self._index = RunIndex.memory([])
+                self._adopted = False
+                self._unwritable = f"{db} cannot be read ({exc}): move it aside, then run `ghost-eval store reindex`"
+                self._fall_back(str(db), f"cannot be read ({exc})")
+                return
             self._adopted = True
             if fresh:  # a new store has its v1 view from the start, so the original tooling finds it
                 write_view(root, self._index)
+            elif self._index.empty():
+                self._fall_back(str(db), "holds no runs (a write that failed, e.g. on a full disk, left it empty)")
         else:
             entries, self._v1_problems = read_v1_index(root)
             self._index = RunIndex.memory(entries)
             self._adopted = False
+            if not entries:
+                self._fall_back(str(root / INDEX_FILE), "lists no run" if root.joinpath(INDEX_FILE).exists() else "is missing")
+
+    def _fall_back(self, where: str, why: str) -> None:
+        """The index is empty or unreadable: list the runs from the JSON view, else from the run folders, never nothing.
+
+        Only when something is found is it said; the first write (or `store reindex`) puts what was found into SQLite.
+        """
+        entries: list[IndexEntry] = []
+        source = INDEX_FILE
+        if self._adopted or self._unwritable:
+            entries, self._v1_problems = read_v1_index(self.root)
+        if not entries:
+            source = "the run folders"
+            entries, found = scan(self.root)
+            self._fallback = found
+        if not entries:
+            return
+        self._index.close()
+        self._index = RunIndex.memory(entries)
+        self._adopted = False
+        listed = f"{len(entries)} runs are listed from {source} instead (`ghost-eval store reindex` rebuilds the index)"
+        self._fallback.insert(0, Problem(path=where, message=f"{why}; {listed}"))
 
     @property
     def problems(self) -> list[Problem]:
-        """Entries the index holds and no reader uses, each naming its file and run id.
+        """Entries the index holds and no reader uses, each naming its file and run id, and (first) why the runs are
+        listed from elsewhere than the index, if they are.
 
         A v1 `run_index.json` is checked whole when the store opens; SQLite rows are checked as they
         are selected, so read this after `runs()`. The runs' own problems are on each RunRecord.
         """
-        return [*self._v1_problems, *self._index.refused.values()]
+        return [*self._fallback, *self._v1_problems, *self._index.refused.values()]
 
     def close(self) -> None:
         self._index.close()
@@ -126,6 +153,7 @@ class Store:
         return done + late
 
     def get(self, run_id: str) -> IndexEntry:
+        check_run_id(run_id)  # a run id from a command line: '../x' is refused, not looked up
         found = self.runs(RunFilter(run_id=run_id, include_superseded=True))
         if not found:
             refused = [str(p) for p in self.problems if p.run_id == run_id]
@@ -140,9 +168,8 @@ class Store:
     def read_metadata(self, entry: IndexEntry) -> RunMetadata | None:
         """Just the sidecar (None when absent, unreadable or a symlink: `read` names the problem)."""
         try:
-            path = self.folder(entry) / METADATA_FILE
-            return None if path.is_symlink() else load_record(RunMetadata, path)
-        except (GhostEvalError, UnicodeDecodeError):
+            return load_record(RunMetadata, self.folder(entry) / METADATA_FILE, follow=False)
+        except GhostEvalError:
             return None
 
     def read(self, entry: IndexEntry, *, scoring_only: bool = False) -> RunRecord:
@@ -159,6 +186,8 @@ class Store:
 
     def _writable(self) -> RunIndex:
         """First write to a v1 store: move its JSON index into SQLite, refusing if that would drop entries."""
+        if self._unwritable:
+            raise StoreError(self._unwritable)
         if not self._adopted:
             if self._v1_problems:
                 listed = "; ".join(str(p) for p in self._v1_problems)

@@ -2,30 +2,14 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 
 from ghost_eval.errors import GhostEvalError, RecordError, StoreError, UnsafePathError
-from ghost_eval.identity import RunMetadata, make_run_id, parse_run_id
-from ghost_eval.records import load_record
+from ghost_eval.safe_read import load_json
 from ghost_eval.store.artifact_store import Store
-from ghost_eval.store.layout import (
-    AUDIT_LOG,
-    INDEX_FILE,
-    METADATA_FILE,
-    REPORT,
-    SHELL_AUDIT,
-    SUMMARY_FILE,
-    VERDICTS_DIR,
-    Coverage,
-    IndexEntry,
-    Problem,
-    read_v1_index,
-    refused_run,
-)
+from ghost_eval.store.discover import AUDIT_DIR, coverage, folder_entry, identity, run_folders
+from ghost_eval.store.layout import INDEX_FILE, SUMMARY_FILE, IndexEntry, Problem, read_v1_index, refused_run
 from ghost_eval.store.query import RunFilter
 from ghost_eval.store.supersede import check_supersession
 from ghost_eval.store.verify import view_disagreements
@@ -46,37 +30,11 @@ class ImportReport:
     """Files deliberately left behind (an earlier aborted session's leftovers in `audit/`)."""
 
 
-_FULL = (SHELL_AUDIT, AUDIT_LOG)
-_MARKERS = (f"{REPORT.prefix}*{REPORT.suffix}", METADATA_FILE, SUMMARY_FILE)
-"""A folder holding any of these is a run, even without a report (a v1 run that aborted before writing one)."""
-_AUDIT_DIR = "audit"
-"""`eval/runs/<label>/<provider>/<model>/<use_case>/audit/`: where the original runner leaves a run's session files."""
-
-
-def _run_folders(source: Path) -> list[Path]:
-    """Every run folder under `source`; an `audit/` folder belongs to the run folder around it."""
-    found: set[Path] = set()
-    for pattern in _MARKERS:
-        for p in source.rglob(pattern):
-            rel = p.relative_to(source).parts
-            if any(part.startswith(".") or part == VERDICTS_DIR for part in rel):
-                continue
-            folder = p.parent
-            if folder.name == _AUDIT_DIR and folder != source and _is_runner_folder(folder.parent):
-                folder = folder.parent
-            found.add(folder)
-    return sorted(found)
-
-
-def _is_runner_folder(folder: Path) -> bool:
-    return (folder / SUMMARY_FILE).is_file() or (folder / METADATA_FILE).is_file()
-
-
 def _session_id(folder: Path) -> str | None:
     """The canonical session of a run, from `run_summary.json` (the original's rule for multi-session folders)."""
     try:
-        sid = json.loads((folder / SUMMARY_FILE).read_text(encoding="utf-8")).get("session_id")
-    except (OSError, ValueError, AttributeError):
+        sid = load_json(folder / SUMMARY_FILE, follow=False).get("session_id")
+    except (RecordError, AttributeError):
         return None
     return sid if isinstance(sid, str) and sid else None
 
@@ -84,7 +42,7 @@ def _session_id(folder: Path) -> str | None:
 def _run_files(folder: Path, report: ImportReport) -> dict[str, bytes]:
     """The run's own files: the folder's, plus its session's files from `audit/` (other sessions' are noted, left)."""
     files = {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
-    audit = folder / _AUDIT_DIR
+    audit = folder / AUDIT_DIR
     if not audit.is_dir():
         return files
     sid = _session_id(folder)
@@ -100,53 +58,6 @@ def _run_files(folder: Path, report: ImportReport) -> dict[str, bytes]:
             raise RecordError(p, f"{p.name} is both in the run folder and in audit/; the run folder is left out")
         files[p.name] = p.read_bytes()
     return files
-
-
-def _identity(folder: Path) -> RunMetadata:
-    """The sidecar when present, else what the folder name says (runs from before run identity).
-
-    A folder holding a symlink is refused whole: its files are never read through one.
-    """
-    links = sorted(p for p in folder.iterdir() if p.is_symlink())
-    if links:
-        raise RecordError(links[0], "is a symbolic link; refused, not followed (the run folder is left out)")
-    if (folder / METADATA_FILE).exists():
-        meta = load_record(RunMetadata, folder / METADATA_FILE)
-        parsed = parse_run_id(meta.run_id)
-        if meta.use_case_id is None and parsed:
-            meta.use_case_id = parsed[0]
-        if meta.model_id is None and parsed:
-            meta.model_id = parsed[1]
-        return meta
-    parsed = parse_run_id(folder.name)
-    if parsed is not None:
-        return RunMetadata(run_id=folder.name, use_case_id=parsed[0], model_id=parsed[1])
-    from_summary = _identity_from_summary(folder)
-    if from_summary is None:
-        raise RecordError(
-            folder,
-            "no metadata.json, the folder name is not a run id (<use_case>_<model>_<YYYYmmdd>_<HHMMSS>), "
-            "and run_summary.json lacks use_case, model or created_at",
-        )
-    return from_summary
-
-
-def _identity_from_summary(folder: Path) -> RunMetadata | None:
-    """A runner folder from before run identity: the id `backfill_metadata.py` would give it, from its summary."""
-    try:
-        data = json.loads((folder / SUMMARY_FILE).read_text(encoding="utf-8"))
-        use_case, model = str(data["use_case"]), str(data["model"])
-        when = datetime.fromisoformat(str(data["created_at"]))
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    return RunMetadata(run_id=make_run_id(use_case, model, when), use_case_id=use_case, model_id=model, started_at=when)
-
-
-def _coverage(names: Iterable[str]) -> Coverage:
-    """`full` when the tool-call audit and the hypothesis log are both there (the original's rule)."""
-    names = list(names)
-    has = [any(n.startswith(prefix) and n.endswith(suffix) for n in names) for prefix, suffix in _FULL]
-    return Coverage.FULL if all(has) else Coverage.REPORT_ONLY
 
 
 def _adopt_view_edits(store: Store, report: ImportReport) -> bool:
@@ -194,31 +105,15 @@ def reindex(store: Store) -> ImportReport:
             report.problems.append(refused_run(store.root, entry, exc))
     report.problems.extend(store.problems)
     refused = {p.run_id for p in store.problems}
-    for folder in _run_folders(store.root):
+    for folder in run_folders(store.root):
         if folder.resolve() in indexed:
             continue
         try:
-            meta = _identity(folder)
-            if meta.run_id in refused:
+            entry = folder_entry(store.root, folder)
+            if entry.run_id in refused:
                 continue
-            assert meta.use_case_id is not None and meta.model_id is not None
-            store.adopt_many(
-                [
-                    IndexEntry(
-                        run_id=meta.run_id,
-                        use_case_id=meta.use_case_id,
-                        model_id=meta.model_id,
-                        system_prompt_hash=meta.system_prompt_hash,
-                        hash_kind=meta.hash_kind,
-                        backfilled=meta.backfilled,
-                        artifact_coverage=_coverage(p.name for p in folder.iterdir()),
-                        path=folder.resolve().relative_to(store.root.resolve()).as_posix(),
-                        run_label=meta.run_label,
-                        repeat_index=meta.repeat_index,
-                    )
-                ]
-            )
-            report.imported.append(meta.run_id)
+            store.adopt_many([entry])
+            report.imported.append(entry.run_id)
         except RecordError as exc:
             report.problems.append(Problem(path=exc.path, message=str(exc).removeprefix(exc.path + ": ")))
         except GhostEvalError as exc:
@@ -261,9 +156,9 @@ def import_runs(store: Store, source: Path) -> ImportReport:
     listed = _source_index(source, report)
     found: dict[str, Path] = {}
     failed: set[Path] = set()
-    for folder in _run_folders(source):
+    for folder in run_folders(source):
         try:
-            meta = _identity(folder)
+            meta = identity(folder)
             files = _run_files(folder, report)
             if meta.run_id in found:
                 raise RecordError(folder, f"run {meta.run_id} is also at {found[meta.run_id]}; the first one is imported")
@@ -271,7 +166,7 @@ def import_runs(store: Store, source: Path) -> ImportReport:
             if store.has(meta.run_id):
                 report.skipped.append(meta.run_id)
                 continue
-            store.append(meta, files, coverage=_coverage(files), write_metadata=False)
+            store.append(meta, files, coverage=coverage(files), write_metadata=False)
             report.imported.append(meta.run_id)
         except RecordError as exc:
             failed.add(folder.resolve())

@@ -18,6 +18,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from tenacity import retry, retry_if_exception, stop_after_delay, wait_random_exponential
+
 from ghost_eval.cases import case_key
 from ghost_eval.errors import RecordError, RunExistsError, StoreError, UnsafePathError
 from ghost_eval.records import parse_record
@@ -129,16 +131,32 @@ def _entry(row: sqlite3.Row, source: str) -> IndexEntry:
     return entry
 
 
+def _create_schema(conn: sqlite3.Connection) -> None:
+    conn.executescript(_SCHEMA)
+    if "done_seq" not in {row[1] for row in conn.execute("PRAGMA table_info(runs)")}:
+        conn.execute("ALTER TABLE runs ADD COLUMN done_seq INTEGER")  # an index written before completion numbers
+    conn.execute(_DONE_INDEX)
+
+
+def _locked(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc))
+
+
+@retry(retry=retry_if_exception(_locked), wait=wait_random_exponential(0.05, 2), stop=stop_after_delay(120), reraise=True)
+def _prepare(conn: sqlite3.Connection) -> None:
+    """WAL mode and the schema. Switching to WAL takes an exclusive lock that SQLite does not queue behind the busy
+    timeout, so concurrent first writers of a new store got `database is locked`: they retry instead."""
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=FULL")
+    _create_schema(conn)
+
+
 class RunIndex:
     """SQLite-backed index; `memory()` builds a throwaway one for read-only v1 stores."""
 
     def __init__(self, conn: sqlite3.Connection, source: str = "(in-memory index)") -> None:
         self._conn = conn
         self._conn.row_factory = sqlite3.Row
-        self._conn.executescript(_SCHEMA)
-        if "done_seq" not in {row[1] for row in self._conn.execute("PRAGMA table_info(runs)")}:
-            self._conn.execute("ALTER TABLE runs ADD COLUMN done_seq INTEGER")  # an index written before completion numbers
-        self._conn.execute(_DONE_INDEX)
         self.source = source
         self.refused: dict[str, Problem] = {}
         """Rows no reader uses (malformed, or a path that leaves the store), by run id, as selects meet them."""
@@ -149,16 +167,22 @@ class RunIndex:
             # Read-only media (a mounted archive): WAL needs a shared-memory file beside the database, which cannot be
             # made there. Nothing can write this copy, so SQLite may read it as immutable.
             conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True, isolation_level=None)
+            _create_schema(conn)
             return cls(conn, str(path))
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(path, timeout=60, isolation_level=None)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=FULL")
+        try:
+            _prepare(conn)
+        except BaseException:
+            conn.close()
+            raise
         return cls(conn, str(path))
 
     @classmethod
     def memory(cls, entries: Iterable[IndexEntry]) -> RunIndex:
-        index = cls(sqlite3.connect(":memory:", isolation_level=None))
+        conn = sqlite3.connect(":memory:", isolation_level=None)
+        _create_schema(conn)
+        index = cls(conn)
         index.load(entries)
         return index
 
@@ -205,6 +229,10 @@ class RunIndex:
         """The entry and its state (`pending` or `complete`), whatever its state."""
         row = self._conn.execute("SELECT * FROM runs WHERE run_id = ?", (run_id,)).fetchone()
         return (_entry(row, self.source), row["state"]) if row else None
+
+    def empty(self) -> bool:
+        """No row at all, complete or pending: a new index, or one a failed first write left behind."""
+        return self._conn.execute("SELECT 1 FROM runs LIMIT 1").fetchone() is None
 
     def count(self) -> int:
         return int(self._conn.execute("SELECT COUNT(*) FROM runs WHERE state = 'complete'").fetchone()[0])

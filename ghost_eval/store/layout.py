@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-import json
+import os
 import re
 from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
-from pydantic import BaseModel
+from pydantic import BaseModel, field_validator
 
 from ghost_eval.errors import RecordError, UnsafePathError
-from ghost_eval.identity import HashKind
+from ghost_eval.identity import HashKind, RunMetadata
 from ghost_eval.records import Record, parse_record
+from ghost_eval.safe_read import INDEX_LIMIT, load_json
 
 __all__ = [
     "AGENT_RUN_FILE",
@@ -45,6 +46,8 @@ __all__ = [
     "Problem",
     "V1Index",
     "check_component",
+    "check_run_id",
+    "metadata_entry",
     "check_relative",
     "read_v1_index",
     "refused_entry",
@@ -115,6 +118,15 @@ class Coverage(StrEnum):
     REPORT_ONLY = "report_only"
 
 
+def check_run_id(value: str) -> str:
+    """A run id names a folder and is matched in commands: refuse what could climb out of the store or name two files.
+
+    Lighter than `check_component`: ids of runs written by the original tooling are kept as they are."""
+    if value in ("", ".", "..") or any(c in value for c in "/\\\x00"):
+        raise UnsafePathError(f"run id {value!r} is not a single folder name (no '/', '\\', NUL, '.' or '..')")
+    return value
+
+
 class IndexEntry(Record):
     """One run in `run_index.json`; the first eight fields are exactly the v1 entry."""
 
@@ -136,6 +148,33 @@ class IndexEntry(Record):
     """Where the run ran (see `RunMetadata.environment`); None for runs that do not say (the original demo)."""
     suite_version: str | None = None
     """The suite version the run was captured under (see `RunMetadata.suite_version`); None when it does not say."""
+
+    @field_validator("run_id")
+    @classmethod
+    def _safe_run_id(cls, value: str) -> str:
+        try:
+            return check_run_id(value)
+        except UnsafePathError as exc:
+            raise ValueError(str(exc)) from None
+
+
+def metadata_entry(meta: RunMetadata, coverage: Coverage, path: str) -> IndexEntry:
+    """The index entry of a run from its metadata (whose `use_case_id` and `model_id` the caller has checked)."""
+    assert meta.use_case_id is not None and meta.model_id is not None
+    return IndexEntry(
+        run_id=meta.run_id,
+        use_case_id=meta.use_case_id,
+        model_id=meta.model_id,
+        system_prompt_hash=meta.system_prompt_hash,
+        backfilled=meta.backfilled,
+        artifact_coverage=coverage,
+        path=path,
+        hash_kind=meta.hash_kind,
+        run_label=meta.run_label,
+        repeat_index=meta.repeat_index,
+        environment=meta.environment,
+        suite_version=meta.suite_version,
+    )
 
 
 class V1Index(BaseModel):
@@ -218,12 +257,13 @@ def resolve_inside(root: Path, relative: str) -> Path:
 def read_v1_index(root: Path) -> tuple[list[IndexEntry], list[Problem]]:
     """Read `run_index.json`, keeping every valid entry and naming each invalid one."""
     path = root / INDEX_FILE
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         return [], []
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        return [], [Problem(path=str(path), message=f"is not valid JSON ({exc}); no run can be listed from it")]
+    try:
+        data = load_json(resolve_inside(root, INDEX_FILE), INDEX_LIMIT, "the run index")
+    except (RecordError, UnsafePathError) as exc:
+        reason = exc.detail if isinstance(exc, RecordError) else str(exc)
+        return [], [Problem(path=str(path), message=f"{reason}; no run can be listed from it")]
     try:
         index = parse_record(V1Index, data, path)
     except RecordError as exc:

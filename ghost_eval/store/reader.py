@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +13,7 @@ from ghost_eval.artifacts import AuditEntry, InvestigationResult, Manifest, RunS
 from ghost_eval.errors import RecordError, UnsafePathError
 from ghost_eval.identity import RunMetadata
 from ghost_eval.records import load_record, parse_record
+from ghost_eval.safe_read import JSONL_LIMIT, TEXT_LIMIT, decode_json, human_size, read_head, read_limited
 from ghost_eval.snapshot import InfraSnapshot
 from ghost_eval.store.layout import (
     MANIFEST_FILE,
@@ -33,6 +33,8 @@ from ghost_eval.store.layout import (
 
 __all__ = ["RunRecord", "read_jsonl", "read_run", "v1_abort_reason"]
 M = TypeVar("M", bound=BaseModel)
+_FILE_SUFFIXES = (".json", ".jsonl", ".md", ".txt")
+"""A folder named like a run's file (a directory where `run_summary.json` should be) is named, not passed over."""
 
 
 @dataclass
@@ -73,21 +75,21 @@ def read_jsonl(path: Path, model: type[M], problems: list[Problem], run_id: str 
     """Parse a JSONL file line by line; a garbage line is reported and skipped, the rest still count."""
     items: list[M] = []
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        problems.append(Problem(path=str(path), message=f"cannot be read ({exc})", run_id=run_id))
+        text = read_limited(path, JSONL_LIMIT, "JSONL files", follow=False).decode("utf-8")
+    except RecordError as exc:
+        problems.append(Problem(path=exc.path, message=exc.detail, run_id=run_id))
         return items
-    for n, line in enumerate(lines, start=1):
+    except UnicodeDecodeError as exc:
+        problems.append(Problem(path=str(path), message=f"is not valid UTF-8 (byte {exc.start}); not read", run_id=run_id))
+        return items
+    for n, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            items.append(parse_record(model, json.loads(line), f"{path}: line {n}"))
-        except json.JSONDecodeError as exc:
-            problems.append(Problem(path=str(path), message=f"line {n}: not valid JSON ({exc.msg}); line skipped", run_id=run_id))
+            items.append(parse_record(model, decode_json(line, path), f"{path}: line {n}"))
         except RecordError as exc:
-            problems.append(
-                Problem(path=str(path), message=f"line {n}: field '{exc.field}': {exc.detail}; line skipped", run_id=run_id)
-            )
+            reason = f"field '{exc.field}': {exc.detail}" if exc.field else exc.detail.removeprefix("is ")
+            problems.append(Problem(path=str(path), message=f"line {n}: {reason}; line skipped", run_id=run_id))
     return items
 
 
@@ -99,20 +101,23 @@ def _optional(record: RunRecord, names: set[str], model: type[M], name: str) -> 
     if name not in names:
         return None
     try:
-        return load_record(model, record.folder / name)
+        return load_record(model, record.folder / name, follow=False)
     except RecordError as exc:
         _problem(record, exc.path, str(exc).removeprefix(exc.path + ": "))
-    except UnicodeDecodeError as exc:
-        _problem(record, record.folder / name, f"is not valid UTF-8 (byte {exc.start})")
     return None
 
 
 def _text(record: RunRecord, name: str) -> str | None:
+    """A report or prompt, read up to `TEXT_LIMIT`: a longer one is cut there, and the cut is named."""
+    path = record.folder / name
     try:
-        return (record.folder / name).read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        _problem(record, record.folder / name, f"cannot be read ({exc.strerror})")
+        data, size = read_head(path, TEXT_LIMIT)
+    except RecordError as exc:
+        _problem(record, path, exc.detail)
         return None
+    if size > len(data):
+        _problem(record, path, f"is {human_size(size)}; only its first {human_size(len(data))} read (the rest is not scored)")
+    return data.decode("utf-8", errors="replace")
 
 
 def _listing(record: RunRecord) -> set[str] | None:
@@ -125,7 +130,7 @@ def _listing(record: RunRecord) -> set[str] | None:
                     _problem(record, e.path, "is a symbolic link; refused, not followed")
                 elif e.is_file(follow_symlinks=False):
                     names.add(e.name)
-                elif not e.is_dir(follow_symlinks=False):
+                elif not e.is_dir(follow_symlinks=False) or e.name.endswith(_FILE_SUFFIXES):
                     _problem(record, e.path, "is not a regular file; not read")
     except FileNotFoundError:
         _problem(record, record.folder, f"run {record.entry.run_id}: index entry points at a folder that does not exist")

@@ -13,7 +13,6 @@ the index is ours minus one; for other runs the line that holds the flag's excer
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -23,6 +22,7 @@ from pydantic import Field
 
 from ghost_eval.errors import RecordError
 from ghost_eval.records import Record, load_record
+from ghost_eval.safe_read import load_json
 from ghost_eval.scoring.model import Flag
 from ghost_eval.scoring.registry import CRITERIA
 from ghost_eval.store.layout import SUMMARY_FILE
@@ -177,8 +177,8 @@ def of_record(verdicts_dir: Path, added: StoredVerdict, added_file: Path) -> tup
 def summary_actions(folder: Path) -> list[str]:
     """`recommended_actions` of the run's `run_summary.json` ([] when absent or unreadable)."""
     try:
-        data = json.loads((folder / SUMMARY_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = load_json(folder / SUMMARY_FILE, follow=False)
+    except RecordError:
         return []
     actions = data.get("recommended_actions") if isinstance(data, dict) else None
     return [a for a in actions if isinstance(a, str)] if isinstance(actions, list) else []

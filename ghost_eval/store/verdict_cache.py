@@ -16,6 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ghost_eval.errors import RecordError
+from ghost_eval.safe_read import JSON_LIMIT, decode_json, read_chunks, read_limited
 from ghost_eval.scoring.registry import team_checks_signature
 from ghost_eval.store.layout import V1_VERDICT_FILE, VERDICTS_DIR, IndexEntry, verdict_glob
 
@@ -29,6 +31,10 @@ def content_hash(record: BaseModel) -> str:
     return hashlib.sha256(record.model_dump_json().encode()).hexdigest()
 
 
+def _counted(entry: os.DirEntry[str]) -> bool:
+    return entry.is_file(follow_symlinks=False) and entry.name not in _OUTPUTS
+
+
 def run_digest(folder: Path, entry: IndexEntry) -> str | None:
     """sha256 over the run's index fields and every regular file of its folder but the outputs; None if unreadable."""
     digest = hashlib.sha256(
@@ -36,12 +42,12 @@ def run_digest(folder: Path, entry: IndexEntry) -> str | None:
     )
     try:
         with os.scandir(folder) as it:
-            files = sorted(e.name for e in it if e.is_file(follow_symlinks=False) and e.name not in _OUTPUTS)
-        for name in files:
-            data = (folder / name).read_bytes()
-            digest.update(f"\0{name}\0{len(data)}\0".encode())
-            digest.update(data)
-    except OSError:
+            files = sorted((e.name, e.stat(follow_symlinks=False).st_size) for e in it if _counted(e))
+        for name, size in files:  # in chunks: a huge report costs time, never its size in memory
+            digest.update(f"\0{name}\0{size}\0".encode())
+            for chunk in read_chunks(folder / name):
+                digest.update(chunk)
+    except (OSError, RecordError):
         return None
     return digest.hexdigest()
 
@@ -64,9 +70,9 @@ def find_cached(folder: Path, scorer: str, case_hash: str | None, digest: str, t
         if path.is_symlink():
             continue
         try:
-            text = path.read_text(encoding="utf-8")
-            data = json.loads(text)
-        except (OSError, ValueError):
+            text = read_limited(path, JSON_LIMIT, "JSON files", follow=False).decode("utf-8")
+            data = decode_json(text, path)
+        except (RecordError, UnicodeDecodeError):
             continue
         if not isinstance(data, dict):
             continue

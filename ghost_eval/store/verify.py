@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ghost_eval.errors import RecordError
+from ghost_eval.safe_read import INDEX_LIMIT, load_json, read_chunks
 from ghost_eval.store.artifact_store import Store
 from ghost_eval.store.layout import (
     INDEX_FILE,
@@ -32,11 +33,10 @@ _RUN_MARKERS = (METADATA_FILE, MANIFEST_FILE)
 
 
 def _sha256(path: Path) -> str:
-    """Opened with O_NOFOLLOW: a run's files are never read through a symlink."""
+    """Never through a symlink, only a regular file, in bounded memory (`read_chunks`)."""
     h = hashlib.sha256()
-    with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
+    for chunk in read_chunks(path):
+        h.update(chunk)
     return h.hexdigest()
 
 
@@ -51,8 +51,8 @@ def _listed_file_problem(folder: Path, name: str, digest: str) -> tuple[Path, st
         return path, "listed in manifest.json but missing"
     try:
         actual = _sha256(path)
-    except OSError as exc:
-        return path, f"cannot be read ({exc.strerror}); checksum not checked"
+    except RecordError as exc:
+        return path, f"{exc.detail}; checksum not checked"
     return None if actual == digest else (path, "checksum does not match manifest.json (file was modified)")
 
 
@@ -62,8 +62,8 @@ def _listed_file_problem(folder: Path, name: str, digest: str) -> tuple[Path, st
 def _v1_verdict_note(path: Path) -> str | None:
     """A note for the original judge's verdict file; none for the one ghost-eval publishes beside its own verdicts."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = load_json(path, follow=False)
+    except RecordError:
         data = None
     if isinstance(data, dict) and "verdict_file" in data:
         return None
@@ -189,8 +189,8 @@ def verify_store(store: Store) -> tuple[list[Problem], list[str]]:
     view = store.root / INDEX_FILE
     if (store.root / ".index").is_dir():
         try:
-            listed = len(json.loads(view.read_text(encoding="utf-8"))["runs"])
-        except (OSError, ValueError, KeyError, TypeError):
+            listed = len(load_json(view, INDEX_LIMIT, "the run index")["runs"])
+        except (RecordError, KeyError, TypeError):
             listed = -1
         if listed != len(entries):
             notes.append(f"{view}: view lists {max(listed, 0)} runs, the index {len(entries)}; `store reindex` refreshes it")

@@ -16,6 +16,7 @@ from ghost_eval.artifacts import Manifest
 from ghost_eval.errors import RecordError, RunExistsError, StoreError
 from ghost_eval.identity import RunMetadata
 from ghost_eval.records import dump_json, load_record
+from ghost_eval.safe_read import INDEX_LIMIT, decode_json, read_head, read_limited
 from ghost_eval.store.index import RunIndex, view_entry
 from ghost_eval.store.layout import (
     INDEX_FILE,
@@ -72,10 +73,11 @@ def publish_file(path: Path, content: str | bytes, *, keep_existing: bool = Fals
     except FileExistsError:
         if keep_existing:
             return False
-        if path.is_symlink():
-            raise StoreError(f"{path}: is a symbolic link; refused, not followed") from None
-        if path.read_bytes() == data:
-            return False
+        try:
+            if read_head(path, len(data) + 1, follow=False) == (data, len(data)):
+                return False
+        except RecordError as exc:
+            raise StoreError(f"{exc}; stored files are never overwritten") from None
         raise StoreError(f"{path}: exists with different content; stored files are never overwritten") from None
     finally:
         tmp.unlink()
@@ -214,10 +216,12 @@ def update_view(root: Path, index: RunIndex) -> Path:
     path = root / INDEX_FILE
     with index.transaction():
         done = index.completed_through()
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
+        if not os.path.lexists(path):
             return _write_whole(root, index.view()["runs"], done)
+        try:
+            data = read_limited(path, INDEX_LIMIT, "the run index", follow=False)
+        except RecordError as exc:
+            raise StoreError(f"{exc}; it cannot be extended: `ghost-eval store reindex` rewrites it") from None
         tail = _VIEW_TAIL.search(data, max(0, len(data) - _TAIL_BYTES))
         if tail is not None and data.startswith(_VIEW_HEAD.encode()):
             through = int(tail.group(1))
@@ -225,10 +229,10 @@ def update_view(root: Path, index: RunIndex) -> Path:
                 return path
             return _extend_in_place(root, data, tail.start(), index.completed_since(through), done)
         try:
-            doc = json.loads(data)
+            doc = decode_json(data, path)
             runs = doc["runs"]
             known = {r["run_id"] for r in runs if isinstance(r, dict) and isinstance(r.get("run_id"), str)}
-        except (ValueError, TypeError, KeyError) as exc:
+        except (RecordError, TypeError, KeyError) as exc:
             raise StoreError(f"{path}: cannot be extended ({exc}); `ghost-eval store reindex` rewrites it") from None
         runs.extend(r for r in index.view()["runs"] if r["run_id"] not in known)
         extra = {k: v for k, v in doc.items() if k not in ("schema_version", "runs", VIEW_MARK)}
