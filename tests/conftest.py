@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import tempfile
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+# Tests write nothing into the home folder of whoever runs them (the lab's host check reads it for changes).
+os.environ.setdefault("MPLCONFIGDIR", tempfile.mkdtemp(prefix="ghost-eval-mpl-"))
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -115,7 +115,8 @@ def _wait(what: str, check: Callable[[], bool], timeout: float, log: Path | None
     raise LabError(f"{what} did not come up within {timeout:g} s" + (f" (log: {tail})" if tail else ""))
 
 
-def _start_emulator(layout: LabLayout) -> int:
+def _start_emulator(layout: LabLayout) -> tuple[int, Callable[[], None]]:
+    """Start the emulator; returns its pid and the wait for it to answer (the VMs boot meanwhile)."""
     try:
         import trustme
     except ImportError:
@@ -150,8 +151,7 @@ def _start_emulator(layout: LabLayout) -> int:
             raise LabError(f"the ARM emulator exited with {proc.returncode}; see {arm / 'emulator.log'}")
         return (arm / ENDPOINT_NAME).exists()
 
-    _wait("the ARM emulator", ready, 15, arm / "emulator.log")
-    return proc.pid
+    return proc.pid, lambda: _wait("the ARM emulator", ready, 15, arm / "emulator.log")
 
 
 def _internet_listening(layout: LabLayout) -> bool:
@@ -159,7 +159,7 @@ def _internet_listening(layout: LabLayout) -> bool:
     return all(f":{port} " in listening for port in INTERNET_PORTS)
 
 
-def _start_internet(layout: LabLayout) -> None:
+def _start_internet(layout: LabLayout) -> Callable[[], None]:
     """The Internet stand-in: the lab's listener answering on `INTERNET_PORTS` in its own namespace. It dies with the
     namespace (`destroy_network` kills every process of the lab's namespaces)."""
     ports = [arg for port in INTERNET_PORTS for arg in ("--port", str(port))]
@@ -172,7 +172,7 @@ def _start_internet(layout: LabLayout) -> None:
             start_new_session=True,
             close_fds=True,
         )
-    _wait("the Internet stand-in", lambda: _internet_listening(layout), 15, layout.state_dir / "internet.log")
+    return lambda: _wait("the Internet stand-in", lambda: _internet_listening(layout), 15, layout.state_dir / "internet.log")
 
 
 def _target(layout: LabLayout) -> Target:
@@ -255,7 +255,9 @@ def lab_up(state_dir: Path | None = None) -> Target:
 
 def _build(layout: LabLayout, manifest: dict[str, object]) -> Target:
     create_network(layout)
-    _start_internet(layout)
+    internet_ready = _start_internet(layout)
+    manifest["emulator_pid"], emulator_ready = _start_emulator(layout)
+    write_json_atomic(layout.manifest, manifest)
     client_key = generate_key(layout.client_key, f"ghost-eval-lab-{layout.lab_id}")
     public = Path(f"{client_key}.pub").read_text()
     known = ""
@@ -270,8 +272,8 @@ def _build(layout: LabLayout, manifest: dict[str, object]) -> Target:
         wire_vm(layout, vm, launchers[vm.name])
         start_vm(layout, vm)
     layout.known_hosts.write_text(known)
-    manifest["emulator_pid"] = _start_emulator(layout)
-    write_json_atomic(layout.manifest, manifest)
+    internet_ready()
+    emulator_ready()
     target = _target(layout)
     for vm in layout.vms:
         _wait(
@@ -301,12 +303,11 @@ def _emulator_pid(state_dir: Path) -> int | None:
 
 def _down(state_dir: Path) -> list[str]:
     layout = _layout(state_dir)
-    removed = []
+    removed = [f"VM {vm.name}" for vm in layout.vms if destroy_vm(layout, vm)]
     pid = _emulator_pid(state_dir)
     if pid is not None:
         kill_pids([pid])
         removed.append(f"ARM emulator (pid {pid})")
-    removed += [f"VM {vm.name}" for vm in layout.vms if destroy_vm(layout, vm)]
     removed += destroy_network(layout)
     for entry in _STATE_ENTRIES:
         p = state_dir / entry

@@ -14,24 +14,24 @@ Fix trials run, as root in a VM, commands a language model wrote. Each VM is the
 
 Why crun: it is Debian's packaged OCI runtime, starts a container in about 20 ms, applies every item above from
 one declarative file, and keeps the namespaces that hand-written `unshare` code left open shut (see the README).
-Mounts made to build the root file system live in a private mount namespace that only the container keeps, so the
-host's mount table never holds them.
+The root file system is built by `rootfs` in a private mount namespace that only the container keeps, so the host's
+mount table never holds it.
 """
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import shutil
-import struct
 import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from ghost_eval.lab import rootfs
 from ghost_eval.lab.errors import LabError
 from ghost_eval.lab.layout import LabLayout, VmSpec
+from ghost_eval.lab.rootfs import ROOTFS, STAGE, LaunchSpec
 
 __all__ = [
     "CAPABILITIES",
@@ -120,22 +120,9 @@ MASKED_ROOTS = ("/run", "/tmp", "/home", "/var/log", "/var/lib/fail2ban")
 """Fresh, empty folders in every VM: the host's runtime state, scratch space (where labs and their keys live),
 users' homes and logs never show through the lower layer."""
 
-_SCRATCH = Path("/mnt")
-"""Where the launcher builds the VM's root, on a tmpfs of its private mount namespace (the host's /mnt is untouched):
-every path the VM's user must cross to reach it is then traversable, unlike a state folder under a 0700 temp dir."""
-_ROOTFS, _LOWER, _STAGE = _SCRATCH / "ghost-vm-root", _SCRATCH / "ghost-vm-lower", _SCRATCH / "ghost-vm-stage"
-_LAUNCHER = "import sys; from ghost_eval.lab.sandbox import main; sys.exit(main())"
 _UID_SPAN = 65536
 _UID_FIRST = 1_000_000_000
 _CRUN = "crun"
-
-# Linux's mount API (the same numbers on every architecture that has it).
-_SYS_OPEN_TREE, _SYS_MOVE_MOUNT, _SYS_MOUNT_SETATTR = 428, 429, 442
-_OPEN_TREE_CLONE, _OPEN_TREE_CLOEXEC = 1, 0o2000000
-_AT_FDCWD, _AT_EMPTY_PATH = -100, 0x1000
-_MOUNT_ATTR_RDONLY, _MOUNT_ATTR_IDMAP = 0x1, 0x100000
-_MOVE_MOUNT_F_EMPTY_PATH = 0x4
-_CLONE_NEWUSER, _CLONE_NEWNS = 0x10000000, 0x00020000
 
 
 def uid_base(layout: LabLayout, vm: VmSpec) -> int:
@@ -210,7 +197,7 @@ def oci_config(layout: LabLayout, vm: VmSpec, args: Sequence[str]) -> dict[str, 
     if not any(state == Path(root) or Path(root) in state.parents for root in MASKED_ROOTS):
         mounts.append(_tmpfs(str(state), "0700"))
     mounts += [
-        {"destination": path, "type": "bind", "source": str(_STAGE / str(i)), "options": ["rbind", "ro", "nosuid", "nodev"]}
+        {"destination": path, "type": "bind", "source": str(STAGE / str(i)), "options": ["rbind", "ro", "nosuid", "nodev"]}
         for i, path in enumerate(_runtime_binds())
     ]
     capabilities = list(CAPABILITIES)
@@ -225,7 +212,7 @@ def oci_config(layout: LabLayout, vm: VmSpec, args: Sequence[str]) -> dict[str, 
             "capabilities": {k: capabilities for k in ("bounding", "effective", "permitted")},
             "noNewPrivileges": True,
         },
-        "root": {"path": str(_ROOTFS), "readonly": False},
+        "root": {"path": str(ROOTFS), "readonly": False},
         "hostname": vm.name,
         "mounts": mounts,
         "linux": {
@@ -283,10 +270,18 @@ def create_vm(layout: LabLayout, vm: VmSpec, args: Sequence[str]) -> int:
     config.write_text(json.dumps(oci_config(layout, vm, args), indent=1), encoding="utf-8")
     pid_file = bundle / "init.pid"
     pid_file.unlink(missing_ok=True)
+    launch: LaunchSpec = {
+        "uid_base": uid_base(layout, vm),
+        "uid_span": _UID_SPAN,
+        "binds": _runtime_binds(),
+        "upper": str(upper_dir(layout, vm)),
+        "work": str(layout.vm_dir(vm) / "work"),
+        "crun": _crun(layout, "create", "--bundle", str(bundle), "--pid-file", str(pid_file), _name(layout, vm)),
+    }
     log = layout.vm_dir(vm) / "console.log"
     with log.open("ab") as console:
         proc = subprocess.run(
-            [sys.executable, "-c", _LAUNCHER, str(layout.state_dir), vm.name],
+            [sys.executable, "-I", str(Path(rootfs.__file__)), json.dumps(launch)],
             stdin=subprocess.DEVNULL,
             stdout=console,
             stderr=subprocess.STDOUT,
@@ -338,98 +333,3 @@ def _check(proc: subprocess.CompletedProcess[str], vm: VmSpec, what: str) -> Non
     if proc.returncode != 0:
         detail = (proc.stderr or proc.stdout).strip().splitlines()
         raise LabError(f"{vm.name}: crun {what} failed (exit {proc.returncode}): {detail[-1] if detail else 'no output'}")
-
-
-# --- the launcher: runs in a process of its own, in a private mount namespace ---------------------------------------
-
-
-def _libc() -> ctypes.CDLL:
-    return ctypes.CDLL(None, use_errno=True)
-
-
-def _syscall_check(result: int, what: str) -> int:
-    if result < 0:
-        errno = ctypes.get_errno()
-        raise OSError(errno, f"{what}: {os.strerror(errno)}")
-    return result
-
-
-def _userns_fd(base: int) -> int:
-    """A user namespace whose root is host uid `base` (a child unshares it and waits while the maps are written)."""
-    ready_r, ready_w = os.pipe()
-    done_r, done_w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child only holds the namespace open
-        os.close(ready_r)
-        os.close(done_w)
-        code = 0 if _libc().unshare(_CLONE_NEWUSER) == 0 else 1
-        os.write(ready_w, b"x")
-        os.read(done_r, 1)
-        os._exit(code)
-    os.close(ready_w)
-    os.close(done_r)
-    try:
-        os.read(ready_r, 1)
-        for name in ("uid_map", "gid_map"):
-            Path(f"/proc/{pid}/{name}").write_text(f"0 {base} {_UID_SPAN}\n")
-        return os.open(f"/proc/{pid}/ns/user", os.O_RDONLY | os.O_CLOEXEC)
-    finally:
-        os.write(done_w, b"x")
-        os.waitpid(pid, 0)
-
-
-def _idmapped_root(target: Path, base: int) -> None:
-    """The host's root file system at `target`, read-only, with host uid N shown as `base + N`."""
-    libc = _libc()
-    userns = _userns_fd(base)
-    tree = _syscall_check(libc.syscall(_SYS_OPEN_TREE, _AT_FDCWD, b"/", _OPEN_TREE_CLONE | _OPEN_TREE_CLOEXEC), "open_tree /")
-    attr = ctypes.create_string_buffer(struct.pack("QQQQ", _MOUNT_ATTR_IDMAP | _MOUNT_ATTR_RDONLY, 0, 0, userns))
-    _syscall_check(libc.syscall(_SYS_MOUNT_SETATTR, tree, b"", _AT_EMPTY_PATH, attr, 32), "mount_setattr (id-mapped, read-only)")
-    _syscall_check(
-        libc.syscall(_SYS_MOVE_MOUNT, tree, b"", _AT_FDCWD, str(target).encode(), _MOVE_MOUNT_F_EMPTY_PATH), "move_mount"
-    )
-    os.close(tree)
-    os.close(userns)
-
-
-def _mount(*args: str) -> None:
-    proc = subprocess.run(["mount", *args], capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        raise OSError(f"mount {' '.join(args)}: {proc.stderr.strip()}")
-
-
-def _launch(state_dir: Path, vm_name: str) -> int:
-    """Build the VM's root file system in a private mount namespace and create its container there."""
-    layout = _layout_of(state_dir)
-    vm = next(v for v in layout.vms if v.name == vm_name)
-    bundle = _bundle(layout, vm)
-    _syscall_check(_libc().unshare(_CLONE_NEWNS), "unshare (mount namespace)")
-    _mount("--make-rprivate", "/")
-    # crun refuses a hybrid cgroup layout whose v2 hierarchy has controllers; the VM needs no cgroup of its own.
-    subprocess.run(["umount", "/sys/fs/cgroup/unified"], capture_output=True, check=False)
-    _mount("-t", "tmpfs", "-o", "mode=0755", "tmpfs", str(_SCRATCH))
-    for i, path in enumerate(_runtime_binds()):
-        (_STAGE / str(i)).mkdir(parents=True)
-        _mount("--rbind", path, str(_STAGE / str(i)))
-    _LOWER.mkdir()
-    _ROOTFS.mkdir()
-    _idmapped_root(_LOWER, uid_base(layout, vm))
-    upper, work = upper_dir(layout, vm), layout.vm_dir(vm) / "work"
-    _mount("-t", "overlay", "overlay", "-o", f"lowerdir={_LOWER},upperdir={upper},workdir={work}", str(_ROOTFS))
-    argv = _crun(layout, "create", "--bundle", str(bundle), "--pid-file", str(bundle / "init.pid"), _name(layout, vm))
-    os.execvp(argv[0], argv)
-
-
-def _layout_of(state_dir: Path) -> LabLayout:
-    manifest = json.loads((state_dir / "lab.json").read_text(encoding="utf-8"))
-    return LabLayout(state_dir, int(manifest.get("mgmt_index", 0)))
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """`STATE_DIR VM`: the launcher `create_vm` runs in a process of its own."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    try:
-        return _launch(Path(args[0]), args[1])
-    except (OSError, StopIteration, ValueError) as exc:
-        print(f"sandbox launcher: {exc}", file=sys.stderr, flush=True)
-        return 1

@@ -166,7 +166,14 @@ def test_preflight_names_what_is_missing(monkeypatch: pytest.MonkeyPatch) -> Non
     assert not Path(f"/run/netns/ghost-probe-{os.getpid()}").exists()  # the probe namespace went away
 
 
-def test_state_folder_inside_an_overlaid_folder_is_refused() -> None:
+def test_a_state_folder_anywhere_is_invisible_to_its_vms(tmp_path: Path) -> None:
+    """Outside /run and /tmp (which every VM sees fresh) the lab masks its own state folder: no VM reads its keys."""
     require_lab_host()
-    with pytest.raises(LabError, match="inside /var"):
-        lab_up(Path("/var/tmp/ghost-lab"))
+    state_dir = Path(f"/var/tmp/ghost-lab-{tmp_path.name}")
+    target = lab_up(state_dir)
+    try:
+        code, out, _ = vm_run(target, SOURCE, f"ls -A {state_dir}; cat {state_dir}/ssh/id_ed25519")
+        assert code != 0 and out.split() == []
+    finally:
+        lab_down(state_dir)
+    assert not state_dir.exists()
