@@ -3,17 +3,27 @@ runs of each case; the target is under 10 s for the OS-layer cases, and every fi
 
     sudo .venv/bin/python bench/trial_bench.py                 # OS-layer cases g, j, m and control-plane a, f
     sudo .venv/bin/python bench/trial_bench.py --cases m --repeat 3
+    sudo .venv/bin/python bench/trial_bench.py --before REV --repeat 3   # now against the package at REV
 
 Needs root (the lab). Builds a lab of its own, trials each selected run (verdicts are not stored) and removes the lab.
+With `--before REV` the same trials also run with the package as it was at REV (a temporary git worktree), the two
+alternating round by round, and each median (lab up, lab down, trial total) closes with the ratio now/before.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from revision import checkout
 
 from ghost_eval.cases import case_key
 from ghost_eval.evaluate import load_case_set
@@ -28,12 +38,65 @@ PHASES = ("setup", "capture", "verify", "fix", "reconcile", "teardown")
 is the trial's machinery, reported apart as `machinery`."""
 
 
+def _round(cases: str, package: Path | None) -> dict[str, list[float]]:
+    """One round of `--measure` in a process of its own, with the package at `package` (None: now)."""
+    env = {**os.environ, "PYTHONPATH": str(package)} if package else dict(os.environ)
+    argv = [sys.executable, __file__, "--cases", cases, "--measure"]
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
+    result: dict[str, list[float]] = json.loads(proc.stdout.splitlines()[-1])
+    return result
+
+
+def _compare(cases: str, before: str, repeat: int) -> None:
+    figures: dict[str, dict[str, list[float]]] = {"now": {}, "before": {}}
+    with checkout(before) as tree:
+        for _ in range(repeat):
+            for label, package in (("now", None), ("before", tree)):
+                for key, values in _round(cases, package).items():
+                    figures[label].setdefault(key, []).extend(values)
+    print(f"{'median':<14}{'now':>9}{'before':>9}{'now/before':>12}")
+    for key in ("lab up", "lab down", "trial total"):
+        now, old = statistics.median(figures["now"][key]), statistics.median(figures["before"][key])
+        print(f"{key:<14}{now:>8.2f}s{old:>8.2f}s{now / old:>12.2f}")
+
+
+def _measure(wanted: list[str]) -> None:
+    """One round for `--before`: one lab, each selected run trialled once; prints one JSON line of seconds."""
+    cases = load_case_set()[0]
+    store = Store(bundled_path("demo_store"))
+    state = Path(tempfile.mkdtemp(prefix="ghost-eval-bench-"))
+    figures: dict[str, list[float]] = {"lab up": [], "lab down": [], "trial total": []}
+    start = time.monotonic()
+    target = lab_up(state)
+    figures["lab up"].append(time.monotonic() - start)
+    try:
+        for entry in store.runs():
+            case = cases.get(case_key(entry.use_case_id))
+            if case is not None and case.id in wanted:
+                start = time.monotonic()
+                try_fix(store.read(entry), case, target)
+                figures["trial total"].append(time.monotonic() - start)
+    finally:
+        start = time.monotonic()
+        lab_down(state)
+        figures["lab down"].append(time.monotonic() - start)
+    print(json.dumps(figures))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cases", default="g,j,m,a,f", help="case ids, comma-separated")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--verbose", action="store_true", help="print every trial's phases")
+    parser.add_argument("--before", metavar="REV", help="also measure the package at REV; print now/before")
+    parser.add_argument("--measure", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.measure:
+        _measure(args.cases.split(","))
+        return
+    if args.before:
+        _compare(args.cases, args.before, args.repeat)
+        return
     wanted = args.cases.split(",")
     cases = load_case_set()[0]
     store = Store(bundled_path("demo_store"))
