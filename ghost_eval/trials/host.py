@@ -95,7 +95,10 @@ def _mounts() -> set[str]:
 
 
 def _firewall() -> list[str]:
-    text = _run(["nft", "list", "ruleset"])
+    """nftables (iptables-nft with it) and the legacy iptables tables, without the lab's own table or counters."""
+    text = _run(["nft", "list", "ruleset"]) + "\n".join(
+        line for line in _run(["iptables-legacy-save"]).splitlines() if not line.startswith("#")
+    )
     lines, skipping = [], False
     for line in text.splitlines():
         if _LAB_TABLE.match(line):
@@ -103,7 +106,7 @@ def _firewall() -> list[str]:
         elif skipping and line == "}":
             skipping = False
         elif not skipping:
-            lines.append(re.sub(r"counter packets \d+ bytes \d+", "counter", line))
+            lines.append(re.sub(r"counter packets \d+ bytes \d+|\[\d+:\d+\]", "counter", line))
     return lines
 
 
