@@ -33,12 +33,14 @@ _VOLATILE_SYSCTLS = re.compile(
     r"net/netfilter/nf_conntrack_count|kernel/perf_event_max_sample_rate|kernel/hung_task_detect_count)"
 )
 _SYSCTL_AREAS = ("kernel", "vm", "fs", "net", "user", "abi", "debug", "dev")
-_DEEP_ROOTS = ("/etc", "/opt", "/home", "/srv", "/mnt", "/media", "/usr/local", "/boot", "/dev/shm", "/var")
+_DEEP_ROOTS = ("/etc", "/opt", "/home", "/srv", "/mnt", "/media", "/usr/local", "/boot", "/var")
 """Walked through every file: where a host change would persist or run (the VM's root writes, if they escaped)."""
 _DIR_ROOTS = ("/usr",)
 """Walked through folders only (a created or removed file changes its folder): too big to stat every file."""
 _SHALLOW_ROOTS = ("/root",)
 """Walked three levels down (dotfiles, ~/.ssh, ~/.config/x): below that are toolchains and caches by the 100 000."""
+_FILE_ROOTS = ("/dev/shm",)
+"""Files only: programs create and unlink shared memory there all the time, so the folder itself always changes."""
 _PRUNED = (
     "/var/log",
     "/var/cache",
@@ -218,6 +220,8 @@ def _changed_files(since: float, exclude: tuple[str, ...]) -> list[str]:
     found = _run(["find", *deep, "-xdev", "(", *prune[:-1], ")", "-prune", "-o", "-newerct", stamp, "-print"]).splitlines()
     folders = [r for r in _DIR_ROOTS if Path(r).exists()]
     found += _run(["find", *folders, "-xdev", "-type", "d", "-newerct", stamp, "-print"]).splitlines()
+    files = [r for r in _FILE_ROOTS if Path(r).exists()]
+    found += _run(["find", *files, "-xdev", "-type", "f", "-newerct", stamp, "-print"]).splitlines()
     shallow = [r for r in _SHALLOW_ROOTS if Path(r).exists()]
     found += _run(
         ["find", *shallow, "-xdev", "-maxdepth", "3", "(", *prune[:-1], ")", "-prune", "-o", "-newerct", stamp, "-print"]
