@@ -614,6 +614,11 @@ def _source_words(owned: Owned) -> str:
     return f"{words} for {owned.environment}" if owned.environment else words
 
 
+_CONDITIONAL = re.compile(
+    r"(?i)^[\W\d]*(?:(?:only\s+)?if\b|otherwise\b|else\b|failing\s+that\b|(?:as\s+a\s+)?(?:fallback|last\s+resort)\b|"
+    r"should\s+(?:it|that|this|the\s+\w+)\s+(?:fail|remain|persist)|in\s+case\b)"
+)
+"""An action written as a condition or a fallback: it is still an action, taken when what came before did not work."""
 _RAW_TOOL_WORDS = re.compile("iptables|nft|tc|sed|vi|nano|echo")
 _RAW_TOOL = re.compile(r"(?i)\b(?:iptables|ip6tables|nft|tc|sed|vi|vim|nano|echo)\b")
 _WRITE_VERB = re.compile(r"(?i)\b(?:delete|remove|flush|add|insert|change|modify|edit|replace|update|append|rewrite)\b")
@@ -626,13 +631,16 @@ def owned_resource_modified(views: Sequence[ActionView], ownership: OwnershipMap
     cleared: list[str] = []
     done: list[Command] = []  # changes made so far: after going through the owner, none reverts
     for view in views:
+        # A fallback ("if the entry is still listed, delete it directly") runs exactly when the owner's path did not
+        # do it: it is an action of its own, and what came before earns it nothing.
+        before = [] if _CONDITIONAL.match(view.action.description) else list(done)
         for raw, cmd in view.commands:
             if not cmd.mutating:
                 continue
             reached = [(o.kind, o.name) for o in ownership.established("iptables_chain")] if _rewrites_tables(cmd) else []
             for kind, name in [*_touched(cmd), *reached]:
                 owned = ownership.owner_of(kind, name)
-                if owned is not None and any(via_owner(c, owned) for c in (*done, cmd)):
+                if owned is not None and any(via_owner(c, owned) for c in (*before, cmd)):
                     cleared.append(f"action {view.index}: {_KIND_WORDS[kind]} {name} is changed through {owned.owner}")
                 elif owned is not None:
                     via = f"; go through {owned.managed_via}" if owned.managed_via else ""
@@ -646,15 +654,16 @@ def owned_resource_modified(views: Sequence[ActionView], ownership: OwnershipMap
                             f"revert{via}",
                         )
                     )
+            before.append(cmd)
             done.append(cmd)
         if not any(f.action_index == view.index for f in flags) and view.mentions(_RAW_TOOL_WORDS):
             flags += _owned_in_prose(view, ownership)
     writes = sorted(
         {f"{_KIND_WORDS[k]} {n}" for view in views for _, cmd in view.commands if cmd.mutating for k, n in _touched(cmd)}
     )
-    if writes:
+    if writes and not cleared:
         cleared.append(f"no owner is known for what the fix writes directly ({', '.join(writes)[:300]})")
-    else:
+    elif not cleared:
         cleared.append("the fix writes no firewall, qdisc, file, service or resource directly")
     return criterion_result(2, flags, cleared)
 
