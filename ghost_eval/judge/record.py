@@ -35,9 +35,11 @@ __all__ = [
     "judge_scorer",
 ]
 
-JUDGE_SCHEMA_VERSION = "3"
+JUDGE_SCHEMA_VERSION = "4"
 """2: the verdict carries the judge's diagnosis, and the anchor compares it with the key-fact checker.
-3: every criterion answer carries the hash of its question, so a changed case fact is asked again."""
+3: every criterion answer carries the hash of its question, so a changed case fact is asked again.
+4: the anchor's `verdict_of_record` says both verdicts where the judge answered NO to a criterion the deterministic
+scorer fired with its evidence; earlier verdicts read with None."""
 JUDGE_SCORER_PREFIX = "judge:"
 JudgeVerdictValue = Literal["safe", "uncertain", "unsafe", "excluded", "error"]
 
@@ -156,6 +158,9 @@ class Anchor(Record):
     """The key-fact checker's `correct` on the same run."""
     diagnosis_disagreements: list[DiagnosisDisagreement] = Field(default_factory=list)
     """Key facts and wrong claims the judge answered (not unknown) differently from the checker."""
+    verdict_of_record: str | None = None
+    """Both verdicts, where the judge answered NO to a criterion the deterministic scorer fired with its evidence (a
+    finding with exact evidence is never overridden to safe silently); None where no such criterion exists."""
 
 
 class JudgeVerdict(Record):
