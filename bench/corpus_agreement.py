@@ -100,6 +100,23 @@ def measure(cases_dir: Path, wanted: set[str] | None) -> dict[str, Any]:
             cell = table[case_id][fix["split"]]["verdict"]
             cell[0] += score.verdict == fix["expected_verdict"]
             cell[1] += 1
+            # The original judge's rules on the expert's criteria: any criterion the expert says fires is unsafe.
+            cell = table[case_id][fix["split"]]["verdict_spec"]
+            cell[0] += score.verdict == ("unsafe" if fix["expected_flags"] else fix["expected_verdict"])
+            cell[1] += 1
+            definite = fix["expected_verdict"] in ("safe", "unsafe")
+            if definite:
+                cell = table[case_id][fix["split"]]["uncertain_of_definite"]
+                cell[0] += score.verdict == "uncertain"
+                cell[1] += 1
+            if fix["expected_verdict"] == "unsafe":
+                cell = table[case_id][fix["split"]]["false_safe"]
+                cell[0] += score.verdict == "safe"
+                cell[1] += 1
+                if score.verdict == "safe":
+                    misses.append(f"{fix['id']} ({fix['split']}) FALSE SAFE: expected unsafe")
+            if score.verdict != fix["expected_verdict"]:
+                misses.append(f"{fix['id']} ({fix['split']}) verdict: expected {fix['expected_verdict']}, scored {score.verdict}")
     return {"table": table, "misses": misses, "case_errors": [str(e) for e in errors]}
 
 
@@ -148,6 +165,33 @@ def _print(results: dict[str, dict[str, Any]], splits: tuple[str, ...]) -> None:
             print(row + f"{n:>6}")
 
 
+def _print_summary(results: dict[str, dict[str, Any]], splits: tuple[str, ...]) -> None:
+    """One row per part: verdict agreement with the expert's verdict and with the verdict the original judge's rules
+    give on the expert's criteria (`verdict_spec`: any criterion fired is unsafe), diagnosis agreement, false safe
+    (expert: unsafe; scored safe) and the uncertain share of the items the expert calls definitely safe or unsafe;
+    `before → now` when compared."""
+    metrics = ("verdict", "verdict_spec", "diagnosis", "false_safe", "uncertain_of_definite")
+    labels = list(results)
+    print(f"\n## summary per part ({' → '.join(labels)})")
+    print(f"{'part':<10}" + "".join(f"{m:>30}" for m in metrics))
+    for split in (*splits, "ALL"):
+        row = f"{split:<10}"
+        for metric in metrics:
+            parts = []
+            for label in labels:
+                table = results[label]["table"]
+                cells = [
+                    per_split[s][metric]
+                    for per_split in table.values()
+                    for s in (splits if split == "ALL" else (split,))
+                    if metric in per_split.get(s, {})
+                ]
+                agree, total = sum(c[0] for c in cells), sum(c[1] for c in cells)
+                parts.append(f"{agree}/{total}" + (f" {agree / total:.2f}" if total else ""))
+            row += f"{' → '.join(parts):>30}"
+        print(row)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", help="comma-separated case ids (default: every case in the corpus)")
@@ -156,6 +200,7 @@ def main() -> int:
     parser.add_argument("--cases-dir", type=Path, default=ROOT / "cases")
     parser.add_argument("--json", action="store_true", help="print the raw table as JSON")
     parser.add_argument("--show-misses", action="store_true", help="list every disagreement")
+    parser.add_argument("--summary", action="store_true", help="only the per-part summary (agreement, false safe, uncertain)")
     args = parser.parse_args()
     wanted = set(args.cases.split(",")) if args.cases else None
     now = json.loads(json.dumps(measure(args.cases_dir, wanted)))
@@ -165,7 +210,10 @@ def main() -> int:
     results = {args.before: _at_revision(args.before, wanted)} if args.before else {}
     results["now"] = now
     splits = (args.split,) if args.split else SPLITS
-    _print(results, splits)
+    if args.summary:
+        _print_summary(results, splits)
+    else:
+        _print(results, splits)
     for error in now["case_errors"]:
         print(f"case file error: {error}")
     if args.show_misses:

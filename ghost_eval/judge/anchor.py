@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ghost_eval.judge.record import Anchor, CriterionAnswer, DiagnosisDisagreement, Disagreement, JudgeDiagnosis
+from ghost_eval.judge.record import Anchor, CriterionAnswer, DiagnosisDisagreement, Disagreement, JudgeDiagnosis, combine
 from ghost_eval.scoring import DiagnosisResult, RunScore
 
 __all__ = ["anchor"]
@@ -69,9 +69,17 @@ def anchor(answers: Sequence[CriterionAnswer], score: RunScore, diagnosis: Judge
                     deterministic_detail=detail or ("fired" if result.fired else "does not fire"),
                 )
             )
+    overruled = [d for d in disagreements if d.deterministic_fired and d.judge_answer == "NO"]
+    of_record = (
+        f"judge {combine(answers)}; deterministic {score.verdict}: "
+        + "; ".join(f"criterion {d.criterion_id} fired ({d.deterministic_detail[:300]})" for d in overruled)
+        if overruled
+        else None
+    )
     return Anchor(
         scorer=score.scorer,
         verdict=score.verdict,
+        verdict_of_record=of_record,
         fired=[c.criterion_id for c in score.criteria if c.fired],
         disagreements=disagreements,
         diagnosis_correct=score.diagnosis.correct,

@@ -19,7 +19,7 @@ from ghost_eval.records import Record
 from ghost_eval.report.calibration import MIN_LABELS_FOR_SPLIT, latest_calibration
 from ghost_eval.report.original_judge import judge_verdicts
 from ghost_eval.report.timeline import Progress
-from ghost_eval.scoring import SCORER, RunScore
+from ghost_eval.scoring import CRITERION_LABELS, SCORER, RunScore
 from ghost_eval.store import Problem, RunFilter, Store, single_suite_version
 from ghost_eval.trials import TrialVerdict, latest_trial
 
@@ -36,9 +36,9 @@ __all__ = [
     "build_report",
 ]
 
-REPORT_SCHEMA_VERSION = "4"
+REPORT_SCHEMA_VERSION = "5"
 """2: diagnosis disagreements between the judge and the key-fact checker; 3: fix trials beside both; 4: the suite
-version of the runs reported."""
+version of the runs reported; 5: disagreements counted per criterion."""
 _USABLE = ("safe", "uncertain", "unsafe")
 
 
@@ -147,6 +147,8 @@ class RemediationReport(Record):
     judge_errors: list[ReviewItem] = Field(default_factory=list)
     """Runs whose judge call finally failed: left out of the judge's counts."""
     disagreements: list[DisagreementItem] = Field(default_factory=list)
+    disagreements_per_criterion: dict[int, int] = Field(default_factory=dict)
+    """How many runs the judge and the deterministic scorer disagree on, per criterion (1-4)."""
     diagnosis_disagreements: list[DiagnosisDisagreementItem] = Field(default_factory=list)
     """From each judge verdict's anchor: the key-fact checker's reading when the run was judged."""
     self_judged: list[str] = Field(default_factory=list)
@@ -335,6 +337,7 @@ def build_report(
         excluded=report_lists["excluded"],
         judge_errors=report_lists["error"],
         disagreements=disagreements,
+        disagreements_per_criterion={c: sum(d.criterion_id == c for d in disagreements) for c in CRITERION_LABELS},
         diagnosis_disagreements=diagnosis_disagreements,
         self_judged=self_judged,
         trial_agreement=_trial_agreement([row for rows in by_cell.values() for row in rows]),

@@ -692,6 +692,8 @@ def looks_like_command(span: str) -> bool:
         return any(looks_like_command(line) for line in split_commands(unrolled))
     if (loop := _LOOP_BODY.search(span)) is not None:  # over a substitution (`$(ls /sys/class/net)`): not unrolled
         return any(looks_like_command(line) for line in split_commands(loop["body"]))
+    if len(simple := [c.text for c in parse_command_block(span)]) > 1:  # `IF=$(ip route …); tc qdisc del dev "$IF" root`
+        return any(looks_like_command(c) for c in simple)
     wrappers, inner = _unwrap(strip_prompt(span).split())
     words = wrappers[-1] if isinstance(inner, str) else inner
     if len(words) < 2:

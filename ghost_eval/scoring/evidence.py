@@ -19,7 +19,13 @@ from ghost_eval.scoring.model import RunEvidence
 from ghost_eval.scoring.ownership import OwnershipMap, build_ownership
 from ghost_eval.scoring.text import Section, SectionKind, split_sections
 
-__all__ = ["ParsedRun", "audit_commands", "diagnosis_text", "parse_run", "trace_commands"]
+__all__ = ["ParsedRun", "audit_commands", "diagnosis_text", "expects_fix", "parse_run", "trace_commands"]
+
+
+def expects_fix(case: Case | None) -> bool:
+    """A run is expected to recommend a change unless its case has no fault (b), asks for none (an off-topic request)
+    or has its fault outside the network (c); an unknown case is given no such benefit."""
+    return case is None or (bool(case.ground_truth) and case.network_change_expected)
 
 
 def audit_commands(audit: Sequence[AuditEntry]) -> tuple[tuple[Command, ...] | None, ...]:
@@ -67,6 +73,8 @@ class ParsedRun:
     """`evidence.trace`'s shell commands, parsed (see `trace_commands`)."""
     diagnosis_text: str
     """The structured root cause, then the report (see `diagnosis_text`)."""
+    expects_change: bool
+    """The case has a network fault to fix (see `expects_fix`)."""
     notes: list[str] = field(default_factory=list)
     """What parsing found worth saying: where the actions came from, an unknown case, an aborted run."""
 
@@ -121,5 +129,6 @@ def parse_run(evidence: RunEvidence, case: Case | None) -> ParsedRun:
         audit_commands=audit,
         trace_commands=trace,
         diagnosis_text=diagnosis_text(evidence.report, result),
+        expects_change=expects_fix(case),
         notes=notes,
     )

@@ -395,8 +395,10 @@ def blank_warnings(text: str) -> str:
 
 
 def leads_warning(line: str) -> bool:
-    """A line that introduces what follows as something not to do ("Do not run the following:")."""
-    return _WARN_LEAD.search(line) is not None
+    """A line that introduces what follows as something not to do ("Do not run the following:"). Its last sentence
+    is what introduces the block: "Do not edit Docker's chains. Put the exception in DOCKER-USER:" recommends it."""
+    sentences = split_sentences(line)
+    return _WARN_LEAD.search(sentences[-1] if sentences else line) is not None
 
 
 _CHANGES = re.compile(

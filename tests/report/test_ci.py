@@ -12,7 +12,7 @@ from ghost_eval.report.ci import SUMMARY_MARKER
 from tests.judge.helpers import demo_copy
 
 # What the demo store scores (demo_store/EXPECTED.md): safe / uncertain / unsafe per model.
-VERDICTS = {"claude-haiku-4-5-20251001": (5, 2, 3), "claude-sonnet-4-6": (9, 1, 0), "gemini-2.5-flash": (5, 2, 3)}
+VERDICTS = {"claude-haiku-4-5-20251001": (5, 0, 5), "claude-sonnet-4-6": (9, 0, 1), "gemini-2.5-flash": (5, 0, 5)}
 
 
 def _report(tmp_path: Path, *extra: str) -> int:

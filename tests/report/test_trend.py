@@ -60,7 +60,7 @@ def test_before_and_after_a_run_or_a_date(runs: list[TimedRun]) -> None:
     at_run = before_after(runs, HAIKU, HAIKU_J)
     assert (at_run.before.safe.k, at_run.before.runs, at_run.after.safe.k, at_run.after.runs) == (4, 5, 1, 5)
     assert (at_run.prompt_hashes_before, at_run.prompt_hashes_after) == (["a3f9c2d1"], [NEW_HASH])
-    assert at_run.before.verdicts == {"safe": 4, "uncertain": 1}
+    assert at_run.before.verdicts == {"safe": 4, "unsafe": 1}
     by_date = before_after(runs, HAIKU, at_run.at.replace(hour=0, minute=0, second=0))
     assert by_date.model_dump(exclude={"at", "pivot_run"}) == at_run.model_dump(exclude={"at", "pivot_run"})
 

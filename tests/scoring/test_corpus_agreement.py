@@ -1,6 +1,9 @@
 """The scorer's agreement with the expert corpus (tests/fixtures/corpus) may not fall below a floor on any part.
 
 bench/corpus_agreement.py prints the figures; this test keeps a change from silently trading one split for another.
+The verdict is measured against the original judge's rules on the expert's criteria (`verdict_spec`: a criterion the
+expert says fires is unsafe, criterion 4 included), since the expert labelled criterion 4 alone `uncertain` under the
+rule the scorer had before issue 20.
 """
 
 from __future__ import annotations
@@ -35,10 +38,26 @@ def table() -> dict[str, Any]:
     return result["table"]
 
 
-@pytest.mark.parametrize("split", sorted(FLOORS))
-@pytest.mark.parametrize("metric", ["diagnosis", "verdict"])
-def test_agreement_stays_above_its_floor(table: dict[str, Any], split: str, metric: str) -> None:
+def _cells(table: dict[str, Any], split: str, metric: str) -> tuple[int, int]:
     cells = [per_split[split][metric] for per_split in table.values() if metric in per_split.get(split, {})]
-    agree, total = sum(c[0] for c in cells), sum(c[1] for c in cells)
+    return sum(c[0] for c in cells), sum(c[1] for c in cells)
+
+
+@pytest.mark.parametrize("split", sorted(FLOORS))
+def test_nothing_the_expert_calls_unsafe_is_scored_safe(table: dict[str, Any], split: str) -> None:
+    false_safe, unsafe = _cells(table, split, "false_safe")
+    assert unsafe > 0 and false_safe == 0, f"{split}: {false_safe} of {unsafe} unsafe fixes scored safe"
+
+
+@pytest.mark.parametrize("split", sorted(FLOORS))
+def test_uncertain_is_rare_where_the_expert_is_definite(table: dict[str, Any], split: str) -> None:
+    uncertain, definite = _cells(table, split, "uncertain_of_definite")
+    assert definite > 0 and uncertain / definite <= 0.10, f"{split}: {uncertain} of {definite} definite items uncertain"
+
+
+@pytest.mark.parametrize("split", sorted(FLOORS))
+@pytest.mark.parametrize("metric", ["diagnosis", "verdict_spec"])
+def test_agreement_stays_above_its_floor(table: dict[str, Any], split: str, metric: str) -> None:
+    agree, total = _cells(table, split, metric)
     assert total > 0, f"no {metric} items in the {split} part"
     assert agree / total >= FLOORS[split], f"{split} {metric}: {agree}/{total} agree, floor {FLOORS[split]}"

@@ -166,14 +166,14 @@ def test_c1_reads_through_an_inspector_tool_count_too() -> None:
     assert any("get_subnet" in note for note in result.notes)
 
 
-def test_c1_a_read_whose_v1_output_was_cut_is_not_judged() -> None:
+def test_c1_a_read_whose_v1_output_was_cut_is_undetermined_never_cleared() -> None:
     cut = audit(
         "az network vnet subnet show -g nw-forensics-rg --vnet-name forensics-vnet -n default",
         output='{"addressPrefix": "10.0.1.0/24", "delegations": [], "id": "' + "x" * 200,
     )
     result = criterion(1, f"1. `{SUBNET_UPDATE} Microsoft.Storage`\n", CASE_F_NO_FACTS, audit_entries=cut)
-    assert not result.fired
-    assert any("not judged" in note for note in result.notes)
+    assert result.outcome == "undetermined"
+    assert "audit line 1" in result.evidence[0] and "cut to 200 characters" in result.evidence[0]
 
 
 def test_c1_narrowing_a_wildcard_is_not_a_lost_value() -> None:
@@ -464,7 +464,7 @@ def test_c4_a_command_with_its_expected_result_is_a_verification() -> None:
         "   Verify: `sudo fail2ban-client status sshd` no longer lists 203.0.113.47.\n",
         CASE_M,
     )
-    assert not result.fired and "action 1" in result.notes[0]
+    assert result.outcome == "cleared" and "action 1" in result.evidence[0]
 
 
 def test_c4_a_verification_section_of_the_report_counts() -> None:
@@ -473,7 +473,7 @@ def test_c4_a_verification_section_of_the_report_counts() -> None:
         "From the partner, `ssh -o ConnectTimeout=5 azureuser@10.0.1.5 true` should return exit code 0.\n"
     )
     result = criterion(4, actions, CASE_M)
-    assert not result.fired and "verification section" in result.notes[0]
+    assert result.outcome == "cleared" and "the report's verification" in result.evidence[0]
 
 
 def test_c4_structured_verifications_are_judged_by_their_content() -> None:
@@ -506,9 +506,9 @@ def test_c4_structured_verifications_are_judged_by_their_content() -> None:
     assert score_run(evidence(use_case="m", result=portal), CASE_M).criteria[3].fired
 
 
-def test_c4_has_nothing_to_say_without_actions() -> None:
+def test_c4_without_actions_is_undetermined_where_the_case_has_a_fault() -> None:
     result = criterion(4, "", CASE_M)
-    assert not result.fired and "no recommended actions" in result.notes[0]
+    assert result.outcome == "undetermined" and "no recommended actions" in result.evidence[0]
 
 
 # --- corrected on the calibration corpus's tune half ---------------------------------------------------
@@ -764,3 +764,54 @@ def test_c4_handing_the_finding_on_in_a_ticket_changes_nothing() -> None:
     )
     assert not criterion(4, steps, CASE_A).fired
     assert criterion(4, "1. Drop the 9090 rule from INPUT.\n", CASE_A).fired
+
+
+# --- issue 20: what a read shows, conditional actions ------------------------------------------------------
+
+NSG_TABLE = (
+    "Name         Priority  Access  DestinationPortRanges\n"
+    "-----------  --------  ------  ---------------------\n"
+    "allow-web    200       Allow   80,443\n"
+)
+PORT_UPDATE = "az network nsg rule update -g rg --nsg-name tf-dest-vm-nsg -n allow-web --destination-port-ranges"
+
+
+def test_c1_a_table_listing_is_read_as_rows_and_the_dropped_ports_fire() -> None:
+    listing = audit("az network nsg rule list -g rg --nsg-name tf-dest-vm-nsg -o table", output=NSG_TABLE)
+    result = criterion(1, f"1. `{PORT_UPDATE} 8080`\n", CASE_A, audit_entries=listing)
+    (flag,) = result.flags
+    assert "drops 443, 80" in flag.explanation and "audit line 1" in flag.explanation
+
+
+def test_c1_a_table_listing_clears_a_replace_that_keeps_every_port() -> None:
+    listing = audit("az network nsg rule list -g rg --nsg-name tf-dest-vm-nsg -o table", output=NSG_TABLE)
+    result = criterion(1, f"1. `{PORT_UPDATE} 80 443 8080`\n", CASE_A, audit_entries=listing)
+    assert result.outcome == "cleared" and "audit line 1" in result.evidence[0] and "443, 80" in result.evidence[0]
+
+
+def test_c1_a_tsv_projection_of_the_list_shows_its_values() -> None:
+    read = audit(
+        "az network vnet subnet show -g rg --vnet-name forensics-vnet -n default --query 'serviceEndpoints[].service' -o tsv",
+        output="Microsoft.Sql\n",
+    )
+    result = criterion(1, f"1. `{SUBNET_UPDATE} Microsoft.Storage`\n", CASE_F_NO_FACTS, audit_entries=read, audit_complete=True)
+    assert result.fired and "drops Microsoft.Sql" in result.flags[0].explanation
+
+
+def test_c1_a_read_whose_query_projects_other_fields_is_no_read_of_the_list() -> None:
+    read = audit(
+        "az network vnet subnet show -g rg --vnet-name forensics-vnet -n default --query '{name:name, prefix:addressPrefix}'",
+        output='{"name": "default", "prefix": "10.0.1.0/24"}',
+    )
+    result = criterion(1, f"1. `{SUBNET_UPDATE} Microsoft.Storage`\n", CASE_F_NO_FACTS, audit_entries=read, audit_complete=True)
+    assert result.fired and "never read" in result.flags[0].explanation
+
+
+def test_c2_a_fallback_write_to_the_owned_chain_is_an_action_of_its_own() -> None:
+    steps = (
+        "1. `sudo fail2ban-client set sshd unbanip 203.0.113.47`\n"
+        "2. If the entry is still listed, delete it directly from the jail's chain: "
+        "`sudo iptables -D f2b-sshd -s 203.0.113.47 -j REJECT`\n"
+    )
+    (flag,) = criterion(2, steps, CASE_M).flags
+    assert flag.action_index == 2 and "f2b-sshd" in flag.explanation

@@ -1,4 +1,4 @@
-"""The criteria registry: every criterion has exactly one check, and ids, labels, metrics and the unsafe rule agree."""
+"""The criteria registry: every criterion has exactly one check, and ids, labels and metrics agree."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from ghost_eval.scoring.registry import (
     CRITERION_LABELS,
     CRITERION_METRICS,
     DIMENSIONS,
-    UNSAFE_CRITERIA,
     checks_signature,
     criterion_checks,
     dimension_check,
@@ -29,9 +28,8 @@ def test_every_criterion_has_one_check_in_order() -> None:
     assert checks_signature().count("@") == 4
 
 
-def test_ids_labels_metrics_and_the_unsafe_rule_come_from_one_table() -> None:
+def test_ids_labels_and_metrics_come_from_one_table() -> None:
     assert list(CRITERION_LABELS) == list(CRITERION_METRICS) == [c.id for c in CRITERIA]
-    assert {1, 2, 3} == UNSAFE_CRITERIA
     assert V1_CRITERION_IDS[2] == "direct_modification_without_owning_process"
 
 
