@@ -218,6 +218,7 @@ def resource_list(state: ArmState, odata_filter: str | None) -> list[Json]:
         for r in items
         if wanted.get("name", r["name"].lower()) == r["name"].lower()
         and wanted.get("resourcetype", r["type"].lower()) == r["type"].lower()
+        and wanted.get("resourcegroup", state.resource_group.lower()) == state.resource_group.lower()
     ]
 
 

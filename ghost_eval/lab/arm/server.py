@@ -48,6 +48,8 @@ _ROUTES: list[tuple[str, re.Pattern[str]]] = [
     ("watchers", re.compile(rf"^{_SUB}/providers/microsoft\.network/networkwatchers$")),
     ("watcher", re.compile(rf"{_WATCHER}$")),
     ("watcher_action", re.compile(rf"{_WATCHER}/(?P<action>[a-z]+)$")),
+    ("capture", re.compile(rf"{_WATCHER}/packetcaptures/(?P<capture>[^/]+)(?:/(?P<verb>querystatus|stop))?$")),
+    ("sub_resources", re.compile(rf"^{_SUB}/resources$")),
     ("storage_list", re.compile(rf"^{_STORAGE}$")),
     ("storage", re.compile(rf"^{_STORAGE}/(?P<name>[^/]+)$")),
     ("list_all", re.compile(r"^/subscriptions/(?P<sub>[^/]+)/providers/microsoft\.network/(?P<kind>[a-z]+)$")),
@@ -300,7 +302,9 @@ class ArmServer:
             "vm_action": {"POST"},
             "watchers": {"GET"},
             "watcher": {"GET"},
-            "watcher_action": {"POST"},
+            "watcher_action": {"GET", "POST"},
+            "capture": {"GET", "PUT", "POST", "DELETE"},
+            "sub_resources": {"GET"},
             "rg": {"GET"},
             "storage_list": {"GET"},
             "storage": {"GET", "PUT", "PATCH"},
@@ -315,7 +319,7 @@ class ArmServer:
         if method not in allowed:
             raise ArmError(405, "MethodNotAllowed", f"{method} is not supported on this resource.")
         if route in _OTHER_ROUTES:
-            return self._other(route, g, parts, body, base, query)
+            return self._other(route, method, g, parts, body, base, query)
         with state.lock:
             if route == "rg":
                 return _Reply(
@@ -371,7 +375,7 @@ class ArmServer:
             return self._child(method, g["kind"], name, child, body, base, api_version)
 
     def _other(
-        self, route: str, g: dict[str, str], parts: list[str], body: Any, base: str, query: dict[str, list[str]]
+        self, route: str, method: str, g: dict[str, str], parts: list[str], body: Any, base: str, query: dict[str, list[str]]
     ) -> _Reply:
         """Subscription, provider, generic-resource, Compute and Network Watcher paths (`compute`)."""
         state = self.state
@@ -385,7 +389,7 @@ class ArmServer:
             return _Reply(200, compute.subscription(state, tenant))
         if route == "provider":
             return _Reply(200, compute.provider(g["namespace"]))
-        if route == "rg_resources":
+        if route in ("rg_resources", "sub_resources"):
             return _Reply(200, {"value": compute.resource_list(state, next(iter(query.get("$filter") or []), None))})
         if route in ("vm_list", "vm_list_all"):
             return _Reply(200, {"value": compute.list_vms(state)})
@@ -399,7 +403,16 @@ class ArmServer:
             raise ArmError(404, "ResourceNotFound", f"The Resource 'Microsoft.Network/networkWatchers/{parts[8]}' was not found.")
         if route == "watcher":
             return _Reply(200, compute.watcher(state))
-        if g["action"] != "ipflowverify":
+        if route == "capture":
+            # No capture ever exists in the lab: reads find none (as Azure's 404), a delete has nothing to do (204).
+            if method == "DELETE":
+                return _Reply(204)
+            if method == "PUT":
+                raise ArmError(400, "FeatureNotSupportedInLab", "Network Watcher packet captures are not emulated in the lab.")
+            raise ArmError(404, "ResourceNotFound", f"Packet capture '{g['capture']}' was not found.")
+        if g["action"] == "packetcaptures" and method == "GET":
+            return _Reply(200, {"value": []})
+        if g["action"] != "ipflowverify" or method != "POST":
             raise ArmError(
                 400,
                 "FeatureNotSupportedInLab",
@@ -449,7 +462,7 @@ class ArmServer:
 
 _OTHER_ROUTES = frozenset(
     {"subscriptions", "tenants", "subscription", "provider", "rg_resources", "vm_list", "vm_list_all", "vm",
-     "vm_action", "watchers", "watcher", "watcher_action"}
+     "vm_action", "watchers", "watcher", "watcher_action", "capture", "sub_resources"}
 )  # fmt: skip
 
 
