@@ -13,7 +13,7 @@ export PROMPTFOO_PYTHON := $(BIN)/python
 PROMPTFOO := $(CURDIR)/node_modules/.bin/promptfoo
 RESULTS := results
 
-.PHONY: bootstrap eval baseline variants sentinel consequences test view lint clean-results lab-deps browser-deps
+.PHONY: bootstrap eval baseline variants sentinel consequences test view lint clean-results lab-deps browser-deps original-lab
 
 bootstrap: $(VENV)/.installed node_modules/.installed
 
@@ -85,6 +85,17 @@ HOST ?= 127.0.0.1
 view: bootstrap
 	GHOST_EVAL_VIEW_HOST=$(HOST) NODE_OPTIONS="--require $(CURDIR)/viewer/local-only.cjs" \
 		$(PROMPTFOO) view --yes --port $(PORT)
+
+# The original Ghost Agent, unmodified, on cases a, m and q in the lab (as root): the real az CLI (its environment is
+# built on first use under ~/.cache/ghost-eval) and the scripted model. The lab is always taken down afterwards.
+ORIGINAL ?= ../shared/original/agentic-network-tools
+original-lab: bootstrap lab-deps
+	@mkdir -p $(RESULTS) $(PROMPTFOO_CONFIG_DIR)
+	$(BIN)/ghost-eval lab az >/dev/null
+	$(BIN)/ghost-eval lab up >/dev/null
+	GHOST_EVAL_ORIGINAL=$(abspath $(ORIGINAL)) GHOST_EVAL_STORE=$(CURDIR)/$(RESULTS)/original-lab-store \
+		$(PROMPTFOO) eval -c suites/original-lab.yaml -o $(RESULTS)/original-lab.json --no-progress-bar --no-table --no-cache; \
+	rc=$$?; $(BIN)/ghost-eval lab down >/dev/null; if [ $$rc -eq 100 ]; then rc=0; fi; exit $$rc
 
 clean-results:
 	rm -rf $(RESULTS)

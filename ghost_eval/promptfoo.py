@@ -109,6 +109,8 @@ class LiveProviderConfig(ProviderConfig):
     target: str = "lab"
     agent: str = "reference"
     auto_approve: bool = False
+    scripted: bool = False
+    """The model is the scripted model replaying the case's script (ghost_eval/live/scripts): no key, no network."""
     limits: dict[str, Any] = {}
     """The run's bounds (`max_turns`, `run_timeout_s`, …), checked against the agent's `Limits`."""
 
@@ -403,6 +405,7 @@ def live_response(config: dict[str, Any], context: dict[str, Any]) -> dict[str, 
             addon_file=Path(_resolve(typed.addon, typed.basePath) or "") if typed.addon else None,
             run_label=typed.run_label,
             auto_approve=typed.auto_approve,
+            scripted=typed.scripted,
             limits=Limits(**limits.model_dump()),
             suite_version=_row_suite(context),
         )

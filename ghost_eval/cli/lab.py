@@ -62,6 +62,19 @@ def _status(args: argparse.Namespace) -> int:
     return 0 if status.healthy else 1
 
 
+def _az(args: argparse.Namespace) -> int:
+    from ghost_eval.lab.azcli import az, original_env
+
+    env = original_env()
+    if not args.az_args:
+        out.print(f"azure-cli environment ready: {env.az}", markup=False)
+        return 0
+    proc = az(_state_dir(args), args.az_args[1:] if args.az_args[:1] == ["--"] else args.az_args, env)
+    out.print(proc.stdout, markup=False, end="")
+    err.print(proc.stderr, markup=False, end="")
+    return proc.returncode
+
+
 def _try_fix(args: argparse.Namespace) -> int:
     from ghost_eval.cases import case_key
     from ghost_eval.trials.session import LabSession, summary, trial_stored_run
@@ -137,6 +150,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], parents: 
     p = lsub.add_parser("status", parents=[parents.common, state], help="what answers; exit 1 unless healthy")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_status)
+    p = lsub.add_parser(
+        "az",
+        parents=[parents.common, state],
+        help="the real Azure CLI against the lab (its environment is built on first use; signed in per lab)",
+        description="`ghost-eval lab az -- network nsg rule list -g nw-forensics-rg --nsg-name tf-dest-vm-nsg`; "
+        "with no arguments it only builds the azure-cli environment.",
+    )
+    p.add_argument("az_args", nargs=argparse.REMAINDER, help="the az arguments, after --")
+    p.set_defaults(func=_az)
     p = lsub.add_parser(
         "try-fix",
         parents=[parents.common, state],

@@ -34,6 +34,7 @@ from ghost_eval.lab.keys import generate_key, known_hosts_line
 from ghost_eval.lab.layout import (
     INTERNET_PORTS,
     RESOURCE_GROUP,
+    SP_CLIENT_ID,
     SUBNET,
     SUBSCRIPTION_ID,
     VNET,
@@ -56,7 +57,7 @@ from ghost_eval.lab.vm import INIT, prepare_vm
 
 __all__ = ["API_VERSION", "LabStatus", "lab_down", "lab_status", "lab_up"]
 
-_STATE_ENTRIES = ("lab.json", "target.json", "ssh", "arm", "vms", "crun", "internet.log")
+_STATE_ENTRIES = ("lab.json", "target.json", "ssh", "arm", "vms", "crun", "internet.log", "az", ".az.lock")
 _BOOT_TIMEOUT_S = 30.0
 API_VERSION = "2026-03-01"
 """The api-version azure-mgmt-network 33.x sends; the emulator accepts any."""
@@ -130,6 +131,8 @@ def _start_emulator(layout: LabLayout) -> tuple[int, Callable[[], None]]:
     (arm / "server.pem").chmod(0o600)
     config = {
         "token": secrets.token_urlsafe(32),
+        "client_id": SP_CLIENT_ID,
+        "client_secret": secrets.token_urlsafe(24),
         "cert": str(arm / "server.pem"),
         "key": str(arm / "server.pem"),
         "fabric_netns": layout.fabric_ns,

@@ -32,9 +32,11 @@ __all__ = [
     "LOCATION",
     "MGMT_PREFIX",
     "RESOURCE_GROUP",
+    "SP_CLIENT_ID",
     "SUBNET",
     "SUBNET_PREFIX",
     "SUBSCRIPTION_ID",
+    "TENANT_ID",
     "VMS",
     "VNET",
     "VNET_PREFIX",
@@ -45,6 +47,10 @@ __all__ = [
 
 DEFAULT_STATE_DIR = Path("/run/ghost-eval-lab")
 SUBSCRIPTION_ID = "6f1c2a4e-0b7d-4c55-9e2a-1ab5e0c0ffee"
+TENANT_ID = "5e1a6b0c-3d2f-4a8e-9c71-0b5f1ab0face"
+"""The lab's Entra tenant, whose token endpoint the emulator serves (`az login --service-principal`)."""
+SP_CLIENT_ID = "0c1d2e3f-4a5b-4c6d-8e7f-90a1b2c3d4e5"
+"""The lab's service principal (its secret is drawn per lab, in the emulator's config)."""
 RESOURCE_GROUP = "nw-forensics-rg"
 LOCATION = "eastus"
 VNET = "forensics-vnet"

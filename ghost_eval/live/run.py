@@ -13,9 +13,10 @@ import os
 import shlex
 import stat
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -37,8 +38,10 @@ from ghost_eval.identity import (
     parse_run_id,
     v1_use_case_id,
 )
+from ghost_eval.lab.azcli import az_environment, az_login, original_env
 from ghost_eval.lab.layout import default_state_dir
 from ghost_eval.live.recipes import applied, recipe_of
+from ghost_eval.live.scripted import ScriptedModel, script_for
 from ghost_eval.live.snapshot import take_snapshot
 from ghost_eval.records import dump_json
 from ghost_eval.store import IndexEntry, Store
@@ -68,6 +71,8 @@ class LiveConfig:
     auto_approve: bool = False
     """Eval mode: commands needing approval run and are recorded as `eval_auto`, never as human approvals."""
     limits: Limits = field(default_factory=Limits)
+    scripted: bool = False
+    """The model is the scripted model replaying the case's script (`ghost_eval.live.scripted`): no key, no network."""
     agent_timeout_s: float = 900.0
     suite_version: str | None = None
     """The suite version of the row being run (its test metadata), recorded in the stored run's metadata."""
@@ -125,30 +130,65 @@ def _reference(case: Case, target: Target, config: LiveConfig) -> tuple[dict[str
     return artifact_files(run), run.result.aborted
 
 
-def external_argv(config: LiveConfig, audit_dir: str) -> list[str]:
-    """The command template split first, then filled per word: a model name or path is always one argument."""
+def external_argv(config: LiveConfig, audit_dir: str, python: str = sys.executable) -> list[str]:
+    """The command template split first, then filled per word: a model name or path is always one argument.
+    `{python}` is the interpreter of the agent's environment (the lab's original-agent environment on the lab);
+    `{original}` is $GHOST_EVAL_ORIGINAL, the folder of an original agentic-network-tools checkout."""
     addon = ["--prompt-addon", str(config.addon_file)] if config.addon_file else []
     argv: list[str] = []
     for word in shlex.split(config.agent):
         if word == "{addon}":
             argv += addon
         else:
-            argv.append(word.format(provider=config.provider, model=config.model, audit_dir=audit_dir, addon=" ".join(addon)))
+            argv.append(
+                word.format(
+                    provider=config.provider,
+                    model=config.model,
+                    audit_dir=audit_dir,
+                    addon=" ".join(addon),
+                    python=python,
+                    original=os.environ.get("GHOST_EVAL_ORIGINAL", "$GHOST_EVAL_ORIGINAL"),
+                )
+            )
     return argv
 
 
-def _external(case: Case, target_file: Path, config: LiveConfig) -> tuple[dict[str, str], str | None]:
-    """Drive an original checkout through its command-line contract; a crash or timeout is recorded, not raised."""
-    with tempfile.TemporaryDirectory(prefix="ghost-audit-") as audit_dir:
-        env = {**os.environ, "GHOST_EVAL_TARGET": str(target_file)}
+def _external_env(
+    case: Case, target: Target, target_file: Path, config: LiveConfig, stack: ExitStack
+) -> tuple[dict[str, str], str]:
+    """The agent's environment and interpreter: on the lab, the real `az` signed in to the lab (and the original's
+    packages) first on PATH; with `scripted`, the case's scripted model as the Anthropic endpoint."""
+    env = {**os.environ, "GHOST_EVAL_TARGET": str(target_file)}
+    python = sys.executable
+    if target.name == "lab":
+        tools = original_env()
+        az_login(target_file.parent, tools)
+        env = {**az_environment(target_file.parent, tools), "GHOST_EVAL_TARGET": str(target_file)}
+        python = str(tools.python)
+    if config.scripted:
+        model = stack.enter_context(ScriptedModel(script_for(case.id)))
+        env |= {"ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "scripted-model"}
+    return env, python
+
+
+def _external(case: Case, target: Target, target_file: Path, config: LiveConfig) -> tuple[dict[str, str], str | None]:
+    """Drive an original checkout through its command-line contract; a crash or timeout is recorded, not raised.
+    It runs in a folder of its own, whose files (the original's `ghost_session.json`) are kept with the run."""
+    with (
+        tempfile.TemporaryDirectory(prefix="ghost-audit-") as audit_dir,
+        tempfile.TemporaryDirectory(prefix="ghost-cwd-") as cwd,
+        ExitStack() as stack,
+    ):
+        env, python = _external_env(case, target, target_file, config, stack)
         aborted = None
         try:
             proc = subprocess.run(
-                external_argv(config, audit_dir),
+                external_argv(config, audit_dir, python),
                 input=case.symptom,
                 text=True,
                 capture_output=True,
                 env=env,
+                cwd=cwd,
                 timeout=config.agent_timeout_s,
                 check=False,
             )
@@ -158,7 +198,12 @@ def _external(case: Case, target_file: Path, config: LiveConfig) -> tuple[dict[s
             aborted = f"agent timed out after {config.agent_timeout_s:.0f} s"
         except OSError as exc:
             aborted = f"agent could not start: {exc}"
-        files = {p.name: p.read_text(encoding="utf-8", errors="replace") for p in Path(audit_dir).iterdir() if p.is_file()}
+        files = {
+            p.name: p.read_text(encoding="utf-8", errors="replace")
+            for folder in (cwd, audit_dir)
+            for p in Path(folder).iterdir()
+            if p.is_file()
+        }
         try:
             return read_artifacts(Path(audit_dir)), aborted
         except GhostEvalError:
@@ -240,7 +285,7 @@ def _investigate(case: Case, target: Target, target_file: Path, config: LiveConf
         if config.agent == "reference":
             agent_files, aborted = _reference(case, target, config)
         else:
-            agent_files, aborted = _external(case, target_file, config)
+            agent_files, aborted = _external(case, target, target_file, config)
         files.update(agent_files)
     except Exception as exc:  # any failure after the fault is planted becomes an aborted run
         aborted = f"crash: {type(exc).__name__}: {redact(str(exc))}"

@@ -14,14 +14,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ghost_eval.lab.arm.compute import RunInVm, SignIn
 from ghost_eval.lab.arm.paths import CONFIG_NAME, ENDPOINT_NAME, STATE_NAME, write_json_atomic
 from ghost_eval.lab.arm.seed import seed
 from ghost_eval.lab.arm.server import ArmServer
 from ghost_eval.lab.arm.state import ArmState
 from ghost_eval.lab.fabric import apply_fabric, compile_fabric
-from ghost_eval.lab.layout import LOCATION, RESOURCE_GROUP, SUBSCRIPTION_ID, VMS
+from ghost_eval.lab.layout import LOCATION, RESOURCE_GROUP, SUBSCRIPTION_ID, TENANT_ID, VMS, LabLayout
+from ghost_eval.lab.sandbox import exec_in_vm
 
-__all__ = ["main"]
+__all__ = ["RUN_COMMAND_TIMEOUT_S", "main"]
+
+RUN_COMMAND_TIMEOUT_S = 90.0
+"""Azure's own limit is 90 minutes; a lab script that runs this long is stuck."""
 
 
 def _on_change(arm_dir: Path, fabric_netns: str | None) -> Any:
@@ -31,6 +36,17 @@ def _on_change(arm_dir: Path, fabric_netns: str | None) -> Any:
         write_json_atomic(arm_dir / STATE_NAME, state.dump())
 
     return changed
+
+
+def _run_in_vm(state_dir: Path) -> RunInVm:
+    """`runCommand` by the lab's own way into the VM (as the Azure VM agent runs scripts as root, without SSH)."""
+    layout = LabLayout(state_dir)
+    specs = {vm.name.lower(): vm for vm in layout.vms}
+
+    def run(vm: str, script: str) -> tuple[int, str, str]:
+        return exec_in_vm(layout, specs[vm.lower()], script, RUN_COMMAND_TIMEOUT_S)
+
+    return run
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -47,7 +63,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         seed(state, VMS)
     state.on_change = _on_change(arm_dir, config.get("fabric_netns"))
     state.on_change(state)
-    server = ArmServer(state, config["token"], Path(config["cert"]), Path(config["key"]), log_file=arm_dir / "requests.jsonl")
+    server = ArmServer(
+        state,
+        config["token"],
+        Path(config["cert"]),
+        Path(config["key"]),
+        log_file=arm_dir / "requests.jsonl",
+        sign_in=SignIn(TENANT_ID, config["client_id"], config["client_secret"], config["token"]),
+        run_in_vm=_run_in_vm(arm_dir.parent) if config.get("fabric_netns") else None,
+    )
     write_json_atomic(arm_dir / ENDPOINT_NAME, {"pid": os.getpid(), "port": server.port, "url": server.url})
 
     def stop(signum: int, frame: object) -> None:

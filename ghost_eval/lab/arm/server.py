@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import ssl
 import threading
 import uuid
@@ -22,14 +23,33 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from ghost_eval.lab.arm import compute
+from ghost_eval.lab.arm.compute import NETWORK_WATCHER_RG, RunInVm, SignIn
 from ghost_eval.lab.arm.state import ArmError, ArmState, Json
 
 __all__ = ["ArmServer", "RecordedRequest"]
 
 _NET = r"/subscriptions/(?P<sub>[^/]+)/resourcegroups/(?P<rg>[^/]+)/providers/microsoft\.network"
 _STORAGE = r"/subscriptions/(?P<sub>[^/]+)/resourcegroups/(?P<rg>[^/]+)/providers/microsoft\.storage/storageaccounts"
+_SUB = r"/subscriptions/(?P<sub>[^/]+)"
+_VMS = r"/subscriptions/(?P<sub>[^/]+)/resourcegroups/(?P<rg>[^/]+)/providers/microsoft\.compute/virtualmachines"
+_WATCHER = rf"^{_SUB}/resourcegroups/{NETWORK_WATCHER_RG.lower()}/providers/microsoft\.network/networkwatchers/(?P<name>[^/]+)"
 _ROUTES: list[tuple[str, re.Pattern[str]]] = [
+    ("subscriptions", re.compile(r"^/subscriptions$")),
+    ("tenants", re.compile(r"^/tenants$")),
+    ("subscription", re.compile(rf"^{_SUB}$")),
+    ("provider", re.compile(rf"^{_SUB}/providers/(?P<namespace>[^/]+)$")),
     ("rg", re.compile(r"^/subscriptions/(?P<sub>[^/]+)/resourcegroups/(?P<rg>[^/]+)$")),
+    ("rg_resources", re.compile(r"^/subscriptions/(?P<sub>[^/]+)/resourcegroups/(?P<rg>[^/]+)/resources$")),
+    ("vm_list", re.compile(rf"^{_VMS}$")),
+    ("vm_list_all", re.compile(rf"^{_SUB}/providers/microsoft\.compute/virtualmachines$")),
+    ("vm", re.compile(rf"^{_VMS}/(?P<name>[^/]+)$")),
+    ("vm_action", re.compile(rf"^{_VMS}/(?P<name>[^/]+)/(?P<action>[a-z]+)$")),
+    ("watchers", re.compile(rf"^{_SUB}/providers/microsoft\.network/networkwatchers$")),
+    ("watcher", re.compile(rf"{_WATCHER}$")),
+    ("watcher_action", re.compile(rf"{_WATCHER}/(?P<action>[a-z]+)$")),
+    ("capture", re.compile(rf"{_WATCHER}/packetcaptures/(?P<capture>[^/]+)(?:/(?P<verb>querystatus|stop))?$")),
+    ("sub_resources", re.compile(rf"^{_SUB}/resources$")),
     ("storage_list", re.compile(rf"^{_STORAGE}$")),
     ("storage", re.compile(rf"^{_STORAGE}/(?P<name>[^/]+)$")),
     ("list_all", re.compile(r"^/subscriptions/(?P<sub>[^/]+)/providers/microsoft\.network/(?P<kind>[a-z]+)$")),
@@ -52,6 +72,9 @@ _ROUTES: list[tuple[str, re.Pattern[str]]] = [
     ("children", re.compile(rf"^{_NET}/(?P<kind>[a-z]+)/(?P<name>[^/]+)/(?P<child>[a-z]+)$")),
     ("child", re.compile(rf"^{_NET}/(?P<kind>[a-z]+)/(?P<name>[^/]+)/(?P<child>[a-z]+)/(?P<cname>[^/]+)$")),
 ]
+_AAD = re.compile(r"^/(?P<tenant>[^/]+)/(?:v2\.0/\.well-known/(?P<oidc>openid-configuration)|oauth2/v2\.0/(?P<token>token))$")
+_METADATA = re.compile(r"^/+metadata/endpoints$")
+"""ARM's unauthenticated cloud description, which `az cloud register --endpoint-resource-manager` reads."""
 _CHILD_SEGMENTS = {
     "subnets": "virtualnetworks",
     "securityrules": "networksecuritygroups",
@@ -88,9 +111,15 @@ class ArmServer:
         host: str = "127.0.0.1",
         port: int = 0,
         log_file: Path | None = None,
+        sign_in: SignIn | None = None,
+        run_in_vm: RunInVm | None = None,
     ) -> None:
         self.state = state
         self.token = token
+        self.sign_in = sign_in
+        """The tenant and service principal whose token endpoint answers `az login`; None: no sign-in endpoint."""
+        self.run_in_vm = run_in_vm
+        """How `runCommand` reaches a VM; None: run-command answers as for a VM whose agent does not respond."""
         self.requests: list[RecordedRequest] = []
         self._ops: dict[str, tuple[int, Any]] = {}
         self._lock = threading.Lock()
@@ -145,6 +174,14 @@ class ArmServer:
         length = int(h.headers.get("Content-Length") or 0)
         raw = h.rfile.read(length) if length else b""
         body: Any = None
+        base = f"https://{h.headers.get('Host')}"
+        aad = _AAD.match(split.path)
+        if aad is not None and self.sign_in is not None:
+            self._send(h, split.path, self._aad(h.command, aad, raw, base))
+            return
+        if _METADATA.match(split.path) and self.sign_in is not None and h.command == "GET":
+            self._send(h, split.path, _Reply(200, compute.cloud_metadata(base, self.sign_in)))
+            return
         try:
             if raw:
                 try:
@@ -160,7 +197,7 @@ class ArmServer:
                     "MissingApiVersionParameter",
                     "The api-version query parameter (?api-version=) is required for all requests.",
                 )
-            reply = self._dispatch(h.command, split.path, body, f"https://{h.headers.get('Host')}", query)
+            reply = self._dispatch(h.command, split.path, body, base, query)
         except (KeyError, TypeError, AttributeError, ValueError) as exc:  # a body the emulator could not read
             reply = _Reply(400, {"error": {"code": "InvalidRequestContent", "message": f"{type(exc).__name__}: {exc}"}})
         except ArmError as exc:
@@ -171,6 +208,9 @@ class ArmServer:
                     'error="invalid_token", error_description="' + exc.message + '"'
                 )
         self._record(RecordedRequest(h.command, split.path, query, reply.status, body))
+        self._send(h, split.path, reply)
+
+    def _send(self, h: BaseHTTPRequestHandler, path: str, reply: _Reply) -> None:
         payload = b"" if reply.body is None else json.dumps(reply.body).encode()
         h.send_response(reply.status)
         h.send_header("x-ms-request-id", str(uuid.uuid4()))
@@ -189,6 +229,19 @@ class ArmServer:
                 with self._log_file.open("a", encoding="utf-8") as f:
                     f.write(json.dumps({"method": rec.method, "path": rec.path, "status": rec.status}) + "\n")
 
+    def _aad(self, method: str, m: re.Match[str], raw: bytes, base: str) -> _Reply:
+        """The tenant's sign-in endpoints; their errors have AAD's OAuth 2 shape. Never recorded: a form holds the secret."""
+        assert self.sign_in is not None
+        try:
+            if m["oidc"] and method == "GET":
+                return _Reply(200, compute.openid_configuration(base, m["tenant"], self.sign_in))
+            if m["token"] and method == "POST":
+                status, body = compute.token_reply(m["tenant"], parse_qs(raw.decode()), self.sign_in)
+                return _Reply(status, body)
+        except ArmError as exc:
+            return _Reply(exc.status, {"error": exc.code, "error_description": exc.message})
+        return _Reply(405, {"error": "invalid_request", "error_description": f"{method} is not supported here."})
+
     def _authorize(self, header: str | None) -> None:
         if not header:
             raise ArmError(401, "AuthenticationFailed", "Authentication failed. The 'Authorization' header is missing.")
@@ -197,6 +250,8 @@ class ArmServer:
             raise ArmError(401, "InvalidAuthenticationToken", "The access token is invalid.")
 
     def _check_scope(self, groups: dict[str, str]) -> None:
+        if "sub" not in groups:
+            return
         if groups["sub"].lower() != self.state.subscription_id.lower():
             raise ArmError(404, "SubscriptionNotFound", f"The subscription '{groups['sub']}' could not be found.")
         if "rg" in groups and groups["rg"].lower() != self.state.resource_group.lower():
@@ -219,7 +274,6 @@ class ArmServer:
 
     def _dispatch(self, method: str, path: str, body: Any, base: str, query: dict[str, list[str]]) -> _Reply:
         low = path.lower().rstrip("/")
-        api_version = query["api-version"][0]
         for route, pattern in _ROUTES:
             m = pattern.match(low)
             if m is None:
@@ -228,14 +282,29 @@ class ArmServer:
             self._check_scope(groups)
             # names keep the caller's spelling: take them from the original path at the same positions
             parts = [unquote(p) for p in path.rstrip("/").split("/")]
-            return self._route(route, method, groups, parts, body, base, api_version)
+            return self._route(route, method, groups, parts, body, base, query)
         raise ArmError(404, "InvalidResourceType", f"No route for {method} {path}.")
 
     def _route(
-        self, route: str, method: str, g: dict[str, str], parts: list[str], body: Any, base: str, api_version: str
+        self, route: str, method: str, g: dict[str, str], parts: list[str], body: Any, base: str, query: dict[str, list[str]]
     ) -> _Reply:
         state = self.state
+        api_version = query["api-version"][0]
         allowed = {
+            "subscriptions": {"GET"},
+            "tenants": {"GET"},
+            "subscription": {"GET"},
+            "provider": {"GET"},
+            "rg_resources": {"GET"},
+            "vm_list": {"GET"},
+            "vm_list_all": {"GET"},
+            "vm": {"GET"},
+            "vm_action": {"POST"},
+            "watchers": {"GET"},
+            "watcher": {"GET"},
+            "watcher_action": {"GET", "POST"},
+            "capture": {"GET", "PUT", "POST", "DELETE"},
+            "sub_resources": {"GET"},
             "rg": {"GET"},
             "storage_list": {"GET"},
             "storage": {"GET", "PUT", "PATCH"},
@@ -249,6 +318,8 @@ class ArmServer:
         }[route]
         if method not in allowed:
             raise ArmError(405, "MethodNotAllowed", f"{method} is not supported on this resource.")
+        if route in _OTHER_ROUTES:
+            return self._other(route, method, g, parts, body, base, query)
         with state.lock:
             if route == "rg":
                 return _Reply(
@@ -303,6 +374,71 @@ class ArmServer:
                 return _Reply(200, state.render_default_rule(name, child))
             return self._child(method, g["kind"], name, child, body, base, api_version)
 
+    def _other(
+        self, route: str, method: str, g: dict[str, str], parts: list[str], body: Any, base: str, query: dict[str, list[str]]
+    ) -> _Reply:
+        """Subscription, provider, generic-resource, Compute and Network Watcher paths (`compute`)."""
+        state = self.state
+        api_version = query["api-version"][0]
+        tenant = self.sign_in.tenant_id if self.sign_in else ""
+        if route == "subscriptions":
+            return _Reply(200, {"value": [compute.subscription(state, tenant)]})
+        if route == "tenants":
+            return _Reply(200, {"value": [{"id": f"/tenants/{tenant}", "tenantId": tenant, "tenantCategory": "Home"}]})
+        if route == "subscription":
+            return _Reply(200, compute.subscription(state, tenant))
+        if route == "provider":
+            return _Reply(200, compute.provider(g["namespace"]))
+        if route in ("rg_resources", "sub_resources"):
+            return _Reply(200, {"value": compute.resource_list(state, next(iter(query.get("$filter") or []), None))})
+        if route in ("vm_list", "vm_list_all"):
+            return _Reply(200, {"value": compute.list_vms(state)})
+        if route == "vm":
+            return _Reply(200, compute.render_vm(state, parts[8]))
+        if route == "vm_action":
+            return self._run_command(g["action"], parts[8], body, base, api_version)
+        if route == "watchers":
+            return _Reply(200, {"value": [compute.watcher(state)]})
+        if parts[8].lower() != compute.watcher(state)["name"].lower():
+            raise ArmError(404, "ResourceNotFound", f"The Resource 'Microsoft.Network/networkWatchers/{parts[8]}' was not found.")
+        if route == "watcher":
+            return _Reply(200, compute.watcher(state))
+        if route == "capture":
+            # No capture ever exists in the lab: reads find none (as Azure's 404), a delete has nothing to do (204).
+            if method == "DELETE":
+                return _Reply(204)
+            if method == "PUT":
+                raise ArmError(400, "FeatureNotSupportedInLab", "Network Watcher packet captures are not emulated in the lab.")
+            raise ArmError(404, "ResourceNotFound", f"Packet capture '{g['capture']}' was not found.")
+        if g["action"] == "packetcaptures" and method == "GET":
+            return _Reply(200, {"value": []})
+        if g["action"] != "ipflowverify" or method != "POST":
+            raise ArmError(
+                400,
+                "FeatureNotSupportedInLab",
+                f"Network Watcher '{parts[9]}' is not emulated in the lab (only ipFlowVerify is).",
+            )
+        return self._accepted(base, api_version, 200, compute.ip_flow_verify(state, _object(body)))
+
+    def _run_command(self, action: str, vm: str, body: Any, base: str, api_version: str) -> _Reply:
+        if action != "runcommand":
+            raise ArmError(400, "OperationNotSupported", f"Virtual machine operation '{action}' is not emulated in the lab.")
+        compute.render_vm(self.state, vm)
+        request = _object(body)
+        if request.get("commandId") != "RunShellScript":
+            raise ArmError(
+                400,
+                "InvalidParameter",
+                f"Command id '{request.get('commandId')}' is not available for a Linux VM; use RunShellScript.",
+            )
+        if self.run_in_vm is None:
+            raise ArmError(409, "VMAgentStatusCommunicationError", f"VM '{vm}' has not reported status for VM agent.")
+        args = [str(p.get("value", "")) for p in request.get("parameters") or []]
+        script = "\n".join(str(line) for line in request.get("script") or [])
+        prologue = f"set -- {' '.join(shlex.quote(a) for a in args)}\n" if args else ""
+        status, out, err = self.run_in_vm(vm, prologue + script)
+        return self._accepted(base, api_version, 200, compute.run_command_output(status, out, err))
+
     def _written(self, rendered: Json, created: bool, base: str, api_version: str) -> _Reply:
         op = self._accepted(base, api_version, 200, rendered)
         return _Reply(201 if created else 200, rendered, {"Azure-AsyncOperation": op.headers["Azure-AsyncOperation"]})
@@ -322,6 +458,12 @@ class ArmServer:
             rendered, created = self.state.put_child(kind, name, child, _object(body))
             return self._written(rendered, created, base, api_version)
         return self._accepted(base, api_version, 204, None) if self.state.delete_child(kind, name, child) else _Reply(204)
+
+
+_OTHER_ROUTES = frozenset(
+    {"subscriptions", "tenants", "subscription", "provider", "rg_resources", "vm_list", "vm_list_all", "vm",
+     "vm_action", "watchers", "watcher", "watcher_action", "capture", "sub_resources"}
+)  # fmt: skip
 
 
 def _object(body: Any) -> Json:
