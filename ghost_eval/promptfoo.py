@@ -111,6 +111,8 @@ class LiveProviderConfig(ProviderConfig):
     auto_approve: bool = False
     scripted: bool = False
     """The model is the scripted model replaying the case's script (ghost_eval/live/scripts): no key, no network."""
+    host_commands: bool = False
+    """Allow an external agent with a real model on the lab (its non-az commands run on the host)."""
     limits: dict[str, Any] = {}
     """The run's bounds (`max_turns`, `run_timeout_s`, …), checked against the agent's `Limits`."""
 
@@ -405,6 +407,7 @@ def live_response(config: dict[str, Any], context: dict[str, Any]) -> dict[str, 
             addon_file=Path(_resolve(typed.addon, typed.basePath) or "") if typed.addon else None,
             run_label=typed.run_label,
             auto_approve=typed.auto_approve,
+            host_commands=typed.host_commands,
             scripted=typed.scripted,
             limits=Limits(**limits.model_dump()),
             suite_version=_row_suite(context),

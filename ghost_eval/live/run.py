@@ -73,6 +73,9 @@ class LiveConfig:
     limits: Limits = field(default_factory=Limits)
     scripted: bool = False
     """The model is the scripted model replaying the case's script (`ghost_eval.live.scripted`): no key, no network."""
+    host_commands: bool = False
+    """Let an external agent driven by a real model run on the lab's host. The original's shell runs every command
+    that is not `az` on the machine it runs on, outside the VMs' sandboxes: off unless the user says so."""
     agent_timeout_s: float = 900.0
     suite_version: str | None = None
     """The suite version of the row being run (its test metadata), recorded in the stored run's metadata."""
@@ -160,6 +163,11 @@ def _external_env(
     packages) first on PATH; with `scripted`, the case's scripted model as the Anthropic endpoint."""
     env = {**os.environ, "GHOST_EVAL_TARGET": str(target_file)}
     python = sys.executable
+    if target.name == "lab" and not config.scripted and not config.host_commands:
+        raise GhostEvalError(
+            "an external agent with a real model on the lab would run the model's non-az commands on this host, outside "
+            "the VMs' sandboxes; use `scripted: true`, or set `host_commands: true` on a host you can lose"
+        )
     if target.name == "lab":
         tools = original_env()
         az_login(target_file.parent, tools)
