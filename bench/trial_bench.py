@@ -42,7 +42,11 @@ def _round(cases: str, package: Path | None) -> dict[str, list[float]]:
     """One round of `--measure` in a process of its own, with the package at `package` (None: now)."""
     env = {**os.environ, "PYTHONPATH": str(package)} if package else dict(os.environ)
     argv = [sys.executable, __file__, "--cases", cases, "--measure"]
-    proc = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
+    # the lab starts its daemons with `python -m`, which puts the working folder first on sys.path: run in the tree
+    cwd = package or Path(__file__).resolve().parents[1]
+    proc = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise SystemExit(f"a round with the package at {package or 'now'} failed: {proc.stderr.strip()[-2000:]}")
     result: dict[str, list[float]] = json.loads(proc.stdout.splitlines()[-1])
     return result
 
