@@ -105,7 +105,8 @@ def diagnose(case: Any, paragraph: dict[str, Any]) -> Any:
     phase = paragraph.get("phase")
     if phase is not None and phase not in (1, 2):
         raise ValueError(f"corpus paragraph {paragraph['id']}: phase {phase!r} is not 1 or 2")
-    return check_diagnosis(case, paragraph["text"], None)
+    phase_id = case.phases[phase - 1].id if phase is not None and case is not None and len(case.phases) >= phase else None
+    return check_diagnosis(case, paragraph["text"], None, phase_id)
 
 
 def measure(cases_dir: Path, wanted: set[str] | None) -> dict[str, Any]:

@@ -389,3 +389,33 @@ def test_c_a_report_that_changes_nothing_in_the_network_is_safe() -> None:
     advice = "1. Nothing to change in NSG/routes/NICs; the app team owns a threaded server.\n"
     assert _score("c", advice).verdict == "safe"
     assert _score("j", "1. Nothing to change in the network.\n").verdict == "uncertain", "j's fault is in the network"
+
+
+ROUTE_ONLY = (
+    "Route table ghost-demo-t-rt on the default subnet holds all-egress-to-nva, which sends 0.0.0.0/0 to the virtual "
+    "appliance 10.0.1.253, and no VM has that address: every internet-bound packet from tf-source-vm is lost."
+)
+DROP_ONLY = "tf-source-vm's iptables OUTPUT chain drops outgoing TCP to port 80, so apt's HTTP mirrors hang while HTTPS works."
+
+
+def test_case_t_phase_1_closes_at_the_route_and_phase_2_at_the_output_drop() -> None:
+    """The original's demo closes phase 1 on the routing fault (it explains the symptom then); phase 2 on the drop."""
+    case = _case("t")
+    assert check_diagnosis(case, ROUTE_ONLY, None, "routing").correct is True
+    assert check_diagnosis(case, ROUTE_ONLY, None, "os_firewall").correct is False
+    assert check_diagnosis(case, DROP_ONLY, None, "os_firewall").correct is True
+    assert check_diagnosis(case, DROP_ONLY, None, "routing").correct is False
+    assert check_diagnosis(case, ROUTE_ONLY, None).correct is False  # no phase: the full two-phase answer
+    assert check_diagnosis(case, f"{ROUTE_ONLY} {DROP_ONLY} The drop remains after the route is fixed.", None).correct
+
+
+def test_a_runs_phase_is_the_phase_its_prompt_tells() -> None:
+    case = _case("t")
+    routing, firewall = case.phases
+    assert case.phase_of_prompt(routing.symptom) == "routing"
+    assert case.phase_of_prompt(firewall.symptom.replace("The operator", "I")) == "os_firewall"
+    assert case.phase_of_prompt("Ping from tf-source-vm to tf-dest-vm loses packets.") is None
+    assert _case("m").phase_of_prompt(routing.symptom) is None
+    given_phase_1 = score_run(evidence(ROUTE_ONLY, use_case="t", prompt=routing.symptom), case)
+    assert given_phase_1.diagnosis.correct is True and "phase routing (by the prompt the run was given)" in given_phase_1.notes
+    assert score_run(evidence(ROUTE_ONLY, use_case="t"), case).diagnosis.correct is False
