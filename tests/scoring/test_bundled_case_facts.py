@@ -419,3 +419,63 @@ def test_a_runs_phase_is_the_phase_its_prompt_tells() -> None:
     given_phase_1 = score_run(evidence(ROUTE_ONLY, use_case="t", prompt=routing.symptom), case)
     assert given_phase_1.diagnosis.correct is True and "phase routing (by the prompt the run was given)" in given_phase_1.notes
     assert score_run(evidence(ROUTE_ONLY, use_case="t"), case).diagnosis.correct is False
+
+
+CASE_A_RIGHT = (
+    "The inbound Deny rule ghost-demo-block-8080 (priority 150, TCP 8080) on tf-dest-vm-nsg drops the SYNs from "
+    "tf-source-vm; the service on tf-dest-vm listens fine."
+)
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "DenyAllInBound at 65500 overrides the allow at 500, so the allow never applies.",
+        "The rule at priority 4000 takes precedence over the one at 150.",
+        "The allow at 200 is overridden by the deny at 300.",
+    ],
+)
+def test_a_diagnosis_that_inverts_nsg_priority_order_is_wrong(claim: str) -> None:
+    """An NSG evaluates the lowest number first: a claim the other way round contradicts the domain, whatever else
+    the diagnosis finds."""
+    case = _case("a")
+    assert check_diagnosis(case, CASE_A_RIGHT, None).correct is True
+    result = check_diagnosis(case, f"{CASE_A_RIGHT} {claim}", None)
+    assert result.correct is False and result.forbidden == ["nsg_priority_order"]
+
+
+@pytest.mark.parametrize(
+    "claim",
+    ["The deny at 150 overrides AllowVnetInBound at 65000.", "Could the rule at 4000 override the one at 150?"],
+)
+def test_nsg_priority_order_stated_right_or_only_asked_is_no_contradiction(claim: str) -> None:
+    assert check_diagnosis(_case("a"), f"{CASE_A_RIGHT} {claim}", None).correct is True
+
+
+@pytest.mark.parametrize(
+    ("case_id", "text"),
+    [
+        (
+            "d",
+            "ghost-demo-block-postgres (priority 110) and ghost-demo-block-redis (priority 150) are two independent "
+            "inbound denies; ghost-demo-block-redis sits on tf-source-vm's NSG.",
+        ),
+        (
+            "q",
+            "Rule ghost-demo-subnet-block-5432 (priority 100, deny TCP 5432) lives in the subnet NSG; netem on "
+            "tf-source-vm adds the delay; the two faults are independent.",
+        ),
+        ("u", "ghost-demo-block-pgsql (priority 200, Deny TCP 5432) sits on the NIC NSG of tf-dest-vm."),
+    ],
+)
+def test_a_diagnosis_that_puts_the_rule_on_another_nsg_is_wrong(case_id: str, text: str) -> None:
+    result = check_diagnosis(_case(case_id), text, None)
+    assert result.correct is False and "nsg_placement" in result.forbidden
+
+
+def test_naming_another_nsg_beside_the_rule_is_no_placement() -> None:
+    text = (
+        "Effective security rules show two NSGs on the path: the NIC's and ghost-demo-subnet-nsg. Its rule "
+        "ghost-demo-block-pgsql (priority 200, Deny, TCP 5432) is applied first, so the flow never reaches the NIC NSG."
+    )
+    assert "nsg_placement" not in check_diagnosis(_case("u"), text, None).forbidden
