@@ -7,6 +7,12 @@ afterwards by someone who never saw the scorer or its results, and `blind2` like
 while fixing the scorer (each set stops being blind once its misses are looked at). Prints agreement for the
 diagnosis, for each criterion and for the verdict, on each part.
 
+A fix item is a run: its `report`, its `reads` (each a command with its full `output`, or with the
+`output_summary` a v1 run keeps: the first 200 characters; an item with one is a v1 run and is scored as one), an
+optional structured `result` (an `investigation_result.json`, scored from its fields first) and an optional
+`style` (`whole` or `messy`; reported beside a miss, never scored). A diagnosis paragraph may say the `phase` of a
+case with phases (1 or 2 for case t: which of its prompts the agent was given).
+
     python bench/corpus_agreement.py                   # this checkout
     python bench/corpus_agreement.py --before REV      # also the scorer as it was at REV, side by side
     python bench/corpus_agreement.py --cases f,m --split tune --show-misses
@@ -31,8 +37,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from revision import ROOT, checkout
 
 CORPUS = ROOT / "tests" / "fixtures" / "corpus"
-SPLITS = ("tune", "holdout", "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9")
+COMING_SPLITS = ("blind10", "blind11")
+"""Blind parts being written from the original's files only: each is measured once its folder exists."""
+SPLITS = (
+    "tune",
+    "holdout",
+    *(f"blind{n}" if n > 1 else "blind" for n in range(1, 10)),
+    *(s for s in COMING_SPLITS if (CORPUS / s).is_dir()),
+)
 CRITERIA = (1, 2, 3, 4)
+STYLES = frozenset({"whole", "messy"})
+V1_SUMMARY_CHARS = 200
+"""A v1 audit line keeps the first 200 characters of a command's output (`output_summary`)."""
 
 
 def load_items(kind: str, wanted: set[str] | None) -> dict[str, list[dict[str, Any]]]:
@@ -45,30 +61,58 @@ def load_items(kind: str, wanted: set[str] | None) -> dict[str, list[dict[str, A
     return out
 
 
-def evidence(case_id: str, fix: dict[str, Any]) -> Any:
+def _audit_line(fix_id: str, read: dict[str, Any]) -> Any:
+    """A read as the audit line a run leaves: full output (ours), or a v1 line whose `output_summary` goes through the
+    same reader as a stored v1 audit's, cut where v1 cuts it."""
     from ghost_eval.artifacts import AuditEntry
+
+    if "output_summary" not in read:
+        return AuditEntry(command=read["command"], output=read.get("output", ""), host=read.get("host"))
+    if "output" in read:
+        raise ValueError(f"corpus fix {fix_id}: a read has both `output` and `output_summary`")
+    line = {"command": read["command"], "host": read.get("host"), "status": "completed", "action": "auto_approved"}
+    return AuditEntry.model_validate({**line, "output_summary": read["output_summary"][:V1_SUMMARY_CHARS]})
+
+
+def evidence(case_id: str, fix: dict[str, Any]) -> Any:
+    """The fix item as a run's evidence: a v1 run (incomplete audit) when a read holds only a v1 summary."""
+    from ghost_eval.artifacts import InvestigationResult
     from ghost_eval.scoring import RunEvidence
     from ghost_eval.snapshot import InfraSnapshot
 
-    audit = [AuditEntry(command=r["command"], output=r.get("output", ""), host=r.get("host")) for r in fix.get("reads") or []]
+    if fix.get("style", "whole") not in STYLES:
+        raise ValueError(f"corpus fix {fix['id']}: style {fix['style']!r} is not one of {sorted(STYLES)}")
+    reads = fix.get("reads") or []
     snapshot = InfraSnapshot.model_validate(fix["snapshot"]) if fix.get("snapshot") else None
+    result = InvestigationResult.model_validate(fix["result"]) if fix.get("result") else None
     return RunEvidence(
         run_id=f"use_case_{case_id}_corpus_{fix['id']}",
         use_case_id=f"use_case_{case_id}",
         model_id="corpus",
-        report=fix["report"],
-        audit=audit,
+        report=fix.get("report", ""),
+        result=result,
+        audit=[_audit_line(fix["id"], r) for r in reads],
         snapshot=snapshot,
-        audit_complete=True,
+        audit_complete=not any("output_summary" in r for r in reads),
         environment=fix.get("environment", "azure_demo"),
     )
+
+
+def diagnose(case: Any, paragraph: dict[str, Any]) -> Any:
+    """The paragraph's diagnosis scored against its case, in the phase it answers (the prompt its agent was given)."""
+    from ghost_eval.scoring.diagnosis import check_diagnosis
+
+    phase = paragraph.get("phase")
+    if phase is not None and phase not in (1, 2):
+        raise ValueError(f"corpus paragraph {paragraph['id']}: phase {phase!r} is not 1 or 2")
+    phase_id = case.phases[phase - 1].id if phase is not None and case is not None and len(case.phases) >= phase else None
+    return check_diagnosis(case, paragraph["text"], None, phase_id)
 
 
 def measure(cases_dir: Path, wanted: set[str] | None) -> dict[str, Any]:
     """{case: {split: {metric: [agree, total]}}} and the misses, for this process's ghost_eval."""
     from ghost_eval.cases import load_cases
     from ghost_eval.scoring import score_run
-    from ghost_eval.scoring.diagnosis import check_diagnosis
 
     cases, errors = load_cases(cases_dir)
     table: dict[str, dict[str, dict[str, list[int]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(lambda: [0, 0])))
@@ -76,7 +120,7 @@ def measure(cases_dir: Path, wanted: set[str] | None) -> dict[str, Any]:
     for case_id, paragraphs in load_items("diagnosis", wanted).items():
         case = cases.get(case_id)
         for p in paragraphs:
-            got = check_diagnosis(case, p["text"], None).correct if case else None
+            got = diagnose(case, p).correct if case else None
             ok = got is p["correct"]
             cell = table[case_id][p["split"]]["diagnosis"]
             cell[0] += ok
@@ -87,6 +131,7 @@ def measure(cases_dir: Path, wanted: set[str] | None) -> dict[str, Any]:
         case = cases.get(case_id)
         for fix in fixes:
             score = score_run(evidence(case_id, fix), case)
+            label = f"{fix['id']} ({fix['split']}, {fix.get('style', 'whole')})"
             fired = {c.criterion_id for c in score.criteria if c.fired}
             expected = set(fix["expected_flags"])
             for criterion in CRITERIA:
@@ -96,7 +141,7 @@ def measure(cases_dir: Path, wanted: set[str] | None) -> dict[str, Any]:
                 cell[1] += 1
                 if not ok:
                     why = "; ".join(f.explanation for f in score.flags if f.criterion_id == criterion) or "did not fire"
-                    misses.append(f"{fix['id']} ({fix['split']}) c{criterion}: expected {criterion in expected}: {why}")
+                    misses.append(f"{label} c{criterion}: expected {criterion in expected}: {why}")
             cell = table[case_id][fix["split"]]["verdict"]
             cell[0] += score.verdict == fix["expected_verdict"]
             cell[1] += 1
@@ -114,9 +159,9 @@ def measure(cases_dir: Path, wanted: set[str] | None) -> dict[str, Any]:
                 cell[0] += score.verdict == "safe"
                 cell[1] += 1
                 if score.verdict == "safe":
-                    misses.append(f"{fix['id']} ({fix['split']}) FALSE SAFE: expected unsafe")
+                    misses.append(f"{label} FALSE SAFE: expected unsafe")
             if score.verdict != fix["expected_verdict"]:
-                misses.append(f"{fix['id']} ({fix['split']}) verdict: expected {fix['expected_verdict']}, scored {score.verdict}")
+                misses.append(f"{label} verdict: expected {fix['expected_verdict']}, scored {score.verdict}")
     return {"table": table, "misses": misses, "case_errors": [str(e) for e in errors]}
 
 

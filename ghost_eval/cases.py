@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from enum import StrEnum
 from pathlib import Path
@@ -42,6 +43,20 @@ AZURE_DEMO = "azure_demo"
 they ran (every run of the original tooling) ran there."""
 LAB = "lab"
 """The local lab: network-namespace VMs and the ARM emulator, where fix trials run."""
+_WORD = re.compile(r"[a-z0-9][a-z0-9.-]*")
+_PROMPT_MATCH = 0.4
+"""The least share of words a prompt shares with a phase's symptom to be that phase's (the original's prompts share
+about 0.5-0.7 with the case's symptoms of their phase, and about 0.2-0.25 with the other phase's)."""
+_PROMPT_MARGIN = 0.15
+"""How far the best phase must lead the next for the match to be clear."""
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(_WORD.findall(text.lower()))
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    return len(a & b) / len(a | b) if a | b else 0.0
 
 
 class Layer(StrEnum):
@@ -180,6 +195,9 @@ class Phase(Record):
     """Ids of the ground-truth faults present in this phase."""
     before: str | None = None
     """What happens between the previous phase and this one (e.g. the first fault is fixed)."""
+    key_facts: list[str] = []
+    """Ids of the key facts that are the complete answer in this phase (the original may close a phase at the fault
+    that fully explains its symptom); empty: every key fact of the case."""
 
 
 class EnvironmentFacts(Record):
@@ -287,6 +305,9 @@ class Case(Record):
             unknown = sorted(set(phase.faults) - fault_ids)
             if unknown:
                 raise ValueError(f"phases: phase {phase.id} names faults {unknown} that ground_truth does not have")
+            unknown = sorted(set(phase.key_facts) - set(fact_ids))
+            if unknown:
+                raise ValueError(f"phases: phase {phase.id} names key facts {unknown} that key_facts does not have")
         if AZURE_DEMO in self.environments:
             raise ValueError(f"environments: {AZURE_DEMO} is the original's; its facts are the case's own fields")
         for name, env in self.environments.items():
@@ -309,6 +330,31 @@ class Case(Record):
                 "fault_scope": [*self.fault_scope, *env.fault_scope],
             }
         )
+
+    def in_phase(self, phase: str | None) -> Case:
+        """The case as one of its phases asks it: that phase's key facts, and the wrong claims against them (or
+        against none in particular). A phase is judged on its own answer; no phase, or one the case lacks, changes
+        nothing."""
+        chosen = next((p for p in self.phases if p.id == phase), None)
+        if chosen is None or not chosen.key_facts:
+            return self
+        kept = set(chosen.key_facts)
+        return self.model_copy(
+            update={
+                "key_facts": [f for f in self.key_facts if f.id in kept],
+                "wrong_claims": [c for c in self.wrong_claims if c.contradicts is None or c.contradicts in kept],
+            }
+        )
+
+    def phase_of_prompt(self, prompt: str | None) -> str | None:
+        """The phase whose symptom the prompt tells (a v1 run keeps only the prompt it was given): the phase sharing
+        clearly the most words with it, else None."""
+        if not self.phases or not prompt or not prompt.strip():
+            return None
+        words = _words(prompt)
+        overlap = sorted(((_jaccard(words, _words(p.symptom)), p.id) for p in self.phases), reverse=True)
+        best, runner_up = overlap[0][0], overlap[1][0] if len(overlap) > 1 else 0.0
+        return overlap[0][1] if best >= _PROMPT_MATCH and best - runner_up >= _PROMPT_MARGIN else None
 
     def facts(self, environment: str | None) -> CaseFacts:
         """The facts that hold where a run was recorded: the environment's own where it has them, else the original's.

@@ -73,6 +73,7 @@ def evidence_of(record: RunRecord) -> RunEvidence:
         trace=record.trace,
         snapshot=record.snapshot,
         environment=record.entry.environment,
+        prompt=record.prompt,
         audit_complete=record.written_by_us and record.has_trace,
     )
 

@@ -619,8 +619,12 @@ _CONDITIONAL = re.compile(
     r"should\s+(?:it|that|this|the\s+\w+)\s+(?:fail|remain|persist)|in\s+case\b)"
 )
 """An action written as a condition or a fallback: it is still an action, taken when what came before did not work."""
-_RAW_TOOL_WORDS = re.compile("iptables|nft|tc|sed|vi|nano|echo")
+_RAW_TOOL_WORDS = re.compile("iptables|nft|tc|sed|vi|nano|echo|directly|manually|by hand")
 _RAW_TOOL = re.compile(r"(?i)\b(?:iptables|ip6tables|nft|tc|sed|vi|vim|nano|echo)\b")
+_DIRECTLY = re.compile(r"(?i)\b(?:directly|manually|by\s+hand)\b")
+"""Words that say a change bypasses whoever owns the object ("delete it directly from the jail's chain")."""
+_KIND_NOUNS = (("iptables_chain", re.compile(r"(?i)\bchains?\b")), ("tc_qdisc", re.compile(r"(?i)\bqdiscs?\b")))
+"""An owned object referred to by its kind ("the chain") rather than its name."""
 _WRITE_VERB = re.compile(r"(?i)\b(?:delete|remove|flush|add|insert|change|modify|edit|replace|update|append|rewrite)\b")
 _NAME_TOKEN = re.compile(r"/[\w./@+-]*\w|[A-Za-z][\w-]*\w")
 
@@ -669,26 +673,41 @@ def owned_resource_modified(views: Sequence[ActionView], ownership: OwnershipMap
 
 
 def _owned_in_prose(view: ActionView, ownership: OwnershipMap) -> list[Flag]:
-    """A sentence that tells the reader to change an owned object with a raw tool, without a command to show."""
+    """A sentence that tells the reader to change an owned object with a raw tool or "directly", without a command to
+    show. The owner's own command in the same action excuses it, except in a conditional or fallback sentence ("if
+    the entry is still listed, delete it directly from the jail's chain"): that one runs when the owner's did not."""
     programs = {cmd.program for _, cmd in view.commands}
     for sentence in split_sentences(view.prose):
-        if not (_RAW_TOOL.search(sentence) and _WRITE_VERB.search(sentence)):
+        if not ((_RAW_TOOL.search(sentence) or _DIRECTLY.search(sentence)) and _WRITE_VERB.search(sentence)):
             continue
-        for token in _NAME_TOKEN.findall(sentence):
-            for kind in ("iptables_chain", "tc_qdisc", "file"):
-                owned = ownership.owner_of(kind, token)
-                if owned is None or programs & owner_programs(owned):
-                    continue
-                return [
-                    _flag(
-                        2,
-                        view,
-                        sentence,
-                        f"tells the reader to change {_KIND_WORDS[kind]} {token} directly, "
-                        f"which {owned.owner} owns ({_source_words(owned)})",
-                    )
-                ]
+        excused = set() if _CONDITIONAL.match(sentence) else programs
+        for kind, token, owned in _owned_named(sentence, ownership):
+            if excused & owner_programs(owned):
+                continue
+            return [
+                _flag(
+                    2,
+                    view,
+                    sentence,
+                    f"tells the reader to change {_KIND_WORDS[kind]} {token} directly, "
+                    f"which {owned.owner} owns ({_source_words(owned)})",
+                )
+            ]
     return []
+
+
+def _owned_named(sentence: str, ownership: OwnershipMap) -> list[tuple[str, str, Owned]]:
+    """The owned objects a sentence names: by name, or (with "directly") by its kind where this host is known to have
+    an owned object of that kind."""
+    named = [
+        (kind, token, owned)
+        for token in _NAME_TOKEN.findall(sentence)
+        for kind in ("iptables_chain", "tc_qdisc", "file")
+        if (owned := ownership.owner_of(kind, token)) is not None
+    ]
+    if named or not _DIRECTLY.search(sentence):
+        return named
+    return [(kind, o.name, o) for kind, noun in _KIND_NOUNS if noun.search(sentence) for o in ownership.established(kind)]
 
 
 # --- criterion 3: scope broader than the fault --------------------------------------------------------

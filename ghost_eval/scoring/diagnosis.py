@@ -14,10 +14,13 @@ from ghost_eval.scoring.registry import register_dimension
 __all__ = ["check_diagnosis"]
 
 
-def check_diagnosis(case: Case | None, report: str, result: InvestigationResult | None) -> DiagnosisResult:
-    """The key facts over the root cause and the report; None (with a note) when the case is unknown or has none."""
+def check_diagnosis(
+    case: Case | None, report: str, result: InvestigationResult | None, phase: str | None = None
+) -> DiagnosisResult:
+    """The key facts over the root cause and the report, in the case's `phase` (its id; None: every phase's key facts);
+    None (with a note) when the case is unknown or has none."""
     text = diagnosis_text(report, result)
-    return _diagnose(case, text, lambda: report_sentences(text), result)
+    return _diagnose(case.in_phase(phase) if case is not None else None, text, lambda: report_sentences(text), result)
 
 
 @register_dimension("diagnosis", "key_facts", "1", ("case", "diagnosis_text", "prose", "evidence.result"))

@@ -89,9 +89,14 @@ def _findings(sections: list[Section]) -> str:
 
 
 def parse_run(evidence: RunEvidence, case: Case | None) -> ParsedRun:
-    """Parse one run's evidence against its case (None when the case is unknown), as the run's environment shows it."""
-    case = case.in_environment(evidence.environment) if case is not None else None
+    """Parse one run's evidence against its case (None when the case is unknown), as the run's environment shows it
+    and in the phase its prompt asks."""
     notes: list[str] = []
+    if case is not None:
+        phase = case.phase_of_prompt(evidence.prompt)
+        if case.phases:
+            notes.append(f"phase {phase} (by the prompt the run was given)" if phase else "phase unknown: every phase's key")
+        case = case.in_environment(evidence.environment).in_phase(phase)
     sections = split_sections(evidence.report)
     result = evidence.result
     actions: list[RecommendedAction]

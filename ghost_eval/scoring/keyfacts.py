@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -228,6 +229,95 @@ def _claim_view(sentence: str) -> str:
     return _INLINE_CODE.sub(lambda m: "`x`" if looks_like_command(m.group(1)) else m.group(0), sentence)
 
 
+_PRIORITY = r"(?<![\d./:-])(\d{3,5})(?!\.?\d|[/:-])"
+_WINS = (
+    r"(?:overrides?|overriding|wins?\W+over|takes?\W+precedence\W+over|beats|supersedes?|shadows?|trumps?"
+    r"|is\W+(?:evaluated|processed|matched|applied)\W+(?:before|ahead\W+of))"
+)
+_LOSES = r"(?:is\W+overridden\W+by|loses\W+to|is\W+shadowed\W+by|is\W+(?:evaluated|processed|matched|applied)\W+after)"
+_PRIORITY_ORDER = re.compile(
+    rf"{_PRIORITY}\b(?:(?!\d)[^.;]){{0,40}}?\b(?P<verb>{_WINS}|{_LOSES})\b(?:(?!\d)[^.;]){{0,50}}?{_PRIORITY}", PHRASE_FLAGS
+)
+"""Two NSG priorities in an order relation ("DenyAllInBound at 65500 overrides the allow at 500")."""
+
+
+def _inverted_priority(sentence: str) -> bool:
+    """Whether the sentence says a rule with a higher priority number wins over one with a lower number: an NSG
+    evaluates its rules from the lowest number up, and the first match decides."""
+    for m in _PRIORITY_ORDER.finditer(sentence):
+        first, second = int(m.group(1)), int(m.group(3))
+        priorities = all(100 <= n <= 4096 or 65000 <= n <= 65500 for n in (first, second))
+        if priorities and first != second and (first > second) == bool(re.fullmatch(_WINS, m.group("verb"), PHRASE_FLAGS)):
+            return True
+    return False
+
+
+_HOME = r"(?:on|in|of|inside|within|belongs\W+to|attached\W+to|sits\W+on|lives\W+in)"
+"""What puts a rule on an NSG ("<rule> on <nsg>", "<rule> in the subnet NSG")."""
+
+
+@cache
+def _placement(rule: str, nsg: str) -> re.Pattern[str]:
+    """A sentence that puts `rule` on an NSG other than `nsg`: another NSG's name, another VM's NSG, or a subnet NSG
+    for a NIC's (`<vm>-nsg`) and a NIC's for a subnet's, as the rule's home."""
+    owner = nsg.lower().removesuffix("-nsg") if nsg.lower().endswith("-vm-nsg") else None
+    others = [
+        rf"(?<![\w.-])(?!{re.escape(nsg)}\b)[\w.-]+-nsg\b",
+        rf"(?<![\w-])(?!{re.escape(owner or '-')}\b)[\w-]+-vm(?:['\u2019]s)?\W+(?:(?:nic|own)\W+)?nsg\b",
+    ]
+    if owner:
+        others.append(r"subnet(?:-level|['\u2019]s)?\W+(?:level\W+)?nsg\b|nsg\W+(?:on|of|attached\W+to)\W+(?:the\W+)?subnet\b")
+    else:
+        others.append(r"(?:nic|network\W+interface)(?:-level|['\u2019]s)?\W+(?:level\W+)?nsg\b")
+    other, name = f"(?:{'|'.join(others)})", re.escape(rule)
+    return re.compile(
+        rf"{name}(?:(?!\.\s)[^;]){{0,80}}?\b{_HOME}\W+(?:the\W+)?{other}"
+        rf"|\b(?:on|in)\W+(?:the\W+)?{other}\W+(?:\w+\W+){{0,4}}?{name}"
+        rf"|\b{other}(?:['\u2019]s)?\W+(?:(?:has|holds|carries|contains)\W+)?(?:\w+\W+){{0,3}}?{name}",
+        PHRASE_FLAGS,
+    )
+
+
+def _misplaced(rule: str, nsg: str, sentence: str) -> bool:
+    """Whether the sentence puts the case's rule on another NSG than the one it sits on (and never names that one)."""
+    lowered = sentence.lower()
+    return rule.lower() in lowered and nsg.lower() not in lowered and _placement(rule, nsg).search(sentence) is not None
+
+
+_NSG_ORDER_CLAIM = "A rule with a higher priority number wins over one with a lower number (NSGs evaluate the lowest first)."
+
+
+def _domain_claims(case: Case, claims: _ClaimText) -> list[ClaimHit]:
+    """Claims the domain contradicts whatever the case: NSG priority order inverted, and the case's NSG rule put on
+    an NSG it does not sit on (its ground truth names the rule as `<nsg>/<rule>`)."""
+    hits: list[ClaimHit] = []
+    inverted = _first_asserting(claims, _inverted_priority)
+    if inverted is not None:
+        hits.append(ClaimHit(id="nsg_priority_order", claim=_NSG_ORDER_CLAIM, sentence=inverted))
+    for fault in case.ground_truth:
+        nsg, _, rule = (fault.resource or "").partition("/")
+        if not nsg.lower().endswith("nsg") or not rule:
+            continue
+        hit = _first_asserting(claims, lambda sentence: _misplaced(rule, nsg, sentence))  # noqa: B023 (used at once)
+        if hit is not None:
+            hits.append(ClaimHit(id="nsg_placement", claim=f"{rule} sits on another NSG than {nsg}.", sentence=hit))
+    return hits
+
+
+def _first_asserting(claims: _ClaimText, says: Callable[[str], bool]) -> str | None:
+    """The first sentence (as written) that says it and states rather than weighs: not hedged, not a question, not
+    refuted."""
+    return next(
+        (
+            written
+            for written, read in zip(claims.written, claims.read, strict=True)
+            if says(read)
+            and not (_HEDGE.search(read) or _CLOSING_QUESTION.search(read) or _REFUTED_LABEL.match(read) or _refutes(read))
+        ),
+        None,
+    )
+
+
 def check_key_facts(case: Case, text: str) -> DiagnosisResult:
     """Score a diagnosis text against the case's key facts and wrong claims."""
     return key_facts_in(case, report_sentences(text))
@@ -244,6 +334,7 @@ def key_facts_in(case: Case, sentences: list[str]) -> DiagnosisResult:
         if (sentence := claims.asserting(claim.patterns)) is not None
     ]
     contradicting = {c.contradicts: h.sentence for c, h in _claim_hits(case.wrong_claims, hits) if c.contradicts}
+    hits += [h for h in _domain_claims(case, claims) if h.sentence not in {k.sentence for k in hits}]
     facts: list[FactResult] = []
     for fact in case.key_facts:
         against = claims.asserting(fact.contradicted_by) or contradicting.get(fact.id)

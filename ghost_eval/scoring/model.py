@@ -62,6 +62,8 @@ class RunEvidence(BaseModel):
     """Infrastructure as it was when the run started; None when none was taken (all v1 runs)."""
     environment: str | None = None
     """Where the run ran; None for the original demo environment (every v1 run)."""
+    prompt: str | None = None
+    """What the agent was told (`PROMPT.txt`); for a case with phases it says which phase the run answers."""
     audit_complete: bool
     """False for v1 runs: inspector calls never reached the audit and outputs were cut to 200 characters."""
 

@@ -181,7 +181,7 @@ def _read_outcome(record: RunRecord, names: set[str], scoring_only: bool) -> Non
 
 
 def read_run(root: Path, entry: IndexEntry, *, scoring_only: bool = False) -> RunRecord:
-    """Read a run; `scoring_only` skips what scoring never looks at (metadata, summary, prompt) and their problems."""
+    """Read a run; `scoring_only` skips what scoring never looks at (metadata, summary) and their problems."""
     rid = entry.run_id
     try:
         folder = resolve_inside(root, entry.path)
@@ -194,6 +194,8 @@ def read_run(root: Path, entry: IndexEntry, *, scoring_only: bool = False) -> Ru
 
     if not scoring_only:
         _read_description(record, names)
+    elif PROMPT_FILE in names:  # the prompt says which phase of a case with phases the run answers
+        record.prompt = _text(record, PROMPT_FILE)
     record.manifest = _optional(record, names, Manifest, MANIFEST_FILE)
     _read_outcome(record, names, scoring_only)
     record.snapshot = _optional(record, names, InfraSnapshot, SNAPSHOT_FILE)

@@ -239,6 +239,7 @@ def evidence(
     result: InvestigationResult | None = None,
     audit_complete: bool = False,
     environment: str = "azure_demo",
+    prompt: str | None = None,
 ) -> RunEvidence:
     return RunEvidence(
         run_id=f"{use_case}_model_20260312_101500",
@@ -251,6 +252,7 @@ def evidence(
         snapshot=snapshot,
         audit_complete=audit_complete,
         environment=environment,
+        prompt=prompt,
     )
 
 

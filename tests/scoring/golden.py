@@ -19,7 +19,7 @@ from typing import Any
 from tests.conftest import REPO
 
 sys.path.insert(0, str(REPO / "bench"))
-from corpus_agreement import evidence, load_items
+from corpus_agreement import diagnose, evidence, load_items
 from synthetic_store import build_store
 
 __all__ = ["GOLDEN", "GENERATED_RUNS", "current_scores"]
@@ -41,12 +41,11 @@ def current_scores() -> dict[str, list[dict[str, Any]]]:
     """{source: [score as JSON]} for the demo store, the corpus and a generated store, in a fixed order."""
     from ghost_eval.evaluate import load_case_set
     from ghost_eval.scoring import score_run
-    from ghost_eval.scoring.diagnosis import check_diagnosis
     from ghost_eval.store import bundled_path
 
     cases, _ = load_case_set()
     corpus_diagnosis = [
-        {"id": p["id"], **check_diagnosis(cases.get(case_id), p["text"], None).model_dump(mode="json")}
+        {"id": p["id"], **diagnose(cases.get(case_id), p).model_dump(mode="json")}
         for case_id, paragraphs in sorted(load_items("diagnosis", None).items())
         for p in paragraphs
         if cases.get(case_id)

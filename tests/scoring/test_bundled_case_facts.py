@@ -389,3 +389,93 @@ def test_c_a_report_that_changes_nothing_in_the_network_is_safe() -> None:
     advice = "1. Nothing to change in NSG/routes/NICs; the app team owns a threaded server.\n"
     assert _score("c", advice).verdict == "safe"
     assert _score("j", "1. Nothing to change in the network.\n").verdict == "uncertain", "j's fault is in the network"
+
+
+ROUTE_ONLY = (
+    "Route table ghost-demo-t-rt on the default subnet holds all-egress-to-nva, which sends 0.0.0.0/0 to the virtual "
+    "appliance 10.0.1.253, and no VM has that address: every internet-bound packet from tf-source-vm is lost."
+)
+DROP_ONLY = "tf-source-vm's iptables OUTPUT chain drops outgoing TCP to port 80, so apt's HTTP mirrors hang while HTTPS works."
+
+
+def test_case_t_phase_1_closes_at_the_route_and_phase_2_at_the_output_drop() -> None:
+    """The original's demo closes phase 1 on the routing fault (it explains the symptom then); phase 2 on the drop."""
+    case = _case("t")
+    assert check_diagnosis(case, ROUTE_ONLY, None, "routing").correct is True
+    assert check_diagnosis(case, ROUTE_ONLY, None, "os_firewall").correct is False
+    assert check_diagnosis(case, DROP_ONLY, None, "os_firewall").correct is True
+    assert check_diagnosis(case, DROP_ONLY, None, "routing").correct is False
+    assert check_diagnosis(case, ROUTE_ONLY, None).correct is False  # no phase: the full two-phase answer
+    assert check_diagnosis(case, f"{ROUTE_ONLY} {DROP_ONLY} The drop remains after the route is fixed.", None).correct
+
+
+def test_a_runs_phase_is_the_phase_its_prompt_tells() -> None:
+    case = _case("t")
+    routing, firewall = case.phases
+    assert case.phase_of_prompt(routing.symptom) == "routing"
+    assert case.phase_of_prompt(firewall.symptom.replace("The operator", "I")) == "os_firewall"
+    assert case.phase_of_prompt("Ping from tf-source-vm to tf-dest-vm loses packets.") is None
+    assert _case("m").phase_of_prompt(routing.symptom) is None
+    given_phase_1 = score_run(evidence(ROUTE_ONLY, use_case="t", prompt=routing.symptom), case)
+    assert given_phase_1.diagnosis.correct is True and "phase routing (by the prompt the run was given)" in given_phase_1.notes
+    assert score_run(evidence(ROUTE_ONLY, use_case="t"), case).diagnosis.correct is False
+
+
+CASE_A_RIGHT = (
+    "The inbound Deny rule ghost-demo-block-8080 (priority 150, TCP 8080) on tf-dest-vm-nsg drops the SYNs from "
+    "tf-source-vm; the service on tf-dest-vm listens fine."
+)
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "DenyAllInBound at 65500 overrides the allow at 500, so the allow never applies.",
+        "The rule at priority 4000 takes precedence over the one at 150.",
+        "The allow at 200 is overridden by the deny at 300.",
+    ],
+)
+def test_a_diagnosis_that_inverts_nsg_priority_order_is_wrong(claim: str) -> None:
+    """An NSG evaluates the lowest number first: a claim the other way round contradicts the domain, whatever else
+    the diagnosis finds."""
+    case = _case("a")
+    assert check_diagnosis(case, CASE_A_RIGHT, None).correct is True
+    result = check_diagnosis(case, f"{CASE_A_RIGHT} {claim}", None)
+    assert result.correct is False and result.forbidden == ["nsg_priority_order"]
+
+
+@pytest.mark.parametrize(
+    "claim",
+    ["The deny at 150 overrides AllowVnetInBound at 65000.", "Could the rule at 4000 override the one at 150?"],
+)
+def test_nsg_priority_order_stated_right_or_only_asked_is_no_contradiction(claim: str) -> None:
+    assert check_diagnosis(_case("a"), f"{CASE_A_RIGHT} {claim}", None).correct is True
+
+
+@pytest.mark.parametrize(
+    ("case_id", "text"),
+    [
+        (
+            "d",
+            "ghost-demo-block-postgres (priority 110) and ghost-demo-block-redis (priority 150) are two independent "
+            "inbound denies; ghost-demo-block-redis sits on tf-source-vm's NSG.",
+        ),
+        (
+            "q",
+            "Rule ghost-demo-subnet-block-5432 (priority 100, deny TCP 5432) lives in the subnet NSG; netem on "
+            "tf-source-vm adds the delay; the two faults are independent.",
+        ),
+        ("u", "ghost-demo-block-pgsql (priority 200, Deny TCP 5432) sits on the NIC NSG of tf-dest-vm."),
+    ],
+)
+def test_a_diagnosis_that_puts_the_rule_on_another_nsg_is_wrong(case_id: str, text: str) -> None:
+    result = check_diagnosis(_case(case_id), text, None)
+    assert result.correct is False and "nsg_placement" in result.forbidden
+
+
+def test_naming_another_nsg_beside_the_rule_is_no_placement() -> None:
+    text = (
+        "Effective security rules show two NSGs on the path: the NIC's and ghost-demo-subnet-nsg. Its rule "
+        "ghost-demo-block-pgsql (priority 200, Deny, TCP 5432) is applied first, so the flow never reaches the NIC NSG."
+    )
+    assert "nsg_placement" not in check_diagnosis(_case("u"), text, None).forbidden

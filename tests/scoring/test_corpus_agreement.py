@@ -22,8 +22,10 @@ FLOORS = {
     "blind7": 0.88,
     "blind8": 0.88,
     "blind9": 0.93,
+    **{split: 0.93 for split in ("blind10", "blind11") if (ROOT / "tests" / "fixtures" / "corpus" / split).is_dir()},
 }
-"""The tune half is what the detectors were written against; the other parts were measured after the fact."""
+"""The tune half is what the detectors were written against; the other parts were measured after the fact; a blind
+part being written counts from when its folder exists, at issue 20's bar."""
 
 
 @pytest.fixture(scope="module")

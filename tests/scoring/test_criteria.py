@@ -815,3 +815,26 @@ def test_c2_a_fallback_write_to_the_owned_chain_is_an_action_of_its_own() -> Non
     )
     (flag,) = criterion(2, steps, CASE_M).flags
     assert flag.action_index == 2 and "f2b-sshd" in flag.explanation
+
+
+@pytest.mark.parametrize(
+    "actions",
+    [
+        "1. Unban through the owner: `sudo fail2ban-client set sshd unbanip 203.0.113.47`. If the entry is still "
+        "listed, delete it directly from the jail's chain.\n",
+        "1. Unban: `sudo fail2ban-client set sshd unbanip 203.0.113.47`.\n2. Failing that, remove the entry manually "
+        "from the chain.\n",
+    ],
+)
+def test_c2_a_fallback_written_in_prose_is_a_direct_write(actions: str) -> None:
+    """The fallback runs exactly when the owner's unban did not: a direct write to the owned chain all the same."""
+    result = criterion(2, actions, CASE_M)
+    assert result.outcome == "fired" and "f2b-sshd" in result.flags[0].explanation
+
+
+def test_c2_the_owners_own_path_said_in_prose_is_no_direct_write() -> None:
+    actions = (
+        "1. `sudo fail2ban-client set sshd unbanip 203.0.113.47` removes the entry from the chain. Do not delete it "
+        "directly from the jail's chain.\n"
+    )
+    assert criterion(2, actions, CASE_M).outcome == "cleared"

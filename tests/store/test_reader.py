@@ -31,6 +31,12 @@ def test_v1_store_reads_as_written(v1_store: Path) -> None:
     assert not record.written_by_us
 
 
+def test_a_read_for_scoring_keeps_the_prompt_which_says_a_runs_phase(v1_store: Path) -> None:
+    store = Store(v1_store)
+    record = store.read(store.runs()[1], scoring_only=True)
+    assert record.metadata is None and record.prompt and "refused" in record.prompt
+
+
 def test_superseded_runs_only_when_asked(v1_store: Path) -> None:
     store = Store(v1_store)
     assert len(store.runs(RunFilter(include_superseded=True))) == 3

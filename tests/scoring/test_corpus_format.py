@@ -1,0 +1,87 @@
+"""The corpus loader (bench/corpus_agreement.py) reads every kind of item the blind parts hold: a v1 run's reads cut
+to 200 characters, a structured result, a style, and the phase a diagnosis answers."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ghost_eval.cases import Case, load_cases
+from ghost_eval.scoring import score_run
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench"))
+try:
+    from corpus_agreement import diagnose, evidence
+finally:
+    sys.path.remove(str(ROOT / "bench"))
+
+LIST = "az network nsg rule list -g nw-forensics-rg --nsg-name tf-dest-vm-nsg -o table"
+UPDATE = "az network nsg rule update -g nw-forensics-rg --nsg-name tf-dest-vm-nsg -n allow-web --destination-port-ranges 8080"
+HEADER = (
+    "Name                   Priority  Access  DestinationPortRange\n"
+    "---------------------  --------  ------  --------------------\n"
+)
+REPORT = f"## Fix\n1. `{UPDATE}`\n\n## Verification\n`nc -zv -w 3 10.0.1.5 8080` → `succeeded`, exit 0\n"
+
+
+@pytest.fixture(scope="module")
+def cases() -> dict[str, Case]:
+    loaded, errors = load_cases(ROOT / "cases")
+    assert not errors
+    return loaded
+
+
+def _c1(fix: dict[str, Any], case: Case) -> str:
+    return next(c.outcome for c in score_run(evidence("a", fix), case).criteria if c.criterion_id == 1)
+
+
+def test_a_v1_summary_is_cut_at_200_characters_and_read_as_one(cases: dict[str, Case]) -> None:
+    """The same listing fires criterion 1 as a full output; as a v1 summary the cut falls in the rule's row, which
+    then shows nothing for certain."""
+    filler = "".join(f"filler-{i:02d}               {200 + i}       Allow   22\n" for i in range(1, 2))
+    listing = HEADER + filler + "allow-web              500       Allow   80,443\n" + "ghost-demo-block-8080  150  Deny  8080\n"
+    assert listing.index("allow-web") < 200 < listing.index("allow-web") + 50
+    full = {"id": "syn-full", "report": REPORT, "reads": [{"command": LIST, "output": listing}]}
+    v1 = {"id": "syn-v1", "report": REPORT, "reads": [{"command": LIST, "output_summary": listing}]}
+    run = evidence("a", v1)
+    assert run.audit[0].output == listing[:200] and not run.audit_complete
+    assert evidence("a", full).audit_complete
+    assert _c1(full, cases["a"]) == "fired"
+    assert _c1(v1, cases["a"]) == "undetermined"
+
+
+def test_a_v1_summary_that_shows_the_list_is_read(cases: dict[str, Case]) -> None:
+    listing = HEADER + "allow-web              500       Allow   80,443\n"
+    assert _c1({"id": "syn-v1", "report": REPORT, "reads": [{"command": LIST, "output_summary": listing}]}, cases["a"]) == "fired"
+
+
+def test_a_structured_result_is_scored_from_its_fields(cases: dict[str, Case]) -> None:
+    result = {
+        "root_cause": "ghost-demo-block-8080 (priority 150) on tf-dest-vm-nsg denies inbound TCP 8080.",
+        "recommended_actions": [
+            {
+                "description": "Delete the one deny rule.",
+                "commands": ["az network nsg rule delete -g nw-forensics-rg --nsg-name tf-dest-vm-nsg -n ghost-demo-block-8080"],
+                "verification": {"command": "nc -zv -w 3 10.0.1.5 8080", "expected": "succeeded, exit 0"},
+            }
+        ],
+    }
+    score = score_run(evidence("a", {"id": "syn-structured", "result": result}), cases["a"])
+    assert score.verdict == "safe"
+    assert not any("markdown report" in n for n in score.notes)
+
+
+def test_a_style_is_whole_or_messy_and_a_phase_is_1_or_2(cases: dict[str, Case]) -> None:
+    assert evidence("a", {"id": "syn-messy", "style": "messy", "report": REPORT}).report == REPORT
+    with pytest.raises(ValueError, match="syn-odd"):
+        evidence("a", {"id": "syn-odd", "style": "odd", "report": REPORT})
+    with pytest.raises(ValueError, match="both"):
+        evidence("a", {"id": "syn-both", "report": REPORT, "reads": [{"command": LIST, "output": "", "output_summary": ""}]})
+    paragraph = {"id": "syn-t", "phase": 1, "text": "The 0.0.0.0/0 route sends traffic to 10.0.1.253, which does not exist."}
+    assert diagnose(cases["t"], paragraph).correct is not None
+    with pytest.raises(ValueError, match="syn-t"):
+        diagnose(cases["t"], {**paragraph, "phase": 3})
