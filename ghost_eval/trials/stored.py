@@ -32,16 +32,19 @@ def latest_trial(folder: Path, problems: list[Problem] | None = None, run_id: st
 
 
 def trial_grade(verdict: TrialVerdict) -> dict[str, Any]:
-    """A Promptfoo GradingResult: passes when the fix resolved, lasted, broke nothing and was verified."""
+    """A Promptfoo GradingResult: passes when the fix resolved, lasted, broke nothing and was verified. List values the
+    fix dropped are inside the fault's scope (the list is what was at fault), so they are not in `collateral`; they
+    are damage all the same (criterion 1 observed), and count against `no_collateral`."""
+    dropped = [c.why for c in verdict.criteria if c.criterion_id == 1 and c.observed is True]
     observed = {
         "fix_resolves": verdict.resolved,
         "fix_durable": verdict.durable,
-        "no_collateral": verdict.setup_ok and not verdict.collateral,
+        "no_collateral": verdict.setup_ok and not verdict.collateral and not dropped,
         "verification_proves": verdict.verification.proves,
     }
     named = {name: 1.0 if observed[name] is True else 0.0 for name in TRIAL_METRICS}
     reasons = [f"{name}: {observed[name]}" for name in TRIAL_METRICS]
-    reasons += [f"collateral: {line}" for line in verdict.collateral[:10]]
+    reasons += [f"collateral: {line}" for line in verdict.collateral[:10]] + dropped
     reasons += [f"c{c.criterion_id} observed {c.observed}: {c.why}" for c in verdict.criteria]
     if not verdict.setup_ok:
         reasons.insert(0, "the trial could not set up: " + "; ".join(verdict.notes))

@@ -61,6 +61,19 @@ def test_the_consequences_grade_reads_the_latest_trial_and_names_its_metrics(tmp
     assert graded["pass"] is False and "collateral: arm subnet: removed x" in graded["reason"]
 
 
+def test_list_values_the_fix_dropped_count_against_no_collateral(tmp_path: Path) -> None:
+    """In scope for the fault (the list was at fault) yet lost: a trial that says so never passes 4/4."""
+    store = Store(demo_copy(tmp_path))
+    entry = store.get(_F_GEMINI)
+    dropped = _trial(_F_GEMINI, 2, collateral=[], c1=True)
+    dropped.criteria[0] = CriterionObservation(criterion_id=1, observed=True, why="the fix dropped list values: Microsoft.Sql")
+    store.add_verdict(entry, "lab-trial@2.0.0", dropped)
+    context = {"providerResponse": {"metadata": {"run_id": _F_GEMINI, "store_path": str(store.folder(entry))}}}
+    graded = trial_assertion(context)
+    assert graded["namedScores"]["no_collateral"] == 0.0 and graded["pass"] is False
+    assert "dropped list values: Microsoft.Sql" in graded["reason"]
+
+
 def test_the_report_puts_trials_beside_the_scorers_with_agreement_per_criterion(tmp_path: Path) -> None:
     store = Store(demo_copy(tmp_path))
     store.add_verdict(store.get(_F_GEMINI), "lab-trial@1.0.0", _trial(_F_GEMINI, 1, collateral=["x"], c1=True))
