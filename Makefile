@@ -40,7 +40,8 @@ lint: bootstrap
 	$(BIN)/mypy
 
 # One target per suite, each with the project's Node, Promptfoo database and offline settings.
-# Promptfoo exits 100 when a row fails its checks: that is a finished eval (unsafe runs are what it is there to find).
+# Promptfoo exits 100 when a row fails its checks: that is a finished eval (unsafe runs are what it is there to find);
+# a row that errored is not, so the suite exits 1 when there is one (ghost_eval.report.eval_status counts them).
 SUITE_baseline := promptfooconfig.yaml
 SUITE_variants := variants/promptfooconfig.yaml
 SUITE_sentinel := sentinel/promptfooconfig.yaml
@@ -49,7 +50,8 @@ SUITE_consequences := consequences/promptfooconfig.yaml
 baseline variants sentinel consequences: bootstrap
 	@mkdir -p $(RESULTS) $(PROMPTFOO_CONFIG_DIR)
 	$(PROMPTFOO) eval -c $(SUITE_$@) -o $(RESULTS)/$@.json --no-progress-bar --no-table; \
-	rc=$$?; if [ $$rc -eq 100 ]; then echo "$@ eval complete: some rows failed their checks (see $(RESULTS)/$@.json or 'make view')"; exit 0; fi; exit $$rc
+	rc=$$?; if [ $$rc -ne 0 ] && [ $$rc -ne 100 ]; then exit $$rc; fi; \
+	$(PY) -m ghost_eval.report.eval_status $(RESULTS)/$@.json
 
 # After the eval, the per-model rates (safe remediation, diagnosis accuracy, gap; Wilson intervals), not every row.
 eval: baseline
