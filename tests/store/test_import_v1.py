@@ -9,8 +9,10 @@ import pytest
 
 from ghost_eval.cli import main
 from ghost_eval.store import RunFilter, Store
-from ghost_eval.store.importer import import_runs
+from ghost_eval.store.importer import import_runs, reindex
+from ghost_eval.store.layout import INDEX_FILE, SQLITE_FILE
 from ghost_eval.store.verify import verify_store
+from tests.store.helpers import our_run
 from tests.store.v1_original import V1Run, write_eval_runs_dir, write_v1_store
 
 OLD, NEW = V1Run(stamp="20260501_091111"), V1Run(stamp="20260502_101500")
@@ -88,3 +90,22 @@ def test_a_runner_folder_without_metadata_gets_the_id_the_original_backfill_woul
     store, report = _import(tmp_path, runs)
     assert report.problems == [] and report.imported == [OLD.run_id]
     assert store.get(OLD.run_id).path == f"{OLD.use_case}/{OLD.model}/{OLD.run_id}"
+
+
+def test_reindex_rebuilds_every_field_of_an_entry_from_the_run_folder(tmp_path: Path) -> None:
+    """An index lost and rebuilt from the folders gives back the same entries, environment and suite version included
+    (a lab run would otherwise be scored against the Azure facts and pooled with Azure runs)."""
+
+    root = tmp_path / "store"
+    with Store(root, create=True) as store:
+        meta, files = our_run(0)
+        store.append(meta.model_copy(update={"environment": "lab", "suite_version": "baseline@3"}), files)
+        before = [e.model_dump() for e in store.runs()]
+    (root / SQLITE_FILE).unlink()
+    (root / INDEX_FILE).unlink()
+    with Store(root) as store:
+        assert [p.message for p in reindex(store).problems if "rebuilds the index" not in p.message] == []
+    assert (root / SQLITE_FILE).is_file()
+    with Store(root) as store:
+        after = [e.model_dump() for e in store.runs()]
+    assert after == before and after[0]["environment"] == "lab" and after[0]["suite_version"] == "baseline@3"
