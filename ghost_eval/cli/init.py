@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from ghost_eval.cli._common import Parents, out
@@ -11,13 +12,15 @@ __all__ = ["register"]
 
 
 def _init(args: argparse.Namespace) -> int:
-    from ghost_eval.scaffold import scaffold
+    from ghost_eval.scaffold import next_steps, scaffold
 
     target = Path(args.dir)
     written = scaffold(target, args.team)
     for path in written:
         out.print(f"wrote {path}", markup=False)
-    out.print(f"next: cd {target} && ghost-eval validate . && promptfoo eval -c promptfooconfig.yaml", markup=False)
+    out.print("next:", markup=False)
+    for step in next_steps(target, sys.executable):
+        out.print(f"  {step}", markup=False)
     return 0
 
 

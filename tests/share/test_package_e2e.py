@@ -34,8 +34,14 @@ def test_the_installed_wheel_scaffolds_a_suite_that_promptfoo_runs(tmp_path: Pat
     clean = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV", "GHOST_EVAL_STORE"}}
     _run(venv / "bin/python", "-m", "pip", "install", "--quiet", wheel, cwd=tmp_path, env=clean)
     team = tmp_path / "team-suite"
-    _run(venv / "bin/ghost-eval", "init", team, "--team", "netops", cwd=tmp_path, env=clean)
-    _run(venv / "bin/ghost-eval", "validate", ".", cwd=team, env=clean)
+    printed = _run(venv / "bin/ghost-eval", "init", team, "--team", "netops", cwd=tmp_path, env=clean)
+    steps = printed.split("next:\n", 1)[1].split("\n")
+    cd, validate, evaluate = (line.strip() for line in steps[:3])
+    assert cd == f"cd {team}" and evaluate.startswith(f"PROMPTFOO_PYTHON={venv}/bin/python npx --yes promptfoo@0.123.1 eval")
+    _run(venv / "bin" / validate.split()[0], *validate.split()[1:], cwd=team, env=clean)  # as printed
+    # the README and the CI example install this very package, from where it came (no index serves it by name)
+    assert f"pip install '{wheel}'" in (team / "README.md").read_text()
+    assert f"pip install '{wheel}'" in (team / "ci" / "ghost-eval.yml").read_text()
 
     env = promptfoo_env(tmp_path, {"PROMPTFOO_PYTHON": str(venv / "bin/python")})
     env.pop("PYTHONPATH", None)
