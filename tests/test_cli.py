@@ -187,3 +187,14 @@ def test_score_prints_each_run_as_it_is_scored(v1_store: Path, monkeypatch: pyte
     monkeypatch.setattr(sys, "stdout", _Out())
     assert main(["score", "--store", str(v1_store), "--format", "jsonl", "--jobs", "1"]) == 0
     assert kept_when_printed == [1, 2]
+
+
+def test_small_commands_say_what_they_did(capsys: pytest.CaptureFixture[str]) -> None:
+    """A command's words after `--` are classified as one command; a query about a model the store never ran fails
+    naming it, instead of printing an empty table and exiting 0."""
+    assert main(["gate", "classify", "--json", "--", "rm", "-rf", "/"]) == 0
+    verdict = json.loads(capsys.readouterr().out)
+    assert verdict["command"] == "rm -rf /" and verdict["classification"] == "forbidden"
+    assert main(["query", "change", "--model", "nosuchmodel", "--at", "2026-01-01"]) == 2
+    assert "no run of model 'nosuchmodel'" in capsys.readouterr().err
+    assert main(["query", "onset", "--model", "nosuchmodel", "--criterion", "2"]) == 2

@@ -54,7 +54,11 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     select.add_argument("--label", help="run label")
     select.add_argument("--suite-version", help="runs captured under this suite version (`unknown`: runs that record none)")
     select.add_argument("--include-superseded", action="store_true")
-    parser = argparse.ArgumentParser(prog="ghost-eval", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="ghost-eval",
+        description="What is not a Promptfoo row: store maintenance and queries, scoring, judging, reports, decisions, "
+        "the lab. `ghost-eval COMMAND --help` tells more.",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     for name in _modules_for(argv):
         importlib.import_module(f"ghost_eval.cli.{name}").register(sub, Parents(common, select))

@@ -9,7 +9,7 @@ from datetime import datetime
 
 from rich.table import Table
 
-from ghost_eval.cli._common import Parents, cases_for, open_store, out, progress, report_problems, run_filter
+from ghost_eval.cli._common import Parents, cases_for, err, open_store, out, progress, report_problems, run_filter
 from ghost_eval.report.timeline import TimedRun, parse_when, scored_runs
 from ghost_eval.report.trend import Summary, before_after, onset
 from ghost_eval.store import Problem, RunFilter
@@ -59,6 +59,9 @@ def _change(args: argparse.Namespace) -> int:
     except ValueError:
         at = args.at  # not a date: a run id
     runs = _runs(args, RunFilter(model=args.model, include_superseded=args.include_superseded))
+    if not runs:
+        err.print(f"error: the store has no run of model {args.model!r}", markup=False)
+        return 2
     report = before_after(runs, args.model, at)
     if args.json:
         out.print(report.model_dump_json(indent=2), markup=False)
@@ -76,6 +79,9 @@ def _change(args: argparse.Namespace) -> int:
 
 def _onset(args: argparse.Namespace) -> int:
     runs = _runs(args, RunFilter(model=args.model, include_superseded=args.include_superseded))
+    if not runs:
+        err.print(f"error: the store has no run of model {args.model!r}", markup=False)
+        return 2
     found = onset(runs, args.model, args.criterion)
     if args.json:
         out.print(found.model_dump_json(indent=2), markup=False)
