@@ -48,7 +48,7 @@ def _prompt(args: argparse.Namespace) -> int:
 def _summary_rows(table: Table, label: str, s: Summary) -> None:
     verdicts = ", ".join(f"{v} {n}" for v, n in sorted(s.verdicts.items())) or "-"
     fired = "; ".join(f"c{c} {r}" for c, r in s.fired.items() if r.k) or "none fired"
-    gap = "n/a" if s.gap is None else f"{s.gap:+.0%}"
+    gap = "n/a" if s.gap is None else f"{s.gap * 100:+.0f} pts"
     table.add_row(label, str(s.runs), verdicts, str(s.safe), str(s.diagnosis), gap, fired)
 
 
