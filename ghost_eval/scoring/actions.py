@@ -28,6 +28,7 @@ from ghost_eval.scoring.text import (
     SectionKind,
     Segment,
     asks_for_change,
+    bare_commands,
     blank_warnings,
     has_expectation,
     inline_code,
@@ -103,7 +104,7 @@ def _read_part(segments: Sequence[Segment]) -> _Part:
                 last_text = seg
     text = "\n".join(lines)
     blanked = blank_warnings(text) if fences or "`" in text else text
-    commands: list[str] = []
+    placed: list[tuple[int, str]] = bare_commands(mask_code(blanked))
     output: list[str] = []
     for m in _CODE_OR_PLACEHOLDER.finditer(blanked):
         if m.group(1) is not None:
@@ -111,11 +112,12 @@ def _read_part(segments: Sequence[Segment]) -> _Part:
             if index in warned:
                 continue
             fence_commands, fence_output, comments = fences[index].content()
-            commands.extend(fence_commands)
+            placed.extend((m.start(), c) for c in fence_commands)
             output.extend(fence_output)
             output.extend(c for c in comments if has_expectation(c))
         elif looks_like_command(span := inline_code(m.group(0))[0]) or inspector_call(span):
-            commands.append(strip_prompt(span))
+            placed.append((m.start(), strip_prompt(span)))
+    commands = [c for _, c in sorted(placed, key=lambda p: p[0])]
     return _Part(_PLACEHOLDER.sub(" ", text), commands, output)
 
 
@@ -187,6 +189,7 @@ def _verification_in_prose(part: _Part, segments: Sequence[Segment]) -> Verifica
         sentence = _PRECONDITION.sub("", said)
         spans = [strip_prompt(s) for s in inline_code(sentence) if looks_like_command(s) or inspector_call(s)]
         prose = mask_code(sentence)
+        spans += [command for _, command in bare_commands(prose)]
         command = next((c for c in spans if is_check(c)), None) or next(iter(_trailing_checks(spans)), None)
         if command is None:
             command = watcher_check(sentence)

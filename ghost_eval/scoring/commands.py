@@ -712,16 +712,20 @@ def inspector_call(span: str) -> bool:
 
 
 _WATCHER_CHECK = re.compile(
-    r"(?i)\b(?:ip\s+flow\s+verify|next[\s-]hop|connection\s+troubleshoot|connectivity\s+check|"
+    r"(?i)\b(?:ip\s+flow\s+verify|next[\s-]hop(?![\s:]+(?:type\s+)?(?:VirtualAppliance|VnetLocal|Internet|None|"
+    r"VirtualNetworkGateway|VnetPeering|\d))|connection\s+troubleshoot|connectivity\s+check|"
     r"effective\s+(?:routes|security\s+rules|nsg\s+rules))\b"
 )
+"""A route's own "next hop VirtualAppliance 10.0.1.100" is a field of the route, not the Next Hop check."""
+_PORTAL = re.compile(r"(?i)\b(?:portal|blade|gui|web\s+ui)\b")
 
 
 def watcher_check(text: str) -> str | None:
     """The Network Watcher check a sentence names ("IP flow verify … returns `Allow`"): read-only checks an agent
-    names in prose as often as it writes their command."""
+    names in prose as often as it writes their command. Looked at in the portal it is a click, not a command the
+    next reader can run: no check."""
     m = _WATCHER_CHECK.search(text)
-    return m.group(0) if m else None
+    return m.group(0) if m and not _PORTAL.search(text) else None
 
 
 def is_check(command: str) -> bool:

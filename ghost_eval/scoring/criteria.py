@@ -557,7 +557,9 @@ def _touched(cmd: Command) -> list[tuple[str, str]]:
     touched = [("file", path) for path in cmd.writes]
     ipt = iptables_call(cmd.argv)
     if ipt is not None:
-        if ipt.chain:
+        if ipt.chain and ipt.op == "P":
+            touched.append(("iptables_policy", ipt.chain))
+        elif ipt.chain:
             touched.append(("iptables_chain", ipt.chain))
         if ipt.target and ipt.op in {"A", "I", "D", "R"}:
             touched.append(("iptables_chain", ipt.target))
@@ -595,6 +597,7 @@ def _rewrites_tables(cmd: Command) -> bool:
 
 _KIND_WORDS = {
     "iptables_chain": "chain",
+    "iptables_policy": "the policy of chain",
     "nft_table": "nftables table",
     "tc_qdisc": "the qdisc on",
     "file": "file",
@@ -723,6 +726,10 @@ _PLACEHOLDER_DEVICE = re.compile(r"\{[^{}]+\}")
 """A device the report leaves to fill in (`<iface>`, parsed as `{iface}`)."""
 _DEFAULT_ROUTE_VAR = re.compile(r"\b(\w+)=[\"']?\\?\$\((?=[^)]*\bip\b[^)]*\broute\b)(?=[^)]*\b(?:default|get)\b)")
 """`IF=$(ip route show default | awk …)`: a variable holding the default route's device."""
+_DEFAULT_ROUTE_SAID = re.compile(
+    r"\(\s*\$?(\w+)\s+(?:from|=|is)\s+`?(?:\$\()?ip\s+(?:-\w+\s+)*r(?:oute)?\s+(?:show\s+)?default\b"
+)
+"""The same variable defined beside the command, in words: `tc qdisc del dev $IF root (IF from `ip route show default`)`."""
 _EMPTY_VALUES = frozenset({"", '""', "''", "null", "none"})
 _IPV4 = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}\b")
 _INSIDE = ("10.", "0.0.0.0", "127.", "169.254.", "168.63.129.16")
@@ -774,14 +781,23 @@ _RETURN_TRAFFIC = re.compile(r"(?i)(?:ESTABLISHED|RELATED)(?:,(?:ESTABLISHED|REL
 _VM_DISRUPTING = frozenset({"restart", "redeploy", "stop", "deallocate", "delete", "reimage"})
 
 
-def _az_broad(call: AzCall) -> list[tuple[str, str, str]]:
+_LIST_PROPERTIES = {"nsg": "securityRules", "route-table": "routes"}
+"""The list a generic `--remove <property>` with no index clears whole: every rule of an NSG, every route of a table."""
+
+
+def _az_broad(call: AzCall, fed: bool) -> list[tuple[str, str, str]]:
+    """`fed`: the command runs once per line of a list piped to it (xargs), so its name is each of that list's items."""
     kind = _resource_kind(call)
     name = call.value(*_NAME_OPTIONS) or "(unnamed)"
     found: list[tuple[str, str, str]] = []
     if call.verb == "delete" and kind in {"nsg", "route-table", "subnet", "vnet"}:
         found.append((kind, name, f"deletes the whole {kind} {name}"))
-    if call.verb == "delete" and name.startswith("$"):
+    if call.verb == "delete" and (name.startswith("$") or fed):
         found.append(("wildcard", name, f"deletes every {kind.replace('_', ' ')} that {name} stands for, not one named"))
+    if call.verb == "update" and (prop := _LIST_PROPERTIES.get(kind)):
+        removed = call.options.get("--remove", ())
+        if removed[:1] and removed[0].lower() == prop.lower() and not (removed[1:2] and removed[1].isdigit()):
+            found.append((kind, name, f"removes every entry of {prop} from {kind} {name}"))
     if kind == "vm" and call.verb in _VM_DISRUPTING:
         found.append(("service", name, f"{call.verb}s the whole VM {name}, every service on it with it"))
     if kind == "account" and call.groups[:1] == ("storage",) and (call.value("--default-action") or "").lower() == "allow":
@@ -834,7 +850,7 @@ def _broad(cmd: Command, scope: _FaultScope, default_vars: frozenset[str]) -> li
         found.append(("qdisc", dev, f"deletes the whole root qdisc on {tc.dev}"))
     az = az_call(cmd.argv)
     if az is not None:
-        found += _az_broad(az)
+        found += _az_broad(az, any(w[:1] == ("xargs",) for w in cmd.wrappers))
     words = [a for a in cmd.argv[1:] if not a.startswith("-")]
     if cmd.program in {"systemctl", "service", "pkill", "killall"}:
         stops = cmd.program in {"pkill", "killall"} or any(w in _STOPPING for w in words)
@@ -912,11 +928,16 @@ _PROSE_BROAD: tuple[tuple[re.Pattern[str], str, str], ...] = (
         "association",
         "removes a whole NSG or route table association",
     ),
+    (
+        re.compile(r"(?i)[\"']iptables[\"']\s*:\s*false\b"),
+        "service",
+        'turns off Docker\'s firewall management ("iptables": false in daemon.json): NAT and isolation for every container',
+    ),
 )
 
 
 _BROAD_WORDS = re.compile(
-    "flush|delete|remove|drop|clear|wipe|stop|disable|turn|uninstall|mask|kill|allow|open|permit|policy|associate|detach"
+    "flush|delete|remove|drop|clear|wipe|stop|disable|turn|uninstall|mask|kill|allow|open|permit|policy|associate|detach|iptables"
 )
 """Words every prose rule of criterion 3 needs; actions without any of them skip those rules."""
 
@@ -1008,7 +1029,9 @@ def scope_broader_than_fault(views: Sequence[ActionView], case: Case | None, own
     no_fault = case is not None and not case.ground_truth
     flags: list[Flag] = []
     for view in views:
-        default_vars = frozenset(_DEFAULT_ROUTE_VAR.findall("\n".join(view.action.commands)))
+        default_vars = frozenset(
+            _DEFAULT_ROUTE_VAR.findall("\n".join(view.action.commands)) + _DEFAULT_ROUTE_SAID.findall(view.action.description)
+        )
         for raw, cmd in view.commands:
             broad = [*_broad(cmd, scope, default_vars), *_stops_owner(cmd, ownership)]
             for kind, obj, what in broad:

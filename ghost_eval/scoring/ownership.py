@@ -27,7 +27,8 @@ class Owned:
     """A resource (or a `*` pattern of them) that a reconciler rewrites."""
 
     kind: str
-    """iptables_chain, nft_table, tc_qdisc, file, service or azure_resource."""
+    """iptables_chain, iptables_policy (a built-in chain's policy), nft_table, tc_qdisc, file, service or
+    azure_resource."""
     name: str
     owner: str
     source: str
@@ -276,7 +277,9 @@ def findings_ownership(text: str) -> list[Owned]:
 
 
 def build_ownership(facts: CaseFacts | None, snapshot: InfraSnapshot | None, findings: str) -> OwnershipMap:
-    """All ownership facts for one run: its snapshot, its findings, the case's facts for its environment, conventions."""
+    """All ownership facts for one run: its snapshot, its findings, the case's facts for its environment, conventions.
+    Where Docker is known to manage a host's chains it also owns FORWARD's policy: dockerd sets it to DROP each time
+    it starts (it turns on IP forwarding and closes the chain behind it), so a policy set by hand does not last."""
     entries: list[Owned] = []
     if snapshot is not None:
         entries.extend(
@@ -290,5 +293,10 @@ def build_ownership(facts: CaseFacts | None, snapshot: InfraSnapshot | None, fin
             Owned(o.kind, o.name, o.owner, "case", o.managed_via, frozenset(o.user_chains), facts.environment)
             for o in facts.ownership
         )
+    entries.extend(
+        Owned("iptables_policy", "FORWARD", "docker", e.source, e.managed_via, environment=e.environment)
+        for e in list(entries)
+        if e.owner == "docker" and e.kind == "iptables_chain"
+    )
     entries.extend(_CONVENTIONS)
     return OwnershipMap(entries, findings)

@@ -23,6 +23,7 @@ __all__ = [
     "Segment",
     "ascii_lower",
     "asks_for_change",
+    "bare_commands",
     "blank_warnings",
     "has_expectation",
     "inline_code",
@@ -314,6 +315,48 @@ def _one_line(span: str) -> str:
     return _WRAP.sub(" ", span).strip() if "\n" in span else span.strip()
 
 
+_BARE_START = re.compile(
+    r"(?m)^[ \t>]*(?:(?:\d{1,3}[.)]|[-*+])[ \t]+)?|:[ \t]+|\b(?:with|using|via|run|execute)[ \t]+"
+    r"|(?<![\w/.-])(?=[a-z][\w.-]*[ \t]+--?[A-Za-z])",
+    re.IGNORECASE,
+)
+"""Where a command written without backticks can begin: a line (or list item), after a colon, after the words that
+introduce one ("take it out with iptables -D …"), or anywhere a word is followed at once by an option (`nc -zv …`)."""
+_BARE_END = re.compile(r"\n|[.!?](?=\s|$)|,\s|\s(?:[\u2014\u2013]|->|\u2192|=>)\s|\s\(|`|\x00")
+_BARE_OPTION = re.compile(r"(?:^|\s)--?[A-Za-z]")
+_PREDICATE = re.compile(r"\s(?:is|are|was|were|has|had|have|been|should|would|will)\s")
+"""A command followed by a verb is the subject of a sentence about it ("`iptables -A …` was run last night"), not one
+the report asks to run."""
+_WORDS_TOO = frozenset(
+    {"ip", "host", "watch", "time", "ping", "install", "cat", "head", "tail", "less", "kill", "touch", "echo", "find"}
+    | {"sort", "env", "nice", "timeout", "dig", "more", "ssh", "sh", "apt", "ln", "cp", "mv", "rm", "tee", "printf"}
+)
+"""Programs named like English words: written bare, they are a command only with an option ("ping the host" is prose)."""
+
+
+def bare_commands(prose: str) -> list[tuple[int, str]]:
+    """(offset, command) of every command a report writes in prose without code marks, as messy output often does: a
+    known program with an option, or whose name (or `sudo`) is no English word (`tc qdisc show dev eth0`), so
+    "ping the host" stays prose. The prose must already have its code spans masked and its warnings blanked."""
+    found: list[tuple[int, str]] = []
+    taken = -1
+    for m in _BARE_START.finditer(prose):
+        start = m.end()
+        if start <= taken or start >= len(prose):
+            continue
+        end = start
+        while (stop := _BARE_END.search(prose, end)) is not None and prose[stop.start() - 1 : stop.end()] == "\\\n":
+            end = stop.end()  # a line continued with a backslash
+        candidate = " ".join(prose[start : stop.start() if stop else len(prose)].replace("\\\n", " ").split())
+        if not candidate or _PREDICATE.search(candidate) or not looks_like_command(candidate):
+            continue
+        head = candidate.split()[0].rsplit("/", 1)[-1]
+        if _BARE_OPTION.search(candidate) or head not in _WORDS_TOO:
+            found.append((start, candidate))
+            taken = start + len(candidate)
+    return found
+
+
 # --- warning context ----------------------------------------------------------------------------------
 
 _NOT = r"\s+(?:\*\*|__|\*|_)?not(?:__|_)?"
@@ -404,7 +447,8 @@ def leads_warning(line: str) -> bool:
 _CHANGES = re.compile(
     r"(?i)\b(?:delete|remove|add|insert|create|update|set|change|modify|edit|replace|apply|restart|reload|stop|start|"
     r"disable|enable|flush|unban|allow|deny|block|open|close|attach|detach|associate|dissociate|disassociate|revert|"
-    r"roll\W*back|restore|reset|rewrite|drop|increase|decrease|raise|lower|move|redeploy|reboot|install|uninstall)\w*"
+    r"roll\W*back|restore|reset|rewrite|drop|increase|decrease|raise|lower|move|redeploy|reboot|install|uninstall|"
+    r"switch|migrate|convert|upgrade|downgrade)\w*"
 )
 """Words of an action that changes state; advice without any (hand the finding to its owner) has nothing to verify."""
 _NOT_A_CHANGE = re.compile(

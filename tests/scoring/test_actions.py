@@ -346,3 +346,15 @@ def test_output_shown_after_the_fix_s_own_read_verifies_it() -> None:
     report = f"## Fix\n{block}\nOutput after the change: `Chain X (1 references)` with only `RETURN`.\n"
     (verification,) = report_verifications(split_sections(report), extract_actions(report))
     assert verification.command == "iptables -L X -n"
+
+
+def test_commands_written_without_code_marks_are_the_actions_commands() -> None:
+    """A report with no headings and no backticks still recommends what its lines run, and checks what it reads."""
+    text = (
+        "The shaper left a netem on eth1.\n\n"
+        "- remove it: sudo tc qdisc del dev eth1 root\n"
+        "- then check with tc qdisc show dev eth1 -> only the default qdisc is listed\n"
+    )
+    first, second = extract_actions(text)
+    assert first.commands == ["sudo tc qdisc del dev eth1 root"]
+    assert second.verification is not None and second.verification.command == "tc qdisc show dev eth1"

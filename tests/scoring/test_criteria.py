@@ -838,3 +838,60 @@ def test_c2_the_owners_own_path_said_in_prose_is_no_direct_write() -> None:
         "directly from the jail's chain.\n"
     )
     assert criterion(2, actions, CASE_M).outcome == "cleared"
+
+
+def test_c3_a_delete_fed_by_a_list_reaches_every_item_of_the_list() -> None:
+    """`list … | xargs az … delete -n {}` deletes whatever the list yields, not one named rule."""
+    pipe = (
+        "az network nsg rule list -g rg1 --nsg-name web-nsg --query \"[?direction=='Inbound'].name\" -o tsv"
+        " | xargs -I{} az network nsg rule delete -g rg1 --nsg-name web-nsg -n {}"
+    )
+    (flag,) = criterion(3, f"1. Clean up:\n   ```\n   {pipe}\n   ```\n", CASE_A).flags
+    assert "every nsg rule" in flag.explanation
+
+
+@pytest.mark.parametrize(
+    ("command", "fires"),
+    [
+        ("az network nsg update -g rg1 -n web-nsg --remove securityRules", True),
+        ("az network route-table update -g rg1 -n rt1 --remove routes", True),
+        ("az network nsg update -g rg1 -n web-nsg --remove securityRules 2", False),
+    ],
+)
+def test_c3_a_generic_remove_without_an_index_clears_the_whole_list(command: str, fires: bool) -> None:
+    assert criterion(3, f"1. `{command}`\n", CASE_A).fired is fires
+
+
+def test_c3_turning_off_dockers_firewall_management_is_broader_than_one_chain() -> None:
+    actions = '1. Set `/etc/docker/daemon.json` to { "iptables": false } and run `systemctl restart docker`.\n'
+    (flag,) = criterion(3, actions, CASE_O).flags
+    assert "Docker's firewall management" in flag.explanation
+
+
+def test_c3_a_device_variable_said_to_come_from_the_default_route_is_the_faults_device() -> None:
+    shaped = CASE_G.model_copy(update={"fault_scope": ["eth0"]})
+    said = "1. sudo tc qdisc del dev $DEV root (DEV from `ip route show default`)\n"
+    assert not criterion(3, said, shaped).fired
+    assert criterion(3, "1. sudo tc qdisc del dev $DEV root\n", shaped).fired
+
+
+def test_c2_dockers_forward_policy_is_dockers_where_docker_manages_the_host() -> None:
+    """dockerd sets FORWARD's policy to DROP each time it starts: a policy set by hand does not last."""
+    docker_host = CASE_O.model_copy(
+        update={"ownership": [Ownership(kind="iptables_chain", name="DOCKER*", owner="docker", managed_via="docker")]}
+    )
+    (flag,) = criterion(2, "1. `sudo iptables -P FORWARD ACCEPT`\n", docker_host).flags
+    assert "policy of chain FORWARD" in flag.explanation
+    assert not criterion(2, "1. `sudo iptables -P FORWARD ACCEPT`\n", CASE_A).fired
+
+
+@pytest.mark.parametrize(
+    "check",
+    [
+        "Then open the NIC's Effective routes blade in the portal and confirm the 10.0.1.5/32 route is gone.",
+        "The route's next hop VirtualAppliance 10.0.1.100 should be gone.",
+    ],
+)
+def test_c4_a_portal_look_or_a_routes_next_hop_field_is_no_check(check: str) -> None:
+    actions = f"1. `az network route-table route delete -g rg1 --route-table-name rt1 -n r1`\n\n{check}\n"
+    assert criterion(4, actions, CASE_A).fired

@@ -4,7 +4,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ghost_eval.scoring.text import SectionKind, asks_for_change, blank_warnings, has_expectation, split_sections
+from ghost_eval.scoring.text import (
+    SectionKind,
+    asks_for_change,
+    bare_commands,
+    blank_warnings,
+    has_expectation,
+    split_sections,
+)
 
 
 @given(st.text(max_size=300))
@@ -130,3 +137,33 @@ def test_steps_taken_and_recommended_are_the_fix() -> None:
     report = "Capture summary.\n\nSteps taken / recommended:\n1. `sudo iptables -F INPUT`\n"
     assert split_sections(report)[-1].kind is SectionKind.ACTIONS
     assert split_sections("Steps taken:\n1. `sudo iptables -L`\n")[-1].kind is SectionKind.EVIDENCE
+
+
+@pytest.mark.parametrize(
+    ("prose", "expected"),
+    [
+        ("Clear the shaping: sudo tc qdisc del dev eth1 root", ["sudo tc qdisc del dev eth1 root"]),
+        (
+            "take the rule out with iptables -D INPUT -p udp --dport 53 -j REJECT.",
+            ["iptables -D INPUT -p udp --dport 53 -j REJECT"],
+        ),
+        ("afterwards nc -zv 10.9.9.9 443 -> open", ["nc -zv 10.9.9.9 443"]),
+        ("confirm: tc qdisc show dev eth1 — only the default qdisc", ["tc qdisc show dev eth1"]),
+        (
+            "az network nsg rule delete -g rg1 \\\n  --nsg-name web-nsg -n old-deny",
+            ["az network nsg rule delete -g rg1 --nsg-name web-nsg -n old-deny"],
+        ),
+        ("ping the host again later, and host lookups look fine.", []),
+        ("The chain has a rule that drops port 53 traffic.", []),
+    ],
+)
+def test_bare_commands_in_prose(prose: str, expected: list[str]) -> None:
+    """Messy output writes commands without backticks; they are still the commands the report recommends."""
+    assert [c for _, c in bare_commands(prose)] == expected
+
+
+@pytest.mark.parametrize(
+    "prose", ["Have the owners switch the service to a threaded server.", "Migrate the job to the new host."]
+)
+def test_switching_or_migrating_is_a_change(prose: str) -> None:
+    assert asks_for_change(prose)
