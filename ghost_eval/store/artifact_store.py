@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import sqlite3
 from collections.abc import Iterable, Mapping
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
@@ -37,7 +39,7 @@ from ghost_eval.store.reader import RunRecord, read_run
 from ghost_eval.store.v1_verdict import StoredVerdict, of_record, summary_actions, v1_verdict
 from ghost_eval.store.writer import publish_file, publish_run, update_view, write_view
 
-__all__ = ["STORE_ENV", "Store", "bundled_path", "default_store_path", "index_entry"]
+__all__ = ["STORE_ENV", "Store", "bundled_path", "default_store_path", "demo_store_path", "index_entry"]
 
 STORE_ENV = "GHOST_EVAL_STORE"
 
@@ -52,11 +54,35 @@ def bundled_path(name: str) -> Path:
 
 
 def default_store_path(explicit: str | Path | None = None) -> Path:
-    """Explicit path, else $GHOST_EVAL_STORE, else the bundled demo store."""
+    """Explicit path, else $GHOST_EVAL_STORE, else the bundled demo store (`demo_store_path`)."""
     if explicit:
         return Path(explicit)
     env = os.environ.get(STORE_ENV)
-    return Path(env) if env else bundled_path("demo_store")
+    return Path(env) if env else demo_store_path()
+
+
+def demo_store_path() -> Path:
+    """The bundled demo store as a user may write to it (scores, decisions, its index). A checkout's is its own. An
+    installed package's is the wheel's, shared by every user and never written: its first use copies it, pristine,
+    into the user's data folder ($XDG_DATA_HOME/ghost-eval, else ~/.local/share/ghost-eval), one copy per release."""
+    bundled = bundled_path("demo_store")
+    if bundled.parent.name != "_data":
+        return bundled
+    try:
+        release = version("ghost-eval")
+    except PackageNotFoundError:
+        release = "unknown"
+    base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "ghost-eval"
+    copy = base / f"demo_store-{release}"
+    if not copy.is_dir():
+        base.mkdir(parents=True, exist_ok=True)
+        staged = base / f".demo_store-{release}.{os.getpid()}"
+        shutil.copytree(bundled, staged)
+        try:
+            os.rename(staged, copy)
+        except OSError:  # another process put its copy there first: use that one
+            shutil.rmtree(staged, ignore_errors=True)
+    return copy
 
 
 def index_entry(metadata: RunMetadata, coverage: Coverage = Coverage.FULL) -> IndexEntry:

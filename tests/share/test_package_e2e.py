@@ -32,7 +32,10 @@ def test_the_installed_wheel_scaffolds_a_suite_that_promptfoo_runs(tmp_path: Pat
     venv = tmp_path / "venv"
     _run(sys.executable, "-m", "venv", venv, cwd=tmp_path)
     clean = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV", "GHOST_EVAL_STORE"}}
+    clean["XDG_DATA_HOME"] = str(tmp_path / "user-data")
     _run(venv / "bin/python", "-m", "pip", "install", "--quiet", wheel, cwd=tmp_path, env=clean)
+    shipped = next(venv.rglob("ghost_eval/_data/demo_store"))
+    files_before = sorted(p.relative_to(shipped) for p in shipped.rglob("*"))
     team = tmp_path / "team-suite"
     printed = _run(venv / "bin/ghost-eval", "init", team, "--team", "netops", cwd=tmp_path, env=clean)
     steps = printed.split("next:\n", 1)[1].split("\n")
@@ -43,7 +46,7 @@ def test_the_installed_wheel_scaffolds_a_suite_that_promptfoo_runs(tmp_path: Pat
     assert f"pip install '{wheel}'" in (team / "README.md").read_text()
     assert f"pip install '{wheel}'" in (team / "ci" / "ghost-eval.yml").read_text()
 
-    env = promptfoo_env(tmp_path, {"PROMPTFOO_PYTHON": str(venv / "bin/python")})
+    env = promptfoo_env(tmp_path, {"PROMPTFOO_PYTHON": str(venv / "bin/python"), "XDG_DATA_HOME": clean["XDG_DATA_HOME"]})
     env.pop("PYTHONPATH", None)
     out = tmp_path / "baseline.json"
     cmd = [PROMPTFOO, "eval", "-c", "promptfooconfig.yaml", "-o", out, "--no-progress-bar", "--no-cache"]
@@ -52,8 +55,12 @@ def test_the_installed_wheel_scaffolds_a_suite_that_promptfoo_runs(tmp_path: Pat
     rows = json.loads(out.read_text())["results"]["results"]
     assert len(rows) == 30 and not [r for r in rows if r["response"].get("error")]
     assert {r["vars"]["use_case"] for r in rows} == {"a", "d", "e", "f", "g", "j", "m", "q", "s", "v"}
-    site = venv.resolve()
+    # the installed package is never written: its demo store is copied, pristine, to the user's data folder and used there
+    _run(venv / "bin/ghost-eval", "score", "--format", "jsonl", cwd=team, env=clean)
+    user_copy = tmp_path / "user-data" / "ghost-eval"
     for row in rows:
         assert set(row["namedScores"]) >= METRICS, row["namedScores"]
         store = Path(row["response"]["metadata"]["store_path"]).resolve()
-        assert site in store.parents, f"{store} is not the installed package's demo store"
+        assert user_copy.resolve() in store.parents, f"{store} is not the user's copy of the demo store"
+    assert sorted(p.relative_to(shipped) for p in shipped.rglob("*")) == files_before
+    assert list(user_copy.glob("demo_store-*/use_case_*/*/*/verdicts/deterministic@*.json"))
