@@ -479,3 +479,22 @@ def test_naming_another_nsg_beside_the_rule_is_no_placement() -> None:
         "ghost-demo-block-pgsql (priority 200, Deny, TCP 5432) is applied first, so the flow never reaches the NIC NSG."
     )
     assert "nsg_placement" not in check_diagnosis(_case("u"), text, None).forbidden
+
+
+@pytest.mark.parametrize(
+    ("case_id", "text"),
+    [
+        ("g", "Shaping found on source: a prio root with a netem leaf dropping a fifth of the packets."),
+        ("k", "Ping dies at dest INPUT, whose first rule drops every ICMP packet; a tbf on src eth0 caps at 5 Mbit."),
+    ],
+)
+def test_a_vm_named_by_its_role_alone_is_that_vm(case_id: str, text: str) -> None:
+    """Terse reports name the two VMs by role ("on source", "dest INPUT"): the host facts are found."""
+    result = check_diagnosis(_case(case_id), text, None)
+    assert not {f.id for f in result.facts if f.kind == "host" and f.status != "found"}
+
+
+def test_a_role_word_that_names_a_packet_field_is_no_vm() -> None:
+    text = "The tc prio filter matches on source port 22; a netem leaf drops 20% of the rest."
+    facts = {f.id: f.status for f in check_diagnosis(_case("g"), text, None).facts}
+    assert facts["source_host"] == "missing"
