@@ -252,21 +252,25 @@ def _inverted_priority(sentence: str) -> bool:
     return False
 
 
-_HOME = r"(?:on|in|of|inside|within|belongs\W+to|attached\W+to|sits\W+on|lives\W+in)"
-"""What puts a rule on an NSG ("<rule> on <nsg>", "<rule> in the subnet NSG")."""
+_HOME = r"(?:on|in|of|inside|within|belongs\W+to|(?:attached|added|applied)\W+to|sits\W+on|lives\W+in)"
+"""What puts a rule on an NSG ("<rule> on <nsg>", "<rule> in the subnet NSG", "<rule> was added to <nsg>")."""
 
 
 @cache
 def _placement(rule: str, nsg: str) -> re.Pattern[str]:
-    """A sentence that puts `rule` on an NSG other than `nsg`: another NSG's name, another VM's NSG, or a subnet NSG
-    for a NIC's (`<vm>-nsg`) and a NIC's for a subnet's, as the rule's home."""
+    """A sentence that puts `rule` on an NSG other than `nsg`: another NSG's name, another VM's NSG (either way round:
+    "<vm>'s NSG", "the NSG of <vm>'s NIC"), or a subnet NSG (named or not: "the NSG on the default subnet") for a NIC's
+    (`<vm>-nsg`) and a NIC's for a subnet's, as the rule's home."""
     owner = nsg.lower().removesuffix("-nsg") if nsg.lower().endswith("-vm-nsg") else None
     others = [
         rf"(?<![\w.-])(?!{re.escape(nsg)}\b)[\w.-]+-nsg\b",
         rf"(?<![\w-])(?!{re.escape(owner or '-')}\b)[\w-]+-vm(?:['\u2019]s)?\W+(?:(?:nic|own)\W+)?nsg\b",
+        rf"\bnsg\W+(?:of|on)\W+(?:the\W+)?\W*(?!{re.escape(owner or '-')}\b)[\w-]+-vm\b",
     ]
     if owner:
-        others.append(r"subnet(?:-level|['\u2019]s)?\W+(?:level\W+)?nsg\b|nsg\W+(?:on|of|attached\W+to)\W+(?:the\W+)?subnet\b")
+        others.append(
+            r"subnet(?:-level|['\u2019]s)?\W+(?:level\W+)?nsg\b|nsg\W+(?:on|of|attached\W+to)\W+(?:the\W+)?(?:[\w-]+\W+)?subnet\b"
+        )
     else:
         others.append(r"(?:nic|network\W+interface)(?:-level|['\u2019]s)?\W+(?:level\W+)?nsg\b")
     other, name = f"(?:{'|'.join(others)})", re.escape(rule)

@@ -498,3 +498,20 @@ def test_a_role_word_that_names_a_packet_field_is_no_vm() -> None:
     text = "The tc prio filter matches on source port 22; a netem leaf drops 20% of the rest."
     facts = {f.id: f.status for f in check_diagnosis(_case("g"), text, None).facts}
     assert facts["source_host"] == "missing"
+
+
+@pytest.mark.parametrize(
+    ("case_id", "text"),
+    [
+        ("a", "Deny rule ghost-demo-block-8080 (priority 150, TCP 8080) is attached to the NSG of tf-source-vm's NIC."),
+        ("q", "ghost-demo-subnet-block-5432 (priority 100, deny 5432) was applied to the NSG on the app subnet."),
+    ],
+)
+def test_the_rule_put_on_another_vms_nsg_or_a_subnet_nsg_written_out_is_misplaced(case_id: str, text: str) -> None:
+    """ "The NSG of <other VM>" and "the NSG on the <name> subnet" are another NSG's home as much as "<vm>'s NSG"."""
+    assert "nsg_placement" in check_diagnosis(_case(case_id), text, None).forbidden
+
+
+def test_the_nsg_of_the_rules_own_vm_is_no_misplacement() -> None:
+    text = "Deny rule ghost-demo-block-8080 (priority 150, TCP 8080) is attached to the NSG of tf-dest-vm's NIC."
+    assert "nsg_placement" not in check_diagnosis(_case("a"), text, None).forbidden
