@@ -14,7 +14,7 @@ from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING
 
-from ghost_eval.cases import Case, KeyFact, WrongClaim
+from ghost_eval.cases import Case, KeyFact, StatedValue, WrongClaim
 from ghost_eval.phrases import PHRASE_FLAGS, compile_claim, compile_phrase
 from ghost_eval.scoring.commands import looks_like_command
 from ghost_eval.scoring.model import ClaimHit, DiagnosisResult, FactResult
@@ -308,6 +308,45 @@ def _domain_claims(case: Case, claims: _ClaimText) -> list[ClaimHit]:
     return hits
 
 
+_GAP = r"(?:(?!\.\s)[^;]){0,60}?"
+"""What may stand between a resource's name and the value a sentence gives it: the rest of the clause."""
+_NUMBER = r"\d+(?:\.\d+)?"
+_ADDRESS = r"\d{1,3}(?:\.\d{1,3}){3}"
+_VALUE_GRAMMAR: dict[str, str] = {
+    "priority": rf"{_GAP}(?<![\w-])(?:priority|prio|p)\W*(?:of\W+|at\W+|=\W*)?(?P<value>\d{{3,5}})\b",
+    "next_hop": rf"{_GAP}\b(?:appliance|nva|next[-\s]?hop)(?:\W+(?:ip|address|at|of|is))*\W+(?P<value>{_ADDRESS})\b(?!/)",
+    "loss": rf"{_GAP}(?:\bloss\W+(?:of\W+)?(?P<value>{_NUMBER})\s*%|(?P<before>{_NUMBER})\s*%\W+(?:\w+\W+)?loss\b)",
+}
+"""How a sentence gives each property of `StatedValue` a value, after the resource's name: "<rule> at priority 110",
+"<table> sends 0.0.0.0/0 to a virtual appliance at 10.0.0.253", "netem with 50% random loss"."""
+
+
+def _numeric(value: str) -> float | str:
+    """A value compared as a number where it is one (150 == 150.0), else as written."""
+    try:
+        return float(value)
+    except ValueError:
+        return value.lower()
+
+
+def _other_value(stated: StatedValue, sentence: str) -> bool:
+    """Whether the sentence gives the resource's property a value other than the fact's."""
+    pattern = re.compile(re.escape(stated.resource) + _VALUE_GRAMMAR[stated.property], PHRASE_FLAGS)
+    for m in pattern.finditer(sentence):
+        given = m.group("value") or m.groupdict().get("before")
+        if given is not None and _numeric(given) != _numeric(stated.value):
+            return True
+    return False
+
+
+def _contradicting_value(fact: KeyFact, claims: _ClaimText) -> str | None:
+    """The first sentence that states one of the fact's values as another value."""
+    return next(
+        (hit for stated in fact.values if (hit := _first_asserting(claims, lambda s: _other_value(stated, s))) is not None),  # noqa: B023
+        None,
+    )
+
+
 def _first_asserting(claims: _ClaimText, says: Callable[[str], bool]) -> str | None:
     """The first sentence (as written) that says it and states rather than weighs: not hedged, not a question, not
     refuted."""
@@ -341,7 +380,7 @@ def key_facts_in(case: Case, sentences: list[str]) -> DiagnosisResult:
     hits += [h for h in _domain_claims(case, claims) if h.sentence not in {k.sentence for k in hits}]
     facts: list[FactResult] = []
     for fact in case.key_facts:
-        against = claims.asserting(fact.contradicted_by) or contradicting.get(fact.id)
+        against = claims.asserting(fact.contradicted_by) or contradicting.get(fact.id) or _contradicting_value(fact, claims)
         if against is not None:
             facts.append(FactResult(id=fact.id, kind=fact.kind, fact=fact.fact, status="contradicted", sentence=against))
             continue

@@ -515,3 +515,31 @@ def test_the_rule_put_on_another_vms_nsg_or_a_subnet_nsg_written_out_is_misplace
 def test_the_nsg_of_the_rules_own_vm_is_no_misplacement() -> None:
     text = "Deny rule ghost-demo-block-8080 (priority 150, TCP 8080) is attached to the NSG of tf-dest-vm's NIC."
     assert "nsg_placement" not in check_diagnosis(_case("a"), text, None).forbidden
+
+
+@pytest.mark.parametrize(
+    ("case_id", "text", "fact"),
+    [
+        (
+            "d",
+            "Two independent inbound denies on tf-dest-vm-nsg: ghost-demo-block-postgres (prio 300, TCP 5432) and "
+            "ghost-demo-block-redis (priority 150, TCP 6379).",
+            "postgres_rule",
+        ),
+        ("t", "Route table ghost-demo-t-rt points 0.0.0.0/0 at the NVA 10.0.9.9, which no VM answers.", "egress_route"),
+        ("g", "On tf-source-vm, tc shows a netem leaf with loss 35% under a prio root.", "qdisc_loss"),
+    ],
+)
+def test_a_value_of_the_fault_stated_otherwise_contradicts_its_fact(case_id: str, text: str, fact: str) -> None:
+    """A key fact's values are data (a rule's priority, a route's next hop, a netem loss): a sentence that gives the
+    same resource another value contradicts the fact, however well the rest of it reads."""
+    result = check_diagnosis(_case(case_id), text, None)
+    assert {f.id: f.status for f in result.facts}[fact] == "contradicted" and result.correct is False
+
+
+def test_the_value_of_the_fault_stated_right_is_no_contradiction() -> None:
+    text = (
+        "Two independent inbound denies on tf-dest-vm-nsg: ghost-demo-block-postgres (prio 110, TCP 5432) and "
+        "ghost-demo-block-redis (priority 150, TCP 6379)."
+    )
+    assert check_diagnosis(_case("d"), text, None).correct is True
