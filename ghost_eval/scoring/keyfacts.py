@@ -311,11 +311,15 @@ def _domain_claims(case: Case, claims: _ClaimText) -> list[ClaimHit]:
 _GAP = r"(?:(?!\.\s)[^;]){0,60}?"
 """What may stand between a resource's name and the value a sentence gives it: the rest of the clause."""
 _NUMBER = r"\d+(?:\.\d+)?"
+_PARAMETERS = r"(?:\W+[\w:./-]+){0,5}?\W+"
+"""A qdisc's own parameters follow it at once ("netem 30: parent 1:3 loss 20%", "netem with 50% random loss"); a loss
+further on, or a ping's "0% packet loss", is a measurement, not the qdisc's setting."""
 _ADDRESS = r"\d{1,3}(?:\.\d{1,3}){3}"
 _VALUE_GRAMMAR: dict[str, str] = {
     "priority": rf"{_GAP}(?<![\w-])(?:priority|prio|p)\W*(?:of\W+|at\W+|=\W*)?(?P<value>\d{{3,5}})\b",
     "next_hop": rf"{_GAP}\b(?:appliance|nva|next[-\s]?hop)(?:\W+(?:ip|address|at|of|is))*\W+(?P<value>{_ADDRESS})\b(?!/)",
-    "loss": rf"{_GAP}(?:\bloss\W+(?:of\W+)?(?P<value>{_NUMBER})\s*%|(?P<before>{_NUMBER})\s*%\W+(?:\w+\W+)?loss\b)",
+    "loss": rf"{_PARAMETERS}(?:\bloss\W+(?:of\W+)?(?P<value>{_NUMBER})\s*%"
+    rf"|(?P<before>{_NUMBER})\s*%\W+(?!packet\b)(?:\w+\W+)?loss\b)",
 }
 """How a sentence gives each property of `StatedValue` a value, after the resource's name: "<rule> at priority 110",
 "<table> sends 0.0.0.0/0 to a virtual appliance at 10.0.0.253", "netem with 50% random loss"."""

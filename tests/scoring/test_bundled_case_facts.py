@@ -543,3 +543,12 @@ def test_the_value_of_the_fault_stated_right_is_no_contradiction() -> None:
         "ghost-demo-block-redis (priority 150, TCP 6379)."
     )
     assert check_diagnosis(_case("d"), text, None).correct is True
+
+
+def test_a_loss_measured_after_the_fix_is_no_value_of_the_qdisc() -> None:
+    """A ping's "0% packet loss" after a mention of netem is what the fix should give, not the qdisc's setting."""
+    text = (
+        "tf-source-vm's eth0 carries a prio root and a netem leaf dropping 20% of non-SSH packets, which collapses "
+        "throughput. Afterwards `tc qdisc show dev eth0` lists no netem and a ping reports 0% packet loss."
+    )
+    assert check_diagnosis(_case("g"), text, None).correct is True
