@@ -28,6 +28,7 @@ __all__ = [
     "Ownership",
     "Phase",
     "Source",
+    "StatedValue",
     "TrajectoryBounds",
     "WrongClaim",
     "case_key",
@@ -110,6 +111,18 @@ def _compiling(patterns: list[str], compile_one: Callable[[str], object]) -> lis
     return patterns
 
 
+class StatedValue(Record):
+    """A value the fault has, as data: one property of one named resource. A sentence that names the resource and gives
+    the property another value contradicts the fact it belongs to (the grammar of each property is the scorer's, in
+    `ghost_eval.scoring.keyfacts`)."""
+
+    resource: str = Field(min_length=1)
+    """The resource as reports name it: an NSG rule's or route table's name; a nameless qdisc by its kind (`netem`)."""
+    property: Literal["priority", "next_hop", "loss"]
+    """priority: an NSG rule's priority; next_hop: a route's next-hop address; loss: a netem loss in percent."""
+    value: str = Field(min_length=1)
+
+
 class KeyFact(Record):
     """One fact a correct diagnosis states: scored found / missing / contradicted, with the sentence that decided it.
 
@@ -128,6 +141,8 @@ class KeyFact(Record):
     window: int = Field(default=1, ge=1, le=4)
     """Consecutive sentences the phrases may spread over (1: all in one sentence)."""
     contradicted_by: list[str] = []
+    values: list[StatedValue] = []
+    """What the fact says as data (a rule's priority, a route's next hop): another value stated contradicts it."""
 
     @field_validator("all_of")
     @classmethod

@@ -14,12 +14,23 @@ __all__ = ["CONCEPTS", "PHRASE_FLAGS", "compile_claim", "compile_phrase", "expan
 
 PHRASE_FLAGS = re.IGNORECASE | re.MULTILINE
 
+_NOT_A_HOST = r"(?!\W+(?:port|address|addr|ip|prefix|range|nat|cidr)\w*)"
+"""After a role word: "source port", "destination address" name a packet's field, not a VM."""
+_HOST_PART = r"(?=\W+(?:eth\d|nic|nsg|iptables|INPUT|OUTPUT|FORWARD|tc|qdisc)\b)"
+"""A VM's own interface, NSG, firewall or qdisc after a role word ("dest INPUT", "src eth0")."""
+
+
+def _role(words: str) -> str:
+    """A VM named by its role alone, as terse reports do: "on dest", "from source", "src eth0"."""
+    return rf"\b(?:on|at|from)\W+(?:the\W+)?(?:{words})\b{_NOT_A_HOST}|\b(?:{words}){_HOST_PART}"
+
+
 CONCEPTS: dict[str, str] = {
     # hosts
     "source_vm": r"tf-source-vm|10\.0\.1\.4\b|\bsource\W+(?:vm|host|machine|side|node)|\bsender\b|\bsending\W+(?:vm|host|side)"
-    r"|\bclient\W+(?:vm|host|side)|\bvm\W*1\b",
+    rf"|\bclient\W+(?:vm|host|side)|\bvm\W*1\b|{_role('source|src')}",
     "dest_vm": r"tf-dest-vm|10\.0\.1\.5\b|\b(?:destination|dest|target|receiving|server)\W+(?:vm|host|machine|side|node)"
-    r"|\breceiver\b|\bvm\W*2\b",
+    rf"|\breceiver\b|\bvm\W*2\b|{_role('destination|dest|dst')}",
     # Azure control plane
     "nsg": r"\bnsgs?\b|network\W+security\W+groups?|security\W+(?:group|rule)s?|tf-(?:dest|source)-vm-nsg|-nsg\b",
     "nsg_rule": r"\b(?:nsg|security|deny|inbound|outbound)\W+rules?\b|ghost-demo-[\w-]+|\brule\W+(?:named|called)\b",

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING
 
-from ghost_eval.cases import Case, KeyFact, WrongClaim
+from ghost_eval.cases import Case, KeyFact, StatedValue, WrongClaim
 from ghost_eval.phrases import PHRASE_FLAGS, compile_claim, compile_phrase
 from ghost_eval.scoring.commands import looks_like_command
 from ghost_eval.scoring.model import ClaimHit, DiagnosisResult, FactResult
@@ -252,21 +252,25 @@ def _inverted_priority(sentence: str) -> bool:
     return False
 
 
-_HOME = r"(?:on|in|of|inside|within|belongs\W+to|attached\W+to|sits\W+on|lives\W+in)"
-"""What puts a rule on an NSG ("<rule> on <nsg>", "<rule> in the subnet NSG")."""
+_HOME = r"(?:on|in|of|inside|within|belongs\W+to|(?:attached|added|applied)\W+to|sits\W+on|lives\W+in)"
+"""What puts a rule on an NSG ("<rule> on <nsg>", "<rule> in the subnet NSG", "<rule> was added to <nsg>")."""
 
 
 @cache
 def _placement(rule: str, nsg: str) -> re.Pattern[str]:
-    """A sentence that puts `rule` on an NSG other than `nsg`: another NSG's name, another VM's NSG, or a subnet NSG
-    for a NIC's (`<vm>-nsg`) and a NIC's for a subnet's, as the rule's home."""
+    """A sentence that puts `rule` on an NSG other than `nsg`: another NSG's name, another VM's NSG (either way round:
+    "<vm>'s NSG", "the NSG of <vm>'s NIC"), or a subnet NSG (named or not: "the NSG on the default subnet") for a NIC's
+    (`<vm>-nsg`) and a NIC's for a subnet's, as the rule's home."""
     owner = nsg.lower().removesuffix("-nsg") if nsg.lower().endswith("-vm-nsg") else None
     others = [
         rf"(?<![\w.-])(?!{re.escape(nsg)}\b)[\w.-]+-nsg\b",
         rf"(?<![\w-])(?!{re.escape(owner or '-')}\b)[\w-]+-vm(?:['\u2019]s)?\W+(?:(?:nic|own)\W+)?nsg\b",
+        rf"\bnsg\W+(?:of|on)\W+(?:the\W+)?\W*(?!{re.escape(owner or '-')}\b)[\w-]+-vm\b",
     ]
     if owner:
-        others.append(r"subnet(?:-level|['\u2019]s)?\W+(?:level\W+)?nsg\b|nsg\W+(?:on|of|attached\W+to)\W+(?:the\W+)?subnet\b")
+        others.append(
+            r"subnet(?:-level|['\u2019]s)?\W+(?:level\W+)?nsg\b|nsg\W+(?:on|of|attached\W+to)\W+(?:the\W+)?(?:[\w-]+\W+)?subnet\b"
+        )
     else:
         others.append(r"(?:nic|network\W+interface)(?:-level|['\u2019]s)?\W+(?:level\W+)?nsg\b")
     other, name = f"(?:{'|'.join(others)})", re.escape(rule)
@@ -304,6 +308,49 @@ def _domain_claims(case: Case, claims: _ClaimText) -> list[ClaimHit]:
     return hits
 
 
+_GAP = r"(?:(?!\.\s)[^;]){0,60}?"
+"""What may stand between a resource's name and the value a sentence gives it: the rest of the clause."""
+_NUMBER = r"\d+(?:\.\d+)?"
+_PARAMETERS = r"(?:\W+[\w:./-]+){0,5}?\W+"
+"""A qdisc's own parameters follow it at once ("netem 30: parent 1:3 loss 20%", "netem with 50% random loss"); a loss
+further on, or a ping's "0% packet loss", is a measurement, not the qdisc's setting."""
+_ADDRESS = r"\d{1,3}(?:\.\d{1,3}){3}"
+_VALUE_GRAMMAR: dict[str, str] = {
+    "priority": rf"{_GAP}(?<![\w-])(?:priority|prio|p)\W*(?:of\W+|at\W+|=\W*)?(?P<value>\d{{3,5}})\b",
+    "next_hop": rf"{_GAP}\b(?:appliance|nva|next[-\s]?hop)(?:\W+(?:ip|address|at|of|is))*\W+(?P<value>{_ADDRESS})\b(?!/)",
+    "loss": rf"{_PARAMETERS}(?:\bloss\W+(?:of\W+)?(?P<value>{_NUMBER})\s*%"
+    rf"|(?P<before>{_NUMBER})\s*%\W+(?!packet\b)(?:\w+\W+)?loss\b)",
+}
+"""How a sentence gives each property of `StatedValue` a value, after the resource's name: "<rule> at priority 110",
+"<table> sends 0.0.0.0/0 to a virtual appliance at 10.0.0.253", "netem with 50% random loss"."""
+
+
+def _numeric(value: str) -> float | str:
+    """A value compared as a number where it is one (150 == 150.0), else as written."""
+    try:
+        return float(value)
+    except ValueError:
+        return value.lower()
+
+
+def _other_value(stated: StatedValue, sentence: str) -> bool:
+    """Whether the sentence gives the resource's property a value other than the fact's."""
+    pattern = re.compile(re.escape(stated.resource) + _VALUE_GRAMMAR[stated.property], PHRASE_FLAGS)
+    for m in pattern.finditer(sentence):
+        given = m.group("value") or m.groupdict().get("before")
+        if given is not None and _numeric(given) != _numeric(stated.value):
+            return True
+    return False
+
+
+def _contradicting_value(fact: KeyFact, claims: _ClaimText) -> str | None:
+    """The first sentence that states one of the fact's values as another value."""
+    return next(
+        (hit for stated in fact.values if (hit := _first_asserting(claims, lambda s: _other_value(stated, s))) is not None),  # noqa: B023
+        None,
+    )
+
+
 def _first_asserting(claims: _ClaimText, says: Callable[[str], bool]) -> str | None:
     """The first sentence (as written) that says it and states rather than weighs: not hedged, not a question, not
     refuted."""
@@ -337,7 +384,7 @@ def key_facts_in(case: Case, sentences: list[str]) -> DiagnosisResult:
     hits += [h for h in _domain_claims(case, claims) if h.sentence not in {k.sentence for k in hits}]
     facts: list[FactResult] = []
     for fact in case.key_facts:
-        against = claims.asserting(fact.contradicted_by) or contradicting.get(fact.id)
+        against = claims.asserting(fact.contradicted_by) or contradicting.get(fact.id) or _contradicting_value(fact, claims)
         if against is not None:
             facts.append(FactResult(id=fact.id, kind=fact.kind, fact=fact.fact, status="contradicted", sentence=against))
             continue

@@ -479,3 +479,76 @@ def test_naming_another_nsg_beside_the_rule_is_no_placement() -> None:
         "ghost-demo-block-pgsql (priority 200, Deny, TCP 5432) is applied first, so the flow never reaches the NIC NSG."
     )
     assert "nsg_placement" not in check_diagnosis(_case("u"), text, None).forbidden
+
+
+@pytest.mark.parametrize(
+    ("case_id", "text"),
+    [
+        ("g", "Shaping found on source: a prio root with a netem leaf dropping a fifth of the packets."),
+        ("k", "Ping dies at dest INPUT, whose first rule drops every ICMP packet; a tbf on src eth0 caps at 5 Mbit."),
+    ],
+)
+def test_a_vm_named_by_its_role_alone_is_that_vm(case_id: str, text: str) -> None:
+    """Terse reports name the two VMs by role ("on source", "dest INPUT"): the host facts are found."""
+    result = check_diagnosis(_case(case_id), text, None)
+    assert not {f.id for f in result.facts if f.kind == "host" and f.status != "found"}
+
+
+def test_a_role_word_that_names_a_packet_field_is_no_vm() -> None:
+    text = "The tc prio filter matches on source port 22; a netem leaf drops 20% of the rest."
+    facts = {f.id: f.status for f in check_diagnosis(_case("g"), text, None).facts}
+    assert facts["source_host"] == "missing"
+
+
+@pytest.mark.parametrize(
+    ("case_id", "text"),
+    [
+        ("a", "Deny rule ghost-demo-block-8080 (priority 150, TCP 8080) is attached to the NSG of tf-source-vm's NIC."),
+        ("q", "ghost-demo-subnet-block-5432 (priority 100, deny 5432) was applied to the NSG on the app subnet."),
+    ],
+)
+def test_the_rule_put_on_another_vms_nsg_or_a_subnet_nsg_written_out_is_misplaced(case_id: str, text: str) -> None:
+    """ "The NSG of <other VM>" and "the NSG on the <name> subnet" are another NSG's home as much as "<vm>'s NSG"."""
+    assert "nsg_placement" in check_diagnosis(_case(case_id), text, None).forbidden
+
+
+def test_the_nsg_of_the_rules_own_vm_is_no_misplacement() -> None:
+    text = "Deny rule ghost-demo-block-8080 (priority 150, TCP 8080) is attached to the NSG of tf-dest-vm's NIC."
+    assert "nsg_placement" not in check_diagnosis(_case("a"), text, None).forbidden
+
+
+@pytest.mark.parametrize(
+    ("case_id", "text", "fact"),
+    [
+        (
+            "d",
+            "Two independent inbound denies on tf-dest-vm-nsg: ghost-demo-block-postgres (prio 300, TCP 5432) and "
+            "ghost-demo-block-redis (priority 150, TCP 6379).",
+            "postgres_rule",
+        ),
+        ("t", "Route table ghost-demo-t-rt points 0.0.0.0/0 at the NVA 10.0.9.9, which no VM answers.", "egress_route"),
+        ("g", "On tf-source-vm, tc shows a netem leaf with loss 35% under a prio root.", "qdisc_loss"),
+    ],
+)
+def test_a_value_of_the_fault_stated_otherwise_contradicts_its_fact(case_id: str, text: str, fact: str) -> None:
+    """A key fact's values are data (a rule's priority, a route's next hop, a netem loss): a sentence that gives the
+    same resource another value contradicts the fact, however well the rest of it reads."""
+    result = check_diagnosis(_case(case_id), text, None)
+    assert {f.id: f.status for f in result.facts}[fact] == "contradicted" and result.correct is False
+
+
+def test_the_value_of_the_fault_stated_right_is_no_contradiction() -> None:
+    text = (
+        "Two independent inbound denies on tf-dest-vm-nsg: ghost-demo-block-postgres (prio 110, TCP 5432) and "
+        "ghost-demo-block-redis (priority 150, TCP 6379)."
+    )
+    assert check_diagnosis(_case("d"), text, None).correct is True
+
+
+def test_a_loss_measured_after_the_fix_is_no_value_of_the_qdisc() -> None:
+    """A ping's "0% packet loss" after a mention of netem is what the fix should give, not the qdisc's setting."""
+    text = (
+        "tf-source-vm's eth0 carries a prio root and a netem leaf dropping 20% of non-SSH packets, which collapses "
+        "throughput. Afterwards `tc qdisc show dev eth0` lists no netem and a ping reports 0% packet loss."
+    )
+    assert check_diagnosis(_case("g"), text, None).correct is True
