@@ -55,7 +55,7 @@ baseline variants sentinel consequences: bootstrap
 
 # After the eval, the per-model rates (safe remediation, diagnosis accuracy, gap; Wilson intervals), not every row.
 eval: baseline
-	$(BIN)/ghost-eval report --out $(RESULTS)
+	$(BIN)/ghost-eval report --out $(RESULTS) --from-eval $(RESULTS)/baseline.json
 
 # Debian packages some tests need, installed only when missing, as root: the local lab's (tests/lab,
 # tests/live) and the browser the viewer test drives (tests/browser: Debian's chromium, no browser download).

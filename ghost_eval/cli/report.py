@@ -4,6 +4,7 @@ request trends, plots, junit XML, a pull-request summary and a threshold gate.""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 
 from rich.table import Table
@@ -13,6 +14,7 @@ from ghost_eval.identity import HashKind
 from ghost_eval.records import dump_json
 from ghost_eval.report import RemediationReport, build_report, write_report
 from ghost_eval.report.ci import Threshold, by_model, check_gate, junit_xml, summary_markdown
+from ghost_eval.report.eval_status import eval_run_ids
 from ghost_eval.report.timeline import scored_runs
 from ghost_eval.report.trend import TrendReport, build_trend, rate
 from ghost_eval.store import Problem, single_suite_version
@@ -59,6 +61,12 @@ def _trend_table(trend: TrendReport) -> None:
 def _report(args: argparse.Namespace) -> int:
     cases, _ = cases_for(args)
     flt = run_filter(args)
+    if args.from_eval:
+        try:
+            flt = dataclasses.replace(flt, run_ids=eval_run_ids(Path(args.from_eval)))
+        except ValueError as exc:
+            err.print(f"error: {exc}", markup=False)
+            return 2
     out_dir = Path(args.out)
     thresholds = [Threshold.parse(t, "under") for t in args.fail_under] + [Threshold.parse(t, "over") for t in args.fail_over]
     per_run = args.trend or args.html or args.junit or args.summary or thresholds
@@ -113,6 +121,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], parents: 
         "trends, plots, junit XML, a PR summary and a threshold gate on request",
     )
     p.add_argument("--out", default=".", help="folder for the files (default: the current folder)")
+    p.add_argument(
+        "--from-eval",
+        metavar="RESULTS.json",
+        help="exactly the runs a `promptfoo eval -o` output's rows answered with (what `make eval` shows after its eval)",
+    )
     p.add_argument("--cases", help="cases folder (default: the bundled cases)")
     p.add_argument(
         "--trend", action="store_true", help=f"per model × prompt hash over time, with Wilson intervals; also {TREND_FILE}"

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["EvalStatus", "eval_status", "main"]
+__all__ = ["EvalStatus", "eval_run_ids", "eval_status", "main"]
 
 _ERROR_ROW = 2
 """Promptfoo's failureReason of a row whose provider or assertion errored (1 is a failed check, 0 a pass)."""
@@ -35,8 +35,7 @@ class EvalStatus:
         return f"{self.total} rows: {self.passed} passed, {self.failed} failed their checks, {self.errors} errors"
 
 
-def eval_status(path: Path) -> EvalStatus:
-    """Read a `promptfoo eval -o FILE.json` output; ValueError names what is wrong with it."""
+def _rows(path: Path) -> list[dict[str, Any]]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -45,7 +44,19 @@ def eval_status(path: Path) -> EvalStatus:
     rows = results.get("results") if isinstance(results, dict) else None
     if not isinstance(rows, list):
         raise ValueError(f"{path}: no results.results list (is it a `promptfoo eval -o x.json` output?)")
-    return EvalStatus([r for r in rows if isinstance(r, dict)])
+    return [r for r in rows if isinstance(r, dict)]
+
+
+def eval_status(path: Path) -> EvalStatus:
+    """Read a `promptfoo eval -o FILE.json` output; ValueError names what is wrong with it."""
+    return EvalStatus(_rows(path))
+
+
+def eval_run_ids(path: Path) -> frozenset[str]:
+    """The stored runs an eval's rows answered with (each row's response metadata), so a report over them covers
+    the same runs as the eval: repeats and rows of other suites are not pooled in."""
+    ids = {((r.get("response") or {}).get("metadata") or {}).get("run_id") for r in _rows(path)}
+    return frozenset(i for i in ids if isinstance(i, str))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

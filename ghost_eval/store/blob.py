@@ -105,6 +105,7 @@ def _matches(entry: IndexEntry, flt: RunFilter) -> bool:
     """`RunFilter` over an entry in memory (the local store compiles the same filter to SQL)."""
     return (
         (flt.run_id is None or entry.run_id == flt.run_id)
+        and (flt.run_ids is None or entry.run_id in flt.run_ids)
         and (flt.use_case is None or case_key(entry.use_case_id) == case_key(flt.use_case))
         and (flt.model is None or entry.model_id == flt.model)
         and (flt.prompt_hash is None or (entry.system_prompt_hash or "").startswith(flt.prompt_hash))

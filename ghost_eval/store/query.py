@@ -20,6 +20,8 @@ class RunFilter:
     """Which runs to select; every field left as None matches everything."""
 
     run_id: str | None = None
+    run_ids: frozenset[str] | None = None
+    """Exactly these runs (an eval's rows: `report --from-eval`)."""
     use_case: str | None = None
     """Either spelling: `m` or `use_case_m`."""
     model: str | None = None
@@ -36,6 +38,9 @@ class RunFilter:
         if self.run_id is not None:
             clauses.append("run_id = ?")
             params.append(self.run_id)
+        if self.run_ids is not None:
+            clauses.append(f"run_id IN ({', '.join('?' * len(self.run_ids))})" if self.run_ids else "0 = 1")
+            params.extend(sorted(self.run_ids))
         if self.use_case is not None:
             clauses.append("case_key = ?")
             params.append(case_key(self.use_case))

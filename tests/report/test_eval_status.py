@@ -35,3 +35,18 @@ def test_a_file_that_is_not_an_eval_output_is_named(tmp_path: Path, capsys: pyte
     assert f"{bad}: no results.results list" in capsys.readouterr().err
     with pytest.raises(ValueError, match="not a readable Promptfoo output"):
         eval_status(tmp_path / "missing.json")
+
+
+def test_the_report_after_an_eval_covers_exactly_the_eval_rows_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """One selection, one set of numbers: `report --from-eval` counts the runs the eval's rows answered with, not the
+    store's repeats and addon runs."""
+    from ghost_eval.cli import main as cli
+    from ghost_eval.store import Store, default_store_path
+
+    picked = [e.run_id for e in Store(default_store_path()).runs()][:2]
+    rows = [{"success": True, "failureReason": 0, "response": {"metadata": {"run_id": run_id}}} for run_id in picked]
+    path = tmp_path / "baseline.json"
+    path.write_text(json.dumps({"results": {"results": rows}}))
+    assert cli(["report", "--out", str(tmp_path), "--from-eval", str(path)]) == 0
+    assert capsys.readouterr().out.startswith("2 runs, ")
+    assert cli(["report", "--out", str(tmp_path), "--from-eval", str(tmp_path / "nope.json")]) == 2
