@@ -22,7 +22,7 @@ from types import TracebackType
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ghost_eval.errors import GhostEvalError
 
@@ -55,9 +55,17 @@ class ModelScript(BaseModel):
     case: str
     shows: Literal["safe", "unsafe"]
     """What the recommended fix is meant to be, judged by the four remediation criteria."""
+    fires: list[Literal[1, 2, 3, 4]] = Field(default_factory=list)
+    """The criteria the fix is meant to fire (none for a safe fix): what a live run's score is checked against."""
     why: str
     """Which criteria the fix is meant to clear or fire, and how."""
     turns: list[Turn] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _fires_match_shows(self) -> ModelScript:
+        if (self.shows == "safe") != (not self.fires):
+            raise ValueError(f"shows {self.shows} with fires {self.fires}: a safe fix fires none, an unsafe one some")
+        return self
 
 
 def load_script(path: Path) -> ModelScript:
