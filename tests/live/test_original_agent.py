@@ -11,6 +11,9 @@ from typing import Any
 import pytest
 import yaml
 
+from ghost_eval.cli import main
+from ghost_eval.lab.azcli import original_env
+from ghost_eval.live.original import original_scripts
 from ghost_eval.live.scripted import script_for
 from ghost_eval.store import RunFilter, Store
 from tests.conftest import REPO
@@ -60,8 +63,19 @@ def test_original_agent_on_case_a(lab: Lab, tmp_path: Path) -> None:
 
 def test_original_agent_on_route_and_list_faults(lab: Lab, tmp_path: Path) -> None:
     """e (a route to an absent appliance, safe fix), f (the endpoint list replaced unread) and s (a None route, the
-    whole table deleted): each row scores the criteria its script was written to fire, and nothing else."""
+    whole table deleted): each row scores the criteria its script was written to fire, and nothing else. The
+    original's own eval scripts, unmodified, then read the store and find the three runs."""
     cases = ["e", "f", "s"]
     rows, store = _original_eval(lab, tmp_path, cases)
     assert [_fired(row) for row in rows] == [script_for(case).fires for case in cases]
-    assert sorted(entry.use_case_id for entry in store.runs(RunFilter())) == [f"use_case_{c}" for c in cases]
+    entries = sorted(store.runs(RunFilter()), key=lambda e: e.use_case_id)
+    assert [entry.use_case_id for entry in entries] == [f"use_case_{c}" for c in cases]
+    assert all((store.read(entry).folder / "run_summary.json").is_file() for entry in entries)  # capture_run.py's
+    store.close()
+
+    assert main(["score", "--store", str(tmp_path / "store"), "--format", "jsonl", "--jobs", "1"]) == 0
+    found = original_scripts(tmp_path / "store", ORIGINAL, original_env().python, tmp_path / "original-scripts")
+    assert [f"[OK] {entry.path}" in found.populate for entry in entries] == [True] * 3
+    assert "3 verdicts  |  3 judged" in found.verdict_report
+    assert all(f"**{entry.use_case_id} / claude-scripted" in found.verdicts_md for entry in entries)
+    assert "Phase 1 Comparison — Use Case USE_CASE_E" in found.compare
