@@ -91,7 +91,9 @@ def _original_scripts(args: argparse.Namespace) -> int:
         ("compare.py", result.compare or "(fewer than two runs)"),
     ):
         out.print(f"== {title}\n{text}", markup=False)
-    return 0
+    if result.failed:
+        err.print(f"error: {', '.join(result.failed)} exited with an error (output above)", markup=False)
+    return 1 if result.failed else 0
 
 
 def _try_fix(args: argparse.Namespace) -> int:

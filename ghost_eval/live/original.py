@@ -63,6 +63,8 @@ class OriginalScripts:
     verdicts_md: str
     compare: str
     """compare.py on the first two stored runs ("" with fewer than two)."""
+    failed: list[str]
+    """The scripts that exited with an error, once each."""
 
 
 def _linked_tree(original: Path, root: Path, store: Path | None) -> Path:
@@ -79,13 +81,18 @@ def _linked_tree(original: Path, root: Path, store: Path | None) -> Path:
     return eval_dir
 
 
-def _text(proc: subprocess.CompletedProcess[str]) -> str:
-    return (proc.stdout + proc.stderr).strip()
-
-
 def original_scripts(store_path: Path, original: Path, python: Path, work: Path) -> OriginalScripts:
     """Run the original's populate, verdict report and compare scripts, unmodified, on the store at `store_path`.
     `work` must not exist; it holds the link folders and what the scripts write outside our store."""
+    work = work.absolute()  # the scripts run from `work` by their link paths
+    failed: list[str] = []
+
+    def text(proc: subprocess.CompletedProcess[str]) -> str:
+        name = Path(proc.args[1]).name
+        if proc.returncode != 0 and name not in failed:
+            failed.append(name)
+        return (proc.stdout + proc.stderr).strip()
+
     if not (_eval_dir(original) / "compare.py").is_file():
         raise GhostEvalError(f"{original}: no network-ghost-agent/eval/compare.py (not an original checkout)")
     store = Store(store_path)
@@ -94,16 +101,17 @@ def original_scripts(store_path: Path, original: Path, python: Path, work: Path)
     finally:
         store.close()
     own = _linked_tree(original, work / "original-store", None)
-    populate = [_text(_run(python, own / "populate_artifact_store.py", ["--run-dir", str(f)], work)) for f in folders]
+    populate = [text(_run(python, own / "populate_artifact_store.py", ["--run-dir", str(f)], work)) for f in folders]
     index = own / "artifact-store" / "run_index.json"
     ours = _linked_tree(original, work / "our-store", store_path)
-    report = _text(_run(python, ours / "generate_verdict_report.py", [], work))
+    report = text(_run(python, ours / "generate_verdict_report.py", [], work))
     verdicts = store_path / "remediation_verdicts.md"
-    compare = _text(_run(python, ours / "compare.py", [str(f) for f in folders[:2]], work)) if len(folders) > 1 else ""
+    compare = text(_run(python, ours / "compare.py", [str(f) for f in folders[:2]], work)) if len(folders) > 1 else ""
     return OriginalScripts(
         populate="\n".join(populate),
         populated_index=index.read_text(encoding="utf-8") if index.is_file() else "",
         verdict_report=report,
         verdicts_md=verdicts.read_text(encoding="utf-8") if verdicts.is_file() else "",
         compare=compare,
+        failed=failed,
     )
