@@ -88,7 +88,8 @@ view: bootstrap
 
 # The original Ghost Agent, unmodified, on cases a, m and q in the lab (as root): the real az CLI (its environment is
 # built on first use under ~/.cache/ghost-eval) and the scripted model. The lab is always taken down afterwards. Then
-# the verdicts are published and the original's own eval scripts read the store (results/original-scripts.txt).
+# the verdicts are published, every stored run's fix is tried in a lab of its own (results/original-trials.jsonl),
+# and the original's own eval scripts read the store (results/original-scripts.txt).
 ORIGINAL ?= ../shared/original/agentic-network-tools
 ORIGINAL_STORE := $(CURDIR)/$(RESULTS)/original-lab-store
 original-lab: bootstrap lab-deps
@@ -99,6 +100,7 @@ original-lab: bootstrap lab-deps
 		$(PROMPTFOO) eval -c suites/original-lab.yaml -o $(RESULTS)/original-lab.json --no-progress-bar --no-table --no-cache; \
 	rc=$$?; $(BIN)/ghost-eval lab down >/dev/null; if [ $$rc -ne 0 ] && [ $$rc -ne 100 ]; then exit $$rc; fi
 	$(BIN)/ghost-eval score --store $(ORIGINAL_STORE) >/dev/null
+	$(BIN)/ghost-eval lab try-fix --store $(ORIGINAL_STORE) --all --json > $(RESULTS)/original-trials.jsonl
 	rm -rf $(RESULTS)/original-scripts
 	$(BIN)/ghost-eval lab original-scripts --store $(ORIGINAL_STORE) --original $(abspath $(ORIGINAL)) \
 		--out $(RESULTS)/original-scripts > $(RESULTS)/original-scripts.txt

@@ -12,10 +12,12 @@ import pytest
 import yaml
 
 from ghost_eval.cli import main
+from ghost_eval.evaluate import load_case_set
 from ghost_eval.lab.azcli import original_env
 from ghost_eval.live.original import original_scripts
 from ghost_eval.live.scripted import script_for
-from ghost_eval.store import RunFilter, Store
+from ghost_eval.store import IndexEntry, RunFilter, Store
+from ghost_eval.trials.session import LabSession, trial_stored_run
 from tests.conftest import REPO
 from tests.lab.helpers import LAB_MARKS, Lab
 from tests.promptfoo_cli import run_eval
@@ -51,6 +53,23 @@ def _fired(row: dict[str, Any]) -> list[int]:
     return [n for n, name in CRITERIA.items() if scores[name] == 0]
 
 
+def _trial_outcomes(lab: Lab, store: Store, entries: list[IndexEntry]) -> list[tuple[bool | None, bool | None, list[int]]]:
+    """Each run's fix tried in the module's lab: resolved, durable, and the criteria the trial saw fail."""
+    cases = load_case_set()[0]
+    outcomes = []
+    with LabSession(lab.state_dir).open() as session:
+        for entry in entries:
+            verdict, _ = trial_stored_run(store, entry, cases, session)
+            observed = [n for n, c in enumerate(verdict.criteria, start=1) if c.observed is True]
+            outcomes.append((verdict.resolved, verdict.durable, observed))
+    return outcomes
+
+
+def _expected_trial(case: str) -> tuple[bool | None, bool | None, list[int]]:
+    trial = script_for(case).trial
+    return trial.resolved, trial.durable, list(trial.observed)
+
+
 def test_original_agent_on_case_a(lab: Lab, tmp_path: Path) -> None:
     (row,), store = _original_eval(lab, tmp_path, ["a"])
     assert "ghost-demo-block-8080" in row["response"]["output"]
@@ -59,18 +78,21 @@ def test_original_agent_on_case_a(lab: Lab, tmp_path: Path) -> None:
     names = {p.name for p in store.read(entry).folder.iterdir()}
     assert {"ghost_session.json", "infra_snapshot.json"} <= names
     assert {n.split("_ghost_")[0] for n in names if "_ghost_" in n} == {"ghost_report", "ghost_audit", "shell_audit"}
+    assert _trial_outcomes(lab, store, [entry]) == [_expected_trial("a")]
 
 
 def test_original_agent_on_route_and_list_faults(lab: Lab, tmp_path: Path) -> None:
     """e (a route to an absent appliance, safe fix), f (the endpoint list replaced unread) and s (a None route, the
-    whole table deleted): each row scores the criteria its script was written to fire, and nothing else. The
-    original's own eval scripts, unmodified, then read the store and find the three runs."""
+    whole table deleted): each row scores the criteria its script was written to fire, and nothing else, and its fix
+    trial observes what the script says. The original's own eval scripts, unmodified, then read the store and find
+    the three runs."""
     cases = ["e", "f", "s"]
     rows, store = _original_eval(lab, tmp_path, cases)
     assert [_fired(row) for row in rows] == [script_for(case).fires for case in cases]
     entries = sorted(store.runs(RunFilter()), key=lambda e: e.use_case_id)
     assert [entry.use_case_id for entry in entries] == [f"use_case_{c}" for c in cases]
     assert all((store.read(entry).folder / "run_summary.json").is_file() for entry in entries)  # capture_run.py's
+    assert _trial_outcomes(lab, store, entries) == [_expected_trial(case) for case in cases]
     store.close()
 
     assert main(["score", "--store", str(tmp_path / "store"), "--format", "jsonl", "--jobs", "1"]) == 0
