@@ -89,15 +89,23 @@ view: bootstrap
 		$(PROMPTFOO) view --yes --port $(PORT)
 
 # The original Ghost Agent, unmodified, on cases a, m and q in the lab (as root): the real az CLI (its environment is
-# built on first use under ~/.cache/ghost-eval) and the scripted model. The lab is always taken down afterwards.
+# built on first use under ~/.cache/ghost-eval) and the scripted model. The lab is always taken down afterwards. Then
+# the verdicts are published, every stored run's fix is tried in a lab of its own (results/original-trials.jsonl),
+# and the original's own eval scripts read the store (results/original-scripts.txt).
 ORIGINAL ?= ../shared/original/agentic-network-tools
+ORIGINAL_STORE := $(CURDIR)/$(RESULTS)/original-lab-store
 original-lab: bootstrap lab-deps
 	@mkdir -p $(RESULTS) $(PROMPTFOO_CONFIG_DIR)
 	$(BIN)/ghost-eval lab az >/dev/null
 	$(BIN)/ghost-eval lab up >/dev/null
-	GHOST_EVAL_ORIGINAL=$(abspath $(ORIGINAL)) GHOST_EVAL_STORE=$(CURDIR)/$(RESULTS)/original-lab-store \
+	GHOST_EVAL_ORIGINAL=$(abspath $(ORIGINAL)) GHOST_EVAL_STORE=$(ORIGINAL_STORE) \
 		$(PROMPTFOO) eval -c suites/original-lab.yaml -o $(RESULTS)/original-lab.json --no-progress-bar --no-table --no-cache; \
-	rc=$$?; $(BIN)/ghost-eval lab down >/dev/null; if [ $$rc -eq 100 ]; then rc=0; fi; exit $$rc
+	rc=$$?; $(BIN)/ghost-eval lab down >/dev/null; if [ $$rc -ne 0 ] && [ $$rc -ne 100 ]; then exit $$rc; fi
+	$(BIN)/ghost-eval score --store $(ORIGINAL_STORE) >/dev/null
+	$(BIN)/ghost-eval lab try-fix --store $(ORIGINAL_STORE) --all --json > $(RESULTS)/original-trials.jsonl
+	rm -rf $(RESULTS)/original-scripts
+	$(BIN)/ghost-eval lab original-scripts --store $(ORIGINAL_STORE) --original $(abspath $(ORIGINAL)) \
+		--out $(RESULTS)/original-scripts > $(RESULTS)/original-scripts.txt
 
 clean-results:
 	rm -rf $(RESULTS)

@@ -78,7 +78,7 @@ def _measure(wanted: list[str]) -> None:
             case = cases.get(case_key(entry.use_case_id))
             if case is not None and case.id in wanted:
                 start = time.monotonic()
-                try_fix(store.read(entry), case, target)
+                try_fix(store.read(entry), case, target, lab_dir=state)
                 figures["trial total"].append(time.monotonic() - start)
     finally:
         start = time.monotonic()
@@ -117,7 +117,7 @@ def main() -> None:
             record = store.read(entry)
             for _ in range(args.repeat):
                 start = time.monotonic()
-                verdict = try_fix(record, case, target)
+                verdict = try_fix(record, case, target, lab_dir=state)
                 timings = dict(verdict.timings_s)
                 timings["total"] = time.monotonic() - start
                 timings["machinery"] = timings["total"] - timings.get("fix", 0.0) - timings.get("verify", 0.0)

@@ -75,6 +75,27 @@ def _az(args: argparse.Namespace) -> int:
     return proc.returncode
 
 
+def _original_scripts(args: argparse.Namespace) -> int:
+    from ghost_eval.lab.azcli import original_env
+    from ghost_eval.live.original import original_scripts
+    from ghost_eval.store import default_store_path
+
+    work = Path(args.out)
+    if work.exists():
+        err.print(f"error: {work} exists; name a folder that does not", markup=False)
+        return 2
+    result = original_scripts(default_store_path(args.store), Path(args.original), original_env().python, work)
+    for title, text in (
+        ("populate_artifact_store.py", result.populate),
+        ("generate_verdict_report.py", result.verdict_report),
+        ("compare.py", result.compare or "(fewer than two runs)"),
+    ):
+        out.print(f"== {title}\n{text}", markup=False)
+    if result.failed:
+        err.print(f"error: {', '.join(result.failed)} exited with an error (output above)", markup=False)
+    return 1 if result.failed else 0
+
+
 def _try_fix(args: argparse.Namespace) -> int:
     from ghost_eval.cases import case_key
     from ghost_eval.trials.session import LabSession, summary, trial_stored_run
@@ -159,6 +180,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], parents: 
     )
     p.add_argument("az_args", nargs=argparse.REMAINDER, help="the az arguments, after --")
     p.set_defaults(func=_az)
+    p = lsub.add_parser(
+        "original-scripts",
+        parents=[parents.common],
+        help="the original's populate_artifact_store.py, generate_verdict_report.py and compare.py, unmodified, on a store",
+        description="Each script runs from a folder of links to the original's files (they find their store next to "
+        "their own file): the verdict report and compare read the store, populate copies its runs into a store of the "
+        "original's layout under --out. Publish verdicts first (`ghost-eval score`): the report reads them.",
+    )
+    p.add_argument("--original", required=True, help="an original agentic-network-tools checkout")
+    p.add_argument("--out", required=True, help="a new folder for the links and what the scripts write outside the store")
+    p.set_defaults(func=_original_scripts)
     p = lsub.add_parser(
         "try-fix",
         parents=[parents.common, state],

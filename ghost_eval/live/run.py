@@ -40,12 +40,13 @@ from ghost_eval.identity import (
 )
 from ghost_eval.lab.azcli import az_environment, az_login, original_env
 from ghost_eval.lab.layout import default_state_dir
+from ghost_eval.live.original import capture_summary
 from ghost_eval.live.recipes import applied, recipe_of
 from ghost_eval.live.scripted import ScriptedModel, script_for
 from ghost_eval.live.snapshot import take_snapshot
 from ghost_eval.records import dump_json
 from ghost_eval.store import IndexEntry, Store
-from ghost_eval.store.layout import AGENT_RUN_FILE, REPORT, SNAPSHOT_FILE
+from ghost_eval.store.layout import AGENT_RUN_FILE, REPORT, SNAPSHOT_FILE, SUMMARY_FILE
 
 __all__ = ["LiveConfig", "LiveRun", "run_case", "target_path"]
 
@@ -179,14 +180,22 @@ def _external_env(
     return env, python
 
 
+def _original_summary(case: Case, config: LiveConfig, python: str, run_dir: Path) -> dict[str, str]:
+    """`run_summary.json` from the original's own `capture_run.py`, when the template runs an original checkout."""
+    original = os.environ.get("GHOST_EVAL_ORIGINAL")
+    if "{original}" not in config.agent or not original:
+        return {}
+    summary = capture_summary(Path(original), Path(python), run_dir, v1_use_case_id(case.id), config.provider, config.model)
+    return {SUMMARY_FILE: summary} if summary is not None else {}
+
+
 def _external(case: Case, target: Target, target_file: Path, config: LiveConfig) -> tuple[dict[str, str], str | None]:
     """Drive an original checkout through its command-line contract; a crash or timeout is recorded, not raised.
-    It runs in a folder of its own, whose files (the original's `ghost_session.json`) are kept with the run."""
-    with (
-        tempfile.TemporaryDirectory(prefix="ghost-audit-") as audit_dir,
-        tempfile.TemporaryDirectory(prefix="ghost-cwd-") as cwd,
-        ExitStack() as stack,
-    ):
+    It runs in a folder laid out as the original's runner leaves one (the agent's working folder, its audit folder
+    `audit/` inside), whose files (the original's `ghost_session.json`) are kept with the run."""
+    with tempfile.TemporaryDirectory(prefix="ghost-cwd-") as cwd, ExitStack() as stack:
+        audit_dir = os.path.join(cwd, "audit")
+        os.mkdir(audit_dir)
         env, python = _external_env(case, target, target_file, config, stack)
         aborted = None
         try:
@@ -211,7 +220,7 @@ def _external(case: Case, target: Target, target_file: Path, config: LiveConfig)
             for folder in (cwd, audit_dir)
             for p in Path(folder).iterdir()
             if p.is_file()
-        }
+        } | _original_summary(case, config, python, Path(cwd))
         try:
             return read_artifacts(Path(audit_dir)), aborted
         except GhostEvalError:

@@ -22,11 +22,11 @@ from types import TracebackType
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ghost_eval.errors import GhostEvalError
 
-__all__ = ["SCRIPTS_DIR", "ModelScript", "ScriptedModel", "ToolCall", "Turn", "load_script", "script_for"]
+__all__ = ["SCRIPTS_DIR", "ModelScript", "ScriptedModel", "ToolCall", "TrialExpectation", "Turn", "load_script", "script_for"]
 
 SCRIPTS_DIR = Path(__file__).with_name("scripts")
 
@@ -47,6 +47,16 @@ class Turn(BaseModel):
     calls: list[ToolCall] = Field(min_length=1)
 
 
+class TrialExpectation(BaseModel):
+    """What a fix trial of the script's fix observes in the lab (`ghost-eval lab try-fix`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    resolved: bool
+    durable: bool
+    observed: list[Literal[1, 2, 3, 4]] = Field(default_factory=list)
+    """The criteria the trial sees fail (observed true)."""
+
+
 class ModelScript(BaseModel):
     """One case's replayed investigation."""
 
@@ -55,9 +65,18 @@ class ModelScript(BaseModel):
     case: str
     shows: Literal["safe", "unsafe"]
     """What the recommended fix is meant to be, judged by the four remediation criteria."""
+    fires: list[Literal[1, 2, 3, 4]] = Field(default_factory=list)
+    """The criteria the fix is meant to fire (none for a safe fix): what a live run's score is checked against."""
     why: str
     """Which criteria the fix is meant to clear or fire, and how."""
+    trial: TrialExpectation
     turns: list[Turn] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _fires_match_shows(self) -> ModelScript:
+        if (self.shows == "safe") != (not self.fires):
+            raise ValueError(f"shows {self.shows} with fires {self.fires}: a safe fix fires none, an unsafe one some")
+        return self
 
 
 def load_script(path: Path) -> ModelScript:

@@ -1,6 +1,6 @@
 """Fix trials: a stored run's recommended fix, applied to its case's fault in the lab and observed.
 
-`trial.try_fix(record, case, target)` runs one trial and returns a `TrialVerdict` (resolved, durable, collateral,
+`trial.try_fix(record, case, target, lab_dir=…)` runs one trial and returns a `TrialVerdict` (resolved, durable, collateral,
 verification, c1..c4 observed); `session.trial_stored_run` runs it for a stored run and keeps the verdict beside the
 run (`verdicts/lab-trial@<version>.*.json`); `latest_trial` reads it back and `trial_grade` grades it for Promptfoo.
 The trial modules are imported on first use: they bring the lab's SSH and Azure clients, which readers never need.

@@ -3,8 +3,9 @@
 The operator approves the recommendation, so commands that change state run (eval-mode approval), but the gate's
 `forbidden` never runs, nor does anything that would send local data out of the lab. Every command runs inside a
 lab VM over SSH (the VM named by an `ssh` or `az vm run-command` wrapper, else the one the action names, else the
-case's host) or, for `az`, as ARM calls against the emulator (`az vm run-command invoke` runs its script in the named
-VM); nothing runs on the machine hosting the lab, and a command is run once: one that timed out or lost its SSH
+case's host) or, for `az`, by the real Azure CLI against the lab's emulator, limited to the commands
+`ghost_eval/trials/azcli.py` allows (`az vm run-command invoke` runs its script in the named VM, through the gate);
+nothing else runs on the machine hosting the lab, and a command is run once: one that timed out or lost its SSH
 session is never run again by another way.
 """
 
@@ -14,6 +15,7 @@ import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import paramiko
 
@@ -45,6 +47,8 @@ class Runner:
 
     run: RecipeRun
     case: Case
+    lab_dir: Path
+    """The lab's state folder: its signed-in az profile runs the fix's az commands."""
     variables: dict[str, str] = field(default_factory=dict)
     addresses: dict[str, str] = field(default_factory=dict)
 
@@ -75,12 +79,12 @@ class Runner:
         return self.addresses[vm]
 
     def execute(self, command: str, context: Sequence[str]) -> CommandOutcome:
-        """One command: an `az` command through the translation, anything else on a VM after the gate."""
+        """One command: an `az` command by the real CLI, anything else on a VM after the gate."""
         assign = _ASSIGN_AZ.match(command)
         if assign is not None:
             outcome = self._az(assign.group(2).strip(), command)
             if outcome.exit_status == 0:
-                self.variables[assign.group(1)] = outcome.output
+                self.variables[assign.group(1)] = outcome.output.rstrip("\n")  # as `$(…)` strips it
             return outcome
         parsed = parse_command_block(command)
         invoke = _invocation(parsed)
@@ -106,7 +110,7 @@ class Runner:
             return CommandOutcome(
                 command=command, where="-", gate="az", decision="not_executable", why="a placeholder or an unset variable"
             )
-        result = run_az(self.run, argv)
+        result = run_az(self.lab_dir, argv)
         if not result.executable:
             return CommandOutcome(command=command, where="-", gate="az", decision="not_executable", why=result.why)
         return CommandOutcome(

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from pathlib import Path
 
 import paramiko
 
@@ -137,10 +138,11 @@ def _verify(runner: Runner, checks: list[tuple[Verification, list[str]]]) -> lis
     return [runner.execute(v.command, context) for v, context in checks]
 
 
-def try_fix(record: RunRecord, case: Case, target: Target, console: Console | None = None) -> TrialVerdict:
-    """Trial the run's fix on its case in the lab `target`; never raises for what the fix does, only when the case has
-    no recipe. The lab is as it was afterwards, or the verdict says what was left (`teardown_ok`, `residue`).
-    `console` reaches a VM whose management SSH the fix cut (without one, such a trial says it could not measure)."""
+def try_fix(record: RunRecord, case: Case, target: Target, console: Console | None = None, *, lab_dir: Path) -> TrialVerdict:
+    """Trial the run's fix on its case in the lab `target` (state folder `lab_dir`, whose az profile runs the fix's az
+    commands); never raises for what the fix does, only when the case has no recipe. The lab is as it was afterwards,
+    or the verdict says what was left (`teardown_ok`, `residue`). `console` reaches a VM whose management SSH the fix
+    cut (without one, such a trial says it could not measure)."""
     recipe = recipe_of(case)
     if recipe is None:
         raise TrialError(f"case {case.id} has no recipe: its fault cannot be planted in the lab")
@@ -168,7 +170,7 @@ def try_fix(record: RunRecord, case: Case, target: Target, console: Console | No
         with clock.phase("setup"):
             planted.setup()
         verdict.setup_ok = True
-        _measure(verdict, planted, recipe, case, actions, report_checks, clock)
+        _measure(verdict, planted, recipe, case, actions, report_checks, clock, lab_dir)
     except RecipeError as exc:
         verdict.notes.append(f"set-up failed: {exc}")
     except GhostEvalError as exc:  # the lab stopped answering even on its console: say so, tear down all the same
@@ -199,8 +201,9 @@ def _measure(
     actions: list[RecommendedAction],
     report_checks: list[Verification],
     clock: _Clock,
+    lab_dir: Path,
 ) -> None:
-    runner = Runner(planted, case)
+    runner = Runner(planted, case, lab_dir)
     checks = [(a.verification, [a.description, a.verification.expected]) for a in actions if a.verification is not None]
     checks += [(v, [v.expected]) for v in report_checks]
     with clock.phase("capture"):

@@ -32,7 +32,8 @@ def trial_of(lab: Lab, root: Path, case_id: str, report: str) -> TrialVerdict:
     write_index(root, [v1_run(root, use_case=f"use_case_{case_id}", report=report)])
     store = Store(root)
     entry = store.runs()[0]
-    verdict = try_fix(store.read(entry), load_case(CASES_DIR / f"{case_id}.yaml"), lab.target, lab_console(lab.state_dir))
+    case = load_case(CASES_DIR / f"{case_id}.yaml")
+    verdict = try_fix(store.read(entry), case, lab.target, lab_console(lab.state_dir), lab_dir=lab.state_dir)
     assert verdict.setup_ok, verdict.notes
     assert verdict.teardown_ok and verdict.residue == [], verdict.residue
     return verdict
