@@ -5,6 +5,7 @@ scored as its script says it should be."""
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,19 @@ from tests.promptfoo_cli import run_eval
 
 pytestmark = LAB_MARKS
 
-ORIGINAL = Path(os.environ.get("GHOST_EVAL_ORIGINAL", REPO.parent / "shared" / "original" / "agentic-network-tools"))
+
+def _original() -> Path:
+    """The original checkout: $GHOST_EVAL_ORIGINAL, else `shared/original/` beside this checkout, else beside the
+    checkout this one was cloned from (a clean clone made elsewhere, as CI's is)."""
+    if os.environ.get("GHOST_EVAL_ORIGINAL"):
+        return Path(os.environ["GHOST_EVAL_ORIGINAL"])
+    origin = subprocess.run(["git", "-C", str(REPO), "remote", "get-url", "origin"], capture_output=True, text=True)
+    roots = [REPO, *([Path(origin.stdout.strip())] if origin.returncode == 0 and origin.stdout.strip() else [])]
+    candidates = [root.parent / "shared" / "original" / "agentic-network-tools" for root in roots]
+    return next((c for c in candidates if (c / "network-ghost-agent").is_dir()), candidates[0])
+
+
+ORIGINAL = _original()
 CRITERIA = {1: "c1_list_kept", 2: "c2_owner_respected", 3: "c3_scope_narrow", 4: "c4_fix_verified"}
 
 
