@@ -113,15 +113,19 @@ def _firewall() -> list[str]:
 
 
 def _sysctls() -> dict[str, str]:
+    """Every writable kernel setting of the host, but those of labs' own links (`net/*/conf/gh…`), which come and go
+    with labs built and removed beside this one (and may vanish while they are read)."""
     values = {}
     for area in _SYSCTL_AREAS:
         for folder, _dirs, files in os.walk(f"/proc/sys/{area}"):
+            if any(_LAB_LINK.match(part) for part in Path(folder).parts):
+                continue
             for name in files:
                 path = os.path.join(folder, name)
                 key = path.removeprefix("/proc/sys/")
-                if _VOLATILE_SYSCTLS.match(key) or not os.stat(path).st_mode & 0o200:
-                    continue
                 try:
+                    if _VOLATILE_SYSCTLS.match(key) or not os.stat(path).st_mode & 0o200:
+                        continue
                     with open(path) as fh:
                         values[key] = fh.read()
                 except OSError:

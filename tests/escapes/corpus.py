@@ -11,15 +11,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pytest
 import yaml
 
 import ghost_eval
 
-__all__ = ["ATTEMPTS", "ESCAPE_MARKS", "Attempt", "HostListener", "host_listener", "leftover_markers"]
-
-ESCAPE_MARKS = [pytest.mark.slow, pytest.mark.xdist_group("escapes")]
-"""Labs of their own, so beside the `lab` group on the other worker: the host check leaves other labs' things out."""
+__all__ = ["ATTEMPTS", "Attempt", "HostListener", "host_listener", "leftover_markers"]
 
 _FILE = Path(__file__).parents[1] / "fixtures" / "escapes" / "attempts.yaml"
 

@@ -11,10 +11,10 @@ import pytest
 from ghost_eval.lab import LabLayout
 from ghost_eval.lab.sandbox import CAPABILITIES, uid_base
 from ghost_eval.trials.host import host_changes, host_snapshot
-from tests.escapes.corpus import ATTEMPTS, ESCAPE_MARKS, host_listener, leftover_markers
-from tests.lab.helpers import Lab, vm_run
+from tests.escapes.corpus import ATTEMPTS, host_listener, leftover_markers
+from tests.lab.helpers import HOST_MARKS, Lab, vm_run
 
-pytestmark = ESCAPE_MARKS
+pytestmark = HOST_MARKS
 DEST = "tf-dest-vm"
 _SECRETS = re.compile(r"PRIVATE KEY|\"token\"|BEGIN OPENSSH")
 

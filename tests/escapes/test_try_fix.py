@@ -14,11 +14,11 @@ import pytest
 from ghost_eval.cli import main
 from ghost_eval.lab import lab_down, lab_up
 from tests.conftest import v1_run, write_index
-from tests.escapes.corpus import ATTEMPTS, ESCAPE_MARKS, host_listener, leftover_markers
-from tests.lab.helpers import require_lab_host
+from tests.escapes.corpus import ATTEMPTS, host_listener, leftover_markers
+from tests.lab.helpers import HOST_MARKS, require_lab_host
 from tests.trials.helpers import report_with
 
-pytestmark = ESCAPE_MARKS
+pytestmark = HOST_MARKS
 _START = datetime(2026, 3, 12, 14, 0, 0)
 
 

@@ -19,9 +19,12 @@ from ghost_eval.connect.ssh import ssh_connect, ssh_run
 from ghost_eval.connect.target import Target
 from ghost_eval.lab import LabLayout, lab_down, lab_up
 
-__all__ = ["Lab", "lab", "normalized_firewall", "require_lab_host", "vm_run", "wait_until"]
+__all__ = ["HOST_MARKS", "LAB_MARKS", "Lab", "lab", "normalized_firewall", "require_lab_host", "vm_run", "wait_until"]
 
 LAB_MARKS = [pytest.mark.slow, pytest.mark.xdist_group("lab")]
+HOST_MARKS = [pytest.mark.slow, pytest.mark.xdist_group("host")]
+"""Tests that check the whole host for changes (fix trials through `lab try-fix` or `trial_stored_run`) or change it
+on purpose (to see the check catch it) run one at a time, in a group of their own: each would be the other's breach."""
 
 
 def require_lab_host() -> None:

@@ -20,10 +20,10 @@ from ghost_eval.live.scripted import script_for
 from ghost_eval.store import IndexEntry, RunFilter, Store
 from ghost_eval.trials.session import LabSession, trial_stored_run
 from tests.conftest import REPO
-from tests.lab.helpers import LAB_MARKS, Lab
+from tests.lab.helpers import HOST_MARKS, Lab
 from tests.promptfoo_cli import run_eval
 
-pytestmark = LAB_MARKS
+pytestmark = HOST_MARKS
 
 
 def _original() -> Path:

@@ -11,10 +11,10 @@ from ghost_eval.cli import main
 from ghost_eval.records import load_record
 from ghost_eval.trials import TrialVerdict
 from tests.conftest import v1_run, write_index
-from tests.lab.helpers import LAB_MARKS, require_lab_host
+from tests.lab.helpers import HOST_MARKS, require_lab_host
 from tests.trials.helpers import report_with
 
-pytestmark = LAB_MARKS
+pytestmark = HOST_MARKS
 
 
 def test_try_fix_builds_its_own_lab_stores_the_verdict_and_leaves_no_trace(
