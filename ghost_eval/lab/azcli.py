@@ -169,7 +169,7 @@ def az_login(state_dir: Path, env: ToolEnv) -> None:
         steps = [
             ["cloud", "register", "--name", CLOUD, "--endpoint-resource-manager", endpoint],
             ["cloud", "set", "--name", CLOUD],
-            ["login", "--service-principal", "--username", SP_CLIENT_ID, "--password", config["client_secret"],
+            ["login", "--service-principal", "--username", SP_CLIENT_ID, f"--password={config['client_secret']}",
              "--tenant", TENANT_ID, "--output", "none"],
             ["account", "set", "--subscription", SUBSCRIPTION_ID],
         ]  # fmt: skip
