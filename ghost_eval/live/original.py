@@ -62,7 +62,7 @@ class OriginalScripts:
     """generate_verdict_report.py on our store; `verdicts_md` is the remediation_verdicts.md it wrote there."""
     verdicts_md: str
     compare: str
-    """compare.py on the first two stored runs ("" with fewer than two)."""
+    """compare.py on the first two stored runs by case and run id ("" with fewer than two)."""
     failed: list[str]
     """The scripts that exited with an error, once each."""
 
@@ -97,7 +97,8 @@ def original_scripts(store_path: Path, original: Path, python: Path, work: Path)
         raise GhostEvalError(f"{original}: no network-ghost-agent/eval/compare.py (not an original checkout)")
     store = Store(store_path)
     try:
-        folders = [store.read(entry).folder for entry in store.runs(RunFilter())]
+        entries = sorted(store.runs(RunFilter()), key=lambda e: (e.use_case_id, e.run_id))  # compare: the first two
+        folders = [store.read(entry).folder for entry in entries]
     finally:
         store.close()
     own = _linked_tree(original, work / "original-store", None)
