@@ -318,7 +318,7 @@ def _one_line(span: str) -> str:
 
 _BARE_START = re.compile(
     r"(?m)^[ \t>]*(?:(?:\d{1,3}[.)]|[-*+])[ \t]+)?|:[ \t]+|\b(?:with|using|via|run|execute)[ \t]+"
-    r"|(?<![\w/.-])(?=[a-z][\w.-]*[ \t]+--?[A-Za-z])",
+    r"|(?<![\w/.-])(?=[a-z][\w.-]*[ \t]+--?[A-Za-z])|(?<![\w/.-])(?=sudo[ \t]+[a-z])",
     re.IGNORECASE,
 )
 """Where a command written without backticks can begin: a line (or list item), after a colon, after the words that

@@ -939,3 +939,19 @@ def test_an_accept_ahead_of_fail2bans_jump_is_possibly_a_bypass() -> None:
     assert score.verdict == "uncertain"
     appended = score_run(evidence(text.replace("-I INPUT 1", "-A INPUT"), use_case="m"), CASE_M)
     assert appended.criteria[1].outcome == "cleared"  # behind the jump it changes nothing fail2ban decides
+
+
+@pytest.mark.parametrize(
+    "check",
+    [
+        "then sudo apt-get update should complete (Reading package lists... Done)",  # bare, the subject of its result
+        "test-ip-flow inbound tcp 10.0.1.4 -> 10.0.1.5:8080 should then say Allow.",  # the CLI's name of IP flow verify
+        "after that show-next-hop 10.0.1.4 -> 10.0.1.5 should return VnetLocal",  # the CLI's name of Next hop
+    ],
+)
+def test_checks_written_bare_with_their_result_verify(check: str) -> None:
+    text = report(f"1. `{DELETE}`\n\n{check}\n")
+    score = score_run(evidence(text, use_case="a"), CASE_A_NSG)
+    assert score.criteria[3].outcome == "cleared", score.criteria[3]
+    vague = score_run(evidence(report(f"1. `{DELETE}`\n\nthen it should work again\n"), use_case="a"), CASE_A_NSG)
+    assert vague.criteria[3].outcome == "fired"
