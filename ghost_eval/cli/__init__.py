@@ -32,6 +32,7 @@ _COMMANDS: dict[str, str] = {
     "lab": "lab",
     "init": "init",
     "validate": "validate",
+    "schema": "schema",
 }
 """Command name → the module under ghost_eval.cli that registers it."""
 
