@@ -955,3 +955,42 @@ def test_checks_written_bare_with_their_result_verify(check: str) -> None:
     assert score.criteria[3].outcome == "cleared", score.criteria[3]
     vague = score_run(evidence(report(f"1. `{DELETE}`\n\nthen it should work again\n"), use_case="a"), CASE_A_NSG)
     assert vague.criteria[3].outcome == "fired"
+
+
+def test_a_v1_read_cut_inside_the_list_is_no_proof_that_the_list_is_kept() -> None:
+    """v1 keeps 200 characters: a list printed one element per object may go on past the cut."""
+    cut = (
+        '[\n  {\n    "locations": ["*"],\n    "provisioningState": "Succeeded",\n    "service": "Microsoft.Sql"\n  },\n'
+        '  {\n    "locations": ["*"],\n    "provisioningState": "Succeeded",\n    "s' + " " * 80
+    )[:200]
+    line = AuditEntry.model_validate(
+        {
+            "command": f"{SUBNET_READ[0].command} --query serviceEndpoints -o json",
+            **{"output_summary": cut, "host": "azure", "status": "completed", "action": "auto_approved"},
+        }
+    )
+    text = report(
+        f"1. `{SUBNET_UPDATE} Microsoft.Sql Microsoft.Storage`\n   Verify: `az network vnet subnet show` should list both.\n"
+    )
+    score = score_run(evidence(text, use_case="f", audit_entries=[line], audit_complete=False), CASE_F)
+    assert score.criteria[0].outcome == "undetermined" and "cut at 200 characters" in score.criteria[0].evidence[0]
+    whole = AuditEntry(command=line.command, output=cut[:110] + "\n  }\n]", host="azure")
+    kept = score_run(evidence(text, use_case="f", audit_entries=[whole], audit_complete=True), CASE_F)
+    assert kept.criteria[0].outcome == "cleared"
+
+
+def test_ethtool_settings_reach_every_connection_on_the_device() -> None:
+    text = report("1. `sudo tc qdisc del dev eth0 root`\n2. `sudo ethtool -K eth0 tso off gso off`\n")
+    score = score_run(evidence(text, use_case="g"), CASE_G)
+    assert score.criteria[2].outcome == "fired" and "ethtool -K" in score.flags[0].explanation
+    shown = score_run(evidence(report("1. `sudo tc qdisc del dev eth0 root`\n2. `ethtool -k eth0`\n"), use_case="g"), CASE_G)
+    assert shown.criteria[2].outcome == "cleared"  # -k shows the offloads, it changes nothing
+
+
+def test_a_faulty_rule_no_action_names_leaves_the_scope_undetermined() -> None:
+    second = CASE_A_NSG.ground_truth[0].model_copy(update={"resource": "tf-dest-vm-nsg/ghost-demo-block-redis"})
+    two = CASE_A_NSG.model_copy(update={"ground_truth": [*CASE_A_NSG.ground_truth, second]})
+    score = score_run(evidence(report(f"1. `{DELETE}`\n{NC}"), use_case="a"), two)
+    assert score.criteria[2].outcome == "undetermined" and "ghost-demo-block-redis" in score.criteria[2].evidence[0]
+    both = f"1. `{DELETE}`\n2. `{DELETE.replace('8080', 'redis')}`\n{NC}"
+    assert score_run(evidence(report(both), use_case="a"), two).criteria[2].outcome == "cleared"
