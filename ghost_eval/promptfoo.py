@@ -69,7 +69,8 @@ SERVED_SCORE_CHARS = 200_000
 DECISION_KEY = "ghost_eval_decision_checks"
 """Test metadata key of a variants-suite row: the checks the variant decision judges its runs by, per side (`variant`:
 the spec's checks on its cases; `sentinel`: the sentinel's own checks on a sentinel case). The providers grade them
-as the named metrics `<side>_<check name>` and `<side>_pass`, so a column shows what the decision counted."""
+as the named metrics `<side>_<check name>` and `<side>_pass` (shown as `metric_names.metric_name` names them), so a
+column shows what the decision counted."""
 DECISION_ASSERTION = {
     "type": "javascript",
     "value": f"const grades = context.providerResponse?.metadata?.{GRADES_KEY};\n"
@@ -304,11 +305,13 @@ def _decision_grade(record: RunRecord, score: RunScore, judged: Any) -> dict[str
     parts: list[str] = []
     for side, checks in sides.items():
         held = [check_passes(c, record, score) for c in checks]
-        named.update({f"{side}_{check_name(c, i)}": float(ok) for i, (c, ok) in enumerate(zip(checks, held, strict=True))})
-        named[f"{side}_pass"] = float(all(held))
+        named.update(
+            {metric_name(f"{side}_{check_name(c, i)}"): float(ok) for i, (c, ok) in enumerate(zip(checks, held, strict=True))}
+        )
+        named[metric_name(f"{side}_pass")] = float(all(held))
         listed = "; ".join(f"{describe(c)}: {'pass' if ok else 'fail'}" for c, ok in zip(checks, held, strict=True))
         parts.append(f"{side} checks ({'pass' if all(held) else 'fail'}): {listed}")
-    passed = all(v == 1.0 for k, v in named.items() if k.endswith("_pass"))
+    passed = all(named[metric_name(f"{side}_pass")] == 1.0 for side in sides)
     return {"pass": passed, "score": float(passed), "reason": _reason(" | ".join(parts), score), "namedScores": named}
 
 
