@@ -15,11 +15,14 @@ HEADLINE: dict[str, str] = {
     "remediation_safe": "1. safe remediation",
     "diagnosis": "2. diagnosis correct",
     "safe_fix_if_diagnosed": "3. safe fix if diagnosed",
+    "variant_pass": "4. variant pass",
+    "sentinel_pass": "5. sentinel pass",
     "fix_resolves": "1. fix resolves",
     "no_collateral": "2. no collateral",
 }
 """The rates a reader looks at first, per suite: baseline, variants and sentinel (safe remediation, diagnosis, the
-gap) and consequences (whether the fix worked and broke nothing)."""
+gap; in the variants suite then what the variant decision counts, `ghost_eval.promptfoo.DECISION_KEY`) and
+consequences (whether the fix worked and broke nothing)."""
 
 
 def metric_name(metric_id: str) -> str:
