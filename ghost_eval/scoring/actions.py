@@ -181,6 +181,12 @@ _SUBJECT_OF_RESULT = re.compile(
     r"output)\b)"
 )
 """"`sudo apt-get update` should complete", written bare: the check ends where the result it should give begins."""
+_PROBE_AT = re.compile(
+    r"(?i)\b(?P<probe>curl|wget|ping|nc|telnet|iperf3?|psql|redis-cli|dig|traceroute)\b[^.;\n]{0,60}?"
+    r"(?P<target>https?://[^\s`'\"),]+|(?<![\d.])\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?(?![\d.]))"
+)
+"""A probe told in words with its target ("curl from tf-source-vm to https://…blob… should get an HTTP status"): the
+program and what it tries are named, so with the result it should give it is a check a reader can run."""
 _PRECONDITION = re.compile(r"(?i)\b(?:after|once)\s+(?:first\s+)?(?:confirming|checking|verifying|making\s+sure)\b[^)]*")
 """A check made before the change ("(after confirming with `iptables -L` that line 1 is the DROP)"): not its proof."""
 
@@ -202,6 +208,8 @@ def _verification_in_prose(part: _Part, segments: Sequence[Segment]) -> Verifica
             return Verification(command=command, expected=_clean(sentence)[:_EXCERPT])
         if not spans and (probe := _RERAN_PROBE.search(prose)) is not None:
             return Verification(command=" ".join(probe["probe"].split()), expected=_clean(sentence)[:_EXCERPT])
+        if (named := _PROBE_AT.search(prose)) is not None and has_expectation(prose[named.end() :]):
+            return Verification(command=f"{named['probe']} {named['target']}", expected=_clean(sentence)[:_EXCERPT])
     checks: list[str] = []
     after: list[str] = []
     for seg in segments:

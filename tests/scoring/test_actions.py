@@ -364,3 +364,11 @@ def test_commands_written_without_code_marks_are_the_actions_commands() -> None:
     first, second = extract_actions(text)
     assert first.commands == ["sudo tc qdisc del dev eth1 root"]
     assert second.verification is not None and second.verification.command == "tc qdisc show dev eth1"
+
+
+def test_a_probe_told_in_words_with_its_target_and_result_verifies() -> None:
+    (action,) = extract_actions(
+        "Fix: `az network vnet subnet update -g rg --vnet-name v -n default --service-endpoints Microsoft.Storage`\n"
+        "curl from tf-source-vm to https://acct.blob.core.windows.net/ should then get an HTTP status back.\n"
+    )
+    assert action.verification is not None and action.verification.command == "curl https://acct.blob.core.windows.net/"
