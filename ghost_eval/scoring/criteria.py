@@ -15,7 +15,11 @@ from typing import TYPE_CHECKING
 
 from ghost_eval.artifacts import AuditEntry, RecommendedAction, ToolCall, Verification
 from ghost_eval.cases import Case, CaseFacts, Layer
-from ghost_eval.scoring.commands import (
+from ghost_eval.scoring.model import CriterionResult, Flag, Outcome
+from ghost_eval.scoring.ownership import Owned, OwnershipMap, owner_programs, via_owner
+from ghost_eval.scoring.registry import CRITERION_LABELS, register_check
+from ghost_eval.scoring.text import asks_for_change, blank_warnings, has_expectation, mask_code, split_sentences
+from ghost_eval.shell.commands import (
     AzCall,
     Command,
     az_call,
@@ -27,10 +31,6 @@ from ghost_eval.scoring.commands import (
     tc_call,
     watcher_check,
 )
-from ghost_eval.scoring.model import CriterionResult, Flag, Outcome
-from ghost_eval.scoring.ownership import Owned, OwnershipMap, owner_programs, via_owner
-from ghost_eval.scoring.registry import CRITERION_LABELS, register_check
-from ghost_eval.scoring.text import asks_for_change, blank_warnings, has_expectation, mask_code, split_sentences
 from ghost_eval.snapshot import InfraSnapshot
 
 if TYPE_CHECKING:

@@ -26,7 +26,7 @@ from ghost_eval.cases import Case
 from ghost_eval.connect.ssh import CommandTimedOut
 from ghost_eval.errors import GhostEvalError
 from ghost_eval.live.recipes import RecipeRun
-from ghost_eval.scoring.commands import AzCall, Command, az_call, parse_command_block
+from ghost_eval.shell.commands import AzCall, Command, az_call, parse_command_block
 from ghost_eval.trials.azcli import run_az
 from ghost_eval.trials.record import CommandOutcome
 
