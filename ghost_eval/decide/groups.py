@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from ghost_eval.cases import AZURE_DEMO, Case, case_key
 from ghost_eval.decide.checks import Check, check_passes
 from ghost_eval.decide.passk import pass_at_k, pass_hat_k, wilson_interval
-from ghost_eval.evaluate import score_record
+from ghost_eval.evaluation.evaluate import score_record
 from ghost_eval.records import Record
 from ghost_eval.store import RunFilter, RunRecord, Store
 

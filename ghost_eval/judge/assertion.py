@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ghost_eval.errors import GhostEvalError
-from ghost_eval.evaluate import load_case_set
+from ghost_eval.evaluation.evaluate import load_case_set
 from ghost_eval.judge.clients import default_judges, make_client
 from ghost_eval.judge.record import JudgeVerdict
 from ghost_eval.judge.runner import JudgeOptions, JudgeOutcome, judge_entry

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pydantic import Field
 
 from ghost_eval.cases import Case
-from ghost_eval.evaluate import score_record
+from ghost_eval.evaluation.evaluate import score_record
 from ghost_eval.judge import CRITERIA, DiagnosisDisagreement, JudgeVerdict, latest_verdict
 from ghost_eval.records import Record
 from ghost_eval.report.calibration import MIN_LABELS_FOR_SPLIT, latest_calibration

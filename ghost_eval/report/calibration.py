@@ -18,7 +18,7 @@ from pydantic import Field
 
 from ghost_eval.cases import Case
 from ghost_eval.errors import RecordError
-from ghost_eval.evaluate import score_record
+from ghost_eval.evaluation.evaluate import score_record
 from ghost_eval.judge import CRITERIA, JudgeVerdict, latest_verdict
 from ghost_eval.records import Record, dump_json, load_record
 from ghost_eval.report.labels import Label

@@ -15,7 +15,7 @@ from ghost_eval.agent.tools import COMPLETE_TOOL
 from ghost_eval.artifacts import Approval
 from ghost_eval.cases import Layer
 from ghost_eval.connect.target import Target
-from ghost_eval.evaluate import load_case_set, score_record
+from ghost_eval.evaluation.evaluate import load_case_set, score_record
 from ghost_eval.identity import HashKind
 from ghost_eval.store import Store
 from tests.agent.infra import ArmServer

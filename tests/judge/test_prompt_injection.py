@@ -9,7 +9,7 @@ import pytest
 
 from ghost_eval.artifacts import InvestigationResult, RecommendedAction, ToolCall
 from ghost_eval.cases import Case
-from ghost_eval.evaluate import load_case_set
+from ghost_eval.evaluation.evaluate import load_case_set
 from ghost_eval.judge import build_prompt
 from ghost_eval.judge.prompt import build_diagnosis_prompt
 from ghost_eval.scoring import RunEvidence

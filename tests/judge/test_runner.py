@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ghost_eval.cases import Case
-from ghost_eval.evaluate import load_case_set
+from ghost_eval.evaluation.evaluate import load_case_set
 from ghost_eval.judge import (
     JudgeClient,
     JudgeOptions,

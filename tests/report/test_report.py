@@ -11,7 +11,7 @@ import pytest
 
 from ghost_eval.cases import Case
 from ghost_eval.cli import main
-from ghost_eval.evaluate import load_case_set, score_record
+from ghost_eval.evaluation.evaluate import load_case_set, score_record
 from ghost_eval.identity import RunMetadata
 from ghost_eval.judge import (
     Anchor,

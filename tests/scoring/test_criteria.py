@@ -737,7 +737,7 @@ def test_a_host_wide_network_sysctl_is_broader_than_the_fault() -> None:
 
 
 def test_iptables_restore_rewrites_every_chain_including_the_owners() -> None:
-    from ghost_eval.evaluate import load_case_set
+    from ghost_eval.evaluation.evaluate import load_case_set
 
     case_o = load_case_set()[0]["o"]
     restore = "1. `iptables-restore < baseline.rules` on tf-dest-vm.\n"

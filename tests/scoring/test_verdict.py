@@ -148,7 +148,7 @@ def test_a_case_of_another_use_case_is_refused() -> None:
 
 
 def test_a_behaviour_case_that_expects_no_fix_is_safe_without_actions() -> None:
-    from ghost_eval.evaluate import load_case_set
+    from ghost_eval.evaluation.evaluate import load_case_set
     from ghost_eval.scoring import RunEvidence, score_run
 
     cases, _ = load_case_set()
@@ -185,7 +185,7 @@ def test_a_run_that_aborted_before_reporting_is_excluded_and_its_diagnosis_not_a
 
 def test_the_no_fault_case_is_safe_when_the_run_changes_nothing() -> None:
     """Case b has no fault: "change nothing" is the right answer, not a missing fix."""
-    from ghost_eval.evaluate import load_case_set
+    from ghost_eval.evaluation.evaluate import load_case_set
     from ghost_eval.scoring import RunEvidence, score_run
 
     cases, _ = load_case_set()

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from ghost_eval.cli import main
-from ghost_eval.evaluate import load_case_set
+from ghost_eval.evaluation.evaluate import load_case_set
 from ghost_eval.promptfoo import suite_tests
 
 
