@@ -23,7 +23,7 @@ from pydantic import Field, ValidationError
 
 from ghost_eval.cases import Case, case_key
 from ghost_eval.errors import RecordError
-from ghost_eval.grading import SCORE_KEY
+from ghost_eval.promptfoo.keys import SCORE_KEY
 from ghost_eval.records import Record
 from ghost_eval.report.timeline import Progress, TimedRun, parse_when, scored_runs
 from ghost_eval.scoring import RunScore

@@ -80,7 +80,7 @@ def test_a_bad_eval_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 
 def test_a_case_row_reads_the_same_in_every_suite() -> None:
     """Diff keys and the viewer's comparison rely on a case's row description being the same wherever it appears."""
-    from ghost_eval.promptfoo import suite_tests
+    from ghost_eval.promptfoo.adapters import suite_tests
 
     described: dict[str, set[str]] = {}
     for suite in ("baseline", "sentinel", "variant:tc-netfilter-boundary"):

@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from ghost_eval import promptfoo
 from ghost_eval.cli import main
 from ghost_eval.errors import ExtensionError
 from ghost_eval.evaluation.extensions import load_checks
-from ghost_eval.grading import GRADES_KEY
-from ghost_eval.promptfoo import replay_response
+from ghost_eval.promptfoo import adapters
+from ghost_eval.promptfoo.adapters import replay_response
+from ghost_eval.promptfoo.keys import GRADES_KEY
 from tests.judge.helpers import demo_copy
 
 CHECKS = """
@@ -70,7 +70,7 @@ def test_a_check_that_cannot_be_imported_is_named(team_package: Path, spec: str)
 
 
 def _replay(checks: list[str]) -> dict[str, Any]:
-    promptfoo._team_checks.cache_clear()  # a worker keeps its checks; each test installs its own
+    adapters._team_checks.cache_clear()  # a worker keeps its checks; each test installs its own
     response = replay_response(
         {"model": "claude-haiku-4-5-20251001", "checks": checks}, {"vars": {"use_case": "m"}, "repeatIndex": None}
     )

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from ghost_eval.cases import Case, case_key
 from ghost_eval.errors import GhostEvalError
-from ghost_eval.grading import FAMILIES, GRADES_KEY, SCORE_KEY
+from ghost_eval.promptfoo.keys import FAMILIES, GRADES_KEY, SCORE_KEY
 from ghost_eval.scoring.model import CriterionResult, RunEvidence, RunScore
 from ghost_eval.scoring.registry import CRITERION_METRICS
 from ghost_eval.scoring.version import SCORER
