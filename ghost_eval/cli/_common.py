@@ -13,8 +13,8 @@ from rich.console import Console
 from ghost_eval.store import BLOB_SCHEME, Problem, RunFilter, Store, default_store_path
 
 if TYPE_CHECKING:
-    from ghost_eval.cases import Case
-    from ghost_eval.errors import CaseError
+    from ghost_eval.base.errors import CaseError
+    from ghost_eval.cases.case import Case
 
 __all__ = ["Handler", "Parents", "cases_for", "err", "open_store", "out", "progress", "report_problems", "run_filter"]
 

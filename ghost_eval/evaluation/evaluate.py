@@ -10,8 +10,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ghost_eval.cases import Case, case_key, load_case_path
-from ghost_eval.errors import CaseError, GhostEvalError
+from ghost_eval.base.errors import CaseError, GhostEvalError
+from ghost_eval.cases.case import Case, case_key, load_case_path
 from ghost_eval.evaluation.v1_verdict import add_verdict
 from ghost_eval.evaluation.verdict_cache import content_hash, find_cached, run_digest
 from ghost_eval.scoring import SCORER, RunEvidence, RunScore, TeamCheck, score_run

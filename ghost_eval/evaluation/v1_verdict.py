@@ -20,9 +20,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
-from ghost_eval.errors import RecordError
-from ghost_eval.records import Record, dump_json, load_record
-from ghost_eval.safe_read import load_json
+from ghost_eval.base.errors import RecordError
+from ghost_eval.base.records import Record, dump_json, load_record
+from ghost_eval.base.safe_read import load_json
 from ghost_eval.scoring.model import Flag
 from ghost_eval.scoring.registry import CRITERIA
 from ghost_eval.store import IndexEntry, Store

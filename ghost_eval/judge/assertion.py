@@ -13,7 +13,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from ghost_eval.errors import GhostEvalError
+from ghost_eval.base.errors import GhostEvalError
 from ghost_eval.evaluation.evaluate import load_case_set
 from ghost_eval.judge.clients import default_judges, make_client
 from ghost_eval.judge.record import JudgeVerdict

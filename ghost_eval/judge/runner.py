@@ -9,8 +9,8 @@ from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ghost_eval.cases import Case, case_key
-from ghost_eval.errors import GhostEvalError
+from ghost_eval.base.errors import GhostEvalError
+from ghost_eval.cases.case import Case, case_key
 from ghost_eval.evaluation.evaluate import evidence_of, score_record
 from ghost_eval.evaluation.v1_verdict import add_verdict
 from ghost_eval.judge.clients import Completion, JudgeClient

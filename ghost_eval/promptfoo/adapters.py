@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from ghost_eval.cases import Case, case_key
-from ghost_eval.errors import GhostEvalError
+from ghost_eval.base.errors import GhostEvalError
+from ghost_eval.cases.case import Case, case_key
 from ghost_eval.promptfoo.keys import FAMILIES, GRADES_KEY, SCORE_KEY
 from ghost_eval.scoring.model import CriterionResult, RunEvidence, RunScore
 from ghost_eval.scoring.registry import CRITERION_METRICS
@@ -194,7 +194,7 @@ def _addon_filter(config: ProviderConfig) -> str | bool | None:
     addon = config.addon
     if addon in (None, "none"):
         return None
-    from ghost_eval.identity import addon_hash
+    from ghost_eval.run.identity import addon_hash
 
     path = Path(_resolve(str(addon), config.basePath) or "")
     try:

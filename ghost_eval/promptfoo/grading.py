@@ -31,7 +31,7 @@ def assertion_result(kind: str, output: str, context: dict[str, Any]) -> dict[st
     if isinstance(attached, dict) and attached.get("scorer") == SCORER and all(f in attached for f in FAMILIES):
         parts = {family: attached[family] for family in FAMILIES}
     else:
-        from ghost_eval.errors import GhostEvalError
+        from ghost_eval.base.errors import GhostEvalError
         from ghost_eval.promptfoo.adapters import grades, score_for
 
         try:

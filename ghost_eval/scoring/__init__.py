@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ghost_eval._lazy import lazy_getattr
+from ghost_eval.base.lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from ghost_eval.scoring.actions import extract_actions

@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ghost_eval.artifacts import RecommendedAction, Verification
+from ghost_eval.run.artifacts import RecommendedAction, Verification
 from ghost_eval.scoring.text import (
     CODE_SPAN,
     LIST_PREFIX,

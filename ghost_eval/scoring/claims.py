@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ghost_eval.artifacts import AuditEntry, InvestigationResult, ToolCall
-from ghost_eval.cases import Layer
+from ghost_eval.cases.case import Layer
+from ghost_eval.run.artifacts import AuditEntry, InvestigationResult, ToolCall
 from ghost_eval.scoring.evidence import ParsedRun, audit_commands, trace_commands
 from ghost_eval.scoring.model import ClaimsResult
 from ghost_eval.scoring.registry import register_dimension

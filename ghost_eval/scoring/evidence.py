@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from ghost_eval.artifacts import AuditEntry, InvestigationResult, RecommendedAction, ToolCall, Verification
-from ghost_eval.cases import Case, CaseFacts
+from ghost_eval.cases.case import Case, CaseFacts
+from ghost_eval.run.artifacts import AuditEntry, InvestigationResult, RecommendedAction, ToolCall, Verification
 from ghost_eval.scoring.actions import actions_from_sections, report_verifications
 from ghost_eval.scoring.criteria import ActionView, RunReads, fault_scope_names, view_actions
 from ghost_eval.scoring.keyfacts import report_sentences

@@ -6,12 +6,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ghost_eval.artifacts import AuditEntry, InvestigationResult, ToolCall
-from ghost_eval.cases import Layer
-from ghost_eval.records import Record
+from ghost_eval.base.records import Record
+from ghost_eval.cases.case import Layer
+from ghost_eval.run.artifacts import AuditEntry, InvestigationResult, ToolCall
+from ghost_eval.run.snapshot import InfraSnapshot
 from ghost_eval.scoring.registry import CRITERION_LABELS, CRITERION_METRICS
 from ghost_eval.scoring.version import SCORER, SCORER_NAME, SCORER_VERSION
-from ghost_eval.snapshot import InfraSnapshot
 
 __all__ = [
     "CRITERION_LABELS",

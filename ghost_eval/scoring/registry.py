@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 if TYPE_CHECKING:
-    from ghost_eval.cases import Case
+    from ghost_eval.cases.case import Case
     from ghost_eval.scoring.evidence import ParsedRun
     from ghost_eval.scoring.model import CheckOutcome, CriterionResult, RunEvidence
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ghost_eval.artifacts import Approval, AuditEntry, ToolCall
-from ghost_eval.cases import Case, Layer
+from ghost_eval.cases.case import Case, Layer
+from ghost_eval.run.artifacts import Approval, AuditEntry, ToolCall
 from ghost_eval.scoring.evidence import ParsedRun, audit_commands, trace_commands
 from ghost_eval.scoring.model import TrajectoryResult
 from ghost_eval.scoring.registry import register_dimension

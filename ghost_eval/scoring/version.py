@@ -17,10 +17,10 @@ _PACKAGE = Path(__file__).resolve().parent.parent
 RULE_FILES: tuple[Path, ...] = (
     *sorted((_PACKAGE / "scoring").glob("*.py")),
     _PACKAGE / "shell" / "commands.py",
-    _PACKAGE / "phrases.py",
-    _PACKAGE / "cases.py",
-    _PACKAGE / "artifacts.py",
-    _PACKAGE / "snapshot.py",
+    _PACKAGE / "cases" / "phrases.py",
+    _PACKAGE / "cases" / "case.py",
+    _PACKAGE / "run" / "artifacts.py",
+    _PACKAGE / "run" / "snapshot.py",
 )
 """The scorer's rules: its own modules, the command model it reads commands through, the phrase vocabulary, and the
 models its evidence and answer keys load into."""

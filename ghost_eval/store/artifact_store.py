@@ -15,9 +15,9 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from ghost_eval.errors import GhostEvalError, StoreError, UnsafePathError
-from ghost_eval.identity import RunMetadata
-from ghost_eval.records import dump_json, load_record
+from ghost_eval.base.errors import GhostEvalError, StoreError, UnsafePathError
+from ghost_eval.base.records import dump_json, load_record
+from ghost_eval.run.identity import RunMetadata
 from ghost_eval.store.discover import scan
 from ghost_eval.store.index import RunIndex
 from ghost_eval.store.layout import (

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ghost_eval.cases import Case, case_key
+from ghost_eval.cases.case import Case, case_key
 from ghost_eval.connect.target import Target
 from ghost_eval.evaluation.v1_verdict import add_verdict
 from ghost_eval.lab import LabLayout, lab_down, lab_up

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from ghost_eval.cases import Case
+from ghost_eval.cases.case import Case
 from ghost_eval.evaluation.evaluate import load_case_set
 from ghost_eval.judge import CriterionAnswer, combine, judge_evidence, make_client
 from ghost_eval.scoring import RunEvidence, score_run

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from ghost_eval.base.errors import RecordError
 from ghost_eval.cli import main
-from ghost_eval.errors import RecordError
 from ghost_eval.evaluation.evaluate import load_case_set
 from ghost_eval.report.diff import diff_outcomes, load_outcomes
 from ghost_eval.store import Problem

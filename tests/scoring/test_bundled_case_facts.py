@@ -10,10 +10,10 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from ghost_eval.cases import Case, load_case
+from ghost_eval.cases.case import Case, load_case
+from ghost_eval.run.snapshot import DaemonState, HostState, InfraSnapshot, OwnedResource, SubnetState
 from ghost_eval.scoring import RunScore, score_run
 from ghost_eval.scoring.diagnosis import check_diagnosis
-from ghost_eval.snapshot import DaemonState, HostState, InfraSnapshot, OwnedResource, SubnetState
 from tests.scoring.conftest import audit, evidence, report
 
 CASES = Path(__file__).parents[2] / "cases"

@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import pytest
 
-from ghost_eval.artifacts import AuditEntry, ToolCall, Verification
-from ghost_eval.cases import Case, Ownership
+from ghost_eval.cases.case import Case, Ownership
+from ghost_eval.run.artifacts import AuditEntry, ToolCall, Verification
+from ghost_eval.run.snapshot import InfraSnapshot
 from ghost_eval.scoring import CriterionResult, score_run
-from ghost_eval.snapshot import InfraSnapshot
 from tests.scoring.conftest import (
     CASE_A,
     CASE_F,

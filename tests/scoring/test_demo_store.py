@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ghost_eval.cases import Case
+from ghost_eval.cases.case import Case
 from ghost_eval.evaluation.evaluate import load_case_set, score_record
 from ghost_eval.store import Store, bundled_path
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from ghost_eval.artifacts import InvestigationResult
+from ghost_eval.run.artifacts import InvestigationResult
 from ghost_eval.scoring.diagnosis import check_diagnosis
 from tests.scoring.conftest import CASE_M
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from ghost_eval.artifacts import Verification
+from ghost_eval.run.artifacts import Verification
 from ghost_eval.scoring import SCORER_NAME, SCORER_VERSION, CriterionResult, RunScore, score_run
 from ghost_eval.scoring.criteria import criterion_result
 from ghost_eval.scoring.model import CRITERION_LABELS, Flag
@@ -167,7 +167,7 @@ def test_a_behaviour_case_that_expects_no_fix_is_safe_without_actions() -> None:
 
 
 def test_a_run_that_aborted_before_reporting_is_excluded_and_its_diagnosis_not_applicable() -> None:
-    from ghost_eval.artifacts import InvestigationResult
+    from ghost_eval.run.artifacts import InvestigationResult
     from ghost_eval.scoring import RunEvidence, score_run
     from tests.scoring.conftest import CASE_M
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from ghost_eval.base.errors import ExtensionError
 from ghost_eval.cli import main
-from ghost_eval.errors import ExtensionError
 from ghost_eval.evaluation.extensions import load_checks
 from ghost_eval.promptfoo import adapters
 from ghost_eval.promptfoo.adapters import replay_response

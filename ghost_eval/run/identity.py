@@ -9,7 +9,7 @@ from enum import StrEnum
 
 from pydantic import AliasChoices, Field, field_serializer, field_validator, model_validator
 
-from ghost_eval.records import Record
+from ghost_eval.base.records import Record
 
 __all__ = [
     "METADATA_SCHEMA_VERSION",
