@@ -2,7 +2,9 @@
 
 Read from the source with `ast`, not by importing: every import counts, including those inside functions, under
 TYPE_CHECKING, and the lazy ones a package names as a string for `lazy_getattr` (`_HOMES`). A room is a subpackage
-of `ghost_eval` or a module at its root; the package's own `__init__` is the public face and sits on top.
+of `ghost_eval` or a module at its root; the package's own `__init__` is the public face and sits on top. A bare
+`import ghost_eval` (asked for where the package lives, `ghost_eval.__file__`) is not an arrow: every import runs the
+package's `__init__` anyway, and it names nothing of a room.
 
     .venv/bin/python -m tests.layers_map
 """
@@ -17,7 +19,23 @@ REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "ghost_eval"
 TOP = "ghost_eval"
 
+FLOORS: tuple[tuple[str, ...], ...] = (
+    (TOP,),
+    ("cli",),
+    ("report",),
+    ("promptfoo", "trials"),
+    ("live",),
+    ("agent", "decide", "judge", "scaffold"),
+    ("evaluation", "lab"),
+    ("scoring", "store"),
+    ("shell", "connect", "llm"),
+    ("cases", "run"),
+    ("base",),
+)
+"""The rooms top to bottom: a room imports only rooms on floors below its own, never one beside it or above."""
+
 __all__ = [
+    "FLOORS",
     "PACKAGE",
     "circles",
     "imported_modules",
@@ -26,6 +44,7 @@ __all__ = [
     "modules",
     "room_graph",
     "room_of",
+    "upward_arrows",
 ]
 
 
@@ -87,13 +106,14 @@ def module_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
     for name, path in known.items():
         source = path.read_text()
         imported = imported_modules(source, name, is_package=path.name == "__init__.py")
+        imported.discard(TOP)
         targets = {_resolve(i, known) for i in imported} | (lazy_homes(source) & known.keys())
         graph[name] = {t for t in targets if t and t != name}
     return graph
 
 
 def room_of(module: str) -> str:
-    """`ghost_eval.scoring.criteria` → `scoring`, `ghost_eval.promptfoo.grading` → `grading`, `ghost_eval` → `ghost_eval`."""
+    """`ghost_eval.scoring.criteria` → `scoring`, `ghost_eval.base.errors` → `base`, `ghost_eval` → `ghost_eval`."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else TOP
 
@@ -162,6 +182,23 @@ def floors(graph: dict[str, set[str]]) -> dict[str, int]:
     return floor
 
 
+def floor_of(room: str) -> int | None:
+    """The room's floor in `FLOORS`, 0 at the top; None for a room the map does not place."""
+    return next((i for i, rooms in enumerate(FLOORS) if room in rooms), None)
+
+
+def upward_arrows(rooms: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """(room, imported room) for each arrow that does not run down `FLOORS`: to a room beside or above, or from or to
+    a room the map does not place."""
+    wrong = []
+    for source, targets in sorted(rooms.items()):
+        for target in sorted(targets):
+            here, there = floor_of(source), floor_of(target)
+            if here is None or there is None or there <= here:
+                wrong.append((source, target))
+    return wrong
+
+
 def _arrows(graph: dict[str, set[str]]) -> int:
     return sum(len(t) for t in graph.values())
 
@@ -184,6 +221,11 @@ def main() -> None:
             f"  {level:2d}  {room}  → {', '.join(sorted(rooms[room])) or '-'}"
             for room in sorted(r for r in rooms if floor[r] == level)
         )
+    upward = upward_arrows(rooms)
+    print("declared floors, top to bottom:")
+    _print(f"  {i:2d}  {', '.join(f)}" for i, f in enumerate(FLOORS))
+    print(f"arrows not running down the declared floors: {len(upward)}")
+    _print(f"  {a} → {b}" for a, b in upward)
     print(f"room circles: {len(room_circles)}")
     _print(f"  {' ↔ '.join(c)}" for c in room_circles)
     print(f"module circles: {len(module_circles)}")
