@@ -109,6 +109,10 @@ class RunMetadata(Record):
     decisions never pool runs of two suite versions."""
     synthetic: bool = False
     """True for demo or generated runs that no agent produced."""
+    derived_from: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    """The run this one was copied from (the demo store's repeats and addon runs copy a hand-written run): a copy adds
+    no independent evidence, so intervals count it with its source as one observation. None (and not written) for a
+    run an agent produced."""
     backfilled: bool = False
     """True when this sidecar was written after the run by `store backfill`."""
 

@@ -176,6 +176,11 @@ _RERAN_PROBE = re.compile(
     r"\b[^:.;`]*?)\s*:\s*[~\d`\"']"
 )
 """A probe reported in words with what it gave ("Re-ran iperf3 from tf-source-vm to tf-dest-vm: ~950 Mbit/s")."""
+_SUBJECT_OF_RESULT = re.compile(
+    r"(?i)(\s(?:should|must|will)\s+(?:now\s+|then\s+|still\s+)?(?:show|return|say|print|list|complete|succeed|report|give|"
+    r"output)\b)"
+)
+""""`sudo apt-get update` should complete", written bare: the check ends where the result it should give begins."""
 _PRECONDITION = re.compile(r"(?i)\b(?:after|once)\s+(?:first\s+)?(?:confirming|checking|verifying|making\s+sure)\b[^)]*")
 """A check made before the change ("(after confirming with `iptables -L` that line 1 is the DROP)"): not its proof."""
 
@@ -189,7 +194,7 @@ def _verification_in_prose(part: _Part, segments: Sequence[Segment]) -> Verifica
         sentence = _PRECONDITION.sub("", said)
         spans = [strip_prompt(s) for s in inline_code(sentence) if looks_like_command(s) or inspector_call(s)]
         prose = mask_code(sentence)
-        spans += [command for _, command in bare_commands(prose)]
+        spans += [command for _, command in bare_commands(_SUBJECT_OF_RESULT.sub("\x00\\1", prose))]
         command = next((c for c in spans if is_check(c)), None) or next(iter(_trailing_checks(spans)), None)
         if command is None:
             command = watcher_check(sentence)

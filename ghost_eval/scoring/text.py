@@ -208,7 +208,8 @@ def segments(lines: Iterable[str]) -> list[Segment]:
     for line in lines:
         if fence is None:
             opens = bool(indented) or not previous.strip() or previous.rstrip().endswith(":")
-            if _indented_command(line, opens, bool(indented) or said.rstrip().endswith(":")):
+            continued = bool(indented) and indented[-1].endswith("\\") and bool(line.strip())  # a shell continuation
+            if continued or _indented_command(line, opens, bool(indented) or said.rstrip().endswith(":")):
                 indented.append(line.strip())
                 previous = said = line
                 continue
@@ -317,7 +318,7 @@ def _one_line(span: str) -> str:
 
 _BARE_START = re.compile(
     r"(?m)^[ \t>]*(?:(?:\d{1,3}[.)]|[-*+])[ \t]+)?|:[ \t]+|\b(?:with|using|via|run|execute)[ \t]+"
-    r"|(?<![\w/.-])(?=[a-z][\w.-]*[ \t]+--?[A-Za-z])",
+    r"|(?<![\w/.-])(?=[a-z][\w.-]*[ \t]+--?[A-Za-z])|(?<![\w/.-])(?=sudo[ \t]+[a-z])",
     re.IGNORECASE,
 )
 """Where a command written without backticks can begin: a line (or list item), after a colon, after the words that
@@ -474,8 +475,8 @@ def asks_for_change(prose: str) -> bool:
 
 _EXPECTATION = re.compile(
     r"expect(?:ed|ing|s)?\b"
-    r"|(?:should|must|will)\s+(?:now\s+|still\s+|only\s+)?(?:show|see|return|list|contain|display|report|succeed|include|"
-    r"appear|print|output|reach|connect|respond|receive|match|complete|read)\b"
+    r"|(?:should|must|will)\s+(?:now\s+|still\s+|only\s+|then\s+)?(?:show|see|return|list|contain|display|report|succeed|"
+    r"include|appear|print|output|reach|connect|respond|receive|match|complete|read|say)\b"
     r"(?!\s+(?:normally|fine|again|correctly|properly|successfully|as\s+(?:expected|before|usual)|that)\b)"
     r"|(?:should|must|will)\s+(?:now\s+|still\s+)?(?:no\s+longer|not)\s+(?:be|show|appear|list|contain|include|report)\b"
     r"|(?:should|must|will)\s+(?:now\s+)?be\s+(?:absent|present|gone|empty|listed|reachable|removed|allowed|open|"

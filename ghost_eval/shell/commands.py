@@ -712,7 +712,7 @@ def inspector_call(span: str) -> bool:
 
 
 _WATCHER_CHECK = re.compile(
-    r"(?i)\b(?:ip\s+flow\s+verify|next[\s-]hop(?![\s:]+(?:type\s+)?(?:VirtualAppliance|VnetLocal|Internet|None|"
+    r"(?i)\b(?:ip\s+flow\s+verify|test-ip-flow|show-next-hop|next[\s-]hop(?![\s:]+(?:type\s+)?(?:VirtualAppliance|VnetLocal|Internet|None|"
     r"VirtualNetworkGateway|VnetPeering|\d))|connection\s+troubleshoot|connectivity\s+check|"
     r"effective\s+(?:routes|security\s+rules|nsg\s+rules))\b"
 )

@@ -95,6 +95,7 @@ def _derived_files(store: Store, job: _Derived) -> tuple[RunMetadata, dict[str, 
         timestamp_utc=job.when,
         started_at=job.when,
         synthetic=True,
+        derived_from=job.source.run_id,
     )
     return meta, files
 
