@@ -9,13 +9,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ghost_eval.grading import GRADES_KEY, SCORE_KEY, assertion_result
-from ghost_eval.identity import RunMetadata
-from ghost_eval.promptfoo import (
+from ghost_eval.promptfoo.adapters import (
     SERVED_OUTPUT_CHARS,
     SERVED_REASON_CHARS,
     replay_response,
 )
+from ghost_eval.promptfoo.grading import assertion_result
+from ghost_eval.promptfoo.keys import GRADES_KEY, SCORE_KEY
+from ghost_eval.run.identity import RunMetadata
 from ghost_eval.store import RunFilter, Store, bundled_path
 from ghost_eval.store.layout import METADATA_FILE
 from tests.conftest import REPO

@@ -13,8 +13,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from ghost_eval.base.errors import GhostEvalError
 from ghost_eval.cli._common import Handler, Parents, err
-from ghost_eval.errors import GhostEvalError
 
 __all__ = ["main"]
 

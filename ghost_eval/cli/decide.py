@@ -6,10 +6,10 @@ import argparse
 from collections.abc import Iterable
 from pathlib import Path
 
-from ghost_eval.cases import Case, case_key
+from ghost_eval.base.errors import GhostEvalError
+from ghost_eval.cases.case import Case, case_key
 from ghost_eval.cli._common import Parents, cases_for, err, open_store, out
 from ghost_eval.decide import SentinelCriteria, decide_sentinel, decide_variant, load_criteria, load_variant
-from ghost_eval.errors import GhostEvalError
 from ghost_eval.store import bundled_path
 
 __all__ = ["register"]

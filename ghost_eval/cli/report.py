@@ -9,15 +9,15 @@ from pathlib import Path
 
 from rich.table import Table
 
+from ghost_eval.base.records import dump_json
 from ghost_eval.cli._common import Parents, cases_for, err, open_store, out, progress, run_filter
-from ghost_eval.identity import HashKind
-from ghost_eval.records import dump_json
 from ghost_eval.report import RemediationReport, build_report, write_report
 from ghost_eval.report.ci import Threshold, by_model, check_gate, junit_xml, summary_markdown
 from ghost_eval.report.eval_status import eval_run_ids
 from ghost_eval.report.selection import addon_ids, first_runs
 from ghost_eval.report.timeline import scored_runs
 from ghost_eval.report.trend import TrendReport, build_trend, rate
+from ghost_eval.run.identity import HashKind
 from ghost_eval.store import Problem, single_suite_version
 
 __all__ = ["register"]

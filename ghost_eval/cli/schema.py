@@ -12,7 +12,7 @@ __all__ = ["register"]
 
 
 def _schema(args: argparse.Namespace) -> int:
-    from ghost_eval.schemas import write_schemas
+    from ghost_eval.promptfoo.schemas import write_schemas
 
     for path in write_schemas(Path(args.dir)):
         out.print(str(path), markup=False)

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
-from ghost_eval.records import Record
+from ghost_eval.base.records import Record
 from ghost_eval.scoring import RunScore
 from ghost_eval.store import RunRecord
 

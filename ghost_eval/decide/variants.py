@@ -8,15 +8,15 @@ from typing import Literal
 
 from pydantic import Field
 
-from ghost_eval.cases import AZURE_DEMO, Case, case_key
+from ghost_eval.base.errors import RecordError
+from ghost_eval.base.records import Record, load_yaml_record
+from ghost_eval.cases.case import AZURE_DEMO, Case, case_key
 from ghost_eval.decide.checks import Check, describe
 from ghost_eval.decide.groups import GroupStats, Outcome, collect, group_stats
 from ghost_eval.decide.passk import runs_needed
 from ghost_eval.decide.records import decision_folder, latest_record_id, write_decision
 from ghost_eval.decide.sentinel import SentinelCriteria
-from ghost_eval.errors import RecordError
-from ghost_eval.identity import addon_hash
-from ghost_eval.records import Record, load_yaml_record
+from ghost_eval.run.identity import addon_hash
 from ghost_eval.store import Store, single_suite_version
 
 __all__ = [

@@ -13,12 +13,12 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from ghost_eval.errors import GhostEvalError
-from ghost_eval.evaluate import load_case_set
+from ghost_eval.base.errors import GhostEvalError
+from ghost_eval.base.metric_names import metric_name
+from ghost_eval.evaluation.evaluate import load_case_set
 from ghost_eval.judge.clients import default_judges, make_client
 from ghost_eval.judge.record import JudgeVerdict
 from ghost_eval.judge.runner import JudgeOptions, JudgeOutcome, judge_entry
-from ghost_eval.metric_names import metric_name
 from ghost_eval.scoring.model import CRITERION_METRICS
 from ghost_eval.store import Problem, Store, default_store_path
 

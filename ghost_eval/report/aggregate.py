@@ -14,10 +14,10 @@ from datetime import UTC, datetime
 
 from pydantic import Field
 
-from ghost_eval.cases import Case
-from ghost_eval.evaluate import score_record
+from ghost_eval.base.records import Record
+from ghost_eval.cases.case import Case
+from ghost_eval.evaluation.evaluate import score_record
 from ghost_eval.judge import CRITERIA, DiagnosisDisagreement, JudgeVerdict, latest_verdict
-from ghost_eval.records import Record
 from ghost_eval.report.calibration import MIN_LABELS_FOR_SPLIT, latest_calibration
 from ghost_eval.report.original_judge import judge_verdicts
 from ghost_eval.report.timeline import Progress

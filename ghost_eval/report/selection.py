@@ -12,9 +12,9 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-from ghost_eval.cases import case_key
-from ghost_eval.errors import GhostEvalError
-from ghost_eval.identity import addon_hash
+from ghost_eval.base.errors import GhostEvalError
+from ghost_eval.cases.case import case_key
+from ghost_eval.run.identity import addon_hash
 from ghost_eval.store import RunFilter, Store
 
 __all__ = ["addon_ids", "first_runs"]

@@ -10,9 +10,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from ghost_eval.cases import Case
-from ghost_eval.evaluate import score_record
-from ghost_eval.identity import HashKind, RunMetadata, parse_run_id
+from ghost_eval.cases.case import Case
+from ghost_eval.evaluation.evaluate import score_record
+from ghost_eval.run.identity import HashKind, RunMetadata, parse_run_id
 from ghost_eval.scoring import RunScore
 from ghost_eval.store import Problem, RunFilter, Store
 from ghost_eval.store.layout import IndexEntry

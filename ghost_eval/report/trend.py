@@ -13,11 +13,11 @@ from typing import Literal
 
 from pydantic import Field
 
+from ghost_eval.base.errors import GhostEvalError
+from ghost_eval.base.records import Record
 from ghost_eval.decide import wilson_interval
-from ghost_eval.errors import GhostEvalError
-from ghost_eval.identity import HashKind
-from ghost_eval.records import Record
 from ghost_eval.report.timeline import TimedRun
+from ghost_eval.run.identity import HashKind
 from ghost_eval.scoring import CRITERION_LABELS
 
 __all__ = [

@@ -11,15 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ghost_eval.artifacts import RecommendedAction, Verification
-from ghost_eval.scoring.commands import (
-    inspector_call,
-    is_check,
-    looks_like_command,
-    parse_command_block,
-    strip_prompt,
-    watcher_check,
-)
+from ghost_eval.run.artifacts import RecommendedAction, Verification
 from ghost_eval.scoring.text import (
     CODE_SPAN,
     LIST_PREFIX,
@@ -36,6 +28,14 @@ from ghost_eval.scoring.text import (
     mask_code,
     split_sections,
     split_sentences,
+)
+from ghost_eval.shell.commands import (
+    inspector_call,
+    is_check,
+    looks_like_command,
+    parse_command_block,
+    strip_prompt,
+    watcher_check,
 )
 
 __all__ = ["actions_from_sections", "extract_actions", "report_verifications"]

@@ -13,9 +13,14 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from ghost_eval.artifacts import AuditEntry, RecommendedAction, ToolCall, Verification
-from ghost_eval.cases import Case, CaseFacts, Layer
-from ghost_eval.scoring.commands import (
+from ghost_eval.cases.case import Case, CaseFacts, Layer
+from ghost_eval.run.artifacts import AuditEntry, RecommendedAction, ToolCall, Verification
+from ghost_eval.run.snapshot import InfraSnapshot
+from ghost_eval.scoring.model import CriterionResult, Flag, Outcome
+from ghost_eval.scoring.ownership import Owned, OwnershipMap, owner_programs, via_owner
+from ghost_eval.scoring.registry import CRITERION_LABELS, register_check
+from ghost_eval.scoring.text import asks_for_change, blank_warnings, has_expectation, mask_code, split_sentences
+from ghost_eval.shell.commands import (
     AzCall,
     Command,
     az_call,
@@ -27,11 +32,6 @@ from ghost_eval.scoring.commands import (
     tc_call,
     watcher_check,
 )
-from ghost_eval.scoring.model import CriterionResult, Flag, Outcome
-from ghost_eval.scoring.ownership import Owned, OwnershipMap, owner_programs, via_owner
-from ghost_eval.scoring.registry import CRITERION_LABELS, register_check
-from ghost_eval.scoring.text import asks_for_change, blank_warnings, has_expectation, mask_code, split_sentences
-from ghost_eval.snapshot import InfraSnapshot
 
 if TYPE_CHECKING:
     from ghost_eval.scoring.evidence import ParsedRun

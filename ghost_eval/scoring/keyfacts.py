@@ -14,11 +14,11 @@ from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING
 
-from ghost_eval.cases import Case, KeyFact, Layer, StatedValue, WrongClaim
-from ghost_eval.phrases import PHRASE_FLAGS, compile_claim, compile_phrase
-from ghost_eval.scoring.commands import looks_like_command
+from ghost_eval.cases.case import Case, KeyFact, Layer, StatedValue, WrongClaim
+from ghost_eval.cases.phrases import PHRASE_FLAGS, compile_claim, compile_phrase
 from ghost_eval.scoring.model import ClaimHit, DiagnosisResult, FactResult
 from ghost_eval.scoring.text import split_sentences
+from ghost_eval.shell.commands import looks_like_command
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from ghost_eval.scoring.commands import has_prompt, looks_like_command, split_commands, strip_prompt
+from ghost_eval.shell.commands import has_prompt, looks_like_command, split_commands, strip_prompt
 
 __all__ = [
     "CODE_SPAN",

@@ -32,11 +32,11 @@ from azure.storage.blob import BlobClient, BlobLeaseClient, BlobServiceClient, C
 from pydantic import ValidationError
 from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_fixed
 
-from ghost_eval.artifacts import Manifest
-from ghost_eval.cases import case_key
-from ghost_eval.errors import RecordError, RunExistsError, StoreError
-from ghost_eval.identity import RunMetadata
-from ghost_eval.records import dump_json, parse_record
+from ghost_eval.base.errors import RecordError, RunExistsError, StoreError
+from ghost_eval.base.records import dump_json, parse_record
+from ghost_eval.cases.case import case_key
+from ghost_eval.run.artifacts import Manifest
+from ghost_eval.run.identity import RunMetadata
 from ghost_eval.store.artifact_store import Store, index_entry
 from ghost_eval.store.layout import (
     BLOB_SCHEME,

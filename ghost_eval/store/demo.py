@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from ghost_eval.identity import HashKind, RunMetadata, addon_hash, make_run_id
+from ghost_eval.run.identity import HashKind, RunMetadata, addon_hash, make_run_id
 from ghost_eval.store.artifact_store import Store, bundled_path
 from ghost_eval.store.layout import METADATA_FILE, IndexEntry
 from ghost_eval.store.query import RunFilter

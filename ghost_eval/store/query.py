@@ -6,8 +6,8 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ghost_eval.cases import case_key
-from ghost_eval.errors import SuiteVersionError
+from ghost_eval.base.errors import SuiteVersionError
+from ghost_eval.cases.case import case_key
 
 __all__ = ["UNKNOWN_SUITE", "RunFilter", "single_suite_version"]
 

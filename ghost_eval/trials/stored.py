@@ -8,9 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ghost_eval.errors import GhostEvalError
-from ghost_eval.metric_names import metric_name
-from ghost_eval.records import load_record
+from ghost_eval.base.errors import GhostEvalError
+from ghost_eval.base.metric_names import metric_name
+from ghost_eval.base.records import load_record
 from ghost_eval.store.layout import VERDICTS_DIR, Problem
 from ghost_eval.trials.record import TRIAL_SCORER_NAME, TrialVerdict
 

@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from ghost_eval.metric_names import metric_name
+from ghost_eval.base.metric_names import metric_name
 from tests.conftest import REPO
 from tests.promptfoo_cli import PROMPTFOO, promptfoo_env, run_eval
 

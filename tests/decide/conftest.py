@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ghost_eval.identity import HashKind, RunMetadata, addon_hash, effective_prompt_hash
+from ghost_eval.run.identity import HashKind, RunMetadata, addon_hash, effective_prompt_hash
 from ghost_eval.store import RunFilter, Store, bundled_path
 from ghost_eval.store.layout import METADATA_FILE
 from tests.conftest import REPO

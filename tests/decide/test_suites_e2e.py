@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from ghost_eval.identity import addon_hash
+from ghost_eval.run.identity import addon_hash
 from ghost_eval.store import Store
 from tests.conftest import REPO
 from tests.decide.conftest import Clone

@@ -14,9 +14,9 @@ import yaml
 
 from ghost_eval.connect.ssh import ssh_connect, ssh_run
 from ghost_eval.decide import decide_variant, load_variant
-from ghost_eval.evaluate import load_case_set
-from ghost_eval.identity import HashKind
-from ghost_eval.llm import GEMINI_BASE_URL_ENV
+from ghost_eval.evaluation.evaluate import load_case_set
+from ghost_eval.llm.clients import GEMINI_BASE_URL_ENV
+from ghost_eval.run.identity import HashKind
 from ghost_eval.store import RunFilter, Store
 from tests.agent.vendors import VENDORS, Vendor
 from tests.conftest import REPO

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from ghost_eval.cli import main
-from ghost_eval.evaluate import load_case_set
+from ghost_eval.evaluation.evaluate import load_case_set
 from ghost_eval.lab.azcli import original_env
 from ghost_eval.live.original import original_scripts
 from ghost_eval.live.scripted import script_for

@@ -13,8 +13,8 @@ import yaml
 from ghost_eval.cli import _parser
 from ghost_eval.cli._common import run_filter
 from ghost_eval.decide import wilson_interval
-from ghost_eval.evaluate import load_case_set
-from ghost_eval.promptfoo import replay_response, suite_tests
+from ghost_eval.evaluation.evaluate import load_case_set
+from ghost_eval.promptfoo.adapters import replay_response, suite_tests
 from ghost_eval.report import build_report
 from ghost_eval.report.selection import addon_ids, first_runs
 from ghost_eval.report.trend import clustered_rate, rate

@@ -10,10 +10,10 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from ghost_eval.cases import Case, load_case
+from ghost_eval.cases.case import Case, load_case
+from ghost_eval.run.snapshot import DaemonState, HostState, InfraSnapshot, OwnedResource, SubnetState
 from ghost_eval.scoring import RunScore, score_run
 from ghost_eval.scoring.diagnosis import check_diagnosis
-from ghost_eval.snapshot import DaemonState, HostState, InfraSnapshot, OwnedResource, SubnetState
 from tests.scoring.conftest import audit, evidence, report
 
 CASES = Path(__file__).parents[2] / "cases"
@@ -115,7 +115,7 @@ def test_f_naming_a_missing_service_in_prose_is_not_a_read_of_the_list() -> None
 def test_every_case_s_expected_root_cause_passes_its_own_key_facts() -> None:
     """The answer key must accept the case's own statement of the answer (q's once lost a whole sentence to the
     word "disproved" in its first clause)."""
-    from ghost_eval.evaluate import load_case_set
+    from ghost_eval.evaluation.evaluate import load_case_set
     from ghost_eval.scoring.diagnosis import check_diagnosis
 
     cases, _ = load_case_set()

@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import pytest
 
-from ghost_eval.artifacts import AuditEntry, ToolCall, Verification
-from ghost_eval.cases import Case, Ownership
+from ghost_eval.cases.case import Case, Ownership
+from ghost_eval.run.artifacts import AuditEntry, ToolCall, Verification
+from ghost_eval.run.snapshot import InfraSnapshot
 from ghost_eval.scoring import CriterionResult, score_run
-from ghost_eval.snapshot import InfraSnapshot
 from tests.scoring.conftest import (
     CASE_A,
     CASE_F,
@@ -737,7 +737,7 @@ def test_a_host_wide_network_sysctl_is_broader_than_the_fault() -> None:
 
 
 def test_iptables_restore_rewrites_every_chain_including_the_owners() -> None:
-    from ghost_eval.evaluate import load_case_set
+    from ghost_eval.evaluation.evaluate import load_case_set
 
     case_o = load_case_set()[0]["o"]
     restore = "1. `iptables-restore < baseline.rules` on tf-dest-vm.\n"

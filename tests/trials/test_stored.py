@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ghost_eval.evaluate import load_case_set
-from ghost_eval.promptfoo import suite_tests
+from ghost_eval.evaluation.evaluate import load_case_set
+from ghost_eval.promptfoo.adapters import suite_tests
 from ghost_eval.report import build_report, render_markdown
 from ghost_eval.store import Store
 from ghost_eval.trials import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ghost_eval.scoring.commands import looks_like_command, parse_command_block
+from ghost_eval.shell.commands import looks_like_command, parse_command_block
 
 
 @pytest.mark.parametrize(

@@ -11,9 +11,9 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from ghost_eval.errors import CaseError
-from ghost_eval.phrases import compile_claim, compile_phrase
-from ghost_eval.records import Record, load_yaml_record
+from ghost_eval.base.errors import CaseError
+from ghost_eval.base.records import Record, load_yaml_record
+from ghost_eval.cases.phrases import compile_claim, compile_phrase
 
 __all__ = [
     "AZURE_DEMO",
@@ -127,7 +127,7 @@ class StatedValue(Record):
 class KeyFact(Record):
     """One fact a correct diagnosis states: scored found / missing / contradicted, with the sentence that decided it.
 
-    `all_of` are phrases (regexes with `@concepts`, see `ghost_eval.phrases`); the fact is found where every one of
+    `all_of` are phrases (regexes with `@concepts`, see `ghost_eval.cases.phrases`); the fact is found where every one of
     them matches within `window` consecutive sentences of the report that neither open with nor contain a
     refutation ("ruled out", "refuted"). It is contradicted where one of `contradicted_by` is asserted (the claim
     rules of `WrongClaim`), even if it is also found elsewhere.

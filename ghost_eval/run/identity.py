@@ -9,7 +9,7 @@ from enum import StrEnum
 
 from pydantic import AliasChoices, Field, field_serializer, field_validator, model_validator
 
-from ghost_eval.records import Record
+from ghost_eval.base.records import Record
 
 __all__ = [
     "METADATA_SCHEMA_VERSION",
@@ -103,7 +103,7 @@ class RunMetadata(Record):
     in), `lab` (the local lab), or the name of another target. Scoring uses that environment's case facts, and
     decisions never pool runs across environments."""
     suite_version: str | None = Field(default=None, exclude_if=lambda v: v is None)
-    """The suite version of the Promptfoo row that ran it (`ghost_eval.promptfoo.suite_version`: a hash of the suite's
+    """The suite version of the Promptfoo row that ran it (`ghost_eval.promptfoo.adapters.suite_version`: a hash of the suite's
     cases, answer keys, variant spec and scorer version); None for runs that do not say (written before schema 3, by
     hand, or outside a suite), and then not written, so such sidecars stay byte for byte what they were. Reports and
     decisions never pool runs of two suite versions."""

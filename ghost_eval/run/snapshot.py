@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from ghost_eval.records import Record
+from ghost_eval.base.records import Record
 
 __all__ = [
     "SNAPSHOT_SCHEMA_VERSION",

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
-from ghost_eval.records import Record
+from ghost_eval.base.records import Record
 
 __all__ = [
     "ARTIFACT_SCHEMA_VERSION",

@@ -12,12 +12,12 @@ from typing import Any
 
 import yaml
 
-from ghost_eval.cases import Case
+from ghost_eval.base.errors import GhostEvalError, RecordError
+from ghost_eval.cases.case import Case
 from ghost_eval.decide.sentinel import load_criteria
-from ghost_eval.errors import GhostEvalError, RecordError
-from ghost_eval.evaluate import BUNDLED_CASES, load_case_set
-from ghost_eval.extensions import load_checks
-from ghost_eval.promptfoo import LiveProviderConfig, ProviderConfig, suite_tests
+from ghost_eval.evaluation.evaluate import BUNDLED_CASES, load_case_set
+from ghost_eval.evaluation.extensions import load_checks
+from ghost_eval.promptfoo.adapters import LiveProviderConfig, ProviderConfig, suite_tests
 from ghost_eval.scoring.keyfacts import check_key_facts
 
 __all__ = ["Finding", "validate_project"]

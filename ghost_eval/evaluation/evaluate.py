@@ -10,12 +10,13 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ghost_eval.cases import Case, case_key, load_case_path
-from ghost_eval.errors import CaseError, GhostEvalError
+from ghost_eval.base.errors import CaseError, GhostEvalError
+from ghost_eval.cases.case import Case, case_key, load_case_path
+from ghost_eval.evaluation.v1_verdict import add_verdict
+from ghost_eval.evaluation.verdict_cache import content_hash, find_cached, run_digest
 from ghost_eval.scoring import SCORER, RunEvidence, RunScore, TeamCheck, score_run
 from ghost_eval.scoring.registry import team_checks_signature
 from ghost_eval.store import IndexEntry, Problem, RunFilter, RunRecord, Store, bundled_path
-from ghost_eval.store.verdict_cache import content_hash, find_cached, run_digest
 
 __all__ = [
     "ScoredRun",
@@ -176,7 +177,7 @@ def _score_entry(job: _Scoring, entry: IndexEntry) -> tuple[ScoredRun | None, li
     kept = None
     if job.write:
         try:
-            kept = job.store.add_verdict(entry, SCORER, score)
+            kept = add_verdict(job.store, entry, SCORER, score)
         except (GhostEvalError, OSError) as exc:
             problems.append(Problem(path=str(record.folder), message=f"verdict not stored: {exc}", run_id=entry.run_id))
     return ScoredRun(entry, kept, score=score), problems

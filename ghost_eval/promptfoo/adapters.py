@@ -23,17 +23,17 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from ghost_eval.cases import Case, case_key
-from ghost_eval.errors import GhostEvalError
-from ghost_eval.grading import FAMILIES, GRADES_KEY, SCORE_KEY
-from ghost_eval.metric_names import metric_name
+from ghost_eval.base.errors import GhostEvalError
+from ghost_eval.base.metric_names import metric_name
+from ghost_eval.cases.case import Case, case_key
+from ghost_eval.promptfoo.keys import FAMILIES, GRADES_KEY, SCORE_KEY
 from ghost_eval.scoring.model import CriterionResult, RunEvidence, RunScore
 from ghost_eval.scoring.registry import CRITERION_METRICS
 from ghost_eval.scoring.version import SCORER
 
 if TYPE_CHECKING:
-    from ghost_eval.evaluate import CasePath
-    from ghost_eval.extensions import TeamCheck
+    from ghost_eval.evaluation.evaluate import CasePath
+    from ghost_eval.evaluation.extensions import TeamCheck
     from ghost_eval.store import Store
     from ghost_eval.store.layout import IndexEntry
     from ghost_eval.store.reader import RunRecord
@@ -99,7 +99,7 @@ class ProviderConfig(BaseModel):
     """A prompt addon file, or `none` for runs without one."""
     checks: list[str] = []
     """Teams' checks by import path (`module:function` or `name=module:function`), besides the installed
-    entry points of group `ghost_eval.checks` (see ghost_eval.extensions)."""
+    entry points of group `ghost_eval.checks` (see ghost_eval.evaluation.extensions)."""
     basePath: str | None = None
 
 
@@ -172,7 +172,7 @@ def store_for(path: str) -> Store:
 
 @lru_cache(maxsize=4)
 def _cases(case_path: str | tuple[str, ...] | None, base: str | None = None) -> dict[str, Case]:
-    from ghost_eval.evaluate import load_case_set
+    from ghost_eval.evaluation.evaluate import load_case_set
 
     return load_case_set(case_path, Path(base) if base else None)[0]
 
@@ -209,7 +209,7 @@ def _addon_filter(config: ProviderConfig) -> str | bool | None:
     addon = config.addon
     if addon in (None, "none"):
         return None
-    from ghost_eval.identity import addon_hash
+    from ghost_eval.run.identity import addon_hash
 
     path = Path(_resolve(str(addon), config.basePath) or "")
     try:
@@ -321,7 +321,7 @@ def _response(record: RunRecord, config: ProviderConfig, judged: Any = None) -> 
     if record.report is None or not record.report.strip():
         why = "; ".join(str(p) for p in record.problems) or record.aborted or "no report"  # an aborted run has none
         return {"error": f"run {record.entry.run_id}: {why}", "metadata": _identity(record)}
-    from ghost_eval.evaluate import score_record
+    from ghost_eval.evaluation.evaluate import score_record
 
     cases = _config_cases(config)
     try:
@@ -351,7 +351,7 @@ def _response(record: RunRecord, config: ProviderConfig, judged: Any = None) -> 
 
 @lru_cache(maxsize=4)
 def _team_checks(import_paths: tuple[str, ...]) -> list[TeamCheck]:
-    from ghost_eval.extensions import load_checks
+    from ghost_eval.evaluation.extensions import load_checks
 
     return list(load_checks(import_paths).values())
 
@@ -476,7 +476,7 @@ def score_for(output: str, context: dict[str, Any]) -> RunScore:
     cached = metadata.get(SCORE_KEY)
     if isinstance(cached, dict) and cached.get("scorer") == SCORER:
         return RunScore.model_validate(cached)
-    from ghost_eval.evaluate import score_record
+    from ghost_eval.evaluation.evaluate import score_record
     from ghost_eval.scoring.verdict import score_run
     from ghost_eval.store import STORE_ENV
 
@@ -631,7 +631,7 @@ def suite_tests(
     without overlap; every row carries the suite version in its test metadata, and the providers copy it into
     each response, so results of two suite versions are told apart.
     """
-    from ghost_eval.evaluate import load_case_set
+    from ghost_eval.evaluation.evaluate import load_case_set
     from ghost_eval.store import bundled_path
 
     spec: BaseModel | None = None

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ghost_eval.errors import RecordError
+from ghost_eval.base.errors import RecordError
 
 __all__ = [
     "INDEX_LIMIT",

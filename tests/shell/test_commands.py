@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ghost_eval.cases import Layer
-from ghost_eval.scoring.commands import (
+from ghost_eval.cases.case import Layer
+from ghost_eval.shell.commands import (
     Command,
     _tokenise,
     az_call,

@@ -21,7 +21,7 @@ HEADLINE: dict[str, str] = {
     "no_collateral": "2. no collateral",
 }
 """The rates a reader looks at first, per suite: baseline, variants and sentinel (safe remediation, diagnosis, the
-gap; in the variants suite then what the variant decision counts, `ghost_eval.promptfoo.DECISION_KEY`) and
+gap; in the variants suite then what the variant decision counts, `ghost_eval.promptfoo.adapters.DECISION_KEY`) and
 consequences (whether the fix worked and broke nothing)."""
 
 

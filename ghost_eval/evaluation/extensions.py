@@ -19,7 +19,7 @@ import inspect
 from collections.abc import Sequence
 from importlib.metadata import entry_points
 
-from ghost_eval.errors import ExtensionError
+from ghost_eval.base.errors import ExtensionError
 from ghost_eval.scoring.model import CheckOutcome
 from ghost_eval.scoring.registry import TeamCheck, TeamCheckFunction
 

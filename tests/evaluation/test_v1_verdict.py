@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from ghost_eval.evaluate import load_case_set, score_store
+from ghost_eval.evaluation.evaluate import load_case_set, score_store
+from ghost_eval.evaluation.v1_verdict import V1_CRITERION_IDS, add_verdict, v1_action_index
 from ghost_eval.judge.record import JudgeVerdict
 from ghost_eval.scoring import SCORER, Flag
 from ghost_eval.store import RunFilter, Store
-from ghost_eval.store.v1_verdict import V1_CRITERION_IDS, v1_action_index
 from tests.judge.helpers import demo_copy
 
 ORIGINAL_IDS = {
@@ -111,9 +111,9 @@ def test_a_judge_verdict_is_of_record_and_a_judge_error_is_not(demo: Path) -> No
     )
     with Store(demo) as store:
         judged, errored = store.get(M_GEMINI), store.runs(RunFilter(use_case="a"))[0]
-        store.add_verdict(errored, "judge:x", _judge(errored.run_id, "error", [], datetime(2026, 5, 1, tzinfo=UTC)))
+        add_verdict(store, errored, "judge:x", _judge(errored.run_id, "error", [], datetime(2026, 5, 1, tzinfo=UTC)))
         assert not (store.folder(errored) / "remediation_verdict.json").exists()
-        store.add_verdict(judged, "judge:x", _judge(judged.run_id, "unsafe", [flag], datetime(2026, 5, 1, tzinfo=UTC)))
+        add_verdict(store, judged, "judge:x", _judge(judged.run_id, "unsafe", [flag], datetime(2026, 5, 1, tzinfo=UTC)))
     _score(demo)
     rows = _report_rows(demo)
     assert rows[M_GEMINI]["judge_model"] == "claude-sonnet-4-6"
@@ -126,8 +126,8 @@ def test_a_judge_verdict_is_of_record_and_a_judge_error_is_not(demo: Path) -> No
 def test_judge_verdicts_stored_before_the_file_existed_are_published_by_the_next_scoring(demo: Path) -> None:
     with Store(demo) as store:
         entry = store.get(M_GEMINI)
-        store.add_verdict(entry, "judge:x", _judge(entry.run_id, "safe", [], datetime(2026, 5, 1, tzinfo=UTC)))
-        store.add_verdict(entry, "judge:x", _judge(entry.run_id, "uncertain", [], datetime(2026, 5, 2, tzinfo=UTC)))
+        add_verdict(store, entry, "judge:x", _judge(entry.run_id, "safe", [], datetime(2026, 5, 1, tzinfo=UTC)))
+        add_verdict(store, entry, "judge:x", _judge(entry.run_id, "uncertain", [], datetime(2026, 5, 2, tzinfo=UTC)))
         (store.folder(entry) / "remediation_verdict.json").unlink()  # as if judged by an older ghost-eval
     _score(demo)
     row = _report_rows(demo)[M_GEMINI]

@@ -1,22 +1,16 @@
 """The Python assertion path, light: Promptfoo starts a new interpreter for every Python assertion call, so this
 module imports nothing heavy. When the provider attached grades written by this scorer (the replay and live
 providers do), they are returned as they are; only another provider's output is scored here, with the scorer
-loaded on demand."""
+loaded on demand. It calls the provider adapters (`promptfoo.adapters`), which never call it."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from ghost_eval.promptfoo.keys import FAMILIES, GRADES_KEY
 from ghost_eval.scoring.version import SCORER
 
-__all__ = ["FAMILIES", "GRADES_KEY", "SCORE_KEY", "assertion_result", "combine"]
-
-SCORE_KEY = "ghost_eval_score"
-"""Response metadata key holding the run's RunScore as JSON (when it fits)."""
-GRADES_KEY = "ghost_eval_grades"
-"""Response metadata key holding the Promptfoo GradingResult per check family and the scorer that wrote them, so an
-assertion (javascript in process, or this module) can return them without scoring again."""
-FAMILIES = ("remediation", "diagnosis", "trajectory")
+__all__ = ["assertion_result", "combine"]
 
 
 def combine(parts: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -37,8 +31,8 @@ def assertion_result(kind: str, output: str, context: dict[str, Any]) -> dict[st
     if isinstance(attached, dict) and attached.get("scorer") == SCORER and all(f in attached for f in FAMILIES):
         parts = {family: attached[family] for family in FAMILIES}
     else:
-        from ghost_eval.errors import GhostEvalError
-        from ghost_eval.promptfoo import grades, score_for
+        from ghost_eval.base.errors import GhostEvalError
+        from ghost_eval.promptfoo.adapters import grades, score_for
 
         try:
             parts = grades(score_for(output, context))

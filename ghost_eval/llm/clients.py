@@ -6,7 +6,7 @@ as long as the server asks (`retry-after-ms`, `retry-after` in seconds or as an 
 up to the policy's cap, else with exponential backoff and jitter; anything else is not retried. When it fails for
 good, `LlmCallError` names the vendor, the model, the HTTP status and the attempts made. The SDKs' own retries are
 off wherever this runs, so this one policy decides. The SDKs are imported only when a failure is classified: the
-judge's Promptfoo assertions import this module in a fresh process per row. (Prices are in `ghost_eval.pricing`.)
+judge's Promptfoo assertions import this module in a fresh process per row. (Prices are in `ghost_eval.llm.pricing`.)
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import tenacity
 
-from ghost_eval.errors import GhostEvalError
+from ghost_eval.base.errors import GhostEvalError
 
 if TYPE_CHECKING:
     import anthropic

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ghost_eval.evaluate import load_case_set, score_store
+from ghost_eval.evaluation.evaluate import load_case_set, score_store
 from ghost_eval.scoring import RunScore
 from ghost_eval.store import Problem
 from tests.conftest import REPO

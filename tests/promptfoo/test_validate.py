@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ghost_eval.cli import main
-from ghost_eval.validate import validate_project
+from ghost_eval.promptfoo.validate import validate_project
 
 
 @pytest.fixture

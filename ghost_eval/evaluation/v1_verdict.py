@@ -18,21 +18,25 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import BaseModel, Field, ValidationError
 
-from ghost_eval.errors import RecordError
-from ghost_eval.records import Record, load_record
-from ghost_eval.safe_read import load_json
+from ghost_eval.base.errors import RecordError
+from ghost_eval.base.records import Record, dump_json, load_record
+from ghost_eval.base.safe_read import load_json
 from ghost_eval.scoring.model import Flag
 from ghost_eval.scoring.registry import CRITERIA
-from ghost_eval.store.layout import SUMMARY_FILE
+from ghost_eval.store import IndexEntry, Store
+from ghost_eval.store.layout import SUMMARY_FILE, V1_VERDICT_FILE
+from ghost_eval.store.writer import publish_file
 
 __all__ = [
     "V1_CRITERION_IDS",
     "StoredVerdict",
     "V1Flag",
     "V1Verdict",
+    "add_verdict",
     "of_record",
+    "publish_v1_verdict",
     "summary_actions",
     "v1_action_index",
     "v1_verdict",
@@ -182,3 +186,31 @@ def summary_actions(folder: Path) -> list[str]:
         return []
     actions = data.get("recommended_actions") if isinstance(data, dict) else None
     return [a for a in actions if isinstance(a, str)] if isinstance(actions, list) else []
+
+
+def publish_v1_verdict(record: BaseModel, path: Path) -> Path | None:
+    """`remediation_verdict.json` beside the run whose verdict file `path` holds `record`, when `record` is the first
+    verdict of record; never replaced once there. None when not written."""
+    folder = path.parent.parent
+    target = folder / V1_VERDICT_FILE
+    if target.exists() or target.is_symlink():
+        return None
+    try:
+        added = StoredVerdict.model_validate(record.model_dump(mode="json"))
+    except ValidationError:
+        return None  # not a verdict of a scorer (no verdict or flags): nothing of record
+    chosen = of_record(path.parent, added, path)
+    if chosen is None:
+        return None
+    verdict, source = chosen
+    v1 = v1_verdict(verdict, source.relative_to(folder).as_posix(), summary_actions(folder))
+    return target if publish_file(target, dump_json(v1), keep_existing=True) else None
+
+
+def add_verdict(store: Store, entry: IndexEntry, scorer: str, record: BaseModel) -> Path | None:
+    """Keep a scorer's verdict beside the run (`Store.add_verdict`); the first verdict of record also becomes the run's
+    `remediation_verdict.json`, in the original's shape. Returns the new file, or None when the identical verdict is
+    already stored."""
+    path, written = store.keep_verdict(entry, scorer, record)
+    publish_v1_verdict(record, path)
+    return path if written else None

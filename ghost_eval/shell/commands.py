@@ -14,7 +14,7 @@ from fnmatch import fnmatchcase
 from functools import lru_cache
 from typing import Literal
 
-from ghost_eval.cases import Layer
+from ghost_eval.cases.case import Layer
 
 __all__ = [
     "AzCall",

@@ -12,8 +12,8 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ghost_eval.errors import RecordError
-from ghost_eval.safe_read import load_json
+from ghost_eval.base.errors import RecordError
+from ghost_eval.base.safe_read import load_json
 
 __all__ = ["Record", "dump_json", "load_record", "load_yaml_record", "parse_record"]
 

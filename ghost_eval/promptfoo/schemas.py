@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ghost_eval.cases import Case
+from ghost_eval.cases.case import Case
 from ghost_eval.connect.target import Target
 from ghost_eval.decide.sentinel import SentinelCriteria
 from ghost_eval.decide.variants import VariantSpec
