@@ -59,7 +59,7 @@ eval: baseline
 
 # Debian packages some tests need, installed only when missing, as root: the local lab's (tests/lab,
 # tests/live) and the browser the viewer test drives (tests/browser: Debian's chromium, no browser download).
-LAB_PACKAGES := openssh-server iptables nftables fail2ban iproute2 crun iputils-ping procps curl dnsutils netcat-openbsd
+LAB_PACKAGES := openssh-server iptables nftables fail2ban iproute2 crun iputils-ping procps curl dnsutils netcat-openbsd tcpdump
 BROWSER_PACKAGES := chromium
 define debian-deps
 	@missing=$$(for p in $(1); do \

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from ghost_eval.lab.arm.paths import CONFIG_NAME
+from ghost_eval.lab.arm.paths import CONFIG_NAME, ENDPOINT_NAME
 from ghost_eval.lab.errors import LabError
 from ghost_eval.lab.layout import SP_CLIENT_ID, SUBSCRIPTION_ID, TENANT_ID, LabLayout
 
@@ -117,10 +117,17 @@ def original_env(cache: Path | None = None) -> ToolEnv:
 
 
 def az_environment(state_dir: Path, env: ToolEnv) -> dict[str, str]:
-    """Variables under which `az` (and anything it starts) talks to this lab only."""
+    """Variables under which `az` (and anything it starts) talks to this lab only: HTTPS through the lab's proxy,
+    which brings `<account>.blob.core.windows.net` to the emulator and lets every other host through (`proxy.py`)."""
     layout = LabLayout(state_dir)
+    try:
+        proxy = str(json.loads((layout.arm_dir / ENDPOINT_NAME).read_text(encoding="utf-8"))["proxy"])
+    except (OSError, ValueError, KeyError):
+        proxy = ""  # a lab that is not up: `az` fails on its own, naming the endpoint it cannot reach
+    no_proxy = ",".join(filter(None, ("127.0.0.1", "localhost", os.environ.get("NO_PROXY"))))
     return {
         **os.environ,
+        **({"HTTPS_PROXY": proxy, "https_proxy": proxy, "NO_PROXY": no_proxy, "no_proxy": no_proxy} if proxy else {}),
         "PATH": f"{env.bin}{os.pathsep}{os.environ.get('PATH', '')}",
         "AZURE_CONFIG_DIR": str(state_dir / "az"),
         "REQUESTS_CA_BUNDLE": str(layout.arm_dir / "ca.pem"),

@@ -126,7 +126,7 @@ def _start_emulator(layout: LabLayout) -> tuple[int, Callable[[], None]]:
     arm.mkdir(parents=True, exist_ok=True)
     ca = trustme.CA(organization_name="ghost-eval lab")
     ca.cert_pem.write_to_path(str(arm / "ca.pem"))
-    cert = ca.issue_cert("127.0.0.1", "localhost")
+    cert = ca.issue_cert("127.0.0.1", "localhost", "*.blob.core.windows.net")  # blob endpoints, through the proxy
     cert.private_key_and_cert_chain_pem.write_to_path(str(arm / "server.pem"))
     (arm / "server.pem").chmod(0o600)
     config = {

@@ -43,6 +43,7 @@ __all__ = [
     "exec_in_vm",
     "oci_config",
     "start_vm",
+    "stream_from_vm",
     "uid_base",
 ]
 
@@ -308,10 +309,23 @@ def container_pid(layout: LabLayout, vm: VmSpec) -> int | None:
     return int(pid) if isinstance(pid, int) and pid > 0 else None
 
 
+def _exec_argv(layout: LabLayout, vm: VmSpec, *argv: str) -> list[str]:
+    """The lab's own way in (no SSH): it joins the VM's namespaces with the VM's capabilities, seccomp filter and
+    `no_new_privs`, so what it runs can do nothing the VM itself could not."""
+    return _crun(layout, "exec", "--no-new-privs", _name(layout, vm), *argv)
+
+
+def stream_from_vm(layout: LabLayout, vm: VmSpec, argv: Sequence[str]) -> subprocess.Popen[bytes]:
+    """A program inside the VM whose binary output the caller reads as it comes (a packet capture); terminating the
+    returned process signals the program in the VM (crun forwards it)."""
+    return subprocess.Popen(
+        _exec_argv(layout, vm, *argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+
+
 def exec_in_vm(layout: LabLayout, vm: VmSpec, command: str, timeout: float) -> tuple[int, str, str]:
-    """A shell command inside the VM by the lab's own way in (no SSH): it joins the VM's namespaces with the VM's
-    capabilities, seccomp filter and `no_new_privs`, so it can do nothing the VM itself could not."""
-    argv = _crun(layout, "exec", "--no-new-privs", _name(layout, vm), "sh", "-c", command)
+    """A shell command inside the VM by the lab's own way in (`_exec_argv`)."""
+    argv = _exec_argv(layout, vm, "sh", "-c", command)
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:

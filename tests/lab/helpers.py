@@ -31,7 +31,7 @@ def require_lab_host() -> None:
     """The lab needs root and its tools; say why a test cannot run rather than fail obscurely."""
     if os.geteuid() != 0:
         pytest.skip("the lab needs root")
-    missing = [t for t in ("ip", "nft", "tc", "sshd", "fail2ban-server") if shutil.which(t) is None]
+    missing = [t for t in ("ip", "nft", "tc", "sshd", "fail2ban-server", "tcpdump") if shutil.which(t) is None]
     if missing:
         pytest.skip(f"lab tools missing ({', '.join(missing)}): run `make lab-deps`")
 

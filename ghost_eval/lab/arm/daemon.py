@@ -14,14 +14,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ghost_eval.lab.arm.captures import StreamFromVm
 from ghost_eval.lab.arm.compute import RunInVm, SignIn
 from ghost_eval.lab.arm.paths import CONFIG_NAME, ENDPOINT_NAME, STATE_NAME, write_json_atomic
+from ghost_eval.lab.arm.proxy import BlobProxy
 from ghost_eval.lab.arm.seed import seed
 from ghost_eval.lab.arm.server import ArmServer
 from ghost_eval.lab.arm.state import ArmState
 from ghost_eval.lab.fabric import apply_fabric, compile_fabric
 from ghost_eval.lab.layout import LOCATION, RESOURCE_GROUP, SUBSCRIPTION_ID, TENANT_ID, VMS, LabLayout
-from ghost_eval.lab.sandbox import exec_in_vm
+from ghost_eval.lab.sandbox import exec_in_vm, stream_from_vm
 
 __all__ = ["RUN_COMMAND_TIMEOUT_S", "main"]
 
@@ -49,6 +51,13 @@ def _run_in_vm(state_dir: Path) -> RunInVm:
     return run
 
 
+def _stream_from_vm(state_dir: Path) -> StreamFromVm:
+    """Packet captures by the same way in: tcpdump runs inside the VM, its pcap stream read here."""
+    layout = LabLayout(state_dir)
+    specs = {vm.name.lower(): vm for vm in layout.vms}
+    return lambda vm, argv: stream_from_vm(layout, specs[vm.lower()], argv)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="ghost-lab-arm", description=__doc__)
     parser.add_argument("arm_dir", type=Path, help="the lab's arm/ folder (holds config.json)")
@@ -71,8 +80,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         log_file=arm_dir / "requests.jsonl",
         sign_in=SignIn(TENANT_ID, config["client_id"], config["client_secret"], config["token"]),
         run_in_vm=_run_in_vm(arm_dir.parent) if config.get("fabric_netns") else None,
+        blob_root=arm_dir / "blobs",
+        stream_from_vm=_stream_from_vm(arm_dir.parent) if config.get("fabric_netns") else None,
     )
-    write_json_atomic(arm_dir / ENDPOINT_NAME, {"pid": os.getpid(), "port": server.port, "url": server.url})
+    proxy = BlobProxy(server.port).start()
+    write_json_atomic(arm_dir / ENDPOINT_NAME, {"pid": os.getpid(), "port": server.port, "url": server.url, "proxy": proxy.url})
 
     def stop(signum: int, frame: object) -> None:
         threading.Thread(target=server.stop, daemon=True).start()

@@ -5,7 +5,9 @@ It answers what azure-mgmt-network sends for VNets, subnets, NSGs, security rule
 `Microsoft.Storage/storageAccounts`), and the two long-running POSTs on a NIC (`effectiveRouteTable`,
 `effectiveNetworkSecurityGroups`): 202 with `Azure-AsyncOperation`, `Location` and `Retry-After: 0`, then
 `{"status": "Succeeded"}` on the operation URL and the result on the Location URL. A request without the lab's
-bearer token gets ARM's 401. Every request is recorded (method, path, status, body) so tests can see exactly
+bearer token gets ARM's 401. A request whose Host is a storage account's blob endpoint (brought here by the lab's
+proxy) goes to the Blob service (`blobs`), and Network Watcher's packet captures to `captures`.
+Every request is recorded (method, path, status, body) so tests can see exactly
 what the SDK sent.
 """
 
@@ -24,7 +26,10 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from ghost_eval.lab.arm import compute
+from ghost_eval.lab.arm.blobs import BlobService, BlobStore, account_keys
+from ghost_eval.lab.arm.captures import PacketCaptures, StreamFromVm
 from ghost_eval.lab.arm.compute import NETWORK_WATCHER_RG, RunInVm, SignIn
+from ghost_eval.lab.arm.proxy import BLOB_HOST
 from ghost_eval.lab.arm.state import ArmError, ArmState, Json
 
 __all__ = ["ArmServer", "RecordedRequest"]
@@ -51,7 +56,9 @@ _ROUTES: list[tuple[str, re.Pattern[str]]] = [
     ("capture", re.compile(rf"{_WATCHER}/packetcaptures/(?P<capture>[^/]+)(?:/(?P<verb>querystatus|stop))?$")),
     ("sub_resources", re.compile(rf"^{_SUB}/resources$")),
     ("storage_list", re.compile(rf"^{_STORAGE}$")),
+    ("storage_list_all", re.compile(rf"^{_SUB}/providers/microsoft\.storage/storageaccounts$")),
     ("storage", re.compile(rf"^{_STORAGE}/(?P<name>[^/]+)$")),
+    ("storage_keys", re.compile(rf"^{_STORAGE}/(?P<name>[^/]+)/listkeys$")),
     ("list_all", re.compile(r"^/subscriptions/(?P<sub>[^/]+)/providers/microsoft\.network/(?P<kind>[a-z]+)$")),
     (
         "operation",
@@ -113,6 +120,8 @@ class ArmServer:
         log_file: Path | None = None,
         sign_in: SignIn | None = None,
         run_in_vm: RunInVm | None = None,
+        blob_root: Path | None = None,
+        stream_from_vm: StreamFromVm | None = None,
     ) -> None:
         self.state = state
         self.token = token
@@ -120,6 +129,11 @@ class ArmServer:
         """The tenant and service principal whose token endpoint answers `az login`; None: no sign-in endpoint."""
         self.run_in_vm = run_in_vm
         """How `runCommand` reaches a VM; None: run-command answers as for a VM whose agent does not respond."""
+        store = BlobStore(blob_root) if blob_root is not None else None
+        self.blobs = BlobService(state, store, token, token) if store is not None else None
+        """The storage accounts' Blob service; None: blob endpoints answer as an account with no blob service."""
+        self.captures = PacketCaptures(state, store, stream_from_vm) if store is not None else None
+        """Network Watcher's packet captures; None: a capture cannot be created (no store to write it to)."""
         self.requests: list[RecordedRequest] = []
         self._ops: dict[str, tuple[int, Any]] = {}
         self._lock = threading.Lock()
@@ -136,7 +150,7 @@ class ArmServer:
             def _serve(self) -> None:
                 server._handle(self)
 
-            do_GET = do_PUT = do_DELETE = do_POST = do_PATCH = _serve
+            do_GET = do_PUT = do_DELETE = do_POST = do_PATCH = do_HEAD = _serve
 
         self._httpd = ThreadingHTTPServer((host, port), Handler)
         self._httpd.daemon_threads = True
@@ -175,6 +189,10 @@ class ArmServer:
         raw = h.rfile.read(length) if length else b""
         body: Any = None
         base = f"https://{h.headers.get('Host')}"
+        blob_host = BLOB_HOST.match((h.headers.get("Host") or "").rsplit(":443", 1)[0])
+        if blob_host is not None:
+            self._blob(h, blob_host["account"], split.path, query, raw)
+            return
         aad = _AAD.match(split.path)
         if aad is not None and self.sign_in is not None:
             self._send(h, split.path, self._aad(h.command, aad, raw, base))
@@ -221,6 +239,25 @@ class ArmServer:
         h.send_header("Content-Length", str(len(payload)))
         h.end_headers()
         h.wfile.write(payload)
+
+    def _blob(self, h: BaseHTTPRequestHandler, account: str, path: str, query: dict[str, list[str]], raw: bytes) -> None:
+        """A Blob REST request: answered by the Blob service, with its own headers and XML (not ARM's JSON)."""
+        if self.blobs is None:
+            reply_status, reply_headers, payload = 404, {"x-ms-error-code": "ResourceNotFound"}, b""
+        else:
+            headers = {k.lower(): v for k, v in h.headers.items()}
+            reply = self.blobs.handle(h.command, account, path, query, headers, raw)
+            reply_status, reply_headers, payload = reply.status, reply.headers, reply.body
+        self._record(RecordedRequest(h.command, f"//{account}.blob{path}", query, reply_status))
+        h.send_response(reply_status)
+        h.send_header("x-ms-request-id", str(uuid.uuid4()))
+        for k, v in reply_headers.items():
+            h.send_header(k, v)
+        if "Content-Length" not in reply_headers:
+            h.send_header("Content-Length", str(len(payload)))
+        h.end_headers()
+        if h.command != "HEAD":
+            h.wfile.write(payload)
 
     def _record(self, rec: RecordedRequest) -> None:
         with self._lock:
@@ -307,7 +344,9 @@ class ArmServer:
             "sub_resources": {"GET"},
             "rg": {"GET"},
             "storage_list": {"GET"},
+            "storage_list_all": {"GET"},
             "storage": {"GET", "PUT", "PATCH"},
+            "storage_keys": {"POST"},
             "list_all": {"GET"},
             "operation": {"GET"},
             "list": {"GET"},
@@ -340,13 +379,17 @@ class ArmServer:
                 if g["what"] == "operations":
                     return _Reply(200, {"name": g["op"], "status": "Succeeded"})
                 return _Reply(found[0], found[1])
-            if route == "storage_list":
+            if route in ("storage_list", "storage_list_all"):
                 return _Reply(200, {"value": state.list_storage_accounts()})
             if route == "storage":
                 if method == "GET":
                     return _Reply(200, state.render_storage_account(parts[8]))
                 rendered, created = state.put_storage_account(parts[8], _object(body), patch=method == "PATCH")
                 return _Reply(201 if created and method == "PUT" else 200, rendered)
+            if route == "storage_keys":
+                name = state.render_storage_account(parts[8])["name"]
+                return _Reply(200, {"keys": [{"keyName": f"key{i}", "value": key, "permissions": "FULL"}
+                                             for i, key in enumerate(account_keys(self.token, name), 1)]})  # fmt: skip
             if route in ("list", "list_all"):
                 return _Reply(200, {"value": state.list_resources(g["kind"])})
             if route == "action":
@@ -404,14 +447,9 @@ class ArmServer:
         if route == "watcher":
             return _Reply(200, compute.watcher(state))
         if route == "capture":
-            # No capture ever exists in the lab: reads find none (as Azure's 404), a delete has nothing to do (204).
-            if method == "DELETE":
-                return _Reply(204)
-            if method == "PUT":
-                raise ArmError(400, "FeatureNotSupportedInLab", "Network Watcher packet captures are not emulated in the lab.")
-            raise ArmError(404, "ResourceNotFound", f"Packet capture '{g['capture']}' was not found.")
+            return self._capture(method, parts[10], g["verb"], body, base, api_version)
         if g["action"] == "packetcaptures" and method == "GET":
-            return _Reply(200, {"value": []})
+            return _Reply(200, {"value": self.captures.list() if self.captures else []})
         if g["action"] != "ipflowverify" or method != "POST":
             raise ArmError(
                 400,
@@ -419,6 +457,25 @@ class ArmServer:
                 f"Network Watcher '{parts[9]}' is not emulated in the lab (only ipFlowVerify is).",
             )
         return self._accepted(base, api_version, 200, compute.ip_flow_verify(state, _object(body)))
+
+    def _capture(self, method: str, name: str, verb: str | None, body: Any, base: str, api_version: str) -> _Reply:
+        """A packet capture: PUT creates (201 and an async operation, as ARM), GET shows, DELETE ends and forgets,
+        POST `queryStatus` and `stop` are long-running operations."""
+        captures = self.captures
+        if captures is None:
+            raise ArmError(400, "FeatureNotSupportedInLab", "This emulator has no blob store to write captures to.")
+        if verb is None and method == "PUT":
+            return self._written(captures.create(name, _object(body)), True, base, api_version)
+        if verb is None and method == "GET":
+            return _Reply(200, captures.show(name))
+        if verb is None and method == "DELETE":
+            return self._accepted(base, api_version, 204, None) if captures.delete(name) else _Reply(204)
+        if verb == "querystatus" and method == "POST":
+            return self._accepted(base, api_version, 200, captures.status(name))
+        if verb == "stop" and method == "POST":
+            captures.stop(name)
+            return self._accepted(base, api_version, 200, None)
+        raise ArmError(405, "MethodNotAllowed", f"{method} is not supported on this resource.")
 
     def _run_command(self, action: str, vm: str, body: Any, base: str, api_version: str) -> _Reply:
         if action != "runcommand":
