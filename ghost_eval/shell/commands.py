@@ -50,7 +50,13 @@ _ELLIPSIS = re.compile(r"(?<!\S)(?:\.\.\.|\u2026)(?!\S)")
 """`az network vnet subnet show ... --query …`: arguments left out for brevity, not a word of the command."""
 _WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>"})
 _READ_REDIRECTS = frozenset({"<", "<<", "<<<"})
-_TOKEN = re.compile(r"""#.*|[;&|<>]+|(?P<word>(?:[^\s'"\\;&|<>]+|\\.?|'[^']*(?:'|$)|"(?:[^"\\]|\\.)*(?:"|\\?$))+)""", re.DOTALL)
+_SUBSTITUTION = r"\$\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"
+"""`$( … )`, nested up to three deep: one word of the command around it, whatever pipes or spaces it holds."""
+_TOKEN = re.compile(
+    rf"""#.*|[;&|<>]+|(?P<word>(?:{_SUBSTITUTION}|[^\s'"\\;&|<>$]+|\$|\\.?|'[^']*(?:'|$)|"(?:[^"\\]|\\.)*(?:"|\\?$))+)""",
+    re.DOTALL,
+)
+_INNER = re.compile(_SUBSTITUTION)
 _QUOTED = re.compile(r"['\"\\]")
 _PIECE = re.compile(r"""'([^']*)'?|"((?:[^"\\]|\\.)*)\\?"?|\\(.?)|([^'"\\]+)""", re.DOTALL)
 _DOUBLE_ESCAPE = re.compile(r'\\([\\"])')
@@ -511,11 +517,12 @@ def _unroll_loops(block: str) -> str:
 
 
 @lru_cache(maxsize=16384)
-def parse_command_block(block: str) -> tuple[Command, ...]:
-    """Every simple command in a block (a code block, an audit line), unwrapped and classified."""
+def parse_command_block(block: str, *, substitutions: bool = True) -> tuple[Command, ...]:
+    """Every simple command in a block (a code block, an audit line), unwrapped and classified; with `substitutions`,
+    also what each `$( … )` runs."""
     commands: list[Command] = []
     for line in split_commands(_unroll_loops(block)):
-        _parse_line(strip_prompt(line), commands, depth=0)
+        _parse_line(strip_prompt(line), commands, depth=0, substitutions=substitutions)
     return tuple(commands)
 
 
@@ -524,10 +531,14 @@ def _fill_in(m: re.Match[str]) -> str:
     return "{" + m.group(1).replace(" ", "_") + "}"
 
 
-def _parse_line(line: str, out: list[Command], depth: int, outer: tuple[_Words, ...] = ()) -> None:
+def _parse_line(line: str, out: list[Command], depth: int, outer: tuple[_Words, ...] = (), *, substitutions: bool = True) -> None:
     """Classify each simple command of a line; scripts run by a shell, `ssh` or `az vm run-command` are parsed too."""
     for argv, writes in _simple_commands(_tokenise(_ELLIPSIS.sub(" ", _PLACEHOLDER.sub(_fill_in, line)))):
         _parse_argv(argv, tuple(writes), out, depth, outer)
+    if substitutions and depth < 3 and "$(" in line:  # what a substitution runs is a command too (`-n $(az vm show …)`)
+        for inner in _INNER.finditer(line):
+            for sub in split_commands(inner.group(0)[2:-1]):
+                _parse_line(sub, out, depth + 1, outer)
 
 
 def _parse_argv(argv: list[str], writes: tuple[str, ...], out: list[Command], depth: int, outer: tuple[_Words, ...]) -> None:
@@ -692,7 +703,8 @@ def looks_like_command(span: str) -> bool:
         return any(looks_like_command(line) for line in split_commands(unrolled))
     if (loop := _LOOP_BODY.search(span)) is not None:  # over a substitution (`$(ls /sys/class/net)`): not unrolled
         return any(looks_like_command(line) for line in split_commands(loop["body"]))
-    if len(simple := [c.text for c in parse_command_block(span)]) > 1:  # `IF=$(ip route …); tc qdisc del dev "$IF" root`
+    simple = [c.text for c in parse_command_block(span, substitutions=False)]
+    if len(simple) > 1 or (len(simple) == 1 and "$(" in span and "$(" not in simple[0]):  # `IF=$(ip …); tc … "$IF" root`
         return any(looks_like_command(c) for c in simple)
     wrappers, inner = _unwrap(strip_prompt(span).split())
     words = wrappers[-1] if isinstance(inner, str) else inner

@@ -280,3 +280,15 @@ def test_the_command_inside_a_compound_body_is_what_runs() -> None:
 def test_a_placeholder_in_angle_brackets_is_a_value_not_redirections() -> None:
     (cmd,) = parse_command_block("sudo iptables -C DOCKER-USER -d <service-ip> -p tcp --dport <port> -j ACCEPT")
     assert not cmd.mutating and cmd.writes == () and "{service-ip}" in cmd.argv
+
+
+def test_a_substitution_is_one_word_of_its_command_and_a_command_of_its_own() -> None:
+    """`-n $(az vm show … | xargs basename)`: the pipe inside does not cut the outer command in two."""
+    block = (
+        "az network nic update -g rg -n $(az vm show -g rg -n tf-dest-vm --query id -o tsv | xargs basename) "
+        "--remove networkSecurityGroup"
+    )
+    outer, *inner = parse_command_block(block)
+    assert outer.argv[-2:] == ("--remove", "networkSecurityGroup") and outer.mutating
+    assert [c.program for c in inner] == ["az", "basename"] and not any(c.mutating for c in inner)
+    assert looks_like_command("IF=$(ip route show default | awk '{print $5}'); tc qdisc del dev \"$IF\" root")
