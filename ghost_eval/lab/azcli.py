@@ -33,6 +33,7 @@ __all__ = [
     "ToolEnv",
     "az",
     "az_environment",
+    "az_variables",
     "az_login",
     "cache_dir",
     "original_env",
@@ -118,12 +119,18 @@ def original_env(cache: Path | None = None) -> ToolEnv:
 
 def az_environment(state_dir: Path, env: ToolEnv) -> dict[str, str]:
     """Variables under which `az` (and anything it starts) talks to this lab only."""
-    layout = LabLayout(state_dir)
     return {
         **os.environ,
         "PATH": f"{env.bin}{os.pathsep}{os.environ.get('PATH', '')}",
-        "AZURE_CONFIG_DIR": str(state_dir / "az"),
-        "REQUESTS_CA_BUNDLE": str(layout.arm_dir / "ca.pem"),
+        **az_variables(state_dir / "az", LabLayout(state_dir).arm_dir / "ca.pem"),
+    }
+
+
+def az_variables(config_dir: Path, ca_bundle: Path) -> dict[str, str]:
+    """The CLI's own settings: the lab's profile folder, the emulator's CA, nothing sent to Microsoft."""
+    return {
+        "AZURE_CONFIG_DIR": str(config_dir),
+        "REQUESTS_CA_BUNDLE": str(ca_bundle),
         "AZURE_CORE_INSTANCE_DISCOVERY": "false",
         "AZURE_CORE_COLLECT_TELEMETRY": "false",
         "AZURE_CORE_SURVEY_MESSAGE": "false",
