@@ -236,7 +236,8 @@ def _external(case: Case, target: Target, target_file: Path, config: LiveConfig)
         try:
             proc = agent.run(external_argv(config, audit_dir, python), case.symptom, cwd, config.agent_timeout_s)
             if proc.returncode != 0:
-                aborted = f"agent exited with status {proc.returncode}: {proc.stderr.strip()[-500:]}"
+                said = proc.stderr.strip() or proc.stdout.strip()  # the original prints its errors to stdout
+                aborted = f"agent exited with status {proc.returncode}: {said[-500:]}"
         except subprocess.TimeoutExpired:
             aborted = f"agent timed out after {config.agent_timeout_s:.0f} s"
         except OSError as exc:
