@@ -111,6 +111,7 @@ class AgentBox:
 
     def __enter__(self) -> AgentBox:
         try:
+            self.close()  # what a crashed run left: its container, namespace, folder
             self._build()
         except BaseException:
             self.close()
