@@ -6,15 +6,17 @@ does, which shows the test can fail."""
 
 from __future__ import annotations
 
+import json
 import re
 import secrets
 import shlex
 import socket
 import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -30,7 +32,8 @@ from ghost_eval.live.scripted import ModelScript
 from ghost_eval.store import RunFilter, Store
 from ghost_eval.trials.host import host_changes, host_snapshot
 from tests.conftest import REPO
-from tests.lab.helpers import HOST_MARKS, Lab
+from tests.escapes.corpus import HostListener, host_listener
+from tests.lab.helpers import HOST_MARKS, Lab, wait_until
 from tests.live.test_original_agent import ORIGINAL
 
 pytestmark = HOST_MARKS
@@ -70,28 +73,9 @@ print("ATTACK-DONE", *found, sep=chr(10))
 
 
 @pytest.fixture
-def listener() -> Iterator[tuple[int, list[str]]]:
-    """A TCP listener on every host address; yields its port and the peers it accepted."""
-    server = socket.create_server(("0.0.0.0", 0))
-    server.settimeout(0.2)
-    peers: list[str] = []
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, peer = server.accept()
-            except TimeoutError:
-                continue
-            peers.append(peer[0])
-            conn.close()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield server.getsockname()[1], peers
-    stop.set()
-    thread.join()
-    server.close()
+def listener() -> Iterator[HostListener]:
+    with host_listener() as found:
+        yield found
 
 
 @pytest.fixture
@@ -150,7 +134,7 @@ def _attack_script(command: str) -> ModelScript:
 
 def _attack(
     lab: Lab, tmp_path: Path, port: int, secret: tuple[Path, str], host_commands: bool, monkeypatch: pytest.MonkeyPatch
-) -> dict[str, object]:
+) -> dict[str, Any]:
     """Run the attack as case a's investigation; returns what it aimed at and what the stored run holds."""
     mark = f"ghost-agentbox-{secrets.token_hex(4)}"
     (secret, secret_value), env_value = secret, secrets.token_hex(16)
@@ -192,60 +176,51 @@ def _attack(
     }
 
 
+@pytest.fixture
+def attack(
+    lab: Lab, tmp_path: Path, listener: HostListener, host_secret: tuple[Path, str], monkeypatch: pytest.MonkeyPatch
+) -> Callable[[bool], dict[str, Any]]:
+    """The attack, run with the agent in its sandbox (False) or on the host (`host_commands`, True)."""
+    return lambda host_commands: _attack(lab, tmp_path, listener.port, host_secret, host_commands, monkeypatch)
+
+
 def test_the_sandboxed_original_agent_reaches_nothing_of_the_host(
-    lab: Lab,
-    tmp_path: Path,
-    listener: tuple[int, list[str]],
-    host_secret: tuple[Path, str],
-    monkeypatch: pytest.MonkeyPatch,
+    lab: Lab, listener: HostListener, attack: Callable[[bool], dict[str, Any]]
 ) -> None:
-    port, peers = listener
     before = host_snapshot()
-    seen = _attack(lab, tmp_path, port, host_secret, False, monkeypatch)
+    seen = attack(False)
     after = host_snapshot()
     assert seen["aborted"] is None
-    assert "python3 -c" in str(seen["audit"])  # the agent's own shell ran the attack (the model saw ATTACK-DONE)
+    assert "python3 -c" in seen["audit"]  # the agent's own shell ran the attack (the model saw ATTACK-DONE)
     assert seen["written"] == []
-    assert peers == []
-    stored = seen["stored"]
-    assert isinstance(stored, dict) and not {"leak.txt", "leak.md"} & set(stored)
-    assert [s for s in seen["secrets"] if any(s in text for text in stored.values())] == []  # type: ignore[attr-defined]
+    assert listener.received == []
+    assert not {"leak.txt", "leak.md"} & set(seen["stored"])
+    assert [s for s in seen["secrets"] if any(s in text for text in seen["stored"].values())] == []
     assert host_changes(before, after) == []
     layout = lab_layout(lab.state_dir)  # and the box is gone: namespace, link, container, folder
     assert layout.agent_ns not in lab_namespaces(layout) and layout.agent_host_link not in lab_links(layout)
     assert not (lab.state_dir / "agentbox").exists()
-    assert (
-        layout.agent_ns
-        not in subprocess.run(
-            ["crun", "--root", str(lab.state_dir / "crun"), "list", "-q"], capture_output=True, text=True, check=False
-        ).stdout.split()
-    )
+    containers = subprocess.run(["crun", "--root", str(lab.state_dir / "crun"), "list", "-q"], capture_output=True, text=True)
+    assert layout.agent_ns not in containers.stdout.split()
 
 
 def test_the_same_attack_with_host_commands_reaches_the_host(
-    lab: Lab,
-    tmp_path: Path,
-    listener: tuple[int, list[str]],
-    host_secret: tuple[Path, str],
-    monkeypatch: pytest.MonkeyPatch,
+    listener: HostListener, attack: Callable[[bool], dict[str, Any]]
 ) -> None:
     """`host_commands: true` is the explicit opt-out: the agent runs on the host, and the attack succeeds there."""
-    port, peers = listener
-    seen = _attack(lab, tmp_path, port, host_secret, True, monkeypatch)
+    seen = attack(True)
     assert seen["aborted"] is None
-    assert f"/etc/{seen['mark']}" in seen["written"]  # type: ignore[operator]
-    assert "127.0.0.1" in peers
-    assert "REACHED" in str(seen["audit"]) or "READ" in str(seen["audit"])
-    stored = seen["stored"]
-    assert isinstance(stored, dict) and not {"leak.txt", "leak.md"} & set(stored)  # links are dropped either way
+    assert f"/etc/{seen['mark']}" in seen["written"]
+    assert listener.received != []
+    assert not {"leak.txt", "leak.md"} & set(seen["stored"])  # links are dropped either way
 
 
 def test_a_real_model_gets_its_key_and_a_tunnel_to_its_vendor_only(
-    lab: Lab, tmp_path: Path, listener: tuple[int, list[str]], monkeypatch: pytest.MonkeyPatch
+    lab: Lab, tmp_path: Path, listener: HostListener, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Without `scripted`, the sandboxed agent gets the vendor's key (and no other host variable) and HTTPS_PROXY: a
     CONNECT tunnel that opens the vendor's API name only, not a host port nor any other name."""
-    port, peers = listener
+    port = listener.port
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key")
     monkeypatch.setenv("GEMINI_API_KEY", "gemini-test-key")
     monkeypatch.setenv("GHOST_AGENTBOX_HOST_SECRET", "host-only")
@@ -269,7 +244,7 @@ for authority in sys.argv[2:]:
         proc = agent.box.run(["python3", "-c", probe, agent.env["HTTPS_PROXY"], *denied], "", agent.env, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == [f"{a} HTTP/1.1 403 Forbidden" for a in denied]
-    assert peers == []
+    assert listener.received == []
     assert VENDOR_API["anthropic"] == ("api.anthropic.com:443",)
 
 
@@ -305,3 +280,39 @@ with socket.create_connection(("127.0.0.1", proxy), timeout=20) as s:
     echo.close()
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == ["HTTP/1.1 200 Connection established", "PING", "HTTP/1.1 405 Method Not Allowed"]
+
+
+def test_from_the_box_the_management_network_offers_the_vms_ssh_only(lab: Lab, tmp_path: Path, listener: HostListener) -> None:
+    """The agent may SSH to the VMs with the lab's key (the target it is given names it), and open nothing else on
+    the management network: not a VM's other ports, not a host listener at the host's address there (both of which
+    the host itself reaches)."""
+    port = listener.port
+    layout = lab_layout(lab.state_dir)
+    dest = next(vm for vm in layout.vms if vm.app_ports)
+    closed = [f"{layout.mgmt_address(dest)}:{dest.app_ports[0]}", f"{layout.mgmt_host_address}:{port}"]
+    for address in closed:
+        host, open_port = address.rsplit(":", 1)
+        socket.create_connection((host, int(open_port)), timeout=3).close()  # open from the host
+    wait_until(lambda: listener.received != [], "the host's own connection to its listener")
+    listener.received.clear()
+    probe = """
+import socket, sys
+for address in sys.argv[1:]:
+    host, port = address.rsplit(":", 1)
+    try:
+        socket.create_connection((host, int(port)), timeout=3).close()
+        print(address, "open")
+    except OSError as e:
+        print(address, "closed")
+"""
+    work = tmp_path / "work"
+    work.mkdir()
+    with AgentBox(lab.state_dir, original_env(), work) as box:
+        env = box.environment()
+        target = json.loads((box.private / "target.json").read_text())["hosts"][dest.name]
+        ssh = ["ssh", "-i", target["key_file"], "-o", f"UserKnownHostsFile={target['known_hosts_file']}", "-o", "BatchMode=yes"]
+        shell = box.run([*ssh, f"root@{target['address']}", "hostname"], "", env, timeout=60)
+        probed = box.run(["python3", "-c", probe, *closed], "", env, timeout=60)
+    assert (shell.returncode, shell.stdout.strip()) == (0, dest.name), shell.stderr
+    assert probed.stdout.splitlines() == [f"{a} closed" for a in closed]
+    assert listener.received == []
