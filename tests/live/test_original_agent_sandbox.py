@@ -24,7 +24,7 @@ import yaml
 from ghost_eval.evaluate import load_case_set
 from ghost_eval.lab.agentbox import VENDOR_API, AgentBox
 from ghost_eval.lab.azcli import original_env
-from ghost_eval.lab.control import lab_layout
+from ghost_eval.lab.control import lab_down, lab_layout, lab_up
 from ghost_eval.lab.network import lab_links, lab_namespaces
 from ghost_eval.live import run as live_run
 from ghost_eval.live.run import LiveConfig, run_case
@@ -316,3 +316,20 @@ for address in sys.argv[1:]:
     assert (shell.returncode, shell.stdout.strip()) == (0, dest.name), shell.stderr
     assert probed.stdout.splitlines() == [f"{a} closed" for a in closed]
     assert listener.received == []
+
+
+def test_lab_down_removes_a_box_its_run_never_closed(tmp_path: Path) -> None:
+    """A provider process killed mid-run leaves its box up: `lab down` removes its namespace, link and folder too."""
+    state_dir = tmp_path / "crashed"
+    lab_up(state_dir)
+    try:
+        work = tmp_path / "work"
+        work.mkdir()
+        box = AgentBox(state_dir, original_env(), work).__enter__()
+        layout = lab_layout(state_dir)
+        assert layout.agent_ns in lab_namespaces(layout) and layout.agent_host_link in lab_links(layout)
+        lab_down(state_dir)
+        assert lab_namespaces(layout) == [] and lab_links(layout) == [] and not state_dir.exists()
+        box.close()  # its relays, which lived in this process
+    finally:
+        assert lab_down(state_dir) == []
