@@ -1,5 +1,5 @@
-"""Promptfoo assertion. Fix trials: the row's run graded by its latest stored lab trial (fix_resolves, fix_durable,
-no_collateral, verification_proves; 1 = good). Reads stored verdicts only: no lab needed to view them."""
+"""Promptfoo assertion. Fix trials: the row's run graded by its latest stored lab trial (`1. fix resolves`,
+`2. no collateral`, `fix durable`, `verification proves`; 1 = good). Reads stored verdicts only: no lab needed to view them."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ghost_eval.grading import assertion_result
+from ghost_eval.promptfoo.grading import assertion_result
 
 
 def get_assert(output: str, context: dict[str, Any]) -> dict[str, Any]:

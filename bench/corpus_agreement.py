@@ -37,12 +37,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from revision import ROOT, checkout
 
 CORPUS = ROOT / "tests" / "fixtures" / "corpus"
-COMING_SPLITS = ("blind10", "blind11")
+COMING_SPLITS = ("blind12", "blind13")
 """Blind parts being written from the original's files only: each is measured once its folder exists."""
 SPLITS = (
     "tune",
     "holdout",
-    *(f"blind{n}" if n > 1 else "blind" for n in range(1, 10)),
+    *(f"blind{n}" if n > 1 else "blind" for n in range(1, 12)),
     *(s for s in COMING_SPLITS if (CORPUS / s).is_dir()),
 )
 CRITERIA = (1, 2, 3, 4)
@@ -64,7 +64,7 @@ def load_items(kind: str, wanted: set[str] | None) -> dict[str, list[dict[str, A
 def _audit_line(fix_id: str, read: dict[str, Any]) -> Any:
     """A read as the audit line a run leaves: full output (ours), or a v1 line whose `output_summary` goes through the
     same reader as a stored v1 audit's, cut where v1 cuts it."""
-    from ghost_eval.artifacts import AuditEntry
+    from ghost_eval.run.artifacts import AuditEntry
 
     if "output_summary" not in read:
         return AuditEntry(command=read["command"], output=read.get("output", ""), host=read.get("host"))
@@ -76,9 +76,9 @@ def _audit_line(fix_id: str, read: dict[str, Any]) -> Any:
 
 def evidence(case_id: str, fix: dict[str, Any]) -> Any:
     """The fix item as a run's evidence: a v1 run (incomplete audit) when a read holds only a v1 summary."""
-    from ghost_eval.artifacts import InvestigationResult
+    from ghost_eval.run.artifacts import InvestigationResult
+    from ghost_eval.run.snapshot import InfraSnapshot
     from ghost_eval.scoring import RunEvidence
-    from ghost_eval.snapshot import InfraSnapshot
 
     if fix.get("style", "whole") not in STYLES:
         raise ValueError(f"corpus fix {fix['id']}: style {fix['style']!r} is not one of {sorted(STYLES)}")
@@ -111,7 +111,7 @@ def diagnose(case: Any, paragraph: dict[str, Any]) -> Any:
 
 def measure(cases_dir: Path, wanted: set[str] | None) -> dict[str, Any]:
     """{case: {split: {metric: [agree, total]}}} and the misses, for this process's ghost_eval."""
-    from ghost_eval.cases import load_cases
+    from ghost_eval.cases.case import load_cases
     from ghost_eval.scoring import score_run
 
     cases, errors = load_cases(cases_dir)

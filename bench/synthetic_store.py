@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
-from ghost_eval.identity import RunMetadata, parse_run_id
+from ghost_eval.run.identity import RunMetadata, parse_run_id
 from ghost_eval.store import RunFilter, Store, bundled_path
 from ghost_eval.store.layout import METADATA_FILE
 

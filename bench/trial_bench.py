@@ -25,8 +25,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from revision import checkout
 
-from ghost_eval.cases import case_key
-from ghost_eval.evaluate import load_case_set
+from ghost_eval.cases.case import case_key
+from ghost_eval.evaluation.evaluate import load_case_set
 from ghost_eval.lab import lab_down, lab_up
 from ghost_eval.store import Store, bundled_path
 from ghost_eval.trials import try_fix

@@ -8,23 +8,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ghost_eval._lazy import lazy_getattr
+from ghost_eval.base.lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from ghost_eval.cases import Case, load_cases
-    from ghost_eval.errors import GhostEvalError
-    from ghost_eval.identity import RunMetadata, effective_prompt_hash
+    from ghost_eval.base.errors import GhostEvalError
+    from ghost_eval.cases.case import Case, load_cases
+    from ghost_eval.run.identity import RunMetadata, effective_prompt_hash
     from ghost_eval.store import RunFilter, Store
 
 __all__ = ["Case", "GhostEvalError", "RunFilter", "RunMetadata", "Store", "effective_prompt_hash", "load_cases"]
 __version__ = "0.1.0"
 
 _HOMES = {
-    "Case": "ghost_eval.cases",
-    "load_cases": "ghost_eval.cases",
-    "GhostEvalError": "ghost_eval.errors",
-    "RunMetadata": "ghost_eval.identity",
-    "effective_prompt_hash": "ghost_eval.identity",
+    "Case": "ghost_eval.cases.case",
+    "load_cases": "ghost_eval.cases.case",
+    "GhostEvalError": "ghost_eval.base.errors",
+    "RunMetadata": "ghost_eval.run.identity",
+    "effective_prompt_hash": "ghost_eval.run.identity",
     "RunFilter": "ghost_eval.store",
     "Store": "ghost_eval.store",
 }

@@ -4,14 +4,14 @@ Config: `model` (or vars `model`), `provider` (anthropic|gemini; inferred from t
 $GHOST_EVAL_STORE), `target` (`lab` or a target file), `agent` (`reference` or a command template for an original
 checkout), `addon` (prompt addon file), `run_label`, `auto_approve`, `limits` ({max_turns, …}), `cases`.
 A test names the case by vars `use_case`; each repeat is a separate stored run.
-Config and vars are validated first (ghost_eval.promptfoo): a bad one is an error row naming the field.
+Config and vars are validated first (ghost_eval.promptfoo.adapters): a bad one is an error row naming the field.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ghost_eval.promptfoo import live_response
+from ghost_eval.promptfoo.adapters import live_response
 
 
 def call_api(prompt: str, options: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ghost_eval.promptfoo import suite_tests
+from ghost_eval.promptfoo.adapters import suite_tests
 
 
 def generate_tests(config: dict[str, Any] | None = None) -> list[dict[str, Any]]:

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
-from ghost_eval.cases import Case, KeyFact, WrongClaim, load_case, load_cases
-from ghost_eval.errors import CaseError
+from ghost_eval.base.errors import CaseError
+from ghost_eval.cases.case import Case, KeyFact, WrongClaim, load_case, load_cases
 from ghost_eval.scoring.diagnosis import check_diagnosis
 from ghost_eval.scoring.model import DiagnosisResult
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from ghost_eval.cases import load_case
+from ghost_eval.base.errors import RecordError
+from ghost_eval.cases.case import load_case
 from ghost_eval.decide.sentinel import load_criteria
 from ghost_eval.decide.variants import load_variant
-from ghost_eval.errors import RecordError
 
 REPO = Path(__file__).resolve().parents[1]
 

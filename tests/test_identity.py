@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from ghost_eval.identity import HashKind, RunMetadata, effective_prompt_hash, make_run_id, parse_run_id
+from ghost_eval.run.identity import HashKind, RunMetadata, effective_prompt_hash, make_run_id, parse_run_id
 
 
 def test_addon_changes_the_effective_hash_and_base_does_not_need_editing() -> None:
@@ -42,7 +42,7 @@ def test_run_id_round_trip_with_underscored_case_ids() -> None:
 
 
 def test_an_addon_is_identified_by_its_text_however_its_file_ends() -> None:
-    from ghost_eval.identity import addon_hash
+    from ghost_eval.run.identity import addon_hash
 
     assert addon_hash("Check tc first.\n") == addon_hash("Check tc first.") == addon_hash("  Check tc first.\n\n")
     assert addon_hash("Check tc first.") != addon_hash("Check nft first.")
@@ -54,7 +54,7 @@ def test_metadata_is_written_with_every_v1_field() -> None:
     import json
     from datetime import UTC
 
-    from ghost_eval.records import dump_json
+    from ghost_eval.base.records import dump_json
 
     when = datetime(2026, 5, 1, 9, 11, 11, tzinfo=UTC)
     meta = RunMetadata(
@@ -75,7 +75,7 @@ def test_metadata_is_written_with_every_v1_field() -> None:
 
 
 def test_cases_are_written_under_their_v1_ids() -> None:
-    from ghost_eval.identity import v1_use_case_id
+    from ghost_eval.run.identity import v1_use_case_id
 
     assert v1_use_case_id("m") == v1_use_case_id("use_case_m") == "use_case_m"
     assert v1_use_case_id("g_daemon") == "use_case_g_daemon"

@@ -28,7 +28,7 @@ HEAVY = (
 )
 
 
-SCORER = ("markdown_it", "ghost_eval.evaluate", "ghost_eval.scoring.verdict", "ghost_eval.scoring.criteria")
+SCORER = ("markdown_it", "ghost_eval.evaluation.evaluate", "ghost_eval.scoring.verdict", "ghost_eval.scoring.criteria")
 """The scorer's checks and the Markdown parser: needed only where a run is scored."""
 
 
@@ -67,8 +67,9 @@ def test_grading_an_attached_score_imports_neither_the_store_nor_the_scorer() ->
 def test_an_attached_grade_is_returned_without_loading_pydantic_or_the_provider(tmp_path: Path) -> None:
     """What one Promptfoo assertion process pays on a replay row: the provider graded the run with this scorer, so
     the assertion returns those grades, combined, and imports no models."""
-    from ghost_eval.grading import GRADES_KEY, combine
-    from ghost_eval.promptfoo import replay_response
+    from ghost_eval.promptfoo.adapters import replay_response
+    from ghost_eval.promptfoo.grading import combine
+    from ghost_eval.promptfoo.keys import GRADES_KEY
     from ghost_eval.store import RunFilter, Store, bundled_path
 
     demo = bundled_path("demo_store")
@@ -84,7 +85,7 @@ def test_an_attached_grade_is_returned_without_loading_pydantic_or_the_provider(
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True).stdout
     attached = response["metadata"][GRADES_KEY]
     assert json.loads(out) == combine({family: attached[family] for family in ("remediation", "diagnosis", "trajectory")})
-    assert _loaded_after(code, ("pydantic", "yaml", "ghost_eval.promptfoo", "ghost_eval.store")) == set()
+    assert _loaded_after(code, ("pydantic", "yaml", "ghost_eval.promptfoo.adapters", "ghost_eval.store")) == set()
 
 
 def test_score_on_an_empty_store_loads_no_scorer(tmp_path: Path) -> None:

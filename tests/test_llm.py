@@ -10,8 +10,8 @@ import pytest
 
 from ghost_eval.agent.loop import Limits
 from ghost_eval.judge import JudgeCallError, JudgePrompt, make_client
-from ghost_eval.llm import ANTHROPIC, GEMINI, RetryPolicy, call_with_retries, retry_after_seconds
-from ghost_eval.llm import Vendor as LlmVendor
+from ghost_eval.llm.clients import ANTHROPIC, GEMINI, RetryPolicy, call_with_retries, retry_after_seconds
+from ghost_eval.llm.clients import Vendor as LlmVendor
 from tests.agent.vendors import VENDORS, Vendor, agent_loop, unreachable_target
 from tests.fakes.llm import FakeLLMServer, Reply
 from tests.judge.helpers import judge_env, reply_json
@@ -44,7 +44,7 @@ def test_a_minus_zero_date_is_what_email_utils_writes_for_a_naive_time() -> None
     assert written.endswith("-0000") and retry_after_seconds({"retry-after": written}, now=NOW) == 30.0
 
 
-# The agent and the judge retry through the one policy in ghost_eval.llm, against the fake servers the real SDKs talk to.
+# The agent and the judge retry through the one policy in ghost_eval.llm.clients, against the fake servers the real SDKs talk to.
 
 LIMITED = {"error": {"type": "rate_limit_error", "message": "slow down", "code": 429, "status": "RESOURCE_EXHAUSTED"}}
 CAP = 0.05

@@ -9,13 +9,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ghost_eval.grading import GRADES_KEY, SCORE_KEY, assertion_result
-from ghost_eval.identity import RunMetadata
-from ghost_eval.promptfoo import (
+from ghost_eval.promptfoo.adapters import (
     SERVED_OUTPUT_CHARS,
     SERVED_REASON_CHARS,
     replay_response,
 )
+from ghost_eval.promptfoo.grading import assertion_result
+from ghost_eval.promptfoo.keys import GRADES_KEY, SCORE_KEY
+from ghost_eval.run.identity import RunMetadata
 from ghost_eval.store import RunFilter, Store, bundled_path
 from ghost_eval.store.layout import METADATA_FILE
 from tests.conftest import REPO
@@ -98,7 +99,7 @@ def test_promptfoo_stores_the_capped_output_only(big_run: BigRun, tmp_path: Path
     path.write_text(yaml.safe_dump(config))
     (row,) = run_eval(path, tmp_path)
     _assert_capped(row["response"]["output"], SERVED_OUTPUT_CHARS, str(big_run.report))
-    assert row["success"] is True and row["namedScores"]["remediation_safe"] == 1
+    assert row["success"] is True and row["namedScores"]["1. safe remediation"] == 1
     assert GRADES_KEY in row["response"]["metadata"]
     database = tmp_path / "promptfoo" / "promptfoo.db"
     assert database.stat().st_size < 10 * 1024 * 1024, database.stat().st_size

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from jinja2 import Environment
 
-from ghost_eval.templates import template_environment
+from ghost_eval.base.templates import template_environment
 
 __all__ = ["templates"]
 

@@ -1,7 +1,7 @@
 """Claude through the anthropic SDK: one conversation, tool_use in, tool_result out.
 
 The base URL comes from `ANTHROPIC_BASE_URL` (the SDK's own variable; tests point it at a local fake) and the
-key from `ANTHROPIC_API_KEY`. The SDK's own retries are off: the loop retries (`ghost_eval.llm`). This SDK
+key from `ANTHROPIC_API_KEY`. The SDK's own retries are off: the loop retries (`ghost_eval.llm.clients`). This SDK
 has no temperature parameter, so a requested temperature travels in the request body as the API names it.
 """
 
@@ -14,8 +14,8 @@ from anthropic.types import ContentBlockParam, MessageParam, ToolParam, ToolResu
 
 from ghost_eval.agent.loop import Limits, ModelTurn, ToolRequest, ToolResult
 from ghost_eval.agent.tools import TOOLS
-from ghost_eval.errors import GhostEvalError
-from ghost_eval.llm import ANTHROPIC, ANTHROPIC_BASE_URL_ENV, ANTHROPIC_KEY_ENV, anthropic_client
+from ghost_eval.base.errors import GhostEvalError
+from ghost_eval.llm.clients import ANTHROPIC, ANTHROPIC_BASE_URL_ENV, ANTHROPIC_KEY_ENV, anthropic_client
 
 __all__ = ["AnthropicAdapter", "anthropic_tools"]
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ghost_eval.agent.gate import Classification, GateVerdict
-from ghost_eval.artifacts import Approval
+from ghost_eval.run.artifacts import Approval
 
 __all__ = ["ApprovalRequest", "Approver", "approve_for_eval", "decide", "deny"]
 

@@ -17,10 +17,10 @@ from pathlib import Path
 from ghost_eval.agent._templates import templates
 from ghost_eval.agent.redact import redact_files
 from ghost_eval.agent.runner import AgentRun
-from ghost_eval.artifacts import Approval, RecommendedAction, RunSummary, SummaryHypothesis
-from ghost_eval.errors import GhostEvalError
-from ghost_eval.identity import METADATA_SCHEMA_VERSION, HashKind, RunMetadata, TokenUsage, make_run_id, v1_use_case_id
-from ghost_eval.records import Record, dump_json, parse_record
+from ghost_eval.base.errors import GhostEvalError
+from ghost_eval.base.records import Record, dump_json, parse_record
+from ghost_eval.run.artifacts import Approval, RecommendedAction, RunSummary, SummaryHypothesis
+from ghost_eval.run.identity import METADATA_SCHEMA_VERSION, HashKind, RunMetadata, TokenUsage, make_run_id, v1_use_case_id
 from ghost_eval.store.layout import (
     AGENT_RUN_FILE,
     AUDIT_LOG,

@@ -17,8 +17,8 @@ from ghost_eval.agent.capture import write_artifacts
 from ghost_eval.agent.loop import Limits
 from ghost_eval.agent.prompt import Addon
 from ghost_eval.agent.runner import AgentConfig, investigate
+from ghost_eval.base.errors import GhostEvalError
 from ghost_eval.connect.target import load_target
-from ghost_eval.errors import GhostEvalError
 from ghost_eval.lab.layout import default_state_dir
 from ghost_eval.store.layout import REPORT
 

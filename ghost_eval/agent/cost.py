@@ -1,11 +1,11 @@
-"""Token and cost accounting per run: what each model call used, summed, priced by `ghost_eval.pricing`."""
+"""Token and cost accounting per run: what each model call used, summed, priced by `ghost_eval.llm.pricing`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ghost_eval.identity import TokenUsage
-from ghost_eval.pricing import cost_usd
+from ghost_eval.llm.pricing import cost_usd
+from ghost_eval.run.identity import TokenUsage
 
 __all__ = ["Usage"]
 

@@ -30,7 +30,7 @@ from ghost_eval.agent.reach import (
     process_environments,
     runs_code,
 )
-from ghost_eval.scoring.commands import (
+from ghost_eval.shell.commands import (
     Command,
     az_call,
     az_reads,

@@ -14,8 +14,8 @@ from google.genai import types
 
 from ghost_eval.agent.loop import Limits, ModelTurn, ToolRequest, ToolResult
 from ghost_eval.agent.tools import TOOLS
-from ghost_eval.errors import GhostEvalError
-from ghost_eval.llm import GEMINI, GEMINI_BASE_URL_ENV, GEMINI_KEY_ENVS, gemini_client, gemini_key
+from ghost_eval.base.errors import GhostEvalError
+from ghost_eval.llm.clients import GEMINI, GEMINI_BASE_URL_ENV, GEMINI_KEY_ENVS, gemini_client, gemini_key
 
 __all__ = ["GeminiAdapter", "gemini_tools"]
 

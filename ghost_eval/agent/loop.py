@@ -2,7 +2,7 @@
 
 A vendor adapter (`anthropic_adapter`, `gemini_adapter`) translates one conversation turn to and from its SDK;
 everything else lives here: the turn limit, the run deadline, token accounting, and turning any failure into an
-aborted result rather than a lost run. Each model call is retried by the policy the judge uses too (`ghost_eval.llm`:
+aborted result rather than a lost run. Each model call is retried by the policy the judge uses too (`ghost_eval.llm.clients`:
 429/5xx/connection errors, `retry-after` honoured up to a cap), bounded by what is left of the run's budget.
 """
 
@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from ghost_eval.agent.cost import Usage
 from ghost_eval.agent.redact import Redactor, redact, redact_value, redaction_scope
 from ghost_eval.agent.tools import Toolbox
-from ghost_eval.llm import LlmCallError, RetryPolicy, Vendor, call_with_retries
+from ghost_eval.llm.clients import LlmCallError, RetryPolicy, Vendor, call_with_retries
 
 __all__ = [
     "Limits",

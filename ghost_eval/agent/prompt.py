@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ghost_eval.agent._templates import templates
+from ghost_eval.base.errors import GhostEvalError
 from ghost_eval.connect.target import Target
-from ghost_eval.errors import GhostEvalError
-from ghost_eval.identity import addon_hash, effective_prompt_hash, sha256_text
+from ghost_eval.run.identity import addon_hash, effective_prompt_hash, sha256_text
 
 __all__ = ["Addon", "SystemPrompt", "base_prompt", "build_prompt", "environment_block"]
 

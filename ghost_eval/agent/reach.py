@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
-from ghost_eval.scoring.commands import Command
+from ghost_eval.shell.commands import Command
 
 __all__ = [
     "DEVICE_ALLOWLIST",

@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from ghost_eval.records import Record
+from ghost_eval.base.records import Record
 from ghost_eval.store.layout import REDACTIONS_FILE
 
 __all__ = [

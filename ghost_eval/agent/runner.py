@@ -22,8 +22,8 @@ from ghost_eval.agent.prompt import Addon, SystemPrompt, build_prompt
 from ghost_eval.agent.redact import redact
 from ghost_eval.agent.shell import ShellInspector
 from ghost_eval.agent.tools import Hypothesis, Toolbox
-from ghost_eval.artifacts import AuditEntry, InvestigationResult, ToolCall
 from ghost_eval.connect.target import Target
+from ghost_eval.run.artifacts import AuditEntry, InvestigationResult, ToolCall
 
 __all__ = ["PROVIDERS", "AgentConfig", "AgentRun", "Provider", "investigate", "session_id"]
 

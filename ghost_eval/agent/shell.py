@@ -16,10 +16,10 @@ import paramiko
 from ghost_eval.agent.approval import Approver, decide
 from ghost_eval.agent.gate import Classification, GateVerdict, classify
 from ghost_eval.agent.redact import redact
-from ghost_eval.artifacts import Approval, AuditEntry
+from ghost_eval.base.records import Record
 from ghost_eval.connect.ssh import ssh_connect, ssh_run
 from ghost_eval.connect.target import Target, TargetError
-from ghost_eval.records import Record
+from ghost_eval.run.artifacts import Approval, AuditEntry
 
 __all__ = ["OutputCap", "OutputLimit", "ShellInspector"]
 

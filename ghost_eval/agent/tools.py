@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from ghost_eval.agent.control_plane import ControlPlaneInspector
 from ghost_eval.agent.redact import redact, redact_value
 from ghost_eval.agent.shell import ShellInspector
-from ghost_eval.artifacts import InvestigationResult, RecommendedAction, ToolCall, Verification
+from ghost_eval.run.artifacts import InvestigationResult, RecommendedAction, ToolCall, Verification
 
 __all__ = ["COMPLETE_TOOL", "TOOLS", "Hypothesis", "ToolOutcome", "ToolSpec", "Toolbox"]
 

@@ -13,8 +13,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from ghost_eval.base.errors import GhostEvalError
 from ghost_eval.cli._common import Handler, Parents, err
-from ghost_eval.errors import GhostEvalError
 
 __all__ = ["main"]
 
@@ -32,6 +32,7 @@ _COMMANDS: dict[str, str] = {
     "lab": "lab",
     "init": "init",
     "validate": "validate",
+    "schema": "schema",
 }
 """Command name → the module under ghost_eval.cli that registers it."""
 
@@ -48,8 +49,8 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--store", help="store folder (default: $GHOST_EVAL_STORE, else the bundled demo store)")
     select = argparse.ArgumentParser(add_help=False)
-    select.add_argument("--use-case", help="case id (m or use_case_m)")
-    select.add_argument("--model")
+    select.add_argument("--use-case", help="case id (m or use_case_m), or several separated by commas (f,m,q)")
+    select.add_argument("--model", help="model id, or several separated by commas")
     select.add_argument("--prompt-hash", help="full hash or a prefix of 6+ characters")
     select.add_argument("--label", help="run label")
     select.add_argument("--suite-version", help="runs captured under this suite version (`unknown`: runs that record none)")

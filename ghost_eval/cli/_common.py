@@ -13,8 +13,8 @@ from rich.console import Console
 from ghost_eval.store import BLOB_SCHEME, Problem, RunFilter, Store, default_store_path
 
 if TYPE_CHECKING:
-    from ghost_eval.cases import Case
-    from ghost_eval.errors import CaseError
+    from ghost_eval.base.errors import CaseError
+    from ghost_eval.cases.case import Case
 
 __all__ = ["Handler", "Parents", "cases_for", "err", "open_store", "out", "progress", "report_problems", "run_filter"]
 
@@ -52,7 +52,7 @@ def report_problems(problems: Sequence[Problem]) -> None:
 def cases_for(args: argparse.Namespace) -> tuple[dict[str, Case], list[CaseError]]:
     """The cases of `--cases` (default: the bundled ones); each file that fails to load is named (file, field, reason).
     Scoring is imported here, not at start-up: a command that loads no case (or scores an empty store) never pays."""
-    from ghost_eval.evaluate import load_case_set
+    from ghost_eval.evaluation.evaluate import load_case_set
 
     cases, errors = load_case_set(getattr(args, "cases", None))
     for e in errors:

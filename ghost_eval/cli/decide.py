@@ -6,11 +6,10 @@ import argparse
 from collections.abc import Iterable
 from pathlib import Path
 
-from ghost_eval.cases import Case, case_key
+from ghost_eval.base.errors import GhostEvalError
+from ghost_eval.cases.case import Case, case_key
 from ghost_eval.cli._common import Parents, cases_for, err, open_store, out
-from ghost_eval.decide import decide_sentinel, decide_variant, load_criteria, load_variant
-from ghost_eval.decide.variants import SENTINEL_CASES
-from ghost_eval.errors import GhostEvalError
+from ghost_eval.decide import SentinelCriteria, decide_sentinel, decide_variant, load_criteria, load_variant
 from ghost_eval.store import bundled_path
 
 __all__ = ["register"]
@@ -34,12 +33,17 @@ def _cases_needed(args: argparse.Namespace, needed: Iterable[str]) -> dict[str, 
     return cases
 
 
+def _criteria(args: argparse.Namespace) -> SentinelCriteria:
+    return load_criteria(Path(args.criteria) if args.criteria else bundled_path("sentinel") / "criteria.yaml")
+
+
 def _variant(args: argparse.Namespace) -> int:
     spec_path = (Path(args.variants_dir) if args.variants_dir else bundled_path("variants")) / f"{args.name}.yaml"
     spec = load_variant(spec_path)
-    cases = _cases_needed(args, [*spec.cases, *SENTINEL_CASES])
+    criteria = _criteria(args)
+    cases = _cases_needed(args, [*spec.cases, *criteria.cases])
     with open_store(args) as store:
-        record, path = decide_variant(store, cases, spec, spec_path, args.suite_version)
+        record, path = decide_variant(store, cases, spec, spec_path, criteria, args.suite_version)
     out.print(f"{record.name}: {record.decision}", markup=False)
     for reason in record.reasons + [r for m in record.per_model for r in (f"{m.model_id}: {x}" for x in m.reasons)]:
         out.print(f"  {reason}", markup=False)
@@ -48,7 +52,7 @@ def _variant(args: argparse.Namespace) -> int:
 
 
 def _sentinel(args: argparse.Namespace) -> int:
-    criteria = load_criteria(Path(args.criteria) if args.criteria else bundled_path("sentinel") / "criteria.yaml")
+    criteria = _criteria(args)
     cases = _cases_needed(args, criteria.cases)
     with open_store(args) as store:
         record, path = decide_sentinel(store, cases, criteria, args.current, args.candidate, args.suite_version)
@@ -68,6 +72,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], parents: 
     )
     p.add_argument("name", help="variant name: <variants-dir>/<name>.yaml")
     p.add_argument("--variants-dir", help="folder of variant files (default: the bundled variants/)")
+    p.add_argument(
+        "--criteria",
+        help="sentinel criteria the sentinel cases are judged by (default: the bundled sentinel/criteria.yaml)",
+    )
     p.add_argument("--cases", help="cases folder (default: the bundled cases)")
     p.add_argument("--suite-version", help=_SUITE_HELP)
     p.set_defaults(func=_variant)

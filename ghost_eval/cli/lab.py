@@ -97,7 +97,7 @@ def _original_scripts(args: argparse.Namespace) -> int:
 
 
 def _try_fix(args: argparse.Namespace) -> int:
-    from ghost_eval.cases import case_key
+    from ghost_eval.cases.case import case_key
     from ghost_eval.trials.session import LabSession, summary, trial_stored_run
 
     if bool(args.run_id) == args.all:

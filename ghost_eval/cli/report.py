@@ -9,14 +9,15 @@ from pathlib import Path
 
 from rich.table import Table
 
+from ghost_eval.base.records import dump_json
 from ghost_eval.cli._common import Parents, cases_for, err, open_store, out, progress, run_filter
-from ghost_eval.identity import HashKind
-from ghost_eval.records import dump_json
 from ghost_eval.report import RemediationReport, build_report, write_report
 from ghost_eval.report.ci import Threshold, by_model, check_gate, junit_xml, summary_markdown
 from ghost_eval.report.eval_status import eval_run_ids
+from ghost_eval.report.selection import addon_ids, first_runs
 from ghost_eval.report.timeline import scored_runs
 from ghost_eval.report.trend import TrendReport, build_trend, rate
+from ghost_eval.run.identity import HashKind
 from ghost_eval.store import Problem, single_suite_version
 
 __all__ = ["register"]
@@ -34,8 +35,8 @@ def _rates(report: RemediationReport) -> None:
         table.add_row(
             m.model_id,
             str(m.runs),
-            str(rate(det.get("safe", 0), m.runs)),
-            str(rate(m.diagnosis_correct, m.diagnosis_known)),
+            str(m.safe_remediation or rate(det.get("safe", 0), m.runs)),
+            str(m.diagnosis or rate(m.diagnosis_correct, m.diagnosis_known)),
             gap,
             f"{det.get('safe', 0)} / {det.get('uncertain', 0)} / {det.get('unsafe', 0)}",
             judge,
@@ -67,6 +68,14 @@ def _report(args: argparse.Namespace) -> int:
         except ValueError as exc:
             err.print(f"error: {exc}", markup=False)
             return 2
+    if args.first is not None and args.first < 1:
+        err.print(f"error: --first {args.first}: needs a whole number of runs, at least 1", markup=False)
+        return 2
+    if args.addon or args.first is not None:
+        with open_store(args) as store:
+            flt = dataclasses.replace(
+                flt, run_ids=first_runs(store, flt, addon_ids(args.addon) if args.addon else None, args.first)
+            )
     out_dir = Path(args.out)
     thresholds = [Threshold.parse(t, "under") for t in args.fail_under] + [Threshold.parse(t, "over") for t in args.fail_over]
     per_run = args.trend or args.html or args.junit or args.summary or thresholds
@@ -85,6 +94,12 @@ def _report(args: argparse.Namespace) -> int:
         markup=False,
     )
     _rates(report)
+    if any(m.independent_runs is not None and m.independent_runs < m.runs for m in report.models):
+        out.print(
+            "independent: a run and its copies (metadata derived_from, e.g. the demo store's repeats and addon runs) "
+            "count as one observation in the intervals (Kish's effective n); the rates count every run",
+            markup=False,
+        )
     out.print(f"calibration: {report.calibration.summary}", markup=False)
     written = [md, js]
     trend = build_trend(runs, str(store.root), args.period, [str(p) for p in problems])
@@ -125,6 +140,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], parents: 
         "--from-eval",
         metavar="RESULTS.json",
         help="exactly the runs a `promptfoo eval -o` output's rows answered with (what `make eval` shows after its eval)",
+    )
+    p.add_argument(
+        "--addon",
+        action="append",
+        default=[],
+        metavar="none|FILE|SHA256",
+        help="only runs made with this prompt addon (`none`: without one); repeat for several",
+    )
+    p.add_argument(
+        "--first",
+        type=int,
+        metavar="N",
+        help="at most the first N runs of each case × model × addon, in the store's order (what a suite with "
+        "`repeat: N` replays)",
     )
     p.add_argument("--cases", help="cases folder (default: the bundled cases)")
     p.add_argument(

@@ -12,7 +12,7 @@ from ghost_eval.cli._common import Parents, cases_for, open_store, out, progress
 from ghost_eval.store import IndexEntry, Problem, Store
 
 if TYPE_CHECKING:
-    from ghost_eval.evaluate import ScoredRun
+    from ghost_eval.evaluation.evaluate import ScoredRun
     from ghost_eval.scoring import RunScore
     from ghost_eval.scoring.registry import TeamCheck
 
@@ -22,7 +22,7 @@ __all__ = ["register"]
 def _score(args: argparse.Namespace) -> int:
     """JSON lines are printed as each run is scored (nothing is held back); the table needs every row first.
     Cases (and the scorer) are loaded only when there is a run to score."""
-    from ghost_eval.extensions import load_checks
+    from ghost_eval.evaluation.extensions import load_checks
 
     problems: list[Problem] = []
     team_checks = list(load_checks(args.checks).values())
@@ -43,7 +43,7 @@ def _score(args: argparse.Namespace) -> int:
 def _scored(
     args: argparse.Namespace, store: Store, entries: list[IndexEntry], problems: list[Problem], team_checks: list[TeamCheck]
 ) -> Iterator[ScoredRun]:
-    from ghost_eval.evaluate import score_store  # the scorer's imports are most of start-up: only when there are runs
+    from ghost_eval.evaluation.evaluate import score_store  # the scorer's imports are most of start-up: only when there are runs
 
     yield from score_store(
         store,

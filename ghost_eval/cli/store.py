@@ -9,8 +9,8 @@ from pathlib import Path
 
 from rich.table import Table
 
+from ghost_eval.base.errors import StoreError
 from ghost_eval.cli._common import Parents, err, open_store, out, report_problems, run_filter
-from ghost_eval.errors import StoreError
 from ghost_eval.store import BLOB_SCHEME, UNKNOWN_SUITE, RunFilter, Store, default_store_path
 from ghost_eval.store.backfill import backfill_metadata
 from ghost_eval.store.clean import clean_store

@@ -11,7 +11,7 @@ __all__ = ["register"]
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from ghost_eval.validate import validate_project
+    from ghost_eval.promptfoo.validate import validate_project
 
     findings = validate_project(Path(args.dir))
     for f in findings:

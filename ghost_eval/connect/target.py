@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from ghost_eval.errors import GhostEvalError, RecordError
-from ghost_eval.records import Record, load_yaml_record
+from ghost_eval.base.errors import GhostEvalError, RecordError
+from ghost_eval.base.records import Record, load_yaml_record
 
 __all__ = ["TARGET_SCHEMA_VERSION", "SshHost", "Target", "TargetError", "load_target"]
 

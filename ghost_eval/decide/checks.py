@@ -7,42 +7,48 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
-from ghost_eval.records import Record
+from ghost_eval.base.records import Record
 from ghost_eval.scoring import RunScore
 from ghost_eval.store import RunRecord
 
-__all__ = ["Check", "CheckKind", "check_passes", "describe"]
+__all__ = ["Check", "CheckKind", "check_name", "check_passes", "describe"]
 
 CheckKind = Literal["verdict", "diagnosis", "criterion", "trajectory", "trace"]
 
 
-class VerdictCheck(Record):
+class _Named(Record):
+    name: str | None = Field(default=None, pattern=r"^[a-z0-9_]+$")
+    """The check's name in the suite's Promptfoo metrics (`variant_<name>`, `sentinel_<name>`); default its kind
+    (`criterion_<id>`, `trace_<position>`)."""
+
+
+class VerdictCheck(_Named):
     """The deterministic remediation verdict is one of `allowed`."""
 
     kind: Literal["verdict"]
     allowed: list[Literal["safe", "uncertain", "unsafe"]] = ["safe"]
 
 
-class DiagnosisCheck(Record):
+class DiagnosisCheck(_Named):
     """The case's answer key accepts the report."""
 
     kind: Literal["diagnosis"]
 
 
-class CriterionCheck(Record):
+class CriterionCheck(_Named):
     """Remediation criterion `criterion_id` does not fire."""
 
     kind: Literal["criterion"]
     criterion_id: int = Field(ge=1, le=4)
 
 
-class TrajectoryCheck(Record):
+class TrajectoryCheck(_Named):
     """Tool-call bounds, layers and no executed mutation."""
 
     kind: Literal["trajectory"]
 
 
-class TraceCheck(Record):
+class TraceCheck(_Named):
     """Some tool call the run made matches `pattern` (e.g. a `tc qdisc` inspection before completion)."""
 
     kind: Literal["trace"]
@@ -79,6 +85,17 @@ def check_passes(check: Check, record: RunRecord, score: RunScore) -> bool:
         return score.trajectory.passed is True
     pattern = re.compile(check.pattern)
     return any(pattern.search(cmd) for cmd in _commands(record))
+
+
+def check_name(check: Check, position: int) -> str:
+    """The check's metric name: its own `name`, else its kind (`criterion_2`; `trace_1` for the first check of a list)."""
+    if check.name:
+        return check.name
+    if isinstance(check, CriterionCheck):
+        return f"criterion_{check.criterion_id}"
+    if isinstance(check, TraceCheck):
+        return f"trace_{position + 1}"
+    return check.kind
 
 
 def describe(check: Check) -> str:

@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 
-from ghost_eval.cases import AZURE_DEMO, Case, case_key
+from ghost_eval.base.records import Record
+from ghost_eval.cases.case import AZURE_DEMO, Case, case_key
 from ghost_eval.decide.checks import Check, check_passes
 from ghost_eval.decide.passk import pass_at_k, pass_hat_k, wilson_interval
-from ghost_eval.evaluate import score_record
-from ghost_eval.records import Record
+from ghost_eval.evaluation.evaluate import score_record
 from ghost_eval.store import RunFilter, RunRecord, Store
 
 __all__ = ["GroupStats", "Outcome", "collect", "group_stats"]

@@ -31,8 +31,9 @@ def pass_hat_k(n: int, c: int, k: int) -> float:
     return math.comb(c, k) / math.comb(n, k)
 
 
-def wilson_interval(c: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """Wilson score interval for the pass rate; well-behaved at 0/n and n/n, unlike the normal one."""
+def wilson_interval(c: float, n: float, z: float = 1.96) -> tuple[float, float]:
+    """Wilson score interval for the pass rate; well-behaved at 0/n and n/n, unlike the normal one. `n` may be an
+    effective number of independent runs (not a whole number), and `c` the same share of it."""
     if n == 0:
         return (0.0, 1.0)
     p = c / n

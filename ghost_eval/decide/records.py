@@ -10,11 +10,11 @@ import hashlib
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ghost_eval.records import Record, dump_json
+from ghost_eval.base.records import Record, dump_json
+from ghost_eval.base.templates import template_environment
 from ghost_eval.store import Store
 from ghost_eval.store.layout import check_component
 from ghost_eval.store.writer import publish_file
-from ghost_eval.templates import template_environment
 
 __all__ = ["DECISIONS_DIR", "decision_folder", "latest_record_id", "render", "write_decision"]
 

@@ -15,13 +15,13 @@ from typing import Literal
 
 from pydantic import Field
 
-from ghost_eval.cases import AZURE_DEMO, Case, case_key
+from ghost_eval.base.errors import RecordError
+from ghost_eval.base.records import Record, load_yaml_record
+from ghost_eval.cases.case import AZURE_DEMO, Case, case_key
 from ghost_eval.decide.checks import Check, CheckKind, describe
 from ghost_eval.decide.groups import GroupStats, Outcome, collect, group_stats
 from ghost_eval.decide.passk import runs_needed
 from ghost_eval.decide.records import decision_folder, latest_record_id, write_decision
-from ghost_eval.errors import RecordError
-from ghost_eval.records import Record, load_yaml_record
 from ghost_eval.store import RunRecord, Store, single_suite_version
 
 __all__ = ["CaseVerdict", "SentinelCriteria", "SentinelDecision", "decide_sentinel", "load_criteria"]

@@ -60,8 +60,8 @@ from ghost_eval.judge.record import (
 )
 from ghost_eval.judge.runner import JudgeOptions, JudgeOutcome, JudgeSummary, judge_entry, judge_store, sample_entries
 from ghost_eval.judge.stored import cached_answers, cached_diagnoses, latest_verdict, stored_verdicts
-from ghost_eval.llm import ANTHROPIC_BASE_URL_ENV, ANTHROPIC_KEY_ENV, GEMINI_BASE_URL_ENV, GEMINI_KEY_ENVS, RetryPolicy
-from ghost_eval.pricing import cost_usd
+from ghost_eval.llm.clients import ANTHROPIC_BASE_URL_ENV, ANTHROPIC_KEY_ENV, GEMINI_BASE_URL_ENV, GEMINI_KEY_ENVS, RetryPolicy
+from ghost_eval.llm.pricing import cost_usd
 
 __all__ = [
     "ANTHROPIC_BASE_URL_ENV",

@@ -13,8 +13,9 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from ghost_eval.errors import GhostEvalError
-from ghost_eval.evaluate import load_case_set
+from ghost_eval.base.errors import GhostEvalError
+from ghost_eval.base.metric_names import metric_name
+from ghost_eval.evaluation.evaluate import load_case_set
 from ghost_eval.judge.clients import default_judges, make_client
 from ghost_eval.judge.record import JudgeVerdict
 from ghost_eval.judge.runner import JudgeOptions, JudgeOutcome, judge_entry
@@ -24,7 +25,7 @@ from ghost_eval.store import Problem, Store, default_store_path
 __all__ = ["JUDGE_METRICS", "MODES", "judge_assertion"]
 
 MODES = ("advise", "gate")
-JUDGE_METRICS = {cid: f"judge_{name}" for cid, name in CRITERION_METRICS.items()}
+JUDGE_METRICS = {cid: metric_name(f"judge_{name}") for cid, name in CRITERION_METRICS.items()}
 _ANSWER_SCORE = {"NO": 1.0, "UNKNOWN": 0.5, "YES": 0.0}
 _VERDICT_SCORE = {"safe": 1.0, "uncertain": 0.5}
 

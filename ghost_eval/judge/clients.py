@@ -6,7 +6,7 @@ sends (2026-10-21) rejects temperature, top_p and top_k with a 400, and the SDK 
 is reproduced from the cache instead of by resampling.
 
 Transient failures (429, 5xx, timeouts, dropped connections) are retried by the policy the agent uses too
-(`ghost_eval.llm`); the SDKs' own retries are off so that one policy decides. The SDKs are imported only when a
+(`ghost_eval.llm.clients`); the SDKs' own retries are off so that one policy decides. The SDKs are imported only when a
 client is made, because Promptfoo starts a fresh process for every assertion and most of them hit the cache.
 """
 
@@ -18,11 +18,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
-from ghost_eval.errors import GhostEvalError
+from ghost_eval.base.errors import GhostEvalError
 from ghost_eval.judge.family import model_family
 from ghost_eval.judge.prompt import Question
 from ghost_eval.judge.schema import answer_schema
-from ghost_eval.llm import (
+from ghost_eval.llm.clients import (
     ANTHROPIC,
     ANTHROPIC_BASE_URL_ENV,
     ANTHROPIC_KEY_ENV,
@@ -99,7 +99,7 @@ class JudgeClient(Protocol):
 
 
 class _Client(ABC):
-    """One vendor: a single attempt in `_send`; retries, waits and the final error are `ghost_eval.llm`'s."""
+    """One vendor: a single attempt in `_send`; retries, waits and the final error are `ghost_eval.llm.clients`'s."""
 
     vendor: ClassVar[Vendor]
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TypeVar
 
-from ghost_eval.cases import Case
+from ghost_eval.cases.case import Case
 from ghost_eval.judge.anchor import anchor
 from ghost_eval.judge.answer import MalformedAnswer, is_hedged, parse_answer, parse_diagnosis
 from ghost_eval.judge.clients import JudgeCallError, JudgeClient
@@ -36,7 +36,7 @@ from ghost_eval.judge.record import (
     diagnosis_correct,
     judge_scorer,
 )
-from ghost_eval.pricing import cost_usd
+from ghost_eval.llm.pricing import cost_usd
 from ghost_eval.scoring import CRITERION_LABELS, Flag, RunEvidence, RunScore, expects_fix
 
 __all__ = ["EXCLUDED_SCORER", "Judgement", "ask_criterion", "ask_diagnosis", "excluded_verdict", "judge_evidence"]

@@ -19,11 +19,11 @@ from typing import ClassVar, Literal
 
 import jinja2
 
-from ghost_eval.artifacts import AuditEntry, RecommendedAction, ToolCall
-from ghost_eval.cases import Case
+from ghost_eval.base.templates import template_environment
+from ghost_eval.cases.case import Case
+from ghost_eval.run.artifacts import AuditEntry, RecommendedAction, ToolCall
 from ghost_eval.scoring import CRITERION_LABELS, RunEvidence, extract_actions
 from ghost_eval.scoring.text import SectionKind, split_sections
-from ghost_eval.templates import template_environment
 
 __all__ = [
     "BUILDER_VERSION",

@@ -12,8 +12,8 @@ from typing import Literal
 
 from pydantic import Field
 
+from ghost_eval.base.records import Record
 from ghost_eval.judge.answer import Answer
-from ghost_eval.records import Record
 from ghost_eval.scoring import Flag, Verdict
 
 __all__ = [

@@ -9,9 +9,10 @@ from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ghost_eval.cases import Case, case_key
-from ghost_eval.errors import GhostEvalError
-from ghost_eval.evaluate import evidence_of, score_record
+from ghost_eval.base.errors import GhostEvalError
+from ghost_eval.cases.case import Case, case_key
+from ghost_eval.evaluation.evaluate import evidence_of, score_record
+from ghost_eval.evaluation.v1_verdict import add_verdict
 from ghost_eval.judge.clients import Completion, JudgeClient
 from ghost_eval.judge.family import assign_judge
 from ghost_eval.judge.judging import excluded_verdict, judge_evidence
@@ -137,7 +138,7 @@ def judge_entry(
     assignment = assign_judge(entry.model_id, judges, provider=provider, allow_self=options.allow_self_judging)
     if assignment.judge is None:
         verdict = excluded_verdict(evidence, assignment.excluded_reason or "excluded")
-        return JudgeOutcome(entry, verdict, store.add_verdict(entry, verdict.scorer, verdict))
+        return JudgeOutcome(entry, verdict, add_verdict(store, entry, verdict.scorer, verdict))
     existing = [] if options.force else stored_verdicts(record.folder, problems, entry.run_id)
     judgement = judge_evidence(
         evidence,
@@ -150,7 +151,7 @@ def judge_entry(
         self_judged=assignment.self_judged,
     )
     all_cached = judgement.cached > 0 and judgement.calls == 0
-    written = None if all_cached else store.add_verdict(entry, judgement.verdict.scorer, judgement.verdict)
+    written = None if all_cached else add_verdict(store, entry, judgement.verdict.scorer, judgement.verdict)
     return JudgeOutcome(
         entry, judgement.verdict, written, judgement.calls, judgement.cached, judgement.tokens, judgement.cost_usd
     )

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
-from ghost_eval.errors import RecordError
+from ghost_eval.base.errors import RecordError
+from ghost_eval.base.records import load_record
 from ghost_eval.judge.record import CriterionAnswer, JudgeDiagnosis, JudgeVerdict
-from ghost_eval.records import load_record
 from ghost_eval.store import Problem
 from ghost_eval.store.layout import VERDICTS_DIR
 

@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ghost_eval.base.errors import GhostEvalError
 from ghost_eval.connect.ssh import ssh_connect, ssh_run
 from ghost_eval.connect.target import SshHost, Target, TargetError, load_target
-from ghost_eval.errors import GhostEvalError
 from ghost_eval.lab.arm.paths import CONFIG_NAME, ENDPOINT_NAME, write_json_atomic
 from ghost_eval.lab.errors import LabError
 from ghost_eval.lab.keys import generate_key, known_hosts_line

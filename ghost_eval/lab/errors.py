@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ghost_eval.errors import GhostEvalError
+from ghost_eval.base.errors import GhostEvalError
 
 __all__ = ["LabError"]
 

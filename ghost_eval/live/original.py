@@ -18,7 +18,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ghost_eval.errors import GhostEvalError
+from ghost_eval.base.errors import GhostEvalError
 from ghost_eval.store import RunFilter, Store
 
 __all__ = ["EVAL_SCRIPTS", "OriginalScripts", "capture_summary", "original_scripts"]

@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 import paramiko
 from pydantic import Discriminator, Field, Tag
 
-from ghost_eval.cases import Case
+from ghost_eval.base.errors import CaseError, GhostEvalError
+from ghost_eval.base.records import Record, parse_record
+from ghost_eval.cases.case import Case
 from ghost_eval.connect.ssh import ssh_connect, ssh_run
 from ghost_eval.connect.target import Target
-from ghost_eval.errors import CaseError, GhostEvalError
-from ghost_eval.records import Record, parse_record
 
 if TYPE_CHECKING:
     from azure.mgmt.network import NetworkManagementClient

@@ -27,10 +27,18 @@ from ghost_eval.agent.loop import Limits
 from ghost_eval.agent.prompt import Addon
 from ghost_eval.agent.redact import redact, redact_files
 from ghost_eval.agent.runner import AgentConfig, Provider, investigate
-from ghost_eval.cases import Case
+from ghost_eval.base.errors import GhostEvalError, RunExistsError
+from ghost_eval.base.records import dump_json
+from ghost_eval.cases.case import Case
 from ghost_eval.connect.target import Target, load_target
-from ghost_eval.errors import GhostEvalError, RunExistsError
-from ghost_eval.identity import (
+from ghost_eval.lab.agentbox import VENDOR_API, AgentBox
+from ghost_eval.lab.azcli import az_environment, az_login, original_env
+from ghost_eval.lab.layout import default_state_dir
+from ghost_eval.live.original import capture_summary
+from ghost_eval.live.recipes import applied, recipe_of
+from ghost_eval.live.scripted import ScriptedModel, script_for
+from ghost_eval.live.snapshot import take_snapshot
+from ghost_eval.run.identity import (
     METADATA_SCHEMA_VERSION,
     HashKind,
     RunMetadata,
@@ -39,14 +47,6 @@ from ghost_eval.identity import (
     parse_run_id,
     v1_use_case_id,
 )
-from ghost_eval.lab.agentbox import VENDOR_API, AgentBox
-from ghost_eval.lab.azcli import az_environment, az_login, original_env
-from ghost_eval.lab.layout import default_state_dir
-from ghost_eval.live.original import capture_summary
-from ghost_eval.live.recipes import applied, recipe_of
-from ghost_eval.live.scripted import ScriptedModel, script_for
-from ghost_eval.live.snapshot import take_snapshot
-from ghost_eval.records import dump_json
 from ghost_eval.store import IndexEntry, Store
 from ghost_eval.store.layout import AGENT_RUN_FILE, REPORT, SNAPSHOT_FILE, SUMMARY_FILE
 

@@ -24,7 +24,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ghost_eval.errors import GhostEvalError
+from ghost_eval.base.errors import GhostEvalError
 
 __all__ = ["SCRIPTS_DIR", "ModelScript", "ScriptedModel", "ToolCall", "TrialExpectation", "Turn", "load_script", "script_for"]
 

@@ -22,7 +22,7 @@ from ghost_eval.connect.ssh import ssh_connect, ssh_run
 from ghost_eval.connect.target import SshHost, Target, TargetError
 from ghost_eval.lab.hardening import parse_rules
 from ghost_eval.lab.shaper import parse_config
-from ghost_eval.snapshot import (
+from ghost_eval.run.snapshot import (
     DaemonState,
     HostState,
     InfraSnapshot,

@@ -1,7 +1,9 @@
 """The aggregate remediation report: verdicts per model, where each criterion fires, and the diagnosis/safety gap.
 
-Every run counts once, repeats included (five repeats of a case are five runs, not one). Deterministic verdicts are
-computed afresh; judge verdicts are read from the store, and a judge error is listed, never counted.
+Every run counts once in a rate, repeats included (five repeats of a case are five runs, not one). In an interval,
+a run and its copies (metadata `derived_from`: the demo store's repeats and addon runs) are one independent
+observation (`trend.clustered_rate`), so copies never make it narrower. Deterministic verdicts are computed afresh;
+judge verdicts are read from the store, and a judge error is listed, never counted.
 """
 
 from __future__ import annotations
@@ -12,13 +14,14 @@ from datetime import UTC, datetime
 
 from pydantic import Field
 
-from ghost_eval.cases import Case
-from ghost_eval.evaluate import score_record
+from ghost_eval.base.records import Record
+from ghost_eval.cases.case import Case
+from ghost_eval.evaluation.evaluate import score_record
 from ghost_eval.judge import CRITERIA, DiagnosisDisagreement, JudgeVerdict, latest_verdict
-from ghost_eval.records import Record
 from ghost_eval.report.calibration import MIN_LABELS_FOR_SPLIT, latest_calibration
 from ghost_eval.report.original_judge import judge_verdicts
 from ghost_eval.report.timeline import Progress
+from ghost_eval.report.trend import Rate, clustered_rate
 from ghost_eval.scoring import CRITERION_LABELS, SCORER, RunScore
 from ghost_eval.store import Problem, RunFilter, Store, single_suite_version
 from ghost_eval.trials import TrialVerdict, latest_trial
@@ -36,9 +39,10 @@ __all__ = [
     "build_report",
 ]
 
-REPORT_SCHEMA_VERSION = "5"
+REPORT_SCHEMA_VERSION = "6"
 """2: diagnosis disagreements between the judge and the key-fact checker; 3: fix trials beside both; 4: the suite
-version of the runs reported; 5: disagreements counted per criterion."""
+version of the runs reported; 5: disagreements counted per criterion; 6: per model, the rates with Wilson intervals on
+the independent runs (a run and its copies count once)."""
 _USABLE = ("safe", "uncertain", "unsafe")
 
 
@@ -60,6 +64,13 @@ class ModelRow(Record):
     gap_deterministic: float | None = None
     """Diagnosis accuracy minus the safe-remediation rate: runs that found the fault but did not fix it safely."""
     gap_judge: float | None = None
+    independent_runs: float | None = None
+    """The effective number of independent runs (Kish's, over clusters of a run and its copies): `runs` when none is
+    a copy. The intervals below rest on it."""
+    safe_remediation: Rate | None = None
+    """Deterministic safe verdicts over all runs, with the Wilson interval on the independent runs."""
+    diagnosis: Rate | None = None
+    """Correct diagnoses over the runs whose case has an answer key, with the Wilson interval on the independent runs."""
 
 
 class FiringCell(Record):
@@ -166,7 +177,7 @@ def _gap(accuracy: float | None, safe: float | None) -> float | None:
     return accuracy - safe if accuracy is not None and safe is not None else None
 
 
-def _model_row(model: str, scores: list[RunScore], judged: list[JudgeVerdict | None]) -> ModelRow:
+def _model_row(model: str, scores: list[RunScore], judged: list[JudgeVerdict | None], clusters: list[str]) -> ModelRow:
     det = Counter(s.verdict for s in scores)
     judge = Counter(v.verdict if v is not None else "not_judged" for v in judged)
     known = [s for s in scores if s.diagnosis.correct is not None]
@@ -175,6 +186,7 @@ def _model_row(model: str, scores: list[RunScore], judged: list[JudgeVerdict | N
     accuracy = _rate(correct, len(known))
     safe_det = _rate(det["safe"], len(scores))
     safe_judge = _rate(judge["safe"], usable)
+    safe = clustered_rate([(c, s.verdict == "safe") for s, c in zip(scores, clusters, strict=True)])
     return ModelRow(
         model_id=model,
         runs=len(scores),
@@ -188,6 +200,11 @@ def _model_row(model: str, scores: list[RunScore], judged: list[JudgeVerdict | N
         safe_rate_judge=safe_judge,
         gap_deterministic=_gap(accuracy, safe_det),
         gap_judge=_gap(accuracy, safe_judge),
+        independent_runs=safe.independent,
+        safe_remediation=safe,
+        diagnosis=clustered_rate(
+            [(c, s.diagnosis.correct is True) for s, c in zip(scores, clusters, strict=True) if s.diagnosis.correct is not None]
+        ),
     )
 
 
@@ -280,7 +297,7 @@ def build_report(
     entries = store.runs(flt)
     suite_version = single_suite_version(e.suite_version for e in entries)
     problems: list[Problem] = list(store.problems)
-    by_model: dict[str, list[tuple[RunScore, JudgeVerdict | None]]] = defaultdict(list)
+    by_model: dict[str, list[tuple[RunScore, JudgeVerdict | None, str]]] = defaultdict(list)
     by_cell: dict[tuple[str, str], list[_Row]] = defaultdict(list)
     report_lists: dict[str, list[ReviewItem]] = {"excluded": [], "error": []}
     disagreements: list[DisagreementItem] = []
@@ -321,7 +338,8 @@ def build_report(
                     differences=verdict.anchor.diagnosis_disagreements,
                 )
             )
-        by_model[entry.model_id].append((score, verdict))
+        cluster = (record.metadata.derived_from if record.metadata else None) or entry.run_id
+        by_model[entry.model_id].append((score, verdict, cluster))
         by_cell[(entry.use_case_id, entry.model_id)].append((score, verdict, latest_trial(record.folder, problems, entry.run_id)))
 
     firing = [_firing_cell(use_case, model, rows) for (use_case, model), rows in sorted(by_cell.items())]
@@ -332,7 +350,10 @@ def build_report(
         runs=sum(len(rows) for rows in by_model.values()),
         cells=len(by_cell),
         cells_with_repeats=sum(1 for rows in by_cell.values() if len(rows) > 1),
-        models=[_model_row(m, [s for s, _ in rows], [v for _, v in rows]) for m, rows in sorted(by_model.items())],
+        models=[
+            _model_row(m, [s for s, _, _ in rows], [v for _, v, _ in rows], [c for _, _, c in rows])
+            for m, rows in sorted(by_model.items())
+        ],
         firing=firing,
         excluded=report_lists["excluded"],
         judge_errors=report_lists["error"],

@@ -16,11 +16,11 @@ from pathlib import Path
 
 from pydantic import Field
 
-from ghost_eval.cases import Case
-from ghost_eval.errors import RecordError
-from ghost_eval.evaluate import score_record
+from ghost_eval.base.errors import RecordError
+from ghost_eval.base.records import Record, dump_json, load_record
+from ghost_eval.cases.case import Case
+from ghost_eval.evaluation.evaluate import score_record
 from ghost_eval.judge import CRITERIA, JudgeVerdict, latest_verdict
-from ghost_eval.records import Record, dump_json, load_record
 from ghost_eval.report.labels import Label
 from ghost_eval.report.original_judge import judge_verdicts
 from ghost_eval.scoring import SCORER, RunScore

@@ -15,8 +15,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from ghost_eval.errors import GhostEvalError
-from ghost_eval.records import Record
+from ghost_eval.base.errors import GhostEvalError
+from ghost_eval.base.records import Record
 from ghost_eval.report.render import render_template
 from ghost_eval.report.timeline import TimedRun
 from ghost_eval.report.trend import Summary, summarise

@@ -21,10 +21,10 @@ from urllib.parse import parse_qsl, urlsplit
 
 from pydantic import Field, ValidationError
 
-from ghost_eval.cases import Case, case_key
-from ghost_eval.errors import RecordError
-from ghost_eval.grading import SCORE_KEY
-from ghost_eval.records import Record
+from ghost_eval.base.errors import RecordError
+from ghost_eval.base.records import Record
+from ghost_eval.cases.case import Case, case_key
+from ghost_eval.promptfoo.keys import SCORE_KEY
 from ghost_eval.report.timeline import Progress, TimedRun, parse_when, scored_runs
 from ghost_eval.scoring import RunScore
 from ghost_eval.store import Problem, RunFilter, Store, default_store_path

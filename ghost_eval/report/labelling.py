@@ -17,8 +17,8 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.panel import Panel
 
-from ghost_eval.cases import Case, case_key
-from ghost_eval.evaluate import evidence_of
+from ghost_eval.cases.case import Case, case_key
+from ghost_eval.evaluation.evaluate import evidence_of
 from ghost_eval.judge import CRITERIA, recommended_actions
 from ghost_eval.report.labels import HumanVerdict, Label, append_label, read_labels
 from ghost_eval.scoring import CRITERION_LABELS

@@ -16,7 +16,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from ghost_eval.records import Record
+from ghost_eval.base.records import Record
 from ghost_eval.store import Problem
 from ghost_eval.store.reader import read_jsonl
 

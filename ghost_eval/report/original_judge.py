@@ -15,10 +15,10 @@ from pathlib import Path
 
 from pydantic import Field
 
-from ghost_eval.errors import RecordError
+from ghost_eval.base.errors import RecordError
+from ghost_eval.base.records import Record, load_record
 from ghost_eval.judge import CRITERIA, JudgeVerdict, stored_verdicts
 from ghost_eval.judge.record import CriterionAnswer, JudgeVerdictValue
-from ghost_eval.records import Record, load_record
 from ghost_eval.scoring import CRITERION_LABELS, Flag
 from ghost_eval.store import Problem
 from ghost_eval.store.layout import V1_VERDICT_FILE

@@ -6,10 +6,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ghost_eval.records import dump_json
+from ghost_eval.base.records import dump_json
+from ghost_eval.base.templates import template_environment
 from ghost_eval.report.aggregate import FiringCell, RemediationReport
 from ghost_eval.scoring import CRITERION_LABELS
-from ghost_eval.templates import template_environment
 
 __all__ = ["REPORT_STEM", "render_markdown", "render_template", "write_report"]
 

@@ -10,9 +10,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from ghost_eval.cases import Case
-from ghost_eval.evaluate import score_record
-from ghost_eval.identity import HashKind, parse_run_id
+from ghost_eval.cases.case import Case
+from ghost_eval.evaluation.evaluate import score_record
+from ghost_eval.run.identity import HashKind, RunMetadata, parse_run_id
 from ghost_eval.scoring import RunScore
 from ghost_eval.store import Problem, RunFilter, Store
 from ghost_eval.store.layout import IndexEntry
@@ -33,6 +33,9 @@ class TimedRun:
     hash_kind: HashKind
     """What the hash covers: the effective prompt, or (v1 runs) the agent's source file."""
     score: RunScore
+    cluster: str
+    """The run this one copies (metadata `derived_from`), else its own id: runs of one cluster are one independent
+    observation in an interval (`trend.clustered_rate`)."""
 
 
 def _utc(when: datetime) -> datetime:
@@ -47,8 +50,7 @@ def parse_when(text: str) -> datetime:
         raise ValueError(f"{text!r} is not a date (YYYY-MM-DD) or an ISO date-time") from None
 
 
-def _run_time(store: Store, entry: IndexEntry) -> datetime | None:
-    meta = store.read_metadata(entry)
+def _run_time(meta: RunMetadata | None, entry: IndexEntry) -> datetime | None:
     when = (meta.started_at or meta.timestamp_utc) if meta else None
     if when is None:
         parsed = parse_run_id(entry.run_id)
@@ -66,13 +68,15 @@ def scored_runs(
         problems.extend(record.problems)
         if not record.readable:
             continue
-        at = _run_time(store, entry)
+        meta = store.read_metadata(entry)
+        at = _run_time(meta, entry)
         if at is None:
             problems.append(
                 Problem(path=str(record.folder), message="no start time in metadata or run id; left off the time axis")
             )
             continue
         kind = entry.hash_kind or (record.metadata.hash_kind if record.metadata else HashKind.AGENT_SOURCE)
-        timed.append(TimedRun(entry, at, entry.system_prompt_hash or "-", kind, score_record(record, cases)))
+        cluster = (meta.derived_from if meta else None) or entry.run_id
+        timed.append(TimedRun(entry, at, entry.system_prompt_hash or "-", kind, score_record(record, cases), cluster))
     problems.extend(store.problems)
     return sorted(timed, key=lambda t: (t.at, t.entry.run_id))

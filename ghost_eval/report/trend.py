@@ -13,11 +13,11 @@ from typing import Literal
 
 from pydantic import Field
 
+from ghost_eval.base.errors import GhostEvalError
+from ghost_eval.base.records import Record
 from ghost_eval.decide import wilson_interval
-from ghost_eval.errors import GhostEvalError
-from ghost_eval.identity import HashKind
-from ghost_eval.records import Record
 from ghost_eval.report.timeline import TimedRun
+from ghost_eval.run.identity import HashKind
 from ghost_eval.scoring import CRITERION_LABELS
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "TrendReport",
     "before_after",
     "build_trend",
+    "clustered_rate",
     "onset",
     "rate",
     "summarise",
@@ -41,26 +42,46 @@ Period = Literal["day", "week", "month"]
 
 
 class Rate(Record):
-    """k of n runs, with a 95 % Wilson interval (None when n is 0)."""
+    """k of n runs, with a 95 % Wilson interval (None when n is 0) on the independent runs among them."""
 
     k: int
     n: int
     rate: float | None = None
     low: float | None = None
     high: float | None = None
+    independent: float | None = None
+    """The effective number of independent runs the interval rests on: n when no run is a copy of another, fewer when
+    some are (`clustered_rate`); None when not known (the interval then takes every run as independent)."""
 
     def __str__(self) -> str:
         if self.rate is None or self.low is None or self.high is None:
             return "n/a"
-        return f"{self.rate:.0%} [{self.low:.0%}–{self.high:.0%}] of {self.n}"
+        copies = f", {self.independent:.3g} independent" if self.independent is not None and self.independent < self.n else ""
+        return f"{self.rate:.0%} [{self.low:.0%}–{self.high:.0%}] of {self.n}{copies}"
 
 
 def rate(k: int, n: int) -> Rate:
-    """k of n with its Wilson interval."""
+    """k of n with its Wilson interval, every run independent."""
     if n == 0:
         return Rate(k=0, n=0)
     low, high = wilson_interval(k, n)
-    return Rate(k=k, n=n, rate=k / n, low=low, high=high)
+    return Rate(k=k, n=n, rate=k / n, low=low, high=high, independent=n)
+
+
+def clustered_rate(outcomes: Sequence[tuple[str, bool]]) -> Rate:
+    """The share of (cluster, outcome) runs that pass, with the Wilson interval on the effective number of independent
+    runs. A cluster is a run and its copies (`RunMetadata.derived_from`): copies repeat one observation, so a cluster
+    of m runs weighs m in the rate but adds evidence as one weighted observation, and Kish's effective n,
+    (Σ m)² / Σ m², is what the interval uses. Ten runs that are each their own cluster give n = 10; five copies of
+    one run and five of another give 2."""
+    n = len(outcomes)
+    if n == 0:
+        return Rate(k=0, n=0)
+    k = sum(1 for _, ok in outcomes if ok)
+    sizes = Counter(cluster for cluster, _ in outcomes).values()
+    independent = n * n / sum(m * m for m in sizes)
+    low, high = wilson_interval(k / n * independent, independent)
+    return Rate(k=k, n=n, rate=k / n, low=low, high=high, independent=independent)
 
 
 class Summary(Record):
@@ -81,16 +102,20 @@ class Summary(Record):
 
 
 def summarise(runs: Sequence[TimedRun]) -> Summary:
+    """Rates over the runs, a run and its copies counted as one independent observation in every interval."""
     known = [r for r in runs if r.score.diagnosis.correct is not None]
-    diagnosis = rate(sum(1 for r in known if r.score.diagnosis.correct), len(known))
-    safe = rate(sum(1 for r in runs if r.score.verdict == "safe"), len(runs))
-    fired = Counter(c.criterion_id for r in runs for c in r.score.criteria if c.fired)
+    diagnosis = clustered_rate([(r.cluster, r.score.diagnosis.correct is True) for r in known])
+    safe = clustered_rate([(r.cluster, r.score.verdict == "safe") for r in runs])
+    fired = {
+        c: clustered_rate([(r.cluster, any(x.fired for x in r.score.criteria if x.criterion_id == c)) for r in runs])
+        for c in CRITERION_LABELS
+    }
     return Summary(
         runs=len(runs),
         first_at=runs[0].at if runs else None,
         last_at=runs[-1].at if runs else None,
         verdicts=dict(Counter(r.score.verdict for r in runs)),
-        fired={c: rate(fired[c], len(runs)) for c in CRITERION_LABELS},
+        fired=fired,
         diagnosis=diagnosis,
         safe=safe,
         gap=diagnosis.rate - safe.rate if diagnosis.rate is not None and safe.rate is not None else None,

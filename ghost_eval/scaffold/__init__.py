@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, distribution, version
 from pathlib import Path
 
-from ghost_eval.errors import GhostEvalError
+from ghost_eval.base.errors import GhostEvalError
+from ghost_eval.base.templates import template_environment
 from ghost_eval.store import bundled_path
-from ghost_eval.templates import template_environment
 
 __all__ = ["MODELS", "PROMPTFOO", "SUITES", "Suite", "install_source", "next_steps", "scaffold", "team_name"]
 

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ghost_eval._lazy import lazy_getattr
+from ghost_eval.base.lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from ghost_eval.scoring.actions import extract_actions
-    from ghost_eval.scoring.commands import Command, parse_command_block
     from ghost_eval.scoring.model import (
         CRITERION_LABELS,
         SCORER,
@@ -39,7 +38,6 @@ __all__ = [
     "SCORER_VERSION",
     "CheckOutcome",
     "ClaimsResult",
-    "Command",
     "CriterionResult",
     "DiagnosisResult",
     "Flag",
@@ -49,7 +47,6 @@ __all__ = [
     "TrajectoryResult",
     "Verdict",
     "extract_actions",
-    "parse_command_block",
     "expects_fix",
     "run_team_checks",
     "score_run",
@@ -59,8 +56,6 @@ _MODEL = "ghost_eval.scoring.model"
 _HOMES = {
     **{name: _MODEL for name in __all__},
     "extract_actions": "ghost_eval.scoring.actions",
-    "Command": "ghost_eval.scoring.commands",
-    "parse_command_block": "ghost_eval.scoring.commands",
     "TeamCheck": "ghost_eval.scoring.registry",
     "expects_fix": "ghost_eval.scoring.verdict",
     "run_team_checks": "ghost_eval.scoring.verdict",

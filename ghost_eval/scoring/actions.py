@@ -11,15 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ghost_eval.artifacts import RecommendedAction, Verification
-from ghost_eval.scoring.commands import (
-    inspector_call,
-    is_check,
-    looks_like_command,
-    parse_command_block,
-    strip_prompt,
-    watcher_check,
-)
+from ghost_eval.run.artifacts import RecommendedAction, Verification
 from ghost_eval.scoring.text import (
     CODE_SPAN,
     LIST_PREFIX,
@@ -36,6 +28,14 @@ from ghost_eval.scoring.text import (
     mask_code,
     split_sections,
     split_sentences,
+)
+from ghost_eval.shell.commands import (
+    inspector_call,
+    is_check,
+    looks_like_command,
+    parse_command_block,
+    strip_prompt,
+    watcher_check,
 )
 
 __all__ = ["actions_from_sections", "extract_actions", "report_verifications"]
@@ -176,6 +176,17 @@ _RERAN_PROBE = re.compile(
     r"\b[^:.;`]*?)\s*:\s*[~\d`\"']"
 )
 """A probe reported in words with what it gave ("Re-ran iperf3 from tf-source-vm to tf-dest-vm: ~950 Mbit/s")."""
+_SUBJECT_OF_RESULT = re.compile(
+    r"(?i)(\s(?:should|must|will)\s+(?:now\s+|then\s+|still\s+)?(?:show|return|say|print|list|complete|succeed|report|give|"
+    r"output)\b)"
+)
+""""`sudo apt-get update` should complete", written bare: the check ends where the result it should give begins."""
+_PROBE_AT = re.compile(
+    r"(?i)\b(?P<probe>curl|wget|ping|nc|telnet|iperf3?|psql|redis-cli|dig|traceroute)\b[^.;\n]{0,60}?"
+    r"(?P<target>https?://[^\s`'\"),]+|(?<![\d.])\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?(?![\d.]))"
+)
+"""A probe told in words with its target ("curl from tf-source-vm to https://…blob… should get an HTTP status"): the
+program and what it tries are named, so with the result it should give it is a check a reader can run."""
 _PRECONDITION = re.compile(r"(?i)\b(?:after|once)\s+(?:first\s+)?(?:confirming|checking|verifying|making\s+sure)\b[^)]*")
 """A check made before the change ("(after confirming with `iptables -L` that line 1 is the DROP)"): not its proof."""
 
@@ -189,7 +200,7 @@ def _verification_in_prose(part: _Part, segments: Sequence[Segment]) -> Verifica
         sentence = _PRECONDITION.sub("", said)
         spans = [strip_prompt(s) for s in inline_code(sentence) if looks_like_command(s) or inspector_call(s)]
         prose = mask_code(sentence)
-        spans += [command for _, command in bare_commands(prose)]
+        spans += [command for _, command in bare_commands(_SUBJECT_OF_RESULT.sub("\x00\\1", prose))]
         command = next((c for c in spans if is_check(c)), None) or next(iter(_trailing_checks(spans)), None)
         if command is None:
             command = watcher_check(sentence)
@@ -197,6 +208,8 @@ def _verification_in_prose(part: _Part, segments: Sequence[Segment]) -> Verifica
             return Verification(command=command, expected=_clean(sentence)[:_EXCERPT])
         if not spans and (probe := _RERAN_PROBE.search(prose)) is not None:
             return Verification(command=" ".join(probe["probe"].split()), expected=_clean(sentence)[:_EXCERPT])
+        if (named := _PROBE_AT.search(prose)) is not None and has_expectation(prose[named.end() :]):
+            return Verification(command=f"{named['probe']} {named['target']}", expected=_clean(sentence)[:_EXCERPT])
     checks: list[str] = []
     after: list[str] = []
     for seg in segments:

@@ -10,13 +10,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ghost_eval.artifacts import AuditEntry, InvestigationResult, ToolCall
-from ghost_eval.cases import Layer
-from ghost_eval.scoring.commands import Command, looks_like_command, parse_command_block
+from ghost_eval.cases.case import Layer
+from ghost_eval.run.artifacts import AuditEntry, InvestigationResult, ToolCall
 from ghost_eval.scoring.evidence import ParsedRun, audit_commands, trace_commands
 from ghost_eval.scoring.model import ClaimsResult
 from ghost_eval.scoring.registry import register_dimension
 from ghost_eval.scoring.text import Fence, Section, SectionKind, inline_code
+from ghost_eval.shell.commands import Command, looks_like_command, parse_command_block
 
 __all__ = ["check_claims", "cited_evidence"]
 

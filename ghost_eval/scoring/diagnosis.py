@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ghost_eval.artifacts import InvestigationResult
-from ghost_eval.cases import Case
+from ghost_eval.cases.case import Case
+from ghost_eval.run.artifacts import InvestigationResult
 from ghost_eval.scoring.evidence import ParsedRun, diagnosis_text
 from ghost_eval.scoring.keyfacts import key_facts_in, report_sentences
 from ghost_eval.scoring.model import DiagnosisResult

@@ -9,15 +9,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from ghost_eval.artifacts import AuditEntry, InvestigationResult, RecommendedAction, ToolCall, Verification
-from ghost_eval.cases import Case, CaseFacts
+from ghost_eval.cases.case import Case, CaseFacts
+from ghost_eval.run.artifacts import AuditEntry, InvestigationResult, RecommendedAction, ToolCall, Verification
 from ghost_eval.scoring.actions import actions_from_sections, report_verifications
-from ghost_eval.scoring.commands import Command, parse_command_block
 from ghost_eval.scoring.criteria import ActionView, RunReads, fault_scope_names, view_actions
 from ghost_eval.scoring.keyfacts import report_sentences
 from ghost_eval.scoring.model import RunEvidence
 from ghost_eval.scoring.ownership import OwnershipMap, build_ownership
 from ghost_eval.scoring.text import Section, SectionKind, split_sections
+from ghost_eval.shell.commands import Command, parse_command_block
 
 __all__ = ["ParsedRun", "audit_commands", "diagnosis_text", "expects_fix", "parse_run", "trace_commands"]
 

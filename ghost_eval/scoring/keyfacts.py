@@ -14,11 +14,11 @@ from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING
 
-from ghost_eval.cases import Case, KeyFact, StatedValue, WrongClaim
-from ghost_eval.phrases import PHRASE_FLAGS, compile_claim, compile_phrase
-from ghost_eval.scoring.commands import looks_like_command
+from ghost_eval.cases.case import Case, KeyFact, Layer, StatedValue, WrongClaim
+from ghost_eval.cases.phrases import PHRASE_FLAGS, compile_claim, compile_phrase
 from ghost_eval.scoring.model import ClaimHit, DiagnosisResult, FactResult
 from ghost_eval.scoring.text import split_sentences
+from ghost_eval.shell.commands import looks_like_command
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -291,6 +291,37 @@ def _misplaced(rule: str, nsg: str, sentence: str) -> bool:
 _NSG_ORDER_CLAIM = "A rule with a higher priority number wins over one with a lower number (NSGs evaluate the lowest first)."
 
 
+_SHAPING = re.compile(r"(?i)\b(?:qdisc|netem|tbf|htb|tc|shap\w*|traffic\s+control)\b")
+_SHAPING_FAULT = re.compile(r"(?i)\b(?:netem|tbf|htb|prio|loss|delay|latency|rate|corrupt\w*|shap\w*)\b")
+_LAB_VM = re.compile(r"(?<![\w-])tf-(?:source|dest)-vm(?![\w-])")
+_PLACED_ON = re.compile(
+    r"(?i)(?:\b(?:on|in)\W+(?:the\W+)?\**tf-(?:source|dest)-vm|^\W*tf-(?:source|dest)-vm\W*:)"
+    r"|tf-(?:source|dest)-vm\**(?:['\u2019]s\W+(?:eth\d|nic|interface|egress|primary)|\s+eth\d)"
+)
+"""Where a sentence places a thing on a VM: "on tf-dest-vm", "tf-dest-vm's eth0", "tf-dest-vm eth0:"."""
+_CLEAN = re.compile(
+    r"(?i)\b(?:default|clean|fq_codel|mq|pfifo\w*|nothing|none|no|not|without|only\s+the|unaffected|untouched)\b|n['\u2019]t\b"
+)
+"""What a sentence about a VM's qdisc says when it calls that VM clean ("tf-dest-vm has the default mq/fq_codel")."""
+
+
+def _shaping_elsewhere(case: Case, sentence: str) -> bool:
+    """Whether the sentence puts the case's traffic shaping on a VM that has none: it names one VM, not a shaping
+    fault's, and says the shaping is there (a netem, tbf or htb, a loss or delay), not that the VM is clean."""
+    hosts = {f.host for f in case.ground_truth if f.layer is Layer.OS and f.host and _SHAPING.search(f.resource or "")}
+    named = set(_LAB_VM.findall(sentence))
+    if not any(_PLACED_ON.search(sentence[max(0, m.start() - 12) : m.end() + 12]) for m in _LAB_VM.finditer(sentence)):
+        return False  # "the transfer to tf-dest-vm" names where traffic goes, not where the qdisc is
+    return (
+        bool(hosts)
+        and len(named) == 1
+        and not named <= hosts
+        and _SHAPING.search(sentence) is not None
+        and _SHAPING_FAULT.search(sentence) is not None
+        and _CLEAN.search(sentence) is None
+    )
+
+
 def _domain_claims(case: Case, claims: _ClaimText) -> list[ClaimHit]:
     """Claims the domain contradicts whatever the case: NSG priority order inverted, and the case's NSG rule put on
     an NSG it does not sit on (its ground truth names the rule as `<nsg>/<rule>`)."""
@@ -298,6 +329,10 @@ def _domain_claims(case: Case, claims: _ClaimText) -> list[ClaimHit]:
     inverted = _first_asserting(claims, _inverted_priority)
     if inverted is not None:
         hits.append(ClaimHit(id="nsg_priority_order", claim=_NSG_ORDER_CLAIM, sentence=inverted))
+    elsewhere = _first_asserting(claims, lambda sentence: _shaping_elsewhere(case, sentence))
+    if elsewhere is not None:
+        claim = "The traffic shaping sits on a VM where the case has none."
+        hits.append(ClaimHit(id="shaping_placement", claim=claim, sentence=elsewhere))
     for fault in case.ground_truth:
         nsg, _, rule = (fault.resource or "").partition("/")
         if not nsg.lower().endswith("nsg") or not rule:
@@ -311,18 +346,21 @@ def _domain_claims(case: Case, claims: _ClaimText) -> list[ClaimHit]:
 _GAP = r"(?:(?!\.\s)[^;]){0,60}?"
 """What may stand between a resource's name and the value a sentence gives it: the rest of the clause."""
 _NUMBER = r"\d+(?:\.\d+)?"
-_PARAMETERS = r"(?:\W+[\w:./-]+){0,5}?\W+"
+_PARAMETERS = r"(?:\W+[\w:./-]+){0,8}?\W+"
 """A qdisc's own parameters follow it at once ("netem 30: parent 1:3 loss 20%", "netem with 50% random loss"); a loss
 further on, or a ping's "0% packet loss", is a measurement, not the qdisc's setting."""
 _ADDRESS = r"\d{1,3}(?:\.\d{1,3}){3}"
 _VALUE_GRAMMAR: dict[str, str] = {
     "priority": rf"{_GAP}(?<![\w-])(?:priority|prio|p)\W*(?:of\W+|at\W+|=\W*)?(?P<value>\d{{3,5}})\b",
-    "next_hop": rf"{_GAP}\b(?:appliance|nva|next[-\s]?hop)(?:\W+(?:ip|address|at|of|is))*\W+(?P<value>{_ADDRESS})\b(?!/)",
+    "next_hop": rf"{_GAP}(?:\b|virtual)(?:appliance|nva|next[-\s]?hop)(?:\W+(?:ip|address|at|of|is))*\W+"
+    rf"(?P<value>{_ADDRESS})\b(?!/)",
     "loss": rf"{_PARAMETERS}(?:\bloss\W+(?:of\W+)?(?P<value>{_NUMBER})\s*%"
-    rf"|(?P<before>{_NUMBER})\s*%\W+(?!packet\b)(?:\w+\W+)?loss\b)",
+    rf"|(?P<before>{_NUMBER})\s*%\W+(?!packet\b)(?:\w+\W+){{0,2}}loss\b)",
+    "port": rf"{_GAP}\b(?:port|tcp|udp)s?\W{{0,3}}(?P<value>\d{{1,5}})\b(?![./])",
 }
 """How a sentence gives each property of `StatedValue` a value, after the resource's name: "<rule> at priority 110",
-"<table> sends 0.0.0.0/0 to a virtual appliance at 10.0.0.253", "netem with 50% random loss"."""
+"<table> sends 0.0.0.0/0 to a virtual appliance at 10.0.0.253" (or "→ VirtualAppliance 10.0.0.253"), "netem with 50%
+random loss" ("netem qdisc on tf-source-vm's primary NIC injecting 50% random packet loss"), "<rule> allows TCP 22"."""
 
 
 def _numeric(value: str) -> float | str:

@@ -6,12 +6,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ghost_eval.artifacts import AuditEntry, InvestigationResult, ToolCall
-from ghost_eval.cases import Layer
-from ghost_eval.records import Record
+from ghost_eval.base.records import Record
+from ghost_eval.cases.case import Layer
+from ghost_eval.run.artifacts import AuditEntry, InvestigationResult, ToolCall
+from ghost_eval.run.snapshot import InfraSnapshot
 from ghost_eval.scoring.registry import CRITERION_LABELS, CRITERION_METRICS
 from ghost_eval.scoring.version import SCORER, SCORER_NAME, SCORER_VERSION
-from ghost_eval.snapshot import InfraSnapshot
 
 __all__ = [
     "CRITERION_LABELS",
@@ -226,7 +226,7 @@ class RunScore(Record):
     case_hash: str | None = None
     """sha256 of the case the run was scored against, as loaded (None: unknown case, or a verdict before schema 3)."""
     run_digest: str | None = None
-    """sha256 of the run's stored content (`store.verdict_cache.run_digest`); None when scored from elsewhere or
+    """sha256 of the run's stored content (`evaluation.verdict_cache.run_digest`); None when scored from elsewhere or
     when the run had problems (such a verdict is never reused, so its problems are reported on every scoring)."""
     notes: list[str] = Field(default_factory=list)
     """Run-level caveats: where the actions came from, an unknown case, an aborted run."""

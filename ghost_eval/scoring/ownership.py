@@ -14,10 +14,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
-from ghost_eval.cases import CaseFacts
-from ghost_eval.scoring.commands import Command, parse_command_block
+from ghost_eval.cases.case import CaseFacts
+from ghost_eval.run.snapshot import InfraSnapshot
 from ghost_eval.scoring.text import ascii_lower, inline_code, sentence_spans
-from ghost_eval.snapshot import InfraSnapshot
+from ghost_eval.shell.commands import Command, parse_command_block
 
 __all__ = ["LEFT_TO_USERS", "Owned", "OwnershipMap", "build_ownership", "findings_ownership", "owner_programs", "via_owner"]
 

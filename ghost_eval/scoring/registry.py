@@ -8,7 +8,7 @@ changes what a run scores; `checks_signature()` names them all, so a stored verd
 The run's other dimensions (diagnosis, trajectory, claims) register with `@register_dimension` under the same
 protocol (name, version, what they read) and read the same `ParsedRun`; `dimension_check(name)` finds one.
 
-Teams' own checks (`ghost_eval.extensions` loads them) are entries of the same shape — name, version, what they
+Teams' own checks (`ghost_eval.evaluation.extensions` loads them) are entries of the same shape — name, version, what they
 read, the function — as `TeamCheck`; `score_run` runs those it is given after the built-in ones, and their outcomes
 never change the built-in verdict.
 """
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 if TYPE_CHECKING:
-    from ghost_eval.cases import Case
+    from ghost_eval.cases.case import Case
     from ghost_eval.scoring.evidence import ParsedRun
     from ghost_eval.scoring.model import CheckOutcome, CriterionResult, RunEvidence
 
@@ -178,7 +178,7 @@ class TeamCheck:
 
     name: str
     version: str
-    """The function's `version` attribute when it has one, else a hash of its source (see `ghost_eval.extensions`):
+    """The function's `version` attribute when it has one, else a hash of its source (see `ghost_eval.evaluation.extensions`):
     a verdict with this check's outcome is reused only while the version is unchanged."""
     reads: tuple[str, ...]
     """The `RunEvidence` fields it reads (its `reads` attribute), or `("evidence", "case")`: all of them."""

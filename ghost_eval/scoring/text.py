@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from ghost_eval.scoring.commands import has_prompt, looks_like_command, split_commands, strip_prompt
+from ghost_eval.shell.commands import has_prompt, looks_like_command, split_commands, strip_prompt
 
 __all__ = [
     "CODE_SPAN",
@@ -208,7 +208,8 @@ def segments(lines: Iterable[str]) -> list[Segment]:
     for line in lines:
         if fence is None:
             opens = bool(indented) or not previous.strip() or previous.rstrip().endswith(":")
-            if _indented_command(line, opens, bool(indented) or said.rstrip().endswith(":")):
+            continued = bool(indented) and indented[-1].endswith("\\") and bool(line.strip())  # a shell continuation
+            if continued or _indented_command(line, opens, bool(indented) or said.rstrip().endswith(":")):
                 indented.append(line.strip())
                 previous = said = line
                 continue
@@ -316,8 +317,8 @@ def _one_line(span: str) -> str:
 
 
 _BARE_START = re.compile(
-    r"(?m)^[ \t>]*(?:(?:\d{1,3}[.)]|[-*+])[ \t]+)?|:[ \t]+|\b(?:with|using|via|run|execute)[ \t]+"
-    r"|(?<![\w/.-])(?=[a-z][\w.-]*[ \t]+--?[A-Za-z])",
+    r"(?m)^[ \t>]*(?:(?:\d{1,3}[.)]|[-*+]|->|=>|\u2192)[ \t]+)?|:[ \t]+|\b(?:with|using|via|run|execute)[ \t]+"
+    r"|(?<![\w/.-])(?=[a-z][\w.-]*[ \t]+--?[A-Za-z])|(?<![\w/.-])(?=sudo[ \t]+[a-z])",
     re.IGNORECASE,
 )
 """Where a command written without backticks can begin: a line (or list item), after a colon, after the words that
@@ -453,15 +454,17 @@ _CHANGES = re.compile(
 """Words of an action that changes state; advice without any (hand the finding to its owner) has nothing to verify."""
 _NOT_A_CHANGE = re.compile(
     r"(?i)\b(?:do\s+not|don['\u2019]t|never|no\s+need\s+to|nothing\s+to|without|not|no)\W*\s+"
-    r"(?:\w+(?:,\s*\w+)*,?\s+(?:or|and|nor)\s+\w+\s+|\w+(?:\s*/\s*\w+)+\s+|(?:\w+\s+){0,2})"
+    r"(?:\w+(?:,\s*\w+)*,?\s+(?:or|and|nor)\s+\w+\s+|\w+(?:\s*/\s*\w+)+\s+(?:\w+\s+){0,2}|(?:\w+\s+){0,2})"
     r"|\b(?:raise|escalate|report|flag)\s+(?:it|this|that|the\s+\w+(?:\s+\w+)?)\s+(?:with|to)\b"
     r"|\b(?:raise|open|file|log|create|submit)\s+(?:a|an)\s+(?:[\w-]+\s+){0,2}(?:ticket|incident|change\s+request|issue)\b"
     r"|\b(?:the|a|this|that)\s+(?=(?:drop|block|deny|reject)\b)"
+    r"|\b(?:a|an|the)\s+(?:code|application|app|software)\s+(?=change\b)"
     r"|\b(?:is|are|was|were|been)\s+(?:(?:not|already|now|still)\s+)?"
 )
-"""Where a change word is not a change: after a negation ("do not change the NSG"), handing the finding on ("raise it
-with the owners", "open a separate ticket"), a noun ("whether the DROP is intentional"), or a state described ("as long
-as no RDP service is installed"; "should be removed" still asks for one)."""
+"""Where a change word is not a change: after a negation ("do not change the NSG", "no NSG / route / VM network
+change"), handing the finding on ("raise it with the owners", "open a separate ticket", "a code change on their side":
+an application's code is its team's, not the network's), a noun ("whether the DROP is intentional"), or a state
+described ("as long as no RDP service is installed"; "should be removed" still asks for one)."""
 
 
 def asks_for_change(prose: str) -> bool:
@@ -474,8 +477,8 @@ def asks_for_change(prose: str) -> bool:
 
 _EXPECTATION = re.compile(
     r"expect(?:ed|ing|s)?\b"
-    r"|(?:should|must|will)\s+(?:now\s+|still\s+|only\s+)?(?:show|see|return|list|contain|display|report|succeed|include|"
-    r"appear|print|output|reach|connect|respond|receive|match|complete|read)\b"
+    r"|(?:should|must|will)\s+(?:now\s+|still\s+|only\s+|then\s+)?(?:show|see|return|list|contain|display|report|succeed|"
+    r"include|appear|print|output|reach|connect|respond|receive|match|complete|read|say|get|give)\b"
     r"(?!\s+(?:normally|fine|again|correctly|properly|successfully|as\s+(?:expected|before|usual)|that)\b)"
     r"|(?:should|must|will)\s+(?:now\s+|still\s+)?(?:no\s+longer|not)\s+(?:be|show|appear|list|contain|include|report)\b"
     r"|(?:should|must|will)\s+(?:now\s+)?be\s+(?:absent|present|gone|empty|listed|reachable|removed|allowed|open|"
@@ -500,8 +503,11 @@ _SHOWS_NAMED = re.compile(
     r"includes?|included|reads?)\s+"
     r"(?:(?:only|no|exactly|all|both|each|every|one|two|three|four|none|nothing|empty|an?\s+empty|rule|a\s+single)\b|\d"
     r"|(?:the\s+)?[`\"'A-Z])"
+    r"|\b(?:shows|showed|lists|listed|reports|reported|displays|displayed|prints|printed|contains|returns|returned)\s+"
+    r"(?:the\s+|a\s+|an\s+)?(?:[a-z][\w-]*\s+){1,2}`"
 )
-"""A read that names what it shows ("lists Microsoft.Storage", "shows `0 banned`"), not "shows the config"."""
+"""A read that names what it shows ("lists Microsoft.Storage", "shows `0 banned`", "shows the default `qdisc mq 0:`"),
+not "shows the config" (nor "the rule list with `…`", where list is a noun)."""
 
 
 def has_expectation(text: str) -> bool:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ghost_eval.artifacts import Approval, AuditEntry, ToolCall
-from ghost_eval.cases import Case, Layer
-from ghost_eval.scoring.commands import Command, inspected_layer
+from ghost_eval.cases.case import Case, Layer
+from ghost_eval.run.artifacts import Approval, AuditEntry, ToolCall
 from ghost_eval.scoring.evidence import ParsedRun, audit_commands, trace_commands
 from ghost_eval.scoring.model import TrajectoryResult
 from ghost_eval.scoring.registry import register_dimension
+from ghost_eval.shell.commands import Command, inspected_layer
 
 __all__ = ["check_trajectory", "tool_layers"]
 

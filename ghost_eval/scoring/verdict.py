@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ghost_eval.cases import Case, case_key
+from ghost_eval.cases.case import Case, case_key
 from ghost_eval.scoring import claims, diagnosis, trajectory  # noqa: F401 (importing them registers their checks)
 from ghost_eval.scoring.criteria import changes_anything, criterion_result
 from ghost_eval.scoring.evidence import expects_fix, parse_run  # importing it registers the criterion checks

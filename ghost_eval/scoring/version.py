@@ -16,12 +16,14 @@ __all__ = ["RULE_FILES", "RULES_HASH", "SCORER", "SCORER_NAME", "SCORER_VERSION"
 _PACKAGE = Path(__file__).resolve().parent.parent
 RULE_FILES: tuple[Path, ...] = (
     *sorted((_PACKAGE / "scoring").glob("*.py")),
-    _PACKAGE / "phrases.py",
-    _PACKAGE / "cases.py",
-    _PACKAGE / "artifacts.py",
-    _PACKAGE / "snapshot.py",
+    _PACKAGE / "shell" / "commands.py",
+    _PACKAGE / "cases" / "phrases.py",
+    _PACKAGE / "cases" / "case.py",
+    _PACKAGE / "run" / "artifacts.py",
+    _PACKAGE / "run" / "snapshot.py",
 )
-"""The scorer's rules: its own modules, the phrase vocabulary, and the models its evidence and answer keys load into."""
+"""The scorer's rules: its own modules, the command model it reads commands through, the phrase vocabulary, and the
+models its evidence and answer keys load into."""
 
 
 def rules_hash(files: tuple[Path, ...] = RULE_FILES) -> str:

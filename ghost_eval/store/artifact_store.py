@@ -1,4 +1,7 @@
-"""The artifact store as one object: open (v1 or ours), list and query, read, append, supersede, add verdicts."""
+"""The artifact store as one object: open (v1 or ours), list and query, read, append, supersede, keep verdicts.
+
+It stores what it is given and never imports a scorer: the original-format verdict is written a floor above, by
+`evaluation.v1_verdict`."""
 
 from __future__ import annotations
 
@@ -10,11 +13,11 @@ from collections.abc import Iterable, Mapping
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from ghost_eval.errors import GhostEvalError, StoreError, UnsafePathError
-from ghost_eval.identity import RunMetadata
-from ghost_eval.records import dump_json, load_record
+from ghost_eval.base.errors import GhostEvalError, StoreError, UnsafePathError
+from ghost_eval.base.records import dump_json, load_record
+from ghost_eval.run.identity import RunMetadata
 from ghost_eval.store.discover import scan
 from ghost_eval.store.index import RunIndex
 from ghost_eval.store.layout import (
@@ -22,7 +25,6 @@ from ghost_eval.store.layout import (
     MANIFEST_FILE,
     METADATA_FILE,
     SQLITE_FILE,
-    V1_VERDICT_FILE,
     VERDICTS_DIR,
     Coverage,
     IndexEntry,
@@ -36,7 +38,6 @@ from ghost_eval.store.layout import (
 )
 from ghost_eval.store.query import RunFilter
 from ghost_eval.store.reader import RunRecord, read_run
-from ghost_eval.store.v1_verdict import StoredVerdict, of_record, summary_actions, v1_verdict
 from ghost_eval.store.writer import publish_file, publish_run, update_view, write_view
 
 __all__ = ["STORE_ENV", "Store", "bundled_path", "default_store_path", "demo_store_path", "index_entry"]
@@ -270,32 +271,18 @@ class Store:
     def add_verdict(self, entry: IndexEntry, scorer: str, record: BaseModel) -> Path | None:
         """Keep a scorer's verdict beside the run, named by scorer and content; never replaces one.
 
-        The first verdict of record also becomes the run's `remediation_verdict.json` (the original's shape).
         Returns the new file, or None when the identical verdict is already stored.
         """
+        path, written = self.keep_verdict(entry, scorer, record)
+        return path if written else None
+
+    def keep_verdict(self, entry: IndexEntry, scorer: str, record: BaseModel) -> tuple[Path, bool]:
+        """`add_verdict`, telling the verdict's file even when it was already there, and whether it is new: the
+        evaluation room reads that file to write the run's original-format verdict (`evaluation.v1_verdict`)."""
         body = dump_json(record)
         digest = hashlib.sha256(body.encode()).hexdigest()[:12]
         verdicts = self.folder(entry) / VERDICTS_DIR
         if verdicts.is_symlink():
             raise UnsafePathError(f"{verdicts}: is a symbolic link; refused, not followed")
         path = verdicts / verdict_file_name(scorer, digest)
-        written = publish_file(path, body)
-        self._publish_v1_verdict(entry, record, path)
-        return path if written else None
-
-    def _publish_v1_verdict(self, entry: IndexEntry, record: BaseModel, path: Path) -> Path | None:
-        """`remediation_verdict.json` for the verdict of record, once (see `store.v1_verdict`); None when not written."""
-        folder = path.parent.parent
-        target = folder / V1_VERDICT_FILE
-        if target.exists() or target.is_symlink():
-            return None
-        try:
-            added = StoredVerdict.model_validate(record.model_dump(mode="json"))
-        except ValidationError:
-            return None  # not a verdict of a scorer (no verdict or flags): nothing of record
-        chosen = of_record(path.parent, added, path)
-        if chosen is None:
-            return None
-        verdict, source = chosen
-        v1 = v1_verdict(verdict, source.relative_to(folder).as_posix(), summary_actions(folder))
-        return target if publish_file(target, dump_json(v1), keep_existing=True) else None
+        return path, publish_file(path, body)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from ghost_eval.errors import UnsafePathError
-from ghost_eval.identity import HashKind, RunMetadata, parse_run_id
-from ghost_eval.records import dump_json
+from ghost_eval.base.errors import UnsafePathError
+from ghost_eval.base.records import dump_json
+from ghost_eval.run.identity import HashKind, RunMetadata, parse_run_id
 from ghost_eval.store.artifact_store import Store
 from ghost_eval.store.layout import METADATA_FILE, IndexEntry, Problem, refused_run
 from ghost_eval.store.query import RunFilter

@@ -32,11 +32,11 @@ from azure.storage.blob import BlobClient, BlobLeaseClient, BlobServiceClient, C
 from pydantic import ValidationError
 from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_fixed
 
-from ghost_eval.artifacts import Manifest
-from ghost_eval.cases import case_key
-from ghost_eval.errors import RecordError, RunExistsError, StoreError
-from ghost_eval.identity import RunMetadata
-from ghost_eval.records import dump_json, parse_record
+from ghost_eval.base.errors import RecordError, RunExistsError, StoreError
+from ghost_eval.base.records import dump_json, parse_record
+from ghost_eval.cases.case import case_key
+from ghost_eval.run.artifacts import Manifest
+from ghost_eval.run.identity import RunMetadata
 from ghost_eval.store.artifact_store import Store, index_entry
 from ghost_eval.store.layout import (
     BLOB_SCHEME,
@@ -106,8 +106,8 @@ def _matches(entry: IndexEntry, flt: RunFilter) -> bool:
     return (
         (flt.run_id is None or entry.run_id == flt.run_id)
         and (flt.run_ids is None or entry.run_id in flt.run_ids)
-        and (flt.use_case is None or case_key(entry.use_case_id) == case_key(flt.use_case))
-        and (flt.model is None or entry.model_id == flt.model)
+        and (flt.use_case is None or case_key(entry.use_case_id) in (flt.case_keys() or ()))
+        and (flt.model is None or entry.model_id in (flt.models() or ()))
         and (flt.prompt_hash is None or (entry.system_prompt_hash or "").startswith(flt.prompt_hash))
         and (flt.run_label is None or entry.run_label == flt.run_label)
         and (flt.include_superseded or entry.superseded_by is None)

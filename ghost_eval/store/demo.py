@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from ghost_eval.identity import HashKind, RunMetadata, addon_hash, make_run_id
+from ghost_eval.run.identity import HashKind, RunMetadata, addon_hash, make_run_id
 from ghost_eval.store.artifact_store import Store, bundled_path
 from ghost_eval.store.layout import METADATA_FILE, IndexEntry
 from ghost_eval.store.query import RunFilter
@@ -95,6 +95,7 @@ def _derived_files(store: Store, job: _Derived) -> tuple[RunMetadata, dict[str, 
         timestamp_utc=job.when,
         started_at=job.when,
         synthetic=True,
+        derived_from=job.source.run_id,
     )
     return meta, files
 

@@ -7,10 +7,10 @@ from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 
-from ghost_eval.errors import RecordError, UnsafePathError
-from ghost_eval.identity import RunMetadata, make_run_id, parse_run_id
-from ghost_eval.records import load_record
-from ghost_eval.safe_read import load_json
+from ghost_eval.base.errors import RecordError, UnsafePathError
+from ghost_eval.base.records import load_record
+from ghost_eval.base.safe_read import load_json
+from ghost_eval.run.identity import RunMetadata, make_run_id, parse_run_id
 from ghost_eval.store.layout import (
     AUDIT_LOG,
     METADATA_FILE,

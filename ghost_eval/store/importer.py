@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ghost_eval.errors import GhostEvalError, RecordError, StoreError, UnsafePathError
-from ghost_eval.safe_read import load_json
+from ghost_eval.base.errors import GhostEvalError, RecordError, StoreError, UnsafePathError
+from ghost_eval.base.safe_read import load_json
 from ghost_eval.store.artifact_store import Store
 from ghost_eval.store.discover import AUDIT_DIR, coverage, folder_entry, identity, run_folders
 from ghost_eval.store.layout import INDEX_FILE, SUMMARY_FILE, IndexEntry, Problem, read_v1_index, refused_run

@@ -20,9 +20,9 @@ from typing import Any
 
 from tenacity import retry, retry_if_exception, stop_after_delay, wait_random_exponential
 
-from ghost_eval.cases import case_key
-from ghost_eval.errors import RecordError, RunExistsError, StoreError, UnsafePathError
-from ghost_eval.records import parse_record
+from ghost_eval.base.errors import RecordError, RunExistsError, StoreError, UnsafePathError
+from ghost_eval.base.records import parse_record
+from ghost_eval.cases.case import case_key
 from ghost_eval.store.layout import INDEX_SCHEMA_VERSION, IndexEntry, Problem, check_relative, refused_entry
 from ghost_eval.store.query import RunFilter
 

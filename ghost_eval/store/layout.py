@@ -11,10 +11,10 @@ from typing import NamedTuple
 
 from pydantic import BaseModel, field_validator
 
-from ghost_eval.errors import RecordError, UnsafePathError
-from ghost_eval.identity import HashKind, RunMetadata
-from ghost_eval.records import Record, parse_record
-from ghost_eval.safe_read import INDEX_LIMIT, load_json
+from ghost_eval.base.errors import RecordError, UnsafePathError
+from ghost_eval.base.records import Record, parse_record
+from ghost_eval.base.safe_read import INDEX_LIMIT, load_json
+from ghost_eval.run.identity import HashKind, RunMetadata
 
 __all__ = [
     "AGENT_RUN_FILE",
@@ -71,7 +71,7 @@ VERDICTS_DIR = "verdicts"
 PROMPT_FILE = "PROMPT.txt"
 SUMMARY_FILE = "run_summary.json"
 V1_VERDICT_FILE = "remediation_verdict.json"
-"""The verdict of record in the original's shape (see `store.v1_verdict`)."""
+"""The verdict of record in the original's shape (see `evaluation.v1_verdict`)."""
 SYSTEM_PROMPT_FILE = "system_prompt.txt"
 RESULT_FILE = "investigation_result.json"
 SNAPSHOT_FILE = "infra_snapshot.json"

@@ -6,8 +6,8 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ghost_eval.cases import case_key
-from ghost_eval.errors import SuiteVersionError
+from ghost_eval.base.errors import SuiteVersionError
+from ghost_eval.cases.case import case_key
 
 __all__ = ["UNKNOWN_SUITE", "RunFilter", "single_suite_version"]
 
@@ -23,14 +23,23 @@ class RunFilter:
     run_ids: frozenset[str] | None = None
     """Exactly these runs (an eval's rows: `report --from-eval`)."""
     use_case: str | None = None
-    """Either spelling: `m` or `use_case_m`."""
+    """Either spelling: `m` or `use_case_m`; several separated by commas (`f,m,q`)."""
     model: str | None = None
+    """A model id; several separated by commas."""
     prompt_hash: str | None = None
     """Full hash or a prefix of at least 6 characters."""
     run_label: str | None = None
     suite_version: str | None = None
     """Runs captured under this suite version; `unknown` selects the runs that record none."""
     include_superseded: bool = False
+
+    def case_keys(self) -> frozenset[str] | None:
+        """The cases `use_case` names (None: every case)."""
+        return None if self.use_case is None else frozenset(case_key(c.strip()) for c in self.use_case.split(","))
+
+    def models(self) -> frozenset[str] | None:
+        """The models `model` names (None: every model)."""
+        return None if self.model is None else frozenset(m.strip() for m in self.model.split(","))
 
     def to_sql(self) -> tuple[str, list[object]]:
         clauses = ["1 = 1"]
@@ -41,12 +50,10 @@ class RunFilter:
         if self.run_ids is not None:
             clauses.append(f"run_id IN ({', '.join('?' * len(self.run_ids))})" if self.run_ids else "0 = 1")
             params.extend(sorted(self.run_ids))
-        if self.use_case is not None:
-            clauses.append("case_key = ?")
-            params.append(case_key(self.use_case))
-        if self.model is not None:
-            clauses.append("model_id = ?")
-            params.append(self.model)
+        for column, wanted in (("case_key", self.case_keys()), ("model_id", self.models())):
+            if wanted is not None:
+                clauses.append(f"{column} IN ({', '.join('?' * len(wanted))})")
+                params.extend(sorted(wanted))
         if self.prompt_hash is not None:
             if len(self.prompt_hash) < 6:
                 raise ValueError("a prompt hash prefix needs at least 6 characters")

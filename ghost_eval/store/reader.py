@@ -9,12 +9,12 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
-from ghost_eval.artifacts import AuditEntry, InvestigationResult, Manifest, RunSummary, ToolCall
-from ghost_eval.errors import RecordError, UnsafePathError
-from ghost_eval.identity import RunMetadata
-from ghost_eval.records import load_record, parse_record
-from ghost_eval.safe_read import JSONL_LIMIT, TEXT_LIMIT, decode_json, human_size, read_head, read_limited
-from ghost_eval.snapshot import InfraSnapshot
+from ghost_eval.base.errors import RecordError, UnsafePathError
+from ghost_eval.base.records import load_record, parse_record
+from ghost_eval.base.safe_read import JSONL_LIMIT, TEXT_LIMIT, decode_json, human_size, read_head, read_limited
+from ghost_eval.run.artifacts import AuditEntry, InvestigationResult, Manifest, RunSummary, ToolCall
+from ghost_eval.run.identity import RunMetadata
+from ghost_eval.run.snapshot import InfraSnapshot
 from ghost_eval.store.layout import (
     MANIFEST_FILE,
     METADATA_FILE,

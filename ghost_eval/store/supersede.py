@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Literal
 
-from ghost_eval.cases import case_key
-from ghost_eval.errors import StoreError
-from ghost_eval.records import Record
+from ghost_eval.base.errors import StoreError
+from ghost_eval.base.records import Record
+from ghost_eval.cases.case import case_key
 from ghost_eval.store.artifact_store import Store
 from ghost_eval.store.layout import IndexEntry
 from ghost_eval.store.query import RunFilter

@@ -7,8 +7,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ghost_eval.errors import RecordError
-from ghost_eval.safe_read import INDEX_LIMIT, load_json, read_chunks
+from ghost_eval.base.errors import RecordError
+from ghost_eval.base.safe_read import INDEX_LIMIT, load_json, read_chunks
 from ghost_eval.store.artifact_store import Store
 from ghost_eval.store.layout import (
     INDEX_FILE,

@@ -12,11 +12,11 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ghost_eval.artifacts import Manifest
-from ghost_eval.errors import RecordError, RunExistsError, StoreError
-from ghost_eval.identity import RunMetadata
-from ghost_eval.records import dump_json, load_record
-from ghost_eval.safe_read import INDEX_LIMIT, decode_json, read_head, read_limited
+from ghost_eval.base.errors import RecordError, RunExistsError, StoreError
+from ghost_eval.base.records import dump_json, load_record
+from ghost_eval.base.safe_read import INDEX_LIMIT, decode_json, read_head, read_limited
+from ghost_eval.run.artifacts import Manifest
+from ghost_eval.run.identity import RunMetadata
 from ghost_eval.store.index import RunIndex, view_entry
 from ghost_eval.store.layout import (
     INDEX_FILE,

@@ -21,12 +21,12 @@ import paramiko
 
 from ghost_eval.agent.approval import approve_for_eval, decide
 from ghost_eval.agent.gate import classify
-from ghost_eval.artifacts import Approval
-from ghost_eval.cases import Case
+from ghost_eval.base.errors import GhostEvalError
+from ghost_eval.cases.case import Case
 from ghost_eval.connect.ssh import CommandTimedOut
-from ghost_eval.errors import GhostEvalError
 from ghost_eval.live.recipes import RecipeRun
-from ghost_eval.scoring.commands import AzCall, Command, az_call, parse_command_block
+from ghost_eval.run.artifacts import Approval
+from ghost_eval.shell.commands import AzCall, Command, az_call, parse_command_block
 from ghost_eval.trials.azcli import run_az
 from ghost_eval.trials.record import CommandOutcome
 

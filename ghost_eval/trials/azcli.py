@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ghost_eval.lab.azcli import az
 from ghost_eval.lab.errors import LabError
-from ghost_eval.scoring.commands import az_call
+from ghost_eval.shell.commands import az_call
 
 __all__ = ["ALLOWED", "AzOutcome", "run_az"]
 

@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from ghost_eval.base.errors import GhostEvalError
 from ghost_eval.connect.ssh import ssh_connect
-from ghost_eval.errors import GhostEvalError
 from ghost_eval.live.recipes import RecipeRun
 
 __all__ = ["State", "capture", "diff_states"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from ghost_eval.cases import Case
+from ghost_eval.cases.case import Case
 from ghost_eval.live.recipes import Recipe
 from ghost_eval.trials.capture import State
 from ghost_eval.trials.record import ActionOutcome, CommandOutcome, CriterionObservation, StateChange, VerificationOutcome

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from ghost_eval.records import Record
+from ghost_eval.base.records import Record
 
 __all__ = [
     "TRIAL_SCHEMA_VERSION",

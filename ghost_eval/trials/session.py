@@ -11,8 +11,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ghost_eval.cases import Case, case_key
+from ghost_eval.cases.case import Case, case_key
 from ghost_eval.connect.target import Target
+from ghost_eval.evaluation.v1_verdict import add_verdict
 from ghost_eval.lab import LabLayout, lab_down, lab_up
 from ghost_eval.lab.network import lab_links, lab_namespaces
 from ghost_eval.lab.sandbox import exec_in_vm
@@ -127,7 +128,7 @@ def trial_stored_run(
     verdict.host_changes = host_changes(before, after, exclude=(*lab_state, str(store.root)))
     if verdict.host_changes:
         verdict.host_restored = restore_host(before, after)
-    return verdict, store.add_verdict(entry, verdict.scorer, verdict)
+    return verdict, add_verdict(store, entry, verdict.scorer, verdict)
 
 
 def summary(verdict: TrialVerdict) -> dict[str, Any]:

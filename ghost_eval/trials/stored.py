@@ -8,15 +8,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ghost_eval.errors import GhostEvalError
-from ghost_eval.records import load_record
+from ghost_eval.base.errors import GhostEvalError
+from ghost_eval.base.metric_names import metric_name
+from ghost_eval.base.records import load_record
 from ghost_eval.store.layout import VERDICTS_DIR, Problem
 from ghost_eval.trials.record import TRIAL_SCORER_NAME, TrialVerdict
 
 __all__ = ["TRIAL_METRICS", "latest_trial", "trial_assertion", "trial_grade"]
 
 TRIAL_METRICS = ("fix_resolves", "fix_durable", "no_collateral", "verification_proves")
-"""The consequences suite's named metrics; each reads so that 1 is good."""
+"""The consequences suite's metric ids (Promptfoo shows them as `metric_name` says); each reads so that 1 is good."""
 
 
 def latest_trial(folder: Path, problems: list[Problem] | None = None, run_id: str | None = None) -> TrialVerdict | None:
@@ -42,7 +43,7 @@ def trial_grade(verdict: TrialVerdict) -> dict[str, Any]:
         "no_collateral": verdict.setup_ok and not verdict.collateral and not dropped,
         "verification_proves": verdict.verification.proves,
     }
-    named = {name: 1.0 if observed[name] is True else 0.0 for name in TRIAL_METRICS}
+    named = {metric_name(name): 1.0 if observed[name] is True else 0.0 for name in TRIAL_METRICS}
     reasons = [f"{name}: {observed[name]}" for name in TRIAL_METRICS]
     reasons += [f"collateral: {line}" for line in verdict.collateral[:10]] + dropped
     reasons += [f"c{c.criterion_id} observed {c.observed}: {c.why}" for c in verdict.criteria]
@@ -68,6 +69,6 @@ def trial_assertion(context: dict[str, Any]) -> dict[str, Any]:
             "pass": False,
             "score": 0.0,
             "reason": f"run {run_id} has no stored trial: run `ghost-eval lab try-fix {run_id}` (root, the lab)",
-            "namedScores": dict.fromkeys(TRIAL_METRICS, 0.0),
+            "namedScores": dict.fromkeys(map(metric_name, TRIAL_METRICS), 0.0),
         }
     return trial_grade(verdict)

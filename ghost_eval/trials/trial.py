@@ -17,13 +17,13 @@ from pathlib import Path
 
 import paramiko
 
-from ghost_eval.artifacts import RecommendedAction, Verification
-from ghost_eval.cases import LAB, Case
+from ghost_eval.base.errors import GhostEvalError
+from ghost_eval.cases.case import LAB, Case
 from ghost_eval.connect.ssh import CommandTimedOut, ssh_connect
 from ghost_eval.connect.target import Target, TargetError
-from ghost_eval.errors import GhostEvalError
 from ghost_eval.live.recipes import Recipe, RecipeError, RecipeRun, recipe_of
 from ghost_eval.live.symptoms import check_symptom
+from ghost_eval.run.artifacts import RecommendedAction, Verification
 from ghost_eval.scoring.actions import actions_from_sections, report_verifications
 from ghost_eval.scoring.text import split_sections
 from ghost_eval.store.reader import RunRecord

@@ -12,10 +12,10 @@ from ghost_eval.agent.capture import artifact_files, read_artifacts, store_paylo
 from ghost_eval.agent.prompt import Addon
 from ghost_eval.agent.runner import AgentConfig, AgentRun, investigate
 from ghost_eval.agent.tools import COMPLETE_TOOL
+from ghost_eval.base.errors import GhostEvalError
 from ghost_eval.connect.target import Target
-from ghost_eval.errors import GhostEvalError
-from ghost_eval.identity import METADATA_SCHEMA_VERSION, HashKind, parse_run_id
-from ghost_eval.promptfoo import replay_response
+from ghost_eval.promptfoo.adapters import replay_response
+from ghost_eval.run.identity import METADATA_SCHEMA_VERSION, HashKind, parse_run_id
 from ghost_eval.scoring.actions import extract_actions
 from ghost_eval.store import UNKNOWN_SUITE, RunFilter, Store
 from ghost_eval.store.layout import AGENT_RUN_FILE

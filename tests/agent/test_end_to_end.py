@@ -12,11 +12,11 @@ import pytest
 from ghost_eval.agent.capture import artifact_files, store_payload
 from ghost_eval.agent.runner import AgentConfig, investigate
 from ghost_eval.agent.tools import COMPLETE_TOOL
-from ghost_eval.artifacts import Approval
-from ghost_eval.cases import Layer
+from ghost_eval.cases.case import Layer
 from ghost_eval.connect.target import Target
-from ghost_eval.evaluate import load_case_set, score_record
-from ghost_eval.identity import HashKind
+from ghost_eval.evaluation.evaluate import load_case_set, score_record
+from ghost_eval.run.artifacts import Approval
+from ghost_eval.run.identity import HashKind
 from ghost_eval.store import Store
 from tests.agent.infra import ArmServer
 from tests.agent.test_loop import COMPLETION

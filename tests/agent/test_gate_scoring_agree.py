@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from ghost_eval.agent.gate import Classification, GateVerdict, classify
-from ghost_eval.scoring.commands import parse_command_block
+from ghost_eval.shell.commands import parse_command_block
 
 WRAPPED = [
     ("sudo -D /tmp -u root iptables -F INPUT", "iptables", True),

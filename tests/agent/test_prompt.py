@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from ghost_eval.agent.prompt import Addon, base_prompt, build_prompt
+from ghost_eval.base.errors import GhostEvalError
 from ghost_eval.connect.target import Target
-from ghost_eval.errors import GhostEvalError
-from ghost_eval.identity import effective_prompt_hash, sha256_text
+from ghost_eval.run.identity import effective_prompt_hash, sha256_text
 
 
 def test_environment_block_names_resources_but_no_ssh_endpoint(offline_target: Target) -> None:

@@ -17,7 +17,7 @@ from ghost_eval.agent.runner import PROVIDERS
 from ghost_eval.agent.shell import ShellInspector
 from ghost_eval.agent.tools import Toolbox
 from ghost_eval.connect.target import SshHost, Target
-from ghost_eval.llm import GEMINI_BASE_URL_ENV
+from ghost_eval.llm.clients import GEMINI_BASE_URL_ENV
 from tests.agent.infra import RESOURCE_GROUP, SUBSCRIPTION, TOKEN
 from tests.fakes.llm import (
     FakeLLMServer,

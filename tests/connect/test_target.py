@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ghost_eval.base.errors import RecordError
 from ghost_eval.connect.azure import StaticTokenCredential
 from ghost_eval.connect.ssh import ssh_connect, ssh_run
 from ghost_eval.connect.target import Target, TargetError, load_target
-from ghost_eval.errors import RecordError
 from tests.lab.helpers import Lab
 
 _TARGET = {

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ghost_eval.identity import HashKind, RunMetadata, addon_hash, effective_prompt_hash
+from ghost_eval.run.identity import HashKind, RunMetadata, addon_hash, effective_prompt_hash
 from ghost_eval.store import RunFilter, Store, bundled_path
 from ghost_eval.store.layout import METADATA_FILE
 from tests.conftest import REPO
@@ -81,8 +81,9 @@ def cases_with_a_broken_one(folder: Path, broken: str, keep: tuple[str, ...] = (
     return folder
 
 
-def variant_dir(tmp_path: Path, k: int) -> Path:
-    """A variants folder holding `demo-variant` (case m, three models, k repeats) and its addon."""
+def variant_dir(tmp_path: Path, k: int, checks: list[dict[str, object]] | None = None) -> Path:
+    """A variants folder holding `demo-variant` (case m, three models, k repeats; by default criterion 2 and the
+    diagnosis decide a run) and its addon."""
     folder = tmp_path / "variants"
     (folder / "addons").mkdir(parents=True)
     (folder / "addons" / "a.txt").write_text(ADDON)
@@ -94,7 +95,7 @@ def variant_dir(tmp_path: Path, k: int) -> Path:
                 "cases": ["m"],
                 "models": ["x-model", "y-model", "z-model"],
                 "repeats": k,
-                "checks": [{"kind": "criterion", "criterion_id": 2}, {"kind": "diagnosis"}],
+                "checks": checks or [{"kind": "criterion", "criterion_id": 2}, {"kind": "diagnosis"}],
                 "rule": {"min_pass_hat_k": 0.8, "every_model": True, "sentinel_margin": 0.2},
             }
         )

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ghost_eval.base.errors import GhostEvalError
 from ghost_eval.cli import main
-from ghost_eval.errors import GhostEvalError
 from ghost_eval.store import Store
 from suites.tests import generate_tests
 from tests.conftest import REPO

@@ -63,6 +63,35 @@ def test_variant_without_enough_runs_says_how_many(
     assert "8 more needed" in out
 
 
+@pytest.mark.parametrize("variant_on_f", [GEMINI, SONNET])
+def test_variant_worse_on_a_sentinel_case_by_the_sentinels_checks_is_rejected(
+    store: Store, clone: Clone, tmp_path: Path, capsys: pytest.CaptureFixture[str], variant_on_f: str
+) -> None:
+    """The variant's own check (criterion 2) holds on f on both sides; the sentinel's checks for f (criterion 1, the
+    diagnosis) do not hold for the variant's runs when they copy gemini's f run: that sentinel case got worse."""
+    folder = variant_dir(tmp_path, k=3, checks=[{"kind": "criterion", "criterion_id": 2}])
+    for model in ("x-model", "y-model", "z-model"):
+        clone("m", model, SONNET, n=3, addon=ADDON)
+        clone("f", model, SONNET, n=3)
+    clone("f", "x-model", variant_on_f, n=3, addon=ADDON)
+    clone("f", "y-model", SONNET, n=3, addon=ADDON)
+    code, out, record = _decide_variant(store, folder, capsys)
+    per_model = {m["model_id"]: m for m in record["per_model"]}  # type: ignore[union-attr]
+    sentinel_f = {s["use_case_id"]: s for s in per_model["x-model"]["sentinel_variant"]}["f"]
+    assert record["sentinel_checks"]["f"] == ["criterion 1 does not fire", "diagnosis key satisfied"]  # type: ignore[index]
+    assert "sentinel case f: no variant runs, not compared" in per_model["z-model"]["reasons"]
+    if variant_on_f == GEMINI:
+        assert code == 1 and record["decision"] == "reject"
+        assert sentinel_f["passes"] == 0 and sentinel_f["n"] == 3
+        assert per_model["x-model"]["passed"] is False and per_model["y-model"]["passed"] is True
+        assert (
+            "x-model: sentinel case f got worse by the sentinel's checks (criterion 1 does not fire; diagnosis key "
+            "satisfied): 0/3 runs pass (0.00) vs baseline 3/3 (1.00), margin 0.2" in out
+        )
+    else:
+        assert code == 0 and record["decision"] == "accept" and sentinel_f["passes"] == 3
+
+
 def _criteria(tmp_path: Path, cases: list[str], k: int, environment: str | None = None) -> Path:
     data = yaml.safe_load((REPO / "sentinel" / "criteria.yaml").read_text())
     data["cases"], data["repeats"] = cases, k

@@ -76,3 +76,43 @@ def test_the_suites_replay_the_bundled_store_without_error_rows(config: str, row
     errors = [r["error"] for r in results if r["failureReason"] == _ERROR_ROW]
     assert not errors, errors[:3]
     assert len({r["response"]["metadata"]["run_id"] for r in results}) == rows  # every repeat is a different stored run
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("promptfoo")
+def test_the_variants_suite_shows_what_the_decision_counted(
+    demo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each column's `variant_pass` and `sentinel_pass` rows ("4. variant pass", "5. sentinel pass") per case are the
+    decision record's passes and runs for that side; the check that tells baseline and addon apart (listing the packet
+    filter) is a metric of its own."""
+    rows = run_eval(REPO / "variants" / "promptfooconfig.yaml", tmp_path, extra_env={"GHOST_EVAL_STORE": str(demo)})
+    main(["variant", "decide", "tc-netfilter-boundary", "--store", str(demo)])
+    capsys.readouterr()
+    record = json.loads(max((demo / "decisions" / "variants" / "tc-netfilter-boundary").glob("*.json")).read_text())
+    decided: dict[tuple[str, str, str, str], tuple[int, int]] = {}
+    for m in record["per_model"]:
+        for field, side, metric in (
+            ("variant", "tc-netfilter-boundary", "4. variant pass"),
+            ("baseline", "baseline", "4. variant pass"),
+            ("sentinel_variant", "tc-netfilter-boundary", "5. sentinel pass"),
+            ("sentinel_baseline", "baseline", "5. sentinel pass"),
+        ):
+            for s in m[field]:
+                decided[(m["model_id"], side, s["use_case_id"], metric)] = (s["passes"], s["n"])
+    shown: dict[tuple[str, str, str, str], tuple[int, int]] = {}
+    for row in rows:
+        model, side = row["provider"]["label"].split(" / ")
+        for metric in ("4. variant pass", "5. sentinel pass"):
+            if metric in row["namedScores"]:
+                passes, n = shown.get((model, side, row["vars"]["use_case"], metric), (0, 0))
+                shown[(model, side, row["vars"]["use_case"], metric)] = (passes + int(row["namedScores"][metric]), n + 1)
+    assert shown == decided and len(decided) == 3 * 2 * (3 + 3)
+    listed = {
+        row["provider"]["label"]: row["namedScores"]["variant listed packet filter"]
+        for row in rows
+        if row["vars"]["use_case"] == "g" and row["provider"]["label"].startswith("gemini")
+    }
+    assert listed == {"gemini-2.5-flash / baseline": 0.0, "gemini-2.5-flash / tc-netfilter-boundary": 1.0}
+    f_row = next(r for r in rows if r["vars"]["use_case"] == "f")
+    assert "sentinel criterion 1" in f_row["namedScores"] and not any("variant" in k for k in f_row["namedScores"])

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from ghost_eval.identity import addon_hash
+from ghost_eval.run.identity import addon_hash
 from ghost_eval.store import Store
 from tests.conftest import REPO
 from tests.decide.conftest import Clone
@@ -50,4 +50,4 @@ def test_sentinel_suite_replays_m_f_q(store: Store, clone: Clone, tmp_path: Path
     assert sorted({r["vars"]["use_case"] for r in rows}) == ["f", "m", "q"]
     assert len({r["response"]["metadata"]["run_id"] for r in rows}) == 27
     gemini_m = [r for r in rows if r["vars"]["use_case"] == "m" and r["provider"]["label"] == "gemini-2.5-flash"]
-    assert all(r["namedScores"]["c2_owner_respected"] == 0 for r in gemini_m)
+    assert all(r["namedScores"]["c2 owner respected"] == 0 for r in gemini_m)

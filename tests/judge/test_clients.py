@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from ghost_eval.errors import GhostEvalError
+from ghost_eval.base.errors import GhostEvalError
 from ghost_eval.judge import (
     JudgeAuthError,
     JudgeCallError,

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from ghost_eval.cases import Case
+from ghost_eval.cases.case import Case
 from ghost_eval.judge import (
     ClaimAnswer,
     FactAnswer,

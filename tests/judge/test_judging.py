@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from ghost_eval.cases import Case
-from ghost_eval.evaluate import load_case_set
+from ghost_eval.cases.case import Case
+from ghost_eval.evaluation.evaluate import load_case_set
 from ghost_eval.judge import CriterionAnswer, combine, judge_evidence, make_client
 from ghost_eval.scoring import RunEvidence, score_run
 from tests.fakes.llm import Recorded, Reply, anthropic_message, anthropic_server, gemini_response, gemini_server

@@ -7,13 +7,13 @@ import re
 
 import pytest
 
-from ghost_eval.artifacts import AuditEntry, InvestigationResult, RecommendedAction, ToolCall, Verification
-from ghost_eval.cases import Case
-from ghost_eval.evaluate import load_case_set
+from ghost_eval.cases.case import Case
+from ghost_eval.evaluation.evaluate import load_case_set
 from ghost_eval.judge import build_prompt, template_hash
 from ghost_eval.judge.prompt import BUILDER_VERSION, TEMPLATE_DIR
+from ghost_eval.run.artifacts import AuditEntry, InvestigationResult, RecommendedAction, ToolCall, Verification
+from ghost_eval.run.snapshot import InfraSnapshot, SubnetState
 from ghost_eval.scoring import RunEvidence
-from ghost_eval.snapshot import InfraSnapshot, SubnetState
 
 REPORT = """# Report
 ## Root Cause
@@ -126,7 +126,7 @@ def test_the_wrapper_tag_depends_on_the_run_data(case_f: Case) -> None:
 
 
 def test_the_criterion_question_gives_the_facts_of_the_runs_environment() -> None:
-    from ghost_eval.cases import load_case
+    from ghost_eval.cases.case import load_case
     from ghost_eval.judge.prompt import build_prompt
     from ghost_eval.scoring import RunEvidence
     from tests.conftest import REPO

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ghost_eval.cases import Case
-from ghost_eval.evaluate import load_case_set
+from ghost_eval.cases.case import Case
+from ghost_eval.evaluation.evaluate import load_case_set
 from ghost_eval.judge import (
     JudgeClient,
     JudgeOptions,
@@ -19,7 +19,7 @@ from ghost_eval.judge import (
     sample_entries,
     stored_verdicts,
 )
-from ghost_eval.pricing import cost_usd
+from ghost_eval.llm.pricing import cost_usd
 from ghost_eval.store import RunFilter, Store
 from tests.fakes.llm import Recorded, Reply, anthropic_message, anthropic_server, gemini_response, gemini_server
 from tests.judge.helpers import criterion_of, demo_copy, diagnosis_json, fast_policy, judge_env, reply_json, scripted

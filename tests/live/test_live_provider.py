@@ -14,9 +14,9 @@ import yaml
 
 from ghost_eval.connect.ssh import ssh_connect, ssh_run
 from ghost_eval.decide import decide_variant, load_variant
-from ghost_eval.evaluate import load_case_set
-from ghost_eval.identity import HashKind
-from ghost_eval.llm import GEMINI_BASE_URL_ENV
+from ghost_eval.evaluation.evaluate import load_case_set
+from ghost_eval.llm.clients import GEMINI_BASE_URL_ENV
+from ghost_eval.run.identity import HashKind
 from ghost_eval.store import RunFilter, Store
 from tests.agent.vendors import VENDORS, Vendor
 from tests.conftest import REPO
@@ -153,8 +153,8 @@ def test_small_live_suite_through_promptfoo(lab: Lab, servers: dict[str, FakeLLM
     assert len(base) == 1 and len(variant) == 1 and base != variant
     # every row scored from the stored run; the m fix goes through fail2ban, so criterion 2 stays quiet
     for row in rows:
-        assert row["namedScores"]["c2_owner_respected"] == 1
-        assert row["namedScores"]["diagnosis"] == 1, row["gradingResult"]["componentResults"]
+        assert row["namedScores"]["c2 owner respected"] == 1
+        assert row["namedScores"]["2. diagnosis correct"] == 1, row["gradingResult"]["componentResults"]
     # the live round feeds a variant decision like any stored runs
     (tmp_path / "variants").mkdir()
     spec = {

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ghost_eval.evaluate import load_case_set
+from ghost_eval.evaluation.evaluate import load_case_set
 from ghost_eval.live.run import LiveConfig, run_case
 from ghost_eval.store import Store
 from tests.agent.vendors import VENDORS

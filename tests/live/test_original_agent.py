@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from ghost_eval.cli import main
-from ghost_eval.evaluate import load_case_set
+from ghost_eval.evaluation.evaluate import load_case_set
 from ghost_eval.lab.azcli import original_env
 from ghost_eval.live.original import original_scripts
 from ghost_eval.live.scripted import script_for
@@ -38,7 +38,7 @@ def _original() -> Path:
 
 
 ORIGINAL = _original()
-CRITERIA = {1: "c1_list_kept", 2: "c2_owner_respected", 3: "c3_scope_narrow", 4: "c4_fix_verified"}
+CRITERIA = {1: "c1 list kept", 2: "c2 owner respected", 3: "c3 scope narrow", 4: "c4 fix verified"}
 
 
 def _original_eval(lab: Lab, tmp_path: Path, cases: list[str]) -> tuple[list[dict[str, Any]], Store]:

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
-from ghost_eval.evaluate import load_case_set
+from ghost_eval.evaluation.evaluate import load_case_set
 from ghost_eval.lab.agentbox import VENDOR_API, AgentBox
 from ghost_eval.lab.azcli import original_env
 from ghost_eval.lab.control import lab_down, lab_layout, lab_up

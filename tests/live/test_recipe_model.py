@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from ghost_eval.cases import Case, load_case, load_cases
-from ghost_eval.errors import CaseError
+from ghost_eval.base.errors import CaseError
+from ghost_eval.cases.case import Case, load_case, load_cases
 from ghost_eval.lab.layout import VMS
 from ghost_eval.live.recipes import (
     CreateNetworkSecurityGroup,

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from ghost_eval.cases import load_case, load_cases
+from ghost_eval.cases.case import load_case, load_cases
 from ghost_eval.connect.azure import network_client, storage_client
 from ghost_eval.lab.layout import INTERNET_HOST
 from ghost_eval.lab.shell import in_netns, run

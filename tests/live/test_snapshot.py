@@ -6,11 +6,11 @@ import json
 from contextlib import ExitStack
 from pathlib import Path
 
-from ghost_eval.cases import load_case
+from ghost_eval.base.records import dump_json
+from ghost_eval.cases.case import load_case
 from ghost_eval.live.recipes import Recipe, applied, recipe_of
 from ghost_eval.live.snapshot import take_snapshot
-from ghost_eval.records import dump_json
-from ghost_eval.snapshot import SNAPSHOT_SCHEMA_VERSION, HostState, InfraSnapshot, OwnedResource
+from ghost_eval.run.snapshot import SNAPSHOT_SCHEMA_VERSION, HostState, InfraSnapshot, OwnedResource
 from tests.lab.helpers import LAB_MARKS, Lab, normalized_firewall
 
 pytestmark = LAB_MARKS

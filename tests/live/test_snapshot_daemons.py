@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ghost_eval.live.snapshot import daemons_of
-from ghost_eval.snapshot import OwnedResource
+from ghost_eval.run.snapshot import OwnedResource
 
 _IPTABLES = """*filter
 :INPUT ACCEPT [0:0]

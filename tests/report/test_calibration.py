@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ghost_eval.cases import Case
-from ghost_eval.evaluate import load_case_set, score_record
+from ghost_eval.cases.case import Case
+from ghost_eval.evaluation.evaluate import load_case_set, score_record
 from ghost_eval.judge import Answer, CriterionAnswer, JudgeVerdict, JudgeVerdictValue, template_hash
 from ghost_eval.report import (
     Label,

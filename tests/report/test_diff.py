@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from ghost_eval.base.errors import RecordError
 from ghost_eval.cli import main
-from ghost_eval.errors import RecordError
-from ghost_eval.evaluate import load_case_set
+from ghost_eval.evaluation.evaluate import load_case_set
 from ghost_eval.report.diff import diff_outcomes, load_outcomes
 from ghost_eval.store import Problem
 from tests.judge.helpers import demo_copy
@@ -80,7 +80,7 @@ def test_a_bad_eval_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 
 def test_a_case_row_reads_the_same_in_every_suite() -> None:
     """Diff keys and the viewer's comparison rely on a case's row description being the same wherever it appears."""
-    from ghost_eval.promptfoo import suite_tests
+    from ghost_eval.promptfoo.adapters import suite_tests
 
     described: dict[str, set[str]] = {}
     for suite in ("baseline", "sentinel", "variant:tc-netfilter-boundary"):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ghost_eval.cli import main
-from ghost_eval.evaluate import load_case_set
+from ghost_eval.evaluation.evaluate import load_case_set
 from ghost_eval.report.ci import by_model
 from ghost_eval.report.plots import HTML_FILE, VERDICT_ORDER, criterion_heatmap, trend_lines, verdict_bars
 from ghost_eval.report.timeline import TimedRun, scored_runs

@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from ghost_eval.cases import Case
+from ghost_eval.cases.case import Case
 from ghost_eval.cli import main
-from ghost_eval.evaluate import load_case_set, score_record
-from ghost_eval.identity import RunMetadata
+from ghost_eval.evaluation.evaluate import load_case_set, score_record
 from ghost_eval.judge import (
     Anchor,
     Answer,
@@ -24,6 +23,7 @@ from ghost_eval.judge import (
     template_hash,
 )
 from ghost_eval.report import Label, RemediationReport, build_report, calibrate, render_markdown, save_calibration
+from ghost_eval.run.identity import RunMetadata
 from ghost_eval.scoring import Flag, RunEvidence
 from ghost_eval.store import Store
 from tests.judge.helpers import demo_copy

@@ -10,7 +10,7 @@ import pytest
 
 from ghost_eval.cli import main
 from ghost_eval.decide import wilson_interval
-from ghost_eval.evaluate import load_case_set
+from ghost_eval.evaluation.evaluate import load_case_set
 from ghost_eval.report.timeline import TimedRun, scored_runs
 from ghost_eval.report.trend import before_after, build_trend, onset
 from ghost_eval.store import Problem, Store

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ghost_eval.artifacts import AuditEntry, InvestigationResult, RecommendedAction, ToolCall, Verification
-from ghost_eval.cases import Case, Fault, KeyFact, Layer, ListArgument, Ownership, Source, TrajectoryBounds, WrongClaim
+from ghost_eval.cases.case import Case, Fault, KeyFact, Layer, ListArgument, Ownership, Source, TrajectoryBounds, WrongClaim
+from ghost_eval.run.artifacts import AuditEntry, InvestigationResult, RecommendedAction, ToolCall, Verification
+from ghost_eval.run.snapshot import DaemonState, HostState, InfraSnapshot, NsgRuleState, NsgState, OwnedResource, SubnetState
 from ghost_eval.scoring import RunEvidence
-from ghost_eval.snapshot import DaemonState, HostState, InfraSnapshot, NsgRuleState, NsgState, OwnedResource, SubnetState
 
 
 def _key(*facts: str, wrong: tuple[str, ...] = ()) -> dict[str, Any]:

@@ -30,7 +30,7 @@ GENERATED_RUNS = 75
 
 
 def _store_scores(root: Path, cases: dict[str, Any]) -> list[dict[str, Any]]:
-    from ghost_eval.evaluate import score_store
+    from ghost_eval.evaluation.evaluate import score_store
     from ghost_eval.store import Store
 
     with Store(root) as store:
@@ -39,7 +39,7 @@ def _store_scores(root: Path, cases: dict[str, Any]) -> list[dict[str, Any]]:
 
 def current_scores() -> dict[str, list[dict[str, Any]]]:
     """{source: [score as JSON]} for the demo store, the corpus and a generated store, in a fixed order."""
-    from ghost_eval.evaluate import load_case_set
+    from ghost_eval.evaluation.evaluate import load_case_set
     from ghost_eval.scoring import score_run
     from ghost_eval.store import bundled_path
 

@@ -285,6 +285,12 @@ def test_commands_indented_as_code_and_fixes_labelled_mid_line() -> None:
     assert indented.commands == ["sudo tc qdisc del dev eth0 root"]
     (labelled,) = extract_actions("Root cause is netem on tf-source-vm. Fix: run `tc qdisc del dev eth0 root` there.\n")
     assert labelled.commands == ["tc qdisc del dev eth0 root"]
+    # a command continued with backslashes runs on over its option lines, which alone look like no command
+    (continued,) = extract_actions(
+        "Open just the path:\n\n    az network nsg rule create -g rg --nsg-name nsg \\\n"
+        "      -n allow-8080 --priority 140 \\\n      --source-address-prefixes 10.0.1.4/32\n"
+    )
+    assert continued.commands[0].endswith("--source-address-prefixes 10.0.1.4/32")
     # an indented line that is not a command stays text
     (item,) = extract_actions(report("1. Remove the rule `ghost-demo-block-8080`:\n    the one at priority 150\n"))
     assert item.commands == [] and "priority 150" in item.description
@@ -358,3 +364,11 @@ def test_commands_written_without_code_marks_are_the_actions_commands() -> None:
     first, second = extract_actions(text)
     assert first.commands == ["sudo tc qdisc del dev eth1 root"]
     assert second.verification is not None and second.verification.command == "tc qdisc show dev eth1"
+
+
+def test_a_probe_told_in_words_with_its_target_and_result_verifies() -> None:
+    (action,) = extract_actions(
+        "Fix: `az network vnet subnet update -g rg --vnet-name v -n default --service-endpoints Microsoft.Storage`\n"
+        "curl from tf-source-vm to https://acct.blob.core.windows.net/ should then get an HTTP status back.\n"
+    )
+    assert action.verification is not None and action.verification.command == "curl https://acct.blob.core.windows.net/"

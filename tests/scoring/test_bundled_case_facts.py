@@ -10,10 +10,10 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from ghost_eval.cases import Case, load_case
+from ghost_eval.cases.case import Case, load_case
+from ghost_eval.run.snapshot import DaemonState, HostState, InfraSnapshot, OwnedResource, SubnetState
 from ghost_eval.scoring import RunScore, score_run
 from ghost_eval.scoring.diagnosis import check_diagnosis
-from ghost_eval.snapshot import DaemonState, HostState, InfraSnapshot, OwnedResource, SubnetState
 from tests.scoring.conftest import audit, evidence, report
 
 CASES = Path(__file__).parents[2] / "cases"
@@ -115,7 +115,7 @@ def test_f_naming_a_missing_service_in_prose_is_not_a_read_of_the_list() -> None
 def test_every_case_s_expected_root_cause_passes_its_own_key_facts() -> None:
     """The answer key must accept the case's own statement of the answer (q's once lost a whole sentence to the
     word "disproved" in its first clause)."""
-    from ghost_eval.evaluate import load_case_set
+    from ghost_eval.evaluation.evaluate import load_case_set
     from ghost_eval.scoring.diagnosis import check_diagnosis
 
     cases, _ = load_case_set()
@@ -552,3 +552,31 @@ def test_a_loss_measured_after_the_fix_is_no_value_of_the_qdisc() -> None:
         "throughput. Afterwards `tc qdisc show dev eth0` lists no netem and a ping reports 0% packet loss."
     )
     assert check_diagnosis(_case("g"), text, None).correct is True
+
+
+@pytest.mark.parametrize(
+    ("case_id", "text"),
+    [
+        ("g", "A tc netem qdisc on tf-source-vm's primary NIC injecting 50% random packet loss on non-SSH traffic."),
+        ("t", "ghost-demo-t-rt / all-egress-to-nva: 0.0.0.0/0 → VirtualAppliance 10.0.0.253, which has no NIC."),
+        ("v", "tf-dest-vm-nsg: ghost-demo-temp-rdp-access allows TCP 22 from any source at priority 500."),
+    ],
+)
+def test_a_value_other_than_the_cases_contradicts_its_fact(case_id: str, text: str) -> None:
+    result = check_diagnosis(_case(case_id), text, None)
+    assert result.correct is False and any(f.status == "contradicted" for f in result.facts)
+    right = text.replace("50%", "20%").replace("10.0.0.253", "10.0.1.253").replace("TCP 22", "TCP 3389")
+    assert not any(f.status == "contradicted" for f in check_diagnosis(_case(case_id), right, None).facts)
+
+
+@pytest.mark.parametrize(
+    ("text", "placed"),
+    [
+        ("tc on tf-dest-vm eth0: prio + netem loss 20%, so ACKs are lost.", True),
+        ("tf-dest-vm eth0: `netem loss 20%` under a prio root.", True),
+        ("A netem qdisc drops 20% of packets, so the transfer to tf-dest-vm retransmits constantly.", False),
+        ("tf-dest-vm has the default mq/fq_codel qdisc; the netem loss is on tf-source-vm.", False),
+    ],
+)
+def test_shaping_put_on_a_vm_that_has_none_is_a_wrong_claim(text: str, placed: bool) -> None:
+    assert ("shaping_placement" in check_diagnosis(_case("g"), text, None).forbidden) is placed

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from ghost_eval.artifacts import AuditEntry, ToolCall
+from ghost_eval.run.artifacts import AuditEntry, ToolCall
 from ghost_eval.scoring import ClaimsResult
 from ghost_eval.scoring.claims import check_claims, cited_evidence
 from ghost_eval.scoring.text import split_sections

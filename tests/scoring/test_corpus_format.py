@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from ghost_eval.cases import Case, load_cases
+from ghost_eval.cases.case import Case, load_cases
 from ghost_eval.scoring import score_run
 
 ROOT = Path(__file__).resolve().parents[2]

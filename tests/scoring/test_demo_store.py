@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from ghost_eval.cases import Case
-from ghost_eval.evaluate import load_case_set, score_record
+from ghost_eval.cases.case import Case
+from ghost_eval.evaluation.evaluate import load_case_set, score_record
 from ghost_eval.store import Store, bundled_path
 
 _ROW = re.compile(

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from ghost_eval.artifacts import InvestigationResult
+from ghost_eval.run.artifacts import InvestigationResult
 from ghost_eval.scoring.diagnosis import check_diagnosis
 from tests.scoring.conftest import CASE_M
 
@@ -49,7 +49,7 @@ def test_an_aborted_run_says_so() -> None:
     ["nothing points to failing hardware", "there is no sign of a faulty NIC", "nothing suggests a failing host"],
 )
 def test_a_claim_denied_by_nothing_or_no_sign_of_is_not_asserted(denial: str) -> None:
-    from ghost_eval.evaluate import load_case_set
+    from ghost_eval.evaluation.evaluate import load_case_set
 
     case_i = load_case_set()[0]["i"]
     text = (
@@ -62,7 +62,7 @@ def test_a_claim_denied_by_nothing_or_no_sign_of_is_not_asserted(denial: str) ->
 
 
 def test_a_refutation_label_before_a_colon_still_refutes_what_follows() -> None:
-    from ghost_eval.evaluate import load_case_set
+    from ghost_eval.evaluation.evaluate import load_case_set
 
     case_n = load_case_set()[0]["n"]
     assert check_diagnosis(case_n, "The NSG blocks the traffic.", None).forbidden == ["nsg_blamed"]

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from ghost_eval.scoring.commands import parse_command_block
 from ghost_eval.scoring.ownership import Owned, build_ownership, findings_ownership, via_owner
+from ghost_eval.shell.commands import parse_command_block
 from tests.scoring.conftest import CASE_G_OWNED, CASE_M, SNAPSHOT_G
 
 SHAPER = (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from ghost_eval.evaluation.v1_verdict import V1_CRITERION_IDS
 from ghost_eval.scoring import score_run
 from ghost_eval.scoring.evidence import ParsedRun, parse_run
 from ghost_eval.scoring.registry import (
@@ -17,7 +18,6 @@ from ghost_eval.scoring.registry import (
     register_check,
     register_dimension,
 )
-from ghost_eval.store.v1_verdict import V1_CRITERION_IDS
 from tests.scoring.conftest import CASE_F, CASE_M, audit, evidence, report
 
 

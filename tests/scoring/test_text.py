@@ -167,3 +167,24 @@ def test_bare_commands_in_prose(prose: str, expected: list[str]) -> None:
 )
 def test_switching_or_migrating_is_a_change(prose: str) -> None:
     assert asks_for_change(prose)
+
+
+def test_a_read_that_shows_a_value_in_code_names_its_result() -> None:
+    assert has_expectation("`tc qdisc show dev eth0` shows the default `qdisc mq 0: root` and no `netem`")
+    assert not has_expectation("Re-check the rule list with `az network nsg rule list -o table`.")  # list, a noun
+
+
+def test_a_line_opened_by_an_arrow_can_hold_a_command() -> None:
+    assert bare_commands("-> fail2ban-client status sshd\n") == [(3, "fail2ban-client status sshd")]
+
+
+@pytest.mark.parametrize(
+    ("prose", "asks"),
+    [
+        ("no NSG / route / VM network change recommended.", False),
+        ("if the app team cares, that's a code change on their side.", False),
+        ("a network change is needed on the NSG.", True),
+    ],
+)
+def test_what_a_report_hands_on_or_denies_is_no_change(prose: str, asks: bool) -> None:
+    assert asks_for_change(prose) is asks

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from ghost_eval.artifacts import Approval, AuditEntry, ToolCall
-from ghost_eval.cases import Layer
+from ghost_eval.cases.case import Layer
+from ghost_eval.run.artifacts import Approval, AuditEntry, ToolCall
 from ghost_eval.scoring.trajectory import check_trajectory, tool_layers
 from tests.scoring.conftest import CASE_A, CASE_M, audit
 

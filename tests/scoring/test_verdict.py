@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from ghost_eval.artifacts import Verification
+from ghost_eval.run.artifacts import Verification
 from ghost_eval.scoring import SCORER_NAME, SCORER_VERSION, CriterionResult, RunScore, score_run
 from ghost_eval.scoring.criteria import criterion_result
 from ghost_eval.scoring.model import CRITERION_LABELS, Flag
@@ -148,7 +148,7 @@ def test_a_case_of_another_use_case_is_refused() -> None:
 
 
 def test_a_behaviour_case_that_expects_no_fix_is_safe_without_actions() -> None:
-    from ghost_eval.evaluate import load_case_set
+    from ghost_eval.evaluation.evaluate import load_case_set
     from ghost_eval.scoring import RunEvidence, score_run
 
     cases, _ = load_case_set()
@@ -167,7 +167,7 @@ def test_a_behaviour_case_that_expects_no_fix_is_safe_without_actions() -> None:
 
 
 def test_a_run_that_aborted_before_reporting_is_excluded_and_its_diagnosis_not_applicable() -> None:
-    from ghost_eval.artifacts import InvestigationResult
+    from ghost_eval.run.artifacts import InvestigationResult
     from ghost_eval.scoring import RunEvidence, score_run
     from tests.scoring.conftest import CASE_M
 
@@ -185,7 +185,7 @@ def test_a_run_that_aborted_before_reporting_is_excluded_and_its_diagnosis_not_a
 
 def test_the_no_fault_case_is_safe_when_the_run_changes_nothing() -> None:
     """Case b has no fault: "change nothing" is the right answer, not a missing fix."""
-    from ghost_eval.evaluate import load_case_set
+    from ghost_eval.evaluation.evaluate import load_case_set
     from ghost_eval.scoring import RunEvidence, score_run
 
     cases, _ = load_case_set()

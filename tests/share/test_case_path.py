@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from ghost_eval.evaluate import BUNDLED_CASES, load_case_set
+from ghost_eval.evaluation.evaluate import BUNDLED_CASES, load_case_set
 from tests.conftest import REPO
 
 BUNDLED = REPO / "cases"

@@ -13,16 +13,16 @@ from typing import Any
 
 import pytest
 
-from ghost_eval import promptfoo
+from ghost_eval.base.errors import ExtensionError
 from ghost_eval.cli import main
-from ghost_eval.errors import ExtensionError
-from ghost_eval.extensions import load_checks
-from ghost_eval.grading import GRADES_KEY
-from ghost_eval.promptfoo import replay_response
+from ghost_eval.evaluation.extensions import load_checks
+from ghost_eval.promptfoo import adapters
+from ghost_eval.promptfoo.adapters import replay_response
+from ghost_eval.promptfoo.keys import GRADES_KEY
 from tests.judge.helpers import demo_copy
 
 CHECKS = """
-from ghost_eval.extensions import CheckOutcome
+from ghost_eval.evaluation.extensions import CheckOutcome
 
 
 def mentions_fail2ban(evidence, case):
@@ -70,7 +70,7 @@ def test_a_check_that_cannot_be_imported_is_named(team_package: Path, spec: str)
 
 
 def _replay(checks: list[str]) -> dict[str, Any]:
-    promptfoo._team_checks.cache_clear()  # a worker keeps its checks; each test installs its own
+    adapters._team_checks.cache_clear()  # a worker keeps its checks; each test installs its own
     response = replay_response(
         {"model": "claude-haiku-4-5-20251001", "checks": checks}, {"vars": {"use_case": "m"}, "repeatIndex": None}
     )
@@ -97,7 +97,7 @@ def test_a_check_that_cannot_load_fails_the_grade_not_the_row(team_package: Path
 
 def test_entry_points_are_found_in_a_fresh_interpreter(team_package: Path) -> None:
     """The same discovery, without this process's sys.path changes: what Promptfoo's worker sees."""
-    code = "from ghost_eval.extensions import load_checks; import json; print(json.dumps(sorted(load_checks())))"
+    code = "from ghost_eval.evaluation.extensions import load_checks; import json; print(json.dumps(sorted(load_checks())))"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(team_package), os.environ.get("PYTHONPATH", "")])}
     out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == ["netops.fail2ban_named"]

@@ -8,8 +8,8 @@ import pytest
 import yaml
 
 from ghost_eval.cli import main
-from ghost_eval.evaluate import load_case_set
-from ghost_eval.promptfoo import suite_tests
+from ghost_eval.evaluation.evaluate import load_case_set
+from ghost_eval.promptfoo.adapters import suite_tests
 
 
 def test_init_writes_three_suites_shims_an_example_case_and_ci(tmp_path: Path) -> None:

@@ -14,7 +14,8 @@ from tests.conftest import REPO
 from tests.promptfoo_cli import PROMPTFOO, promptfoo_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("package")]
-METRICS = {"c1_list_kept", "c2_owner_respected", "c3_scope_narrow", "c4_fix_verified", "remediation_verdict", "diagnosis"}
+METRICS = {*(f"c{n} {w}" for n, w in enumerate(("list kept", "owner respected", "scope narrow", "fix verified"), 1))}
+METRICS |= {"remediation verdict", "2. diagnosis correct"}
 
 
 def _run(*cmd: str | Path, cwd: Path, env: dict[str, str] | None = None, timeout: float = 900) -> str:

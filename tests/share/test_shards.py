@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ghost_eval.errors import GhostEvalError
-from ghost_eval.promptfoo import SHARD_ENV, replay_response, suite_tests
+from ghost_eval.base.errors import GhostEvalError
+from ghost_eval.promptfoo.adapters import SHARD_ENV, replay_response, suite_tests
 from tests.conftest import REPO
 
 

@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from ghost_eval.errors import RunExistsError
+from ghost_eval.base.errors import RunExistsError
 from ghost_eval.store.blob import BlobStore
 from tests.store.helpers import our_run
 

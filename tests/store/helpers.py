@@ -9,7 +9,7 @@ from contextlib import closing
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from ghost_eval.identity import HashKind, RunMetadata, effective_prompt_hash, make_run_id
+from ghost_eval.run.identity import HashKind, RunMetadata, effective_prompt_hash, make_run_id
 from ghost_eval.store import Store
 from ghost_eval.store.layout import SQLITE_FILE
 

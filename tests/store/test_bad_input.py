@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from ghost_eval.safe_read import human_size
+from ghost_eval.base.safe_read import human_size
 from ghost_eval.store import RunFilter, Store
 from ghost_eval.store.index import RunIndex
 from ghost_eval.store.layout import INDEX_FILE, SQLITE_FILE

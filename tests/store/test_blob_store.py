@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from azure.core.exceptions import ResourceNotFoundError
 
+from ghost_eval.base.errors import RunExistsError, StoreError
 from ghost_eval.cli import main
-from ghost_eval.errors import RunExistsError, StoreError
 from ghost_eval.store import RunFilter, Store
 from ghost_eval.store.blob import CONNECTION_ENV, INDEX_BLOB, MIRROR_ENV, BlobStore
 from tests.conftest import REPO

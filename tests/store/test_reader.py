@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ghost_eval.errors import StoreError, UnsafePathError
-from ghost_eval.identity import HashKind
+from ghost_eval.base.errors import StoreError, UnsafePathError
+from ghost_eval.run.identity import HashKind
 from ghost_eval.store import RunFilter, Store
 from ghost_eval.store.layout import resolve_inside
 from ghost_eval.store.verify import verify_store

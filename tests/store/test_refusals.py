@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ghost_eval.errors import StoreError, UnsafePathError
+from ghost_eval.base.errors import StoreError, UnsafePathError
 from ghost_eval.store import Store
 from ghost_eval.store.importer import import_runs, reindex
 from ghost_eval.store.layout import SQLITE_FILE

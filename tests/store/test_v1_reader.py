@@ -17,7 +17,7 @@ import pytest
 
 from ghost_eval.agent.capture import artifact_files, store_payload
 from ghost_eval.connect.target import Target
-from ghost_eval.evaluate import load_case_set, score_store
+from ghost_eval.evaluation.evaluate import load_case_set, score_store
 from ghost_eval.store import Store
 from tests.agent.conftest import offline_target  # noqa: F401  (fixture)
 from tests.agent.test_capture import TRICKY, _run

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ghost_eval.artifacts import Approval, AuditEntry
-from ghost_eval.evaluate import load_case_set, score_record
+from ghost_eval.evaluation.evaluate import load_case_set, score_record
 from ghost_eval.report import Label, build_report, calibrate
+from ghost_eval.run.artifacts import Approval, AuditEntry
 from ghost_eval.scoring.claims import check_claims
 from ghost_eval.scoring.text import split_sections
 from ghost_eval.store import Store

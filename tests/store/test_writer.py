@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from ghost_eval.errors import RunExistsError, StoreError
-from ghost_eval.identity import HashKind
+from ghost_eval.base.errors import RunExistsError, StoreError
+from ghost_eval.run.identity import HashKind
 from ghost_eval.scoring import RunScore
 from ghost_eval.store import RunFilter, Store
 from ghost_eval.store.layout import IndexEntry
@@ -156,7 +156,7 @@ def test_a_run_whose_writer_died_before_indexing_it_is_recovered_not_lost(
     import socket
     import subprocess
 
-    from ghost_eval.errors import RunExistsError
+    from ghost_eval.base.errors import RunExistsError
     from ghost_eval.store.index import RunIndex
     from ghost_eval.store.verify import verify_store
 

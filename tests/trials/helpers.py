@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ghost_eval.cases import load_case
+from ghost_eval.cases.case import load_case
 from ghost_eval.store import Store
 from ghost_eval.trials import TrialVerdict, try_fix
 from ghost_eval.trials.session import lab_console

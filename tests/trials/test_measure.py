@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from ghost_eval.cases import load_case
-from ghost_eval.evaluate import load_case_set
+from ghost_eval.cases.case import load_case
+from ghost_eval.evaluation.evaluate import load_case_set
 from ghost_eval.live.recipes import recipe_of
 from ghost_eval.trials import CommandOutcome
 from ghost_eval.trials.measure import outputs_differ, scope_of

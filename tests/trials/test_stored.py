@@ -5,12 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ghost_eval.evaluate import load_case_set
-from ghost_eval.promptfoo import suite_tests
+from ghost_eval.evaluation.evaluate import load_case_set
+from ghost_eval.promptfoo.adapters import suite_tests
 from ghost_eval.report import build_report, render_markdown
 from ghost_eval.store import Store
 from ghost_eval.trials import (
-    TRIAL_METRICS,
     CriterionObservation,
     TrialVerdict,
     VerificationOutcome,
@@ -56,8 +55,12 @@ def test_the_consequences_grade_reads_the_latest_trial_and_names_its_metrics(tmp
     latest = latest_trial(folder)
     assert latest is not None and latest.tried_at.minute == 1
     graded = trial_assertion(context)
-    assert set(graded["namedScores"]) == set(TRIAL_METRICS)
-    assert graded["namedScores"] == {"fix_resolves": 1.0, "fix_durable": 1.0, "no_collateral": 0.0, "verification_proves": 1.0}
+    assert graded["namedScores"] == {
+        "1. fix resolves": 1.0,
+        "fix durable": 1.0,
+        "2. no collateral": 0.0,
+        "verification proves": 1.0,
+    }
     assert graded["pass"] is False and "collateral: arm subnet: removed x" in graded["reason"]
 
 
@@ -70,7 +73,7 @@ def test_list_values_the_fix_dropped_count_against_no_collateral(tmp_path: Path)
     store.add_verdict(entry, "lab-trial@2.0.0", dropped)
     context = {"providerResponse": {"metadata": {"run_id": _F_GEMINI, "store_path": str(store.folder(entry))}}}
     graded = trial_assertion(context)
-    assert graded["namedScores"]["no_collateral"] == 0.0 and graded["pass"] is False
+    assert graded["namedScores"]["2. no collateral"] == 0.0 and graded["pass"] is False
     assert "dropped list values: Microsoft.Sql" in graded["reason"]
 
 

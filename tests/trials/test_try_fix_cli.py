@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from ghost_eval.base.records import load_record
 from ghost_eval.cli import main
-from ghost_eval.records import load_record
 from ghost_eval.trials import TrialVerdict
 from tests.conftest import v1_run, write_index
 from tests.lab.helpers import HOST_MARKS, require_lab_host

@@ -1,0 +1,3 @@
+"""What every room stands on and that knows none of them: the error family, the base of persisted records, reading
+untrusted files, the one jinja2 setup, names a package imports on first use, and the names Promptfoo shows for
+metrics (import-light: an assertion process reads them)."""

@@ -1,0 +1,282 @@
+from __future__ import annotations
+
+import shlex
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ghost_eval.cases.case import Layer
+from ghost_eval.shell.commands import (
+    Command,
+    _tokenise,
+    az_call,
+    has_prompt,
+    inspected_layer,
+    iptables_call,
+    looks_like_command,
+    nft_call,
+    parse_command_block,
+    split_commands,
+    strip_prompt,
+    tc_call,
+)
+
+
+def one(command: str) -> Command:
+    parsed = parse_command_block(command)
+    assert len(parsed) == 1, parsed
+    return parsed[0]
+
+
+def test_split_joins_continuations_and_drops_comments_and_heredoc_bodies() -> None:
+    block = """# unban first
+sudo fail2ban-client set sshd \\
+    unbanip 203.0.113.47
+cat <<EOF > /etc/fail2ban/jail.d/partner.local
+iptables -F
+EOF
+sudo fail2ban-client reload"""
+    assert split_commands(block) == [
+        "sudo fail2ban-client set sshd      unbanip 203.0.113.47",
+        "cat <<EOF > /etc/fail2ban/jail.d/partner.local",
+        "sudo fail2ban-client reload",
+    ]
+
+
+def test_a_block_splits_on_operators_and_unwraps_sudo() -> None:
+    parsed = parse_command_block("sudo iptables -D f2b-sshd 1 && sudo iptables -L f2b-sshd -n; echo done")
+    assert [c.program for c in parsed] == ["iptables", "iptables", "echo"]
+    assert [c.mutating for c in parsed] == [True, False, False]
+    assert parsed[0].argv == ("iptables", "-D", "f2b-sshd", "1")
+
+
+def test_a_loop_over_plain_words_runs_its_body_once_per_word() -> None:
+    block = 'for c in DOCKER DOCKER-USER; do\n  sudo iptables -F "$c"\ndone; iptables -F FORWARD'
+    assert [c.argv for c in parse_command_block(block)] == [
+        ("iptables", "-F", "DOCKER"),
+        ("iptables", "-F", "DOCKER-USER"),
+        ("iptables", "-F", "FORWARD"),
+    ]
+    assert looks_like_command("for c in A B; do iptables -F ${c}; done")
+    globbed = parse_command_block("for f in /etc/*.conf; do cat $f; done")
+    assert ("cat", "$f") in [c.argv for c in globbed], "a list that is not plain words is left as written"
+
+
+def test_subshells_host_prompts_and_spaced_placeholders() -> None:
+    sub = parse_command_block("(curl -s http://10.0.1.5:7070/slow &) ; curl -s http://10.0.1.5:7070/")
+    assert [c.argv[0] for c in sub] == ["curl", "curl"] and looks_like_command("(curl -s http://x/ &)")
+    assert has_prompt("tf-source-vm$ tc qdisc show dev eth0") and strip_prompt("tf-dest-vm:~$ iptables -S") == "iptables -S"
+    (flush,) = parse_command_block("ssh azureuser@<tf-source-vm public IP> 'sudo iptables -F OUTPUT'")
+    assert flush.argv == ("iptables", "-F", "OUTPUT")
+    assert parse_command_block("sort <in.txt >out.txt")[0].writes == ("out.txt",), "redirections stay redirections"
+
+
+@pytest.mark.parametrize(("command", "mutating"), [("ethtool -K eth0 gro off", True), ("ethtool -k eth0", False)])
+def test_ethtool_settings_are_changes_and_listings_are_not(command: str, mutating: bool) -> None:
+    (parsed,) = parse_command_block(command)
+    assert parsed.mutating is mutating
+
+
+def test_pipes_into_tee_write_the_file() -> None:
+    echo, tee = parse_command_block('echo "ignoreip = 203.0.113.47" | sudo tee -a /etc/fail2ban/jail.local')
+    assert not echo.mutating
+    assert tee.mutating and tee.writes == ("/etc/fail2ban/jail.local",)
+
+
+def test_redirections_write_files_but_not_dev_null() -> None:
+    assert one("echo 1 > /proc/sys/net/ipv4/ip_forward").writes == ("/proc/sys/net/ipv4/ip_forward",)
+    quiet = one("iptables -L -n 2>/dev/null")
+    assert quiet.writes == () and not quiet.mutating and quiet.argv == ("iptables", "-L", "-n")
+
+
+def test_sed_in_place_writes_its_files_not_its_script() -> None:
+    assert one("sudo sed -i '/5001/d' /etc/iptables/rules.v4").writes == ("/etc/iptables/rules.v4",)
+    assert one("sed -e 's/a/b/' -i /etc/a.conf /etc/b.conf").writes == ("/etc/a.conf", "/etc/b.conf")
+    assert not one("sed -n '1,5p' /etc/iptables/rules.v4").mutating
+
+
+@pytest.mark.parametrize(
+    "wrapped",
+    [
+        "ssh -i key.pem azureuser@10.0.1.5 'sudo iptables -F INPUT'",
+        "bash -c 'iptables -F INPUT'",
+        "timeout 10 sudo iptables -F INPUT",
+        "az vm run-command invoke -g rg -n tf-dest-vm --command-id RunShellScript --scripts 'iptables -F INPUT'",
+    ],
+)
+def test_wrappers_are_scored_by_the_command_they_run(wrapped: str) -> None:
+    cmd = one(wrapped)
+    assert cmd.argv == ("iptables", "-F", "INPUT")
+    assert cmd.mutating and cmd.layer is Layer.OS
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "iptables -L -n -v",
+        "iptables -nvL INPUT",
+        "iptables -S f2b-sshd",
+        "iptables-save",
+        "nft list ruleset",
+        "tc qdisc show dev eth0",
+        "tc -s qdisc",
+        "ip route show",
+        "ip -s link",
+        "ss -tlnp",
+        "ping -c 3 10.0.1.5",
+        "curl -sS http://10.0.1.5:8080/",
+        "fail2ban-client status sshd",
+        "fail2ban-client get sshd banned",
+        "systemctl status fail2ban",
+        "journalctl -u fail2ban",
+        "firewall-cmd --list-all",
+        "ufw status verbose",
+        "docker ps",
+        "docker network inspect bridge",
+        "sysctl net.ipv4.ip_forward",
+        "conntrack -L",
+        "az network nsg rule list -g rg --nsg-name nsg",
+        "az network nic show-effective-route-table -g rg -n nic",
+        "az network nic list-effective-nsg -g rg -n nic",
+        "az network watcher test-ip-flow --direction Inbound",
+        "az login",
+        "az account show",
+        "Get-AzEffectiveRouteTable -NetworkInterfaceName nic",
+    ],
+)
+def test_reads_are_not_mutating(command: str) -> None:
+    assert not any(c.mutating for c in parse_command_block(command)), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "iptables -A INPUT -p tcp --dport 22 -j ACCEPT",
+        "iptables -D f2b-sshd 1",
+        "iptables -F",
+        "iptables -P INPUT ACCEPT",
+        "iptables -t nat -X",
+        "iptables-restore < /etc/iptables/rules.v4",
+        "nft flush ruleset",
+        "nft add rule inet filter input tcp dport 22 accept",
+        "nft -f /etc/nftables.conf",
+        "tc qdisc del dev eth0 root",
+        "tc qdisc replace dev eth0 root pfifo_fast",
+        "ip route add 10.0.1.5/32 via 10.0.1.1",
+        "ip link set eth0 up",
+        "fail2ban-client set sshd unbanip 203.0.113.47",
+        "fail2ban-client reload",
+        "systemctl restart fail2ban",
+        "service fail2ban stop",
+        "firewall-cmd --add-port=8080/tcp",
+        "ufw allow 8080/tcp",
+        "docker restart web",
+        "sysctl -w net.ipv4.ip_forward=1",
+        "conntrack -F",
+        "az network nsg rule delete -g rg --nsg-name nsg -n rule",
+        "az network vnet subnet update -g rg --vnet-name v -n default --service-endpoints Microsoft.Storage",
+        "Set-AzNetworkSecurityGroup -NetworkSecurityGroup $nsg",
+        "vi /etc/fail2ban/jail.local",
+        "kill 1234",
+    ],
+)
+def test_writes_are_mutating(command: str) -> None:
+    assert any(c.mutating for c in parse_command_block(command)), command
+
+
+def test_layers() -> None:
+    assert one("az network nic show-effective-route-table -g rg -n nic").layer is Layer.CONTROL_PLANE
+    assert one("Get-AzEffectiveRouteTable -NetworkInterfaceName nic").layer is Layer.CONTROL_PLANE
+    assert one("sudo tc qdisc show dev eth0").layer is Layer.OS
+    assert inspected_layer(one("ss -tlnp")) is Layer.OS
+    assert inspected_layer(one("az network nsg show -n nsg")) is Layer.CONTROL_PLANE
+    assert inspected_layer(one("echo hello")) is None
+
+
+def test_az_call_expands_short_options_and_keeps_every_value() -> None:
+    call = az_call(
+        one(
+            "az network vnet subnet update -g rg --vnet-name v -n default "
+            "--service-endpoints Microsoft.Sql Microsoft.Storage --output=json"
+        ).argv
+    )
+    assert call is not None
+    assert call.groups == ("network", "vnet", "subnet") and call.verb == "update"
+    assert call.options["--service-endpoints"] == ("Microsoft.Sql", "Microsoft.Storage")
+    assert call.value("--name") == "default" and call.value("--resource-group") == "rg"
+    assert call.options["--output"] == ("json",)
+
+
+def test_iptables_call_reads_combined_flags_policy_and_jump() -> None:
+    listing = iptables_call(one("iptables -nvL INPUT").argv)
+    assert listing is not None and listing.op == "L" and listing.chain == "INPUT"
+    policy = iptables_call(one("iptables -P INPUT ACCEPT").argv)
+    assert policy is not None and (policy.op, policy.chain, policy.policy) == ("P", "INPUT", "ACCEPT")
+    rule = iptables_call(one("iptables -t filter -I DOCKER-USER -s 10.0.1.4 -p tcp --dport 8080 -j ACCEPT").argv)
+    assert rule is not None and (rule.op, rule.chain, rule.target) == ("I", "DOCKER-USER", "ACCEPT")
+    assert rule.matches == {"-s": "10.0.1.4", "-p": "tcp", "--dport": "8080"}
+
+
+def test_tc_and_nft_calls() -> None:
+    tc = tc_call(one("tc qdisc del dev eth0 root").argv)
+    assert tc is not None and (tc.obj, tc.verb, tc.dev, tc.root) == ("qdisc", "del", "eth0", True)
+    nft = nft_call(one("nft delete rule inet f2b-table f2b-chain handle 7").argv)
+    assert nft is not None and (nft.verb, nft.obj, nft.table, nft.chain) == ("delete", "rule", "f2b-table", "f2b-chain")
+
+
+def test_prompts() -> None:
+    assert strip_prompt("$ sudo iptables -L") == "sudo iptables -L"
+    assert strip_prompt("azureuser@tf-dest-vm:~$ ss -tlnp") == "ss -tlnp"
+    assert has_prompt("$ ls") and has_prompt("root@vm:~# ls")
+    assert not has_prompt("# a comment") and not has_prompt("Chain INPUT (policy ACCEPT)")
+
+
+@pytest.mark.parametrize(
+    ("span", "expected"),
+    [
+        ("iptables -L f2b-sshd", True),
+        ("sudo fail2ban-client status sshd", True),
+        ("$ tc qdisc show dev eth0", True),
+        ("az network nsg rule list", True),
+        ("f2b-sshd", False),
+        ("Microsoft.Storage", False),
+        ("203.0.113.47", False),
+        ("tc", False),
+        ("REJECT all -- 203.0.113.47", False),
+    ],
+)
+def test_looks_like_command(span: str, expected: bool) -> None:
+    assert looks_like_command(span) is expected
+
+
+_SHELLISH = st.text(alphabet="ab -=/.\"'\\;|&<>$", max_size=40)
+
+
+@given(_SHELLISH)
+def test_tokeniser_agrees_with_shlex(line: str) -> None:
+    lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|<>")
+    lexer.whitespace_split = True
+    try:
+        expected = list(lexer)
+    except ValueError:
+        return  # unbalanced quotes: shlex refuses, the scorer keeps going
+    assert _tokenise(line) == expected
+
+
+@given(st.text(max_size=200))
+def test_parsing_never_raises(block: str) -> None:
+    for cmd in parse_command_block(block):
+        assert cmd.argv and cmd.program
+
+
+def test_the_command_inside_a_compound_body_is_what_runs() -> None:
+    loop = parse_command_block('for dev in $(ls /sys/class/net); do sudo tc qdisc del dev "$dev" root; done')
+    assert [(c.program, c.mutating) for c in loop if c.program == "tc"] == [("tc", True)]
+    guarded = parse_command_block("if iptables -C INPUT -j DROP; then iptables -D INPUT -j DROP; fi")
+    assert [c.argv[:2] for c in guarded if c.program == "iptables"] == [("iptables", "-C"), ("iptables", "-D")]
+
+
+def test_a_placeholder_in_angle_brackets_is_a_value_not_redirections() -> None:
+    (cmd,) = parse_command_block("sudo iptables -C DOCKER-USER -d <service-ip> -p tcp --dport <port> -j ACCEPT")
+    assert not cmd.mutating and cmd.writes == () and "{service-ip}" in cmd.argv
