@@ -132,7 +132,9 @@ class AgentBox:
         self.private.mkdir(mode=0o700)
         shutil.copytree(self.layout.state_dir / "az", self.private / "az", ignore=shutil.ignore_patterns("*.lock"))
         shutil.copy(arm / "ca.pem", self.private / "ca.pem")
-        shutil.copytree(self.layout.ssh_dir, self.private / "ssh")
+        (self.private / "ssh").mkdir()
+        for key in (self.layout.client_key, Path(f"{self.layout.client_key}.pub"), self.layout.known_hosts):
+            shutil.copy(key, self.private / "ssh" / key.name)  # the client's key only, never the VMs' host keys
         (self.private / "home").mkdir()
         self._write_target()
         uid = agent_uid_base(self.layout) + AGENT_UID

@@ -310,9 +310,11 @@ for address in sys.argv[1:]:
     with AgentBox(lab.state_dir, original_env(), work) as box:
         env = box.environment()
         target = json.loads((box.private / "target.json").read_text())["hosts"][dest.name]
+        keys = sorted(p.name for p in (box.private / "ssh").iterdir())  # the client's, not the VMs' host keys
         ssh = ["ssh", "-i", target["key_file"], "-o", f"UserKnownHostsFile={target['known_hosts_file']}", "-o", "BatchMode=yes"]
         shell = box.run([*ssh, f"root@{target['address']}", "hostname"], "", env, timeout=60)
         probed = box.run(["python3", "-c", probe, *closed], "", env, timeout=60)
+    assert keys == ["id_ed25519", "id_ed25519.pub", "known_hosts"]
     assert (shell.returncode, shell.stdout.strip()) == (0, dest.name), shell.stderr
     assert probed.stdout.splitlines() == [f"{a} closed" for a in closed]
     assert listener.received == []
