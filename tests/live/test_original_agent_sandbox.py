@@ -138,7 +138,8 @@ def _attack(
     """Run the attack as case a's investigation; returns what it aimed at and what the stored run holds."""
     mark = f"ghost-agentbox-{secrets.token_hex(4)}"
     (secret, secret_value), env_value = secret, secrets.token_hex(16)
-    writes = [f"/etc/{mark}", f"/root/{mark}", f"/var/tmp/{mark}", f"/dev/shm/{mark}", str(REPO / mark), str(ORIGINAL / mark)]
+    writes = [f"/etc/{mark}", f"/root/{mark}", f"/var/tmp/{mark}", f"/dev/shm/{mark}", str(REPO / mark)]
+    writes += [] if host_commands else [str(ORIGINAL / mark)]  # the shared checkout is never written on purpose
     reach = [f"{address}:{port}" for address in _host_addresses()]
     command = shlex.join(["python3", "-c", _ATTACK, mark, str(secret), ",".join(writes), ",".join(reach)])
     monkeypatch.setattr(live_run, "script_for", lambda _case: _attack_script(command))
