@@ -91,14 +91,16 @@ view: bootstrap
 # The original Ghost Agent, unmodified, on cases a, m and q in the lab (as root): the real az CLI (its environment is
 # built on first use under ~/.cache/ghost-eval) and the scripted model. The lab is always taken down afterwards. Then
 # the verdicts are published, every stored run's fix is tried in a lab of its own (results/original-trials.jsonl),
-# and the original's own eval scripts read the store (results/original-scripts.txt).
+# and the original's own eval scripts read the store (results/original-scripts.txt). MODEL=<a real model> runs the
+# same rows with it (its key in ANTHROPIC_API_KEY or GEMINI_API_KEY; `sudo -E` keeps it): the agent runs in its sandbox.
 ORIGINAL ?= ../shared/original/agentic-network-tools
+MODEL ?=
 ORIGINAL_STORE := $(CURDIR)/$(RESULTS)/original-lab-store
 original-lab: bootstrap lab-deps
 	@mkdir -p $(RESULTS) $(PROMPTFOO_CONFIG_DIR)
 	$(BIN)/ghost-eval lab az >/dev/null
 	$(BIN)/ghost-eval lab up >/dev/null
-	GHOST_EVAL_ORIGINAL=$(abspath $(ORIGINAL)) GHOST_EVAL_STORE=$(ORIGINAL_STORE) \
+	GHOST_EVAL_ORIGINAL=$(abspath $(ORIGINAL)) GHOST_EVAL_STORE=$(ORIGINAL_STORE) GHOST_EVAL_MODEL=$(MODEL) \
 		$(PROMPTFOO) eval -c suites/original-lab.yaml -o $(RESULTS)/original-lab.json --no-progress-bar --no-table --no-cache; \
 	rc=$$?; $(BIN)/ghost-eval lab down >/dev/null; if [ $$rc -ne 0 ] && [ $$rc -ne 100 ]; then exit $$rc; fi
 	$(BIN)/ghost-eval score --store $(ORIGINAL_STORE) >/dev/null

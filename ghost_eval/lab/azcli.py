@@ -33,6 +33,7 @@ __all__ = [
     "ToolEnv",
     "az",
     "az_environment",
+    "az_variables",
     "az_login",
     "cache_dir",
     "original_env",
@@ -129,8 +130,15 @@ def az_environment(state_dir: Path, env: ToolEnv) -> dict[str, str]:
         **os.environ,
         **({"HTTPS_PROXY": proxy, "https_proxy": proxy, "NO_PROXY": no_proxy, "no_proxy": no_proxy} if proxy else {}),
         "PATH": f"{env.bin}{os.pathsep}{os.environ.get('PATH', '')}",
-        "AZURE_CONFIG_DIR": str(state_dir / "az"),
-        "REQUESTS_CA_BUNDLE": str(layout.arm_dir / "ca.pem"),
+        **az_variables(state_dir / "az", layout.arm_dir / "ca.pem"),
+    }
+
+
+def az_variables(config_dir: Path, ca_bundle: Path) -> dict[str, str]:
+    """The CLI's own settings: the lab's profile folder, the emulator's CA, nothing sent to Microsoft."""
+    return {
+        "AZURE_CONFIG_DIR": str(config_dir),
+        "REQUESTS_CA_BUNDLE": str(ca_bundle),
         "AZURE_CORE_INSTANCE_DISCOVERY": "false",
         "AZURE_CORE_COLLECT_TELEMETRY": "false",
         "AZURE_CORE_SURVEY_MESSAGE": "false",

@@ -55,9 +55,9 @@ from ghost_eval.lab.sandbox import create_vm, destroy_vm, start_vm
 from ghost_eval.lab.shell import in_netns, kill_pids, netns_pids, pid_alive, run
 from ghost_eval.lab.vm import INIT, prepare_vm
 
-__all__ = ["API_VERSION", "LabStatus", "lab_down", "lab_status", "lab_up"]
+__all__ = ["API_VERSION", "LabStatus", "lab_down", "lab_layout", "lab_status", "lab_up"]
 
-_STATE_ENTRIES = ("lab.json", "target.json", "ssh", "arm", "vms", "crun", "internet.log", "az", ".az.lock")
+_STATE_ENTRIES = ("lab.json", "target.json", "ssh", "arm", "vms", "crun", "internet.log", "az", ".az.lock", "agentbox")
 _BOOT_TIMEOUT_S = 30.0
 API_VERSION = "2026-03-01"
 """The api-version azure-mgmt-network 33.x sends; the emulator accepts any."""
@@ -99,7 +99,8 @@ def _read_manifest(path: Path) -> dict[str, object]:
     return data if isinstance(data, dict) else {}
 
 
-def _layout(state_dir: Path) -> LabLayout:
+def lab_layout(state_dir: Path) -> LabLayout:
+    """The layout of the lab in `state_dir`, with the management subnet its `lab up` chose."""
     index = _read_manifest(state_dir / "lab.json").get("mgmt_index", 0)
     return LabLayout(state_dir, int(index) if isinstance(index, int) else 0)
 
@@ -305,7 +306,7 @@ def _emulator_pid(state_dir: Path) -> int | None:
 
 
 def _down(state_dir: Path) -> list[str]:
-    layout = _layout(state_dir)
+    layout = lab_layout(state_dir)
     removed = [f"VM {vm.name}" for vm in layout.vms if destroy_vm(layout, vm)]
     pid = _emulator_pid(state_dir)
     if pid is not None:
@@ -345,7 +346,7 @@ def _arm_answers(target: Target) -> str:
 def lab_status(state_dir: Path | None = None) -> LabStatus:
     """Whether the lab is up and every piece answers: namespaces, VM inits, SSH, the emulator."""
     path = _state_dir(state_dir)
-    layout = _layout(path)
+    layout = lab_layout(path)
     status = LabStatus(path, up=layout.manifest.exists(), healthy=False)
     if not status.up:
         status.checks["lab"] = f"not up (no {layout.manifest})"

@@ -4,6 +4,7 @@ Topology (one lab):
 
     host namespace                      fabric netns ("Azure")            VM netns (one per VM)
     gh<id>mg bridge 198.18.N.1/24 ---- mgmt0 198.18.N.4|5 (management: SSH from the host)
+                                  ---- agent netns: mgmt0 198.18.N.2 (the external agent's sandbox, while it runs)
                                         br0 10.0.1.1/24 ---- eth0 10.0.1.4|5 (data path, NSGs and UDRs enforced)
                                         inet0 198.51.100.1/24 ---- internet netns: eth0 198.51.100.80 (ports 80, 443)
 
@@ -164,6 +165,21 @@ class LabLayout:
     def data_fabric_link(self, vm: VmSpec) -> str:
         """Temporary name of the fabric end before it becomes the bridge port named after the VM."""
         return f"{self.link_prefix}f{vm.short}"
+
+    @property
+    def agent_ns(self) -> str:
+        """The network namespace (and crun container) of the external agent's sandbox (`agentbox`)."""
+        return f"{self.ns_prefix}agent"
+
+    @property
+    def agent_host_link(self) -> str:
+        """The agent's port on the management bridge (its other end is the agent's mgmt0)."""
+        return f"{self.link_prefix}ma"
+
+    @property
+    def agent_mgmt_address(self) -> str:
+        """The agent's address on the management subnet: it may open SSH to the VMs there, nothing else."""
+        return f"{MGMT_PREFIX}.{self.mgmt_index}.2"
 
     @property
     def mgmt_host_address(self) -> str:

@@ -29,7 +29,16 @@ from ghost_eval.lab.layout import (
 )
 from ghost_eval.lab.shell import kill_pids, netns_pids, run
 
-__all__ = ["choose_mgmt_index", "create_network", "destroy_network", "lab_links", "lab_namespaces", "wire_vm"]
+__all__ = [
+    "choose_mgmt_index",
+    "create_network",
+    "destroy_network",
+    "lab_links",
+    "lab_namespaces",
+    "unwire_agent",
+    "wire_agent",
+    "wire_vm",
+]
 
 _PLEN = ipaddress.ip_network(SUBNET_PREFIX).prefixlen
 
@@ -59,8 +68,11 @@ def _mgmt_table(layout: LabLayout) -> str:
 
 def _guard_management(layout: LabLayout) -> None:
     """The management bridge carries the host's SSH to the VMs and nothing else: a VM may answer, never open a
-    connection to the host (whose services listen on every address) nor be routed beyond it."""
+    connection to the host (whose services listen on every address) nor be routed beyond it. The one exception is the
+    external agent's sandbox (`agentbox`), a port of the same bridge: it may open SSH to the VMs (bridged frames
+    cross this forward hook, the host running br_netfilter) and get the answers."""
     bridge = layout.mgmt_bridge
+    vms = ", ".join(layout.mgmt_address(vm) for vm in layout.vms)
     run(
         ["nft", "-f", "-"],
         input=f"""table inet {_mgmt_table(layout)} {{
@@ -71,6 +83,8 @@ def _guard_management(layout: LabLayout) -> None:
     }}
     chain forward {{
         type filter hook forward priority -10; policy accept;
+        iifname "{bridge}" ip saddr {layout.agent_mgmt_address} ip daddr {{ {vms} }} tcp dport 22 accept
+        iifname "{bridge}" ip saddr {{ {vms} }} ip daddr {layout.agent_mgmt_address} ct state established,related accept
         iifname "{bridge}" counter drop
         oifname "{bridge}" counter drop
     }}
@@ -130,6 +144,51 @@ def wire_vm(layout: LabLayout, vm: VmSpec, pid: int) -> None:
     _ip("link", "set", mgmt_vm, "name", "mgmt0", netns=ns)
     _ip("addr", "add", f"{layout.mgmt_address(vm)}/24", "dev", "mgmt0", netns=ns)
     _ip("link", "set", "mgmt0", "up", netns=ns)
+
+
+def _agent_firewall(layout: LabLayout) -> str:
+    """The agent's own namespace lets out only SSH to the VMs (and loopback, where the host's relays listen); its
+    user holds no capability over this namespace, so the rules stay as the host wrote them."""
+    vms = ", ".join(layout.mgmt_address(vm) for vm in layout.vms)
+    return f"""table inet agentbox {{
+    chain output {{
+        type filter hook output priority 0; policy drop;
+        oifname "lo" accept
+        ct state established,related accept
+        oifname "mgmt0" ip daddr {{ {vms} }} tcp dport 22 accept
+    }}
+    chain input {{
+        type filter hook input priority 0; policy drop;
+        iifname "lo" accept
+        ct state established,related accept
+    }}
+}}
+"""
+
+
+def wire_agent(layout: LabLayout) -> None:
+    """The external agent's network namespace: loopback, and mgmt0 on the management bridge (the VMs' SSH), no
+    route beyond that subnet; created by the host and owned by it (the agent joins it without any capability)."""
+    ns = layout.agent_ns
+    unwire_agent(layout)  # what a crashed run left
+    run(["ip", "netns", "add", ns])
+    _ip("link", "set", "lo", "up", netns=ns)
+    _sysctl(ns, "net.ipv6.conf.all.disable_ipv6", "1")
+    _ip("link", "add", layout.agent_host_link, "type", "veth", "peer", "name", "mgmt0", "netns", ns)
+    _ip("link", "set", layout.agent_host_link, "master", layout.mgmt_bridge, "up")
+    _ip("addr", "add", f"{layout.agent_mgmt_address}/24", "dev", "mgmt0", netns=ns)
+    _ip("link", "set", "mgmt0", "up", netns=ns)
+    run(["ip", "netns", "exec", ns, "nft", "-f", "-"], input=_agent_firewall(layout))
+
+
+def unwire_agent(layout: LabLayout) -> None:
+    """Kill whatever still runs in the agent's namespace and delete it (its mgmt0 pair goes with it)."""
+    ns = layout.agent_ns
+    if ns not in lab_namespaces(layout):
+        return
+    kill_pids(netns_pids(ns), grace=0.5)
+    run(["ip", "netns", "delete", ns])
+    run(["ip", "link", "delete", layout.agent_host_link], check=False)
 
 
 def lab_namespaces(layout: LabLayout) -> list[str]:

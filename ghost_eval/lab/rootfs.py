@@ -1,10 +1,12 @@
-"""Builds a lab VM's root file system and creates its container: run by `sandbox.create_vm` as a script of its own.
+"""Builds a lab sandbox's root file system and starts its crun: run by `sandbox` as a script of its own.
 
 It runs as host root in a private mount namespace (so nothing it mounts appears on the host): a tmpfs on /mnt as
 scratch (the host's /mnt is untouched, and every path the VM's user must cross to reach the root is traversable,
 unlike a state folder under a 0700 temp dir), the host's root file system there read-only and id-mapped (host uid N
 shown as the VM's uid base + N, so host-root files belong to VM root), an overlay on it whose upper layer is the VM's
 own, the runtime folders the VM needs staged for binding, then `crun create`, which keeps the namespace alive.
+The external agent's sandbox (`agentbox`) gets no overlay: the host's root read-only and not id-mapped, so its user
+sees host files as a stranger does, and `crun run`.
 
 Standard library only, and run with `python -I` by path: it starts without importing the package (a VM's start is
 on the critical path of every fix trial).
@@ -32,10 +34,11 @@ class LaunchSpec(TypedDict):
     uid_span: int
     binds: list[str]
     """Host folders the VM needs at the same path (the runtime), staged under STAGE/<index>."""
-    upper: str
-    work: str
+    upper: str | None
+    """The overlay's upper layer (a VM's writes); None: the host's root read-only, not id-mapped, no overlay."""
+    work: str | None
     crun: list[str]
-    """The `crun create` command line."""
+    """The `crun create` (or `crun run`) command line."""
 
 
 SCRATCH = Path("/mnt")
@@ -85,18 +88,21 @@ def _userns_fd(base: int, span: int) -> int:
         os.waitpid(pid, 0)
 
 
-def _idmapped_root(target: Path, base: int, span: int) -> None:
-    """The host's root file system at `target`, read-only, with host uid N shown as `base + N`."""
+def _host_root(target: Path, idmap: tuple[int, int] | None) -> None:
+    """The host's root file system (that mount alone, not those below it) at `target`, read-only; with `idmap`
+    (base, span), host uid N shown as `base + N`."""
     libc = _libc()
-    userns = _userns_fd(base, span)
+    userns = _userns_fd(*idmap) if idmap else 0
     tree = _syscall_check(libc.syscall(_SYS_OPEN_TREE, _AT_FDCWD, b"/", _OPEN_TREE_CLONE | _OPEN_TREE_CLOEXEC), "open_tree /")
-    attr = ctypes.create_string_buffer(struct.pack("QQQQ", _MOUNT_ATTR_IDMAP | _MOUNT_ATTR_RDONLY, 0, 0, userns))
-    _syscall_check(libc.syscall(_SYS_MOUNT_SETATTR, tree, b"", _AT_EMPTY_PATH, attr, 32), "mount_setattr (id-mapped, read-only)")
+    flags = _MOUNT_ATTR_RDONLY | (_MOUNT_ATTR_IDMAP if idmap else 0)
+    attr = ctypes.create_string_buffer(struct.pack("QQQQ", flags, 0, 0, userns))
+    _syscall_check(libc.syscall(_SYS_MOUNT_SETATTR, tree, b"", _AT_EMPTY_PATH, attr, 32), "mount_setattr (read-only)")
     _syscall_check(
         libc.syscall(_SYS_MOVE_MOUNT, tree, b"", _AT_FDCWD, str(target).encode(), _MOVE_MOUNT_F_EMPTY_PATH), "move_mount"
     )
     os.close(tree)
-    os.close(userns)
+    if idmap:
+        os.close(userns)
 
 
 def _mount(*args: str) -> None:
@@ -114,10 +120,13 @@ def _launch(spec: LaunchSpec) -> int:
     for i, path in enumerate(spec["binds"]):
         (STAGE / str(i)).mkdir(parents=True)
         _mount("--rbind", path, str(STAGE / str(i)))
-    LOWER.mkdir()
     ROOTFS.mkdir()
-    _idmapped_root(LOWER, spec["uid_base"], spec["uid_span"])
-    _mount("-t", "overlay", "overlay", "-o", f"lowerdir={LOWER},upperdir={spec['upper']},workdir={spec['work']}", str(ROOTFS))
+    if spec["upper"] is None:
+        _host_root(ROOTFS, None)
+    else:
+        LOWER.mkdir()
+        _host_root(LOWER, (spec["uid_base"], spec["uid_span"]))
+        _mount("-t", "overlay", "overlay", "-o", f"lowerdir={LOWER},upperdir={spec['upper']},workdir={spec['work']}", str(ROOTFS))
     os.execvp(spec["crun"][0], spec["crun"])
 
 

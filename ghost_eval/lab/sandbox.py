@@ -36,14 +36,22 @@ from ghost_eval.lab.rootfs import ROOTFS, STAGE, LaunchSpec
 __all__ = [
     "CAPABILITIES",
     "DENIED_SYSCALLS",
+    "MASKED_PATHS",
     "MASKED_ROOTS",
+    "READONLY_PATHS",
+    "UID_FIRST",
+    "UID_SPAN",
     "container_pid",
     "create_vm",
+    "crun_command",
     "destroy_vm",
     "exec_in_vm",
+    "launcher_argv",
     "oci_config",
+    "seccomp_profile",
     "start_vm",
     "stream_from_vm",
+    "tmpfs_mount",
     "uid_base",
 ]
 
@@ -121,21 +129,36 @@ MASKED_ROOTS = ("/run", "/tmp", "/home", "/var/log", "/var/lib/fail2ban")
 """Fresh, empty folders in every VM: the host's runtime state, scratch space (where labs and their keys live),
 users' homes and logs never show through the lower layer."""
 
-_UID_SPAN = 65536
-_UID_FIRST = 1_000_000_000
+MASKED_PATHS = (
+    "/proc/acpi",
+    "/proc/asound",
+    "/proc/kcore",
+    "/proc/keys",
+    "/proc/latency_stats",
+    "/proc/timer_list",
+    "/proc/sched_debug",
+    "/proc/scsi",
+    "/sys/firmware",
+)
+"""Kernel files no sandbox may read (hidden by crun)."""
+READONLY_PATHS = ("/proc/bus", "/proc/fs", "/proc/irq", "/proc/sysrq-trigger")
+
+UID_SPAN = 65536
+UID_FIRST = 1_000_000_000
 _CRUN = "crun"
 
 
 def uid_base(layout: LabLayout, vm: VmSpec) -> int:
     """The host uid that is root in this VM: a range of its own per lab and VM, far above any real account."""
-    return _UID_FIRST + (layout.mgmt_index * 16 + layout.vms.index(vm)) * _UID_SPAN
+    return UID_FIRST + (layout.mgmt_index * 16 + layout.vms.index(vm)) * UID_SPAN
 
 
 def _name(layout: LabLayout, vm: VmSpec) -> str:
     return layout.vm_ns(vm)
 
 
-def _crun(layout: LabLayout, *args: str) -> list[str]:
+def crun_command(layout: LabLayout, *args: str) -> list[str]:
+    """crun with the lab's own state folder and no cgroup manager (see the README on cgroups)."""
     return [_CRUN, "--root", str(layout.state_dir / "crun"), "--cgroup-manager=disabled", *args]
 
 
@@ -151,7 +174,7 @@ def _runtime_binds() -> list[str]:
     )
 
 
-def _seccomp() -> dict[str, object]:
+def seccomp_profile() -> dict[str, object]:
     namespace_clone = [
         {
             "names": ["clone"],
@@ -173,7 +196,7 @@ def _seccomp() -> dict[str, object]:
     }
 
 
-def _tmpfs(destination: str, mode: str = "0755") -> dict[str, object]:
+def tmpfs_mount(destination: str, mode: str = "0755") -> dict[str, object]:
     return {"destination": destination, "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "nodev", f"mode={mode}"]}
 
 
@@ -193,10 +216,10 @@ def oci_config(layout: LabLayout, vm: VmSpec, args: Sequence[str]) -> dict[str, 
         {"destination": "/dev/shm", "type": "tmpfs", "source": "shm", "options": ["nosuid", "noexec", "nodev", "mode=1777"]},
         {"destination": "/dev/mqueue", "type": "mqueue", "source": "mqueue", "options": ["nosuid", "noexec", "nodev"]},
         {"destination": "/sys", "type": "sysfs", "source": "sysfs", "options": ["nosuid", "noexec", "nodev", "ro"]},
-        *(_tmpfs(root, "1777" if root == "/tmp" else "0755") for root in MASKED_ROOTS),
+        *(tmpfs_mount(root, "1777" if root == "/tmp" else "0755") for root in MASKED_ROOTS),
     ]
     if not any(state == Path(root) or Path(root) in state.parents for root in MASKED_ROOTS):
-        mounts.append(_tmpfs(str(state), "0700"))
+        mounts.append(tmpfs_mount(str(state), "0700"))
     mounts += [
         {"destination": path, "type": "bind", "source": str(STAGE / str(i)), "options": ["rbind", "ro", "nosuid", "nodev"]}
         for i, path in enumerate(_runtime_binds())
@@ -217,22 +240,12 @@ def oci_config(layout: LabLayout, vm: VmSpec, args: Sequence[str]) -> dict[str, 
         "hostname": vm.name,
         "mounts": mounts,
         "linux": {
-            "uidMappings": [{"containerID": 0, "hostID": base, "size": _UID_SPAN}],
-            "gidMappings": [{"containerID": 0, "hostID": base, "size": _UID_SPAN}],
+            "uidMappings": [{"containerID": 0, "hostID": base, "size": UID_SPAN}],
+            "gidMappings": [{"containerID": 0, "hostID": base, "size": UID_SPAN}],
             "namespaces": [{"type": t} for t in ("pid", "network", "ipc", "uts", "user", "mount")],
-            "maskedPaths": [
-                "/proc/acpi",
-                "/proc/asound",
-                "/proc/kcore",
-                "/proc/keys",
-                "/proc/latency_stats",
-                "/proc/timer_list",
-                "/proc/sched_debug",
-                "/proc/scsi",
-                "/sys/firmware",
-            ],
-            "readonlyPaths": ["/proc/bus", "/proc/fs", "/proc/irq", "/proc/sysrq-trigger"],
-            "seccomp": _seccomp(),
+            "maskedPaths": list(MASKED_PATHS),
+            "readonlyPaths": list(READONLY_PATHS),
+            "seccomp": seccomp_profile(),
         },
     }
 
@@ -253,8 +266,13 @@ def own_upper(layout: LabLayout, vm: VmSpec) -> None:
     for folder, dirs, files in os.walk(upper):
         for name in [folder, *(os.path.join(folder, d) for d in dirs), *(os.path.join(folder, f) for f in files)]:
             st = os.lstat(name)
-            if st.st_uid < _UID_SPAN and st.st_gid < _UID_SPAN:
+            if st.st_uid < UID_SPAN and st.st_gid < UID_SPAN:
                 os.lchown(name, base + st.st_uid, base + st.st_gid)
+
+
+def launcher_argv(spec: LaunchSpec) -> list[str]:
+    """The command that builds a sandbox's root file system in a private mount namespace, then runs `spec`'s crun."""
+    return [sys.executable, "-I", str(Path(rootfs.__file__)), json.dumps(spec)]
 
 
 def create_vm(layout: LabLayout, vm: VmSpec, args: Sequence[str]) -> int:
@@ -273,16 +291,16 @@ def create_vm(layout: LabLayout, vm: VmSpec, args: Sequence[str]) -> int:
     pid_file.unlink(missing_ok=True)
     launch: LaunchSpec = {
         "uid_base": uid_base(layout, vm),
-        "uid_span": _UID_SPAN,
+        "uid_span": UID_SPAN,
         "binds": _runtime_binds(),
         "upper": str(upper_dir(layout, vm)),
         "work": str(layout.vm_dir(vm) / "work"),
-        "crun": _crun(layout, "create", "--bundle", str(bundle), "--pid-file", str(pid_file), _name(layout, vm)),
+        "crun": crun_command(layout, "create", "--bundle", str(bundle), "--pid-file", str(pid_file), _name(layout, vm)),
     }
     log = layout.vm_dir(vm) / "console.log"
     with log.open("ab") as console:
         proc = subprocess.run(
-            [sys.executable, "-I", str(Path(rootfs.__file__)), json.dumps(launch)],
+            launcher_argv(launch),
             stdin=subprocess.DEVNULL,
             stdout=console,
             stderr=subprocess.STDOUT,
@@ -297,12 +315,13 @@ def create_vm(layout: LabLayout, vm: VmSpec, args: Sequence[str]) -> int:
 
 def start_vm(layout: LabLayout, vm: VmSpec) -> None:
     """Let the VM's init run (after the host has wired its network)."""
-    _check(subprocess.run(_crun(layout, "start", _name(layout, vm)), capture_output=True, text=True, check=False), vm, "start")
+    proc = subprocess.run(crun_command(layout, "start", _name(layout, vm)), capture_output=True, text=True, check=False)
+    _check(proc, vm, "start")
 
 
 def container_pid(layout: LabLayout, vm: VmSpec) -> int | None:
     """The VM's init as the host sees it, or None when its container is gone."""
-    proc = subprocess.run(_crun(layout, "state", _name(layout, vm)), capture_output=True, text=True, check=False)
+    proc = subprocess.run(crun_command(layout, "state", _name(layout, vm)), capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         return None
     pid = json.loads(proc.stdout).get("pid")
@@ -312,7 +331,7 @@ def container_pid(layout: LabLayout, vm: VmSpec) -> int | None:
 def _exec_argv(layout: LabLayout, vm: VmSpec, *argv: str) -> list[str]:
     """The lab's own way in (no SSH): it joins the VM's namespaces with the VM's capabilities, seccomp filter and
     `no_new_privs`, so what it runs can do nothing the VM itself could not."""
-    return _crun(layout, "exec", "--no-new-privs", _name(layout, vm), *argv)
+    return crun_command(layout, "exec", "--no-new-privs", _name(layout, vm), *argv)
 
 
 def stream_from_vm(layout: LabLayout, vm: VmSpec, argv: Sequence[str]) -> subprocess.Popen[bytes]:
@@ -338,8 +357,8 @@ def destroy_vm(layout: LabLayout, vm: VmSpec) -> bool:
     root = layout.state_dir / "crun"
     if not (root / _name(layout, vm)).exists():
         return False
-    subprocess.run(_crun(layout, "kill", _name(layout, vm), "KILL"), capture_output=True, check=False)
-    subprocess.run(_crun(layout, "delete", "--force", _name(layout, vm)), capture_output=True, check=False)
+    subprocess.run(crun_command(layout, "kill", _name(layout, vm), "KILL"), capture_output=True, check=False)
+    subprocess.run(crun_command(layout, "delete", "--force", _name(layout, vm)), capture_output=True, check=False)
     return True
 
 

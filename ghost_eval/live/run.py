@@ -20,6 +20,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from ghost_eval.agent.capture import artifact_files, read_artifacts, store_payload
 from ghost_eval.agent.loop import Limits
@@ -30,6 +31,7 @@ from ghost_eval.base.errors import GhostEvalError, RunExistsError
 from ghost_eval.base.records import dump_json
 from ghost_eval.cases.case import Case
 from ghost_eval.connect.target import Target, load_target
+from ghost_eval.lab.agentbox import VENDOR_API, AgentBox
 from ghost_eval.lab.azcli import az_environment, az_login, original_env
 from ghost_eval.lab.layout import default_state_dir
 from ghost_eval.live.original import capture_summary
@@ -50,6 +52,8 @@ from ghost_eval.store.layout import AGENT_RUN_FILE, REPORT, SNAPSHOT_FILE, SUMMA
 
 __all__ = ["LiveConfig", "LiveRun", "run_case", "target_path"]
 
+_VENDOR_KEYS: dict[Provider, tuple[str, ...]] = {"anthropic": ("ANTHROPIC_API_KEY",), "gemini": ("GEMINI_API_KEY",)}
+"""The key the original's adapter reads for each provider: the one host variable a sandboxed agent is given."""
 _RUNTIME_DIR = Path("/run/ghost-eval")
 """Root's lock folder; other users get `$XDG_RUNTIME_DIR/ghost-eval`, else a private folder in the temp folder."""
 
@@ -75,8 +79,9 @@ class LiveConfig:
     scripted: bool = False
     """The model is the scripted model replaying the case's script (`ghost_eval.live.scripted`): no key, no network."""
     host_commands: bool = False
-    """Let an external agent driven by a real model run on the lab's host. The original's shell runs every command
-    that is not `az` on the machine it runs on, outside the VMs' sandboxes: off unless the user says so."""
+    """Run an external agent on the lab's host itself instead of in its sandbox (`ghost_eval.lab.agentbox`). The
+    original's shell runs every command that is not `az` on the machine it runs on: set it only on a host you can
+    lose."""
     agent_timeout_s: float = 900.0
     suite_version: str | None = None
     """The suite version of the row being run (its test metadata), recorded in the stored run's metadata."""
@@ -157,27 +162,45 @@ def external_argv(config: LiveConfig, audit_dir: str, python: str = sys.executab
     return argv
 
 
-def _external_env(
-    case: Case, target: Target, target_file: Path, config: LiveConfig, stack: ExitStack
-) -> tuple[dict[str, str], str]:
-    """The agent's environment and interpreter: on the lab, the real `az` signed in to the lab (and the original's
-    packages) first on PATH; with `scripted`, the case's scripted model as the Anthropic endpoint."""
-    env = {**os.environ, "GHOST_EVAL_TARGET": str(target_file)}
-    python = sys.executable
-    if target.name == "lab" and not config.scripted and not config.host_commands:
-        raise GhostEvalError(
-            "an external agent with a real model on the lab would run the model's non-az commands on this host, outside "
-            "the VMs' sandboxes; use `scripted: true`, or set `host_commands: true` on a host you can lose"
+class _Agent:
+    """How the external agent runs: its environment, its interpreter, and, on the lab, the sandbox it runs in."""
+
+    def __init__(self, env: dict[str, str], python: str, box: AgentBox | None = None):
+        self.env, self.python, self.box = env, python, box
+
+    def run(self, argv: list[str], stdin: str, cwd: str, timeout: float) -> subprocess.CompletedProcess[str]:
+        if self.box is not None:
+            return self.box.run(argv, stdin, self.env, timeout)
+        return subprocess.run(
+            argv, input=stdin, text=True, capture_output=True, env=self.env, cwd=cwd, timeout=timeout, check=False
         )
-    if target.name == "lab":
-        tools = original_env()
+
+
+def _external_agent(case: Case, target: Target, target_file: Path, config: LiveConfig, cwd: Path, stack: ExitStack) -> _Agent:
+    """On the lab, the agent runs in a sandbox of its own (`ghost_eval.lab.agentbox`) with the real `az` signed in
+    to the lab and the original's packages; with `host_commands`, on this host as before. With `scripted`, the case's
+    scripted model is the Anthropic endpoint; else the model's key is passed and its API is the one way out."""
+    model = stack.enter_context(ScriptedModel(script_for(case.id))) if config.scripted else None
+    model_env = {"ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "scripted-model"} if model else {}
+    if target.name != "lab":
+        return _Agent({**os.environ, "GHOST_EVAL_TARGET": str(target_file), **model_env}, sys.executable)
+    tools = original_env()
+    if config.host_commands:
         az_login(target_file.parent, tools)
-        env = {**az_environment(target_file.parent, tools), "GHOST_EVAL_TARGET": str(target_file)}
-        python = str(tools.python)
-    if config.scripted:
-        model = stack.enter_context(ScriptedModel(script_for(case.id)))
-        env |= {"ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "scripted-model"}
-    return env, python
+        env = {**az_environment(target_file.parent, tools), "GHOST_EVAL_TARGET": str(target_file), **model_env}
+        return _Agent(env, str(tools.python))
+    original = os.environ.get("GHOST_EVAL_ORIGINAL")
+    box = AgentBox(
+        target_file.parent,
+        tools,
+        cwd,
+        readonly=[Path(original)] if original else [],
+        models=[urlsplit(model.url).port or 80] if model else [],
+        egress=() if model else VENDOR_API[config.provider],
+    )
+    stack.enter_context(box)
+    keys = {} if model else {k: os.environ[k] for k in _VENDOR_KEYS[config.provider] if k in os.environ}
+    return _Agent({**box.environment(), **model_env, **keys}, str(tools.python), box)
 
 
 def _original_summary(case: Case, config: LiveConfig, python: str, run_dir: Path) -> dict[str, str]:
@@ -189,6 +212,17 @@ def _original_summary(case: Case, config: LiveConfig, python: str, run_dir: Path
     return {SUMMARY_FILE: summary} if summary is not None else {}
 
 
+def _drop_links(folder: Path) -> None:
+    """Remove what the agent left in its folder that is not a file of its own: a symbolic link, a hard link or a
+    special file would make the capture (run as root on the host) read a host file, or hang, in the agent's name."""
+    for path in folder.iterdir():
+        info = path.lstat()
+        if stat.S_ISDIR(info.st_mode):
+            continue
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
+            path.unlink()
+
+
 def _external(case: Case, target: Target, target_file: Path, config: LiveConfig) -> tuple[dict[str, str], str | None]:
     """Drive an original checkout through its command-line contract; a crash or timeout is recorded, not raised.
     It runs in a folder laid out as the original's runner leaves one (the agent's working folder, its audit folder
@@ -196,25 +230,20 @@ def _external(case: Case, target: Target, target_file: Path, config: LiveConfig)
     with tempfile.TemporaryDirectory(prefix="ghost-cwd-") as cwd, ExitStack() as stack:
         audit_dir = os.path.join(cwd, "audit")
         os.mkdir(audit_dir)
-        env, python = _external_env(case, target, target_file, config, stack)
+        agent = _external_agent(case, target, target_file, config, Path(cwd), stack)
+        python = agent.python
         aborted = None
         try:
-            proc = subprocess.run(
-                external_argv(config, audit_dir, python),
-                input=case.symptom,
-                text=True,
-                capture_output=True,
-                env=env,
-                cwd=cwd,
-                timeout=config.agent_timeout_s,
-                check=False,
-            )
+            proc = agent.run(external_argv(config, audit_dir, python), case.symptom, cwd, config.agent_timeout_s)
             if proc.returncode != 0:
-                aborted = f"agent exited with status {proc.returncode}: {proc.stderr.strip()[-500:]}"
+                said = proc.stderr.strip() or proc.stdout.strip()  # the original prints its errors to stdout
+                aborted = f"agent exited with status {proc.returncode}: {said[-500:]}"
         except subprocess.TimeoutExpired:
             aborted = f"agent timed out after {config.agent_timeout_s:.0f} s"
         except OSError as exc:
             aborted = f"agent could not start: {exc}"
+        for folder in (cwd, audit_dir):
+            _drop_links(Path(folder))
         files = {
             p.name: p.read_text(encoding="utf-8", errors="replace")
             for folder in (cwd, audit_dir)

@@ -127,7 +127,7 @@ class LiveProviderConfig(ProviderConfig):
     scripted: bool = False
     """The model is the scripted model replaying the case's script (ghost_eval/live/scripts): no key, no network."""
     host_commands: bool = False
-    """Allow an external agent with a real model on the lab (its non-az commands run on the host)."""
+    """Run an external agent on the lab's host instead of in its sandbox (its non-az commands then run on the host)."""
     limits: dict[str, Any] = {}
     """The run's bounds (`max_turns`, `run_timeout_s`, …), checked against the agent's `Limits`."""
 

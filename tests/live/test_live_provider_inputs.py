@@ -142,15 +142,11 @@ def test_a_run_whose_fault_is_planted_is_stored_as_aborted_when_the_agent_crashe
     assert "infra_snapshot.json" in stored and count_canaries(stored["infra_snapshot.json"]) == 0
 
 
-def test_an_external_agent_with_a_real_model_on_the_lab_is_refused_unless_the_user_allows_host_commands(
-    tmp_path: Path,
-) -> None:
-    """The original's shell runs non-az commands where it runs: on the lab's host, outside every VM sandbox."""
+def test_an_external_agent_off_the_lab_runs_on_this_host_with_the_target_named(tmp_path: Path) -> None:
+    """Off the lab there is no sandbox to run in: the agent is this host's process, told where its target is (on the
+    lab it runs in `ghost_eval.lab.agentbox`: tests/live/test_original_agent_sandbox.py)."""
     case = load_case_set()[0]["a"]
-    lab = _TARGET.model_copy(update={"name": "lab"})
-    config = LiveConfig(provider="anthropic", model="claude-haiku-4-5", store=tmp_path, agent="{python} ghost_agent.py")
-    with pytest.raises(Exception, match="host_commands: true"), ExitStack() as stack:
-        live_run._external_env(case, lab, tmp_path / "target.json", config, stack)
     planted = LiveConfig(provider="anthropic", model="claude-haiku-4-5", store=tmp_path, agent="x")
-    env, python = live_run._external_env(case, _TARGET, tmp_path / "target.json", planted, ExitStack())
-    assert python == sys.executable and env["GHOST_EVAL_TARGET"] == str(tmp_path / "target.json")
+    agent = live_run._external_agent(case, _TARGET, tmp_path / "target.json", planted, tmp_path, ExitStack())
+    assert agent.box is None and agent.python == sys.executable
+    assert agent.env["GHOST_EVAL_TARGET"] == str(tmp_path / "target.json")

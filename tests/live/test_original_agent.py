@@ -53,7 +53,12 @@ def _original_eval(lab: Lab, tmp_path: Path, cases: list[str]) -> tuple[list[dic
     path = tmp_path / "original.yaml"
     path.write_text(yaml.safe_dump(config))
     # PYTHONPATH: the provider imports this checkout's package even where the interpreter's editable install is another
-    env = {"GHOST_EVAL_STORE": str(tmp_path / "store"), "GHOST_EVAL_ORIGINAL": str(ORIGINAL), "PYTHONPATH": str(REPO)}
+    env = {
+        "GHOST_EVAL_STORE": str(tmp_path / "store"),
+        "GHOST_EVAL_ORIGINAL": str(ORIGINAL),
+        "GHOST_EVAL_MODEL": "",  # the scripted model, whatever the caller's environment says
+        "PYTHONPATH": str(REPO),
+    }
     rows = run_eval(path, tmp_path, extra_env=env, timeout=900)
     assert all(r.get("failureReason") != 2 for r in rows), [r.get("error") for r in rows]  # 2: an error row
     return sorted(rows, key=lambda r: cases.index(r["vars"]["use_case"])), Store(tmp_path / "store")
