@@ -46,7 +46,15 @@ def _rates(report: RemediationReport) -> None:
 
 def _trend_table(trend: TrendReport) -> None:
     table = Table(
-        "model", "prompt hash", f"{trend.period} of", "runs", "safe remediation", "diagnosis accuracy", "gap", "criteria fired"
+        "model",
+        "prompt",
+        "cases",
+        f"{trend.period} of",
+        "runs",
+        "safe remediation",
+        "diagnosis accuracy",
+        "gap",
+        "criteria fired",
     )
     for p in trend.points:
         s = p.summary
@@ -54,7 +62,15 @@ def _trend_table(trend: TrendReport) -> None:
         gap = "n/a" if s.gap is None else f"{s.gap * 100:+.0f} pts"
         kind = "" if p.hash_kind == HashKind.EFFECTIVE_PROMPT else f" ({p.hash_kind.value})"
         table.add_row(
-            p.model_id, p.prompt_hash[:12] + kind, str(p.period_start), str(s.runs), str(s.safe), str(s.diagnosis), gap, fired
+            p.model_id,
+            p.prompt + kind,
+            p.case_set,
+            str(p.period_start),
+            str(s.runs),
+            str(s.safe),
+            str(s.diagnosis),
+            gap,
+            fired,
         )
     out.print(table)
 
@@ -157,7 +173,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], parents: 
     )
     p.add_argument("--cases", help="cases folder (default: the bundled cases)")
     p.add_argument(
-        "--trend", action="store_true", help=f"per model × prompt hash over time, with Wilson intervals; also {TREND_FILE}"
+        "--trend",
+        action="store_true",
+        help=f"per model × prompt (hash, addon) over time, with the cases of each point and Wilson intervals; also {TREND_FILE}",
     )
     p.add_argument("--period", choices=("day", "week", "month"), default="week", help="trend bucket (default: week)")
     p.add_argument("--html", action="store_true", help="PNG plots and one self-contained remediation_report.html in --out")

@@ -69,25 +69,29 @@ def criterion_heatmap(summaries: dict[str, Summary]) -> Figure:
 
 
 def trend_lines(trend: TrendReport) -> Figure:
-    """Safe-remediation rate per model × prompt hash over time, with its Wilson interval as a band."""
-    lines: dict[tuple[str, str], list[tuple[datetime, float, float, float]]] = defaultdict(list)
+    """Safe-remediation rate over time, one line per model × prompt × set of cases, with its Wilson interval as a
+    band. A line joins only periods whose runs are of the same cases: a week that ran other cases is a rate over other
+    work, and drawn as its own line rather than as a change."""
+    lines: dict[tuple[str, str, str], list[tuple[datetime, float, float, float]]] = defaultdict(list)
     for p in trend.points:
         s = p.summary.safe
         if s.rate is not None and s.low is not None and s.high is not None:
             at = datetime(p.period_start.year, p.period_start.month, p.period_start.day, tzinfo=UTC)
-            lines[(p.model_id, p.prompt_hash)].append((at, s.rate, s.low, s.high))
-    fig, ax = _figure(8.0, 4.2)
-    for (model, prompt_hash), pts in sorted(lines.items()):
+            lines[(p.model_id, p.prompt, p.case_set)].append((at, s.rate, s.low, s.high))
+    fig, ax = _figure(10.0, 4.2 + 0.13 * len(lines))
+    for (model, prompt, case_set), pts in sorted(lines.items()):
         xs, ys, lows, highs = zip(*pts, strict=True)
-        label = f"{model} @ {prompt_hash[:8]}"
+        label = f"{model} @ {prompt} · cases {case_set}"
         (line,) = ax.plot(xs, ys, marker="o", label=label, gid=label)
-        ax.fill_between(xs, lows, highs, alpha=0.15, color=line.get_color())
+        if len(xs) > 1:
+            ax.fill_between(xs, lows, highs, alpha=0.15, color=line.get_color())
+        else:  # a band one period wide has no width: the interval as a bar
+            ax.vlines(xs, lows, highs, alpha=0.4, color=line.get_color(), linewidth=4)
     ax.set_ylim(0, 1)
     ax.set_ylabel("safe-remediation rate (95 % Wilson interval)")
-    ax.set_title(f"Safe remediation per model × prompt hash, per {trend.period}")
+    ax.set_title(f"Safe remediation per model × prompt × cases, per {trend.period}")
     if lines:
-        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    fig.autofmt_xdate()
+        fig.legend(fontsize=8, loc="outside lower center", ncols=2)
     return fig
 
 

@@ -36,6 +36,9 @@ class TimedRun:
     cluster: str
     """The run this one copies (metadata `derived_from`), else its own id: runs of one cluster are one independent
     observation in an interval (`trend.clustered_rate`)."""
+    addon: str | None = None
+    """The prompt addon the run was made with, as its metadata records it (`name (sha256[:8])`); None without one.
+    v1-shaped runs made with an addon may record no prompt hash, so this is what tells them from base-prompt runs."""
 
 
 def _utc(when: datetime) -> datetime:
@@ -58,6 +61,14 @@ def _run_time(meta: RunMetadata | None, entry: IndexEntry) -> datetime | None:
     return _utc(when) if when else None
 
 
+def _addon(meta: RunMetadata | None) -> str | None:
+    if meta is None or not (meta.addon_name or meta.addon_hash):
+        return None
+    if meta.addon_name and meta.addon_hash:
+        return f"{meta.addon_name} ({meta.addon_hash[:8]})"
+    return meta.addon_name or (meta.addon_hash or "")[:8]
+
+
 def scored_runs(
     store: Store, cases: dict[str, Case], flt: RunFilter | None, problems: list[Problem], each: Progress = iter
 ) -> list[TimedRun]:
@@ -77,6 +88,7 @@ def scored_runs(
             continue
         kind = entry.hash_kind or (record.metadata.hash_kind if record.metadata else HashKind.AGENT_SOURCE)
         cluster = (meta.derived_from if meta else None) or entry.run_id
-        timed.append(TimedRun(entry, at, entry.system_prompt_hash or "-", kind, score_record(record, cases), cluster))
+        score = score_record(record, cases)
+        timed.append(TimedRun(entry, at, entry.system_prompt_hash or "-", kind, score, cluster, _addon(meta)))
     problems.extend(store.problems)
     return sorted(timed, key=lambda t: (t.at, t.entry.run_id))

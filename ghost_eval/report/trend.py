@@ -37,7 +37,8 @@ __all__ = [
     "summarise",
 ]
 
-TREND_SCHEMA_VERSION = "1"
+TREND_SCHEMA_VERSION = "2"
+"""2: each point names its addon and its cases."""
 Period = Literal["day", "week", "month"]
 
 
@@ -127,8 +128,25 @@ class TrendPoint(Record):
     prompt_hash: str
     hash_kind: HashKind
     """`effective_prompt_sha256`, or `agent_source_sha256` for v1 runs (a hash of the agent's code, not its prompt)."""
+    addon: str | None = None
+    """The prompt addon of the point's runs (`TimedRun.addon`), None for the base prompt."""
+    cases: list[str] = Field(default_factory=list)
+    """The use cases the point's runs are of: a rate over other cases is another line, not a change."""
     period_start: date
     summary: Summary
+
+    @property
+    def prompt(self) -> str:
+        """The prompt as a reader names it: its hash, and the addon by name (`-` alone: no hash, no addon)."""
+        if not self.addon:
+            return self.prompt_hash[:12]
+        addon = f"addon {self.addon}"
+        return addon if self.prompt_hash == "-" else f"{self.prompt_hash[:12]} + {addon}"
+
+    @property
+    def case_set(self) -> str:
+        """The point's cases by their short ids (`a, d, e`)."""
+        return ", ".join(c.removeprefix("use_case_") for c in self.cases)
 
 
 class TrendReport(Record):
@@ -138,7 +156,7 @@ class TrendReport(Record):
     store: str
     period: Period
     points: list[TrendPoint] = Field(default_factory=list)
-    """Ordered by model, then time (a new prompt hash starts its own line)."""
+    """Ordered by model, then time (a new prompt hash, addon or set of cases starts its own line)."""
     problems: list[str] = Field(default_factory=list)
 
 
@@ -152,13 +170,21 @@ def _period_start(at: datetime, period: Period) -> date:
 
 
 def build_trend(runs: Sequence[TimedRun], store: str, period: Period, problems: Sequence[str] = ()) -> TrendReport:
-    """One point per model × prompt hash × period, from runs ordered oldest first."""
-    groups: dict[tuple[str, str, date], list[TimedRun]] = defaultdict(list)
+    """One point per model × prompt (hash and addon) × period, from runs ordered oldest first."""
+    groups: dict[tuple[str, str, str, date], list[TimedRun]] = defaultdict(list)
     for r in runs:
-        groups[(r.entry.model_id, r.prompt_hash, _period_start(r.at, period))].append(r)
+        groups[(r.entry.model_id, r.prompt_hash, r.addon or "", _period_start(r.at, period))].append(r)
     points = [
-        TrendPoint(model_id=m, prompt_hash=h, hash_kind=rs[0].hash_kind, period_start=p, summary=summarise(rs))
-        for (m, h, p), rs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[1][0].at, kv[0][1]))
+        TrendPoint(
+            model_id=m,
+            prompt_hash=h,
+            hash_kind=rs[0].hash_kind,
+            addon=a or None,
+            cases=sorted({r.entry.use_case_id for r in rs}),
+            period_start=p,
+            summary=summarise(rs),
+        )
+        for (m, h, a, p), rs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[1][0].at, kv[0][1], kv[0][2]))
     ]
     return TrendReport(store=store, period=period, points=points, problems=list(problems))
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import re
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -53,12 +55,39 @@ def test_heatmap_cells_are_the_firing_rates(summaries: dict[str, Summary]) -> No
     assert "3/10" in {t.get_text() for t in ax.texts}
 
 
-def test_trend_lines_follow_the_weekly_safe_rate(runs: list[TimedRun]) -> None:
+def _lines(runs: list[TimedRun]) -> dict[str, list[float]]:
     ax = trend_lines(build_trend(runs, "demo", "week")).axes[0]
-    lines = {line.get_gid(): list(line.get_ydata()) for line in ax.get_lines()}
-    assert lines["claude-haiku-4-5-20251001 @ a3f9c2d1"] == [0.8, 0.2]
-    assert lines["claude-sonnet-4-6 @ a3f9c2d1"] == [0.8, 1.0]
-    assert len(ax.collections) == 3  # one interval band per line
+    assert len(ax.collections) == len(ax.get_lines())  # one interval band per line
+    return {str(line.get_gid()): list(line.get_ydata()) for line in ax.get_lines()}
+
+
+def test_a_week_of_other_cases_is_another_line_not_a_change(runs: list[TimedRun]) -> None:
+    lines = _lines(runs)
+    # the hand-written runs' first week holds cases a, d, e, f, g and the second j, m, q, s, v: haiku's safe rate
+    # goes 0.8 -> 0.2 because the cases differ, and no line joins the two
+    assert lines["claude-haiku-4-5-20251001 @ a3f9c2d1 · cases a, d, e, f, g"] == [0.8]
+    assert lines["claude-haiku-4-5-20251001 @ a3f9c2d1 · cases j, m, q, s, v"] == [0.2]
+    assert lines["claude-sonnet-4-6 @ a3f9c2d1 · cases j, m, q, s, v"] == [1.0]
+    assert len(lines) == 6
+
+
+def test_a_line_follows_one_set_of_cases_across_weeks(runs: list[TimedRun]) -> None:
+    second_week = [r for r in runs if r.entry.model_id == "claude-haiku-4-5-20251001" and r.at.day >= 9]
+    a_week_later = [dataclasses.replace(r, at=r.at + timedelta(days=7)) for r in second_week]
+    lines = _lines(second_week + a_week_later)
+    assert lines == {"claude-haiku-4-5-20251001 @ a3f9c2d1 · cases j, m, q, s, v": [0.2, 0.2]}
+
+
+def test_addon_runs_are_named_by_their_addon(tmp_path: Path) -> None:
+    with Store(demo_copy(tmp_path, derived=True)) as store:
+        timed = scored_runs(store, load_case_set(None)[0], None, [])
+    lines = _lines(timed)
+    addon = "addon tc-netfilter-boundary (7b111e0e)"  # the demo store's addon runs record no prompt hash
+    assert lines[f"gemini-2.5-flash @ {addon} · cases f, g"] == [0.0]
+    assert lines[f"gemini-2.5-flash @ {addon} · cases j, m, q"] == pytest.approx([2 / 3])
+    assert not [gid for gid in lines if " @ - " in gid or "@ -" in gid]
+    trend = build_trend(timed, "demo", "week")
+    assert {p.addon for p in trend.points} == {None, "tc-netfilter-boundary (7b111e0e)"}
 
 
 def test_html_report_inlines_every_image_and_names_every_model(tmp_path: Path) -> None:
