@@ -28,7 +28,6 @@ from ghost_eval.base.metric_names import metric_name
 from ghost_eval.cases.case import Case, case_key
 from ghost_eval.promptfoo.keys import FAMILIES, GRADES_KEY, SCORE_KEY
 from ghost_eval.scoring.model import CriterionResult, RunEvidence, RunScore
-from ghost_eval.scoring.registry import CRITERION_METRICS
 from ghost_eval.scoring.version import SCORER
 
 if TYPE_CHECKING:
@@ -45,7 +44,6 @@ __all__ = [
     "SHARD_ENV",
     "suite_tests",
     "suite_version",
-    "CRITERION_METRICS",
     "grades",
     "score_for",
     "replay_response",
@@ -519,10 +517,12 @@ def _criterion_detail(c: CriterionResult) -> str:
 
 
 def _remediation(score: RunScore) -> dict[str, Any]:
+    from ghost_eval.scoring.registry import criterion  # every criterion's metric, a team's too: loads the checks
+
     components = []
     named: dict[str, float] = {}
     for c in score.criteria:
-        named[metric_name(CRITERION_METRICS[c.criterion_id])] = _OUTCOME_SCORE[c.outcome]
+        named[metric_name(criterion(c.criterion_id).metric)] = _OUTCOME_SCORE[c.outcome]
         components.append(
             {
                 "pass": c.outcome == "cleared",
