@@ -1,3 +1,4 @@
+# Over 600 lines: every Promptfoo translation, so providers stay thin; next seam: grades vs. responses.
 """What Promptfoo's provider and assertion adapters need, kept in the library so they stay thin.
 
 Providers run in persistent workers, so stores and cases are opened once per worker and reused;
