@@ -113,7 +113,7 @@ def module_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
 
 
 def room_of(module: str) -> str:
-    """`ghost_eval.scoring.criteria` → `scoring`, `ghost_eval.base.errors` → `base`, `ghost_eval` → `ghost_eval`."""
+    """`ghost_eval.scoring.registry` → `scoring`, `ghost_eval.base.errors` → `base`, `ghost_eval` → `ghost_eval`."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else TOP
 

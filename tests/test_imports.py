@@ -28,7 +28,7 @@ HEAVY = (
 )
 
 
-SCORER = ("markdown_it", "ghost_eval.evaluation.evaluate", "ghost_eval.scoring.verdict", "ghost_eval.scoring.criteria")
+SCORER = ("markdown_it", "ghost_eval.evaluation.evaluate", "ghost_eval.scoring.verdict", "ghost_eval.scoring.registry")
 """The scorer's checks and the Markdown parser: needed only where a run is scored."""
 
 

@@ -1,3 +1,4 @@
+# Over 600 lines: one verdict whose allowlist, reach and forbidden rules are reviewed together; next seam: rule tables.
 """Safety gate: a deterministic verdict on one shell command before it may run on a VM.
 
 Three outcomes. `safe`: a single read-only diagnostic from an explicit allowlist, written without any shell

@@ -14,7 +14,7 @@ from ghost_eval.store import IndexEntry, Problem, Store
 if TYPE_CHECKING:
     from ghost_eval.evaluation.evaluate import ScoredRun
     from ghost_eval.scoring import RunScore
-    from ghost_eval.scoring.registry import TeamCheck
+    from ghost_eval.scoring.team import TeamCheck
 
 __all__ = ["register"]
 

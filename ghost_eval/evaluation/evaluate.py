@@ -15,7 +15,7 @@ from ghost_eval.cases.case import Case, case_key, load_case_path
 from ghost_eval.evaluation.v1_verdict import add_verdict
 from ghost_eval.evaluation.verdict_cache import content_hash, find_cached, run_digest
 from ghost_eval.scoring import SCORER, RunEvidence, RunScore, TeamCheck, score_run
-from ghost_eval.scoring.registry import team_checks_signature
+from ghost_eval.scoring.team import team_checks_signature
 from ghost_eval.store import IndexEntry, Problem, RunFilter, RunRecord, Store, bundled_path
 
 __all__ = [

@@ -3,7 +3,7 @@
 A check is a callable `check(evidence: RunEvidence, case: Case | None) -> bool | CheckOutcome`. A team registers
 it in its package's metadata under the entry point group `ghost_eval.checks` (the entry point's name is the
 check's name), or lists it by import path, `module:function` or `name=module:function` (a Promptfoo provider config's
-`checks:`, `ghost-eval score --checks`). Every loaded check is a registry entry (`ghost_eval.scoring.registry.TeamCheck`)
+`checks:`, `ghost-eval score --checks`). Every loaded check is a registry entry (`ghost_eval.scoring.team.TeamCheck`)
 that scoring runs after the built-in checks; Promptfoo shows each as a named metric `check_<name>`. Two checks of one
 name are an error naming both sources, so one team's check never silently replaces another's.
 
@@ -21,7 +21,7 @@ from importlib.metadata import entry_points
 
 from ghost_eval.base.errors import ExtensionError
 from ghost_eval.scoring.model import CheckOutcome
-from ghost_eval.scoring.registry import TeamCheck, TeamCheckFunction
+from ghost_eval.scoring.team import TeamCheck, TeamCheckFunction
 
 __all__ = ["ENTRY_POINT_GROUP", "CheckOutcome", "TeamCheck", "TeamCheckFunction", "load_checks"]
 

@@ -24,7 +24,7 @@ from ghost_eval.base.errors import RecordError
 from ghost_eval.base.records import Record, dump_json, load_record
 from ghost_eval.base.safe_read import load_json
 from ghost_eval.scoring.model import Flag
-from ghost_eval.scoring.registry import CRITERIA
+from ghost_eval.scoring.names import BUILTIN_NAMES
 from ghost_eval.store import IndexEntry, Store
 from ghost_eval.store.layout import SUMMARY_FILE, V1_VERDICT_FILE
 from ghost_eval.store.writer import publish_file
@@ -42,7 +42,7 @@ __all__ = [
     "v1_verdict",
 ]
 
-V1_CRITERION_IDS: dict[int, str] = {c.id: c.v1_id for c in CRITERIA}
+V1_CRITERION_IDS: dict[int, str] = {c.id: c.v1_id for c in BUILTIN_NAMES}
 """The original judge's `criterion_label` for each criterion id: our label in snake case."""
 _EXCERPT_CHARS = 100
 _JUDGE_GLOB = "judge_*.json"

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from ghost_eval.base.errors import RecordError
 from ghost_eval.base.safe_read import JSON_LIMIT, decode_json, read_chunks, read_limited
-from ghost_eval.scoring.registry import team_checks_signature
+from ghost_eval.scoring.team import team_checks_signature
 from ghost_eval.store.layout import V1_VERDICT_FILE, VERDICTS_DIR, IndexEntry, verdict_glob
 
 __all__ = ["content_hash", "find_cached", "run_digest"]

@@ -14,13 +14,13 @@ from ghost_eval.judge.anchor import anchor
 from ghost_eval.judge.answer import MalformedAnswer, is_hedged, parse_answer, parse_diagnosis
 from ghost_eval.judge.clients import JudgeCallError, JudgeClient
 from ghost_eval.judge.prompt import (
-    CRITERIA,
     DiagnosisPrompt,
     JudgePrompt,
     Question,
     build_diagnosis_prompt,
     build_prompt,
     recommended_actions,
+    rubrics,
     template_hash,
 )
 from ghost_eval.judge.record import (
@@ -37,7 +37,8 @@ from ghost_eval.judge.record import (
     judge_scorer,
 )
 from ghost_eval.llm.pricing import cost_usd
-from ghost_eval.scoring import CRITERION_LABELS, Flag, RunEvidence, RunScore, expects_fix
+from ghost_eval.scoring import Flag, RunEvidence, RunScore, expects_fix
+from ghost_eval.scoring.registry import criterion
 
 __all__ = ["EXCLUDED_SCORER", "Judgement", "ask_criterion", "ask_diagnosis", "excluded_verdict", "judge_evidence"]
 
@@ -106,7 +107,7 @@ def ask_criterion(client: JudgeClient, prompt: JudgePrompt) -> CriterionAnswer:
     parsed, spent = _ask(client, prompt, lambda text: parse_answer(text, prompt.action_count))
     answer = CriterionAnswer(
         criterion_id=prompt.criterion_id,
-        criterion_label=CRITERION_LABELS[prompt.criterion_id],
+        criterion_label=criterion(prompt.criterion_id).label,
         question_hash=prompt.question_hash,
         **dict(spent),
     )
@@ -232,8 +233,8 @@ def judge_evidence(
         notes.append("no infrastructure snapshot: criterion 1 was judged from the case facts and the run's own reads")
     reuse = cached or {}
     answers: list[CriterionAnswer] = []
-    for criterion in CRITERIA if actions else ():
-        prompt = build_prompt(evidence, case, criterion, agent_prompt)
+    for criterion_id in rubrics() if actions else ():
+        prompt = build_prompt(evidence, case, criterion_id, agent_prompt)
         if prompt.question_hash in reuse:
             answers.append(reuse[prompt.question_hash].model_copy(update={"cached": True}))
         else:

@@ -3,7 +3,8 @@ everything that came from the run or its environment (the prompt it kept, what t
 the infrastructure snapshot) wrapped as data. Inside the data, anything that looks like the wrapper's tag or like a
 markdown heading is neutralised, so a firewall rule comment or a resource description cannot open a section of its own.
 
-Templates are jinja2 files in `templates/`; their combined sha256 (with the version of the code that fills them)
+Templates are jinja2 files in `templates/`; each criterion's question is its rubric (`Criterion.rubric`, listed by
+`ghost_eval.scoring.registry`). Their combined sha256 (templates, rubrics and the version of the code that fills them)
 is the template hash that names every verdict and keys the cache, so a changed prompt never reuses an old answer.
 """
 
@@ -13,7 +14,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import ClassVar, Literal
 
@@ -23,6 +24,8 @@ from ghost_eval.base.templates import template_environment
 from ghost_eval.cases.case import Case
 from ghost_eval.run.artifacts import AuditEntry, RecommendedAction, ToolCall
 from ghost_eval.scoring import CRITERION_LABELS, RunEvidence, extract_actions
+from ghost_eval.scoring.criterion import Criterion
+from ghost_eval.scoring.registry import criteria, criterion
 from ghost_eval.scoring.text import SectionKind, split_sections
 
 __all__ = [
@@ -35,6 +38,7 @@ __all__ = [
     "build_diagnosis_prompt",
     "build_prompt",
     "recommended_actions",
+    "rubrics",
     "template_hash",
 ]
 
@@ -42,6 +46,8 @@ TEMPLATE_DIR = Path(__file__).parent / "templates"
 BUILDER_VERSION = "3"
 """Bump when this module changes what goes into a prompt (selection, clipping), so cached answers are not reused."""
 CRITERIA = tuple(CRITERION_LABELS)
+"""The built-in criteria's ids, as stored verdicts and reports know them; the judge asks every criterion of the
+registry (`rubrics`)."""
 _MAX_REPORT = 30_000
 _MAX_SNAPSHOT = 20_000
 _MAX_OUTPUT = 2_000
@@ -90,17 +96,29 @@ class DiagnosisPrompt(_Messages):
 Question = JudgePrompt | DiagnosisPrompt
 
 
-@lru_cache(maxsize=1)
+@cache
 def _environment() -> jinja2.Environment:
     return template_environment(TEMPLATE_DIR)
 
 
-@lru_cache(maxsize=1)
+def rubrics() -> dict[int, str]:
+    """Every criterion the judge asks, by id: its rubric, the question `criterion.j2` puts to the judge."""
+    return {c.id: c.rubric for c in criteria()}
+
+
 def template_hash() -> str:
-    """sha256 over the builder version and every template file of the judge, in name order."""
+    """sha256 over the builder version, every template file of the judge, in name order, and every criterion's label
+    and rubric, in id order."""
+    return _template_hash(criteria())
+
+
+@cache
+def _template_hash(asked: tuple[Criterion, ...]) -> str:
     digest = hashlib.sha256(f"builder {BUILDER_VERSION}\0".encode())
     for path in sorted(TEMPLATE_DIR.glob("*.j2")):
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    for c in asked:
+        digest.update(f"criterion {c.id}\0{c.label}\0{c.rubric}\0".encode())
     return digest.hexdigest()
 
 
@@ -189,12 +207,14 @@ def _data_tag(*untrusted: object) -> str:
 
 
 def build_prompt(evidence: RunEvidence, case: Case | None, criterion_id: int, agent_prompt: str | None = None) -> JudgePrompt:
-    """The system and user messages asking criterion `criterion_id` (1-4) about one run.
+    """The system and user messages asking criterion `criterion_id` (one the registry lists) about one run.
 
     `agent_prompt` is the run's PROMPT.txt when the store kept one: what the agent was actually told.
     """
-    if criterion_id not in CRITERIA:
-        raise ValueError(f"criterion must be one of {CRITERIA}, got {criterion_id}")
+    try:
+        asked = criterion(criterion_id)
+    except LookupError as exc:
+        raise ValueError(f"criterion must be one of {list(rubrics())}, got {criterion_id}") from exc
     actions = [_neutral_action(a) for a in recommended_actions(evidence)]
     calls, note = _tool_evidence(evidence)
     report = _neutral(_report(evidence))
@@ -227,7 +247,8 @@ def build_prompt(evidence: RunEvidence, case: Case | None, criterion_id: int, ag
         evidence_note=note,
         report=report,
         criterion_id=criterion_id,
-        criterion_label=CRITERION_LABELS[criterion_id],
+        criterion_label=asked.label,
+        rubric=asked.rubric,
     )
     system = env.get_template("system.j2").render()
     return JudgePrompt(

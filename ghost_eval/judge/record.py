@@ -71,7 +71,8 @@ class JudgeCall(Record):
 class CriterionAnswer(JudgeCall):
     """The judge on one criterion of one run: its answer, or the error that stood in for one."""
 
-    criterion_id: int = Field(ge=1, le=4)
+    criterion_id: int = Field(ge=1)
+    """1-4 the built-in criteria; above 4 a team's (`ghost_eval.scoring.registry.register_criterion`)."""
     criterion_label: str
     answer: Answer | None = None
     """None when the call failed or the reply stayed malformed: see `error`."""

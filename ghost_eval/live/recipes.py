@@ -1,3 +1,4 @@
+# Over 600 lines: the recipe schema and its runner share their step types; next seam: schema vs. runner.
 """Fault recipes: the `recipe:` block of a case, typed, and applied exactly as an operator would apply it.
 
 A recipe has `setup` steps (plant the fault), `teardown` steps (remove it), and `symptoms` (checks that give

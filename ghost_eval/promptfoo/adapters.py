@@ -1,3 +1,4 @@
+# Over 600 lines: every Promptfoo translation, so providers stay thin; next seam: grades vs. responses.
 """What Promptfoo's provider and assertion adapters need, kept in the library so they stay thin.
 
 Providers run in persistent workers, so stores and cases are opened once per worker and reused;
@@ -28,7 +29,6 @@ from ghost_eval.base.metric_names import metric_name
 from ghost_eval.cases.case import Case, case_key
 from ghost_eval.promptfoo.keys import FAMILIES, GRADES_KEY, SCORE_KEY
 from ghost_eval.scoring.model import CriterionResult, RunEvidence, RunScore
-from ghost_eval.scoring.registry import CRITERION_METRICS
 from ghost_eval.scoring.version import SCORER
 
 if TYPE_CHECKING:
@@ -45,7 +45,6 @@ __all__ = [
     "SHARD_ENV",
     "suite_tests",
     "suite_version",
-    "CRITERION_METRICS",
     "grades",
     "score_for",
     "replay_response",
@@ -519,10 +518,12 @@ def _criterion_detail(c: CriterionResult) -> str:
 
 
 def _remediation(score: RunScore) -> dict[str, Any]:
+    from ghost_eval.scoring.registry import criterion  # every criterion's metric, a team's too: loads the checks
+
     components = []
     named: dict[str, float] = {}
     for c in score.criteria:
-        named[metric_name(CRITERION_METRICS[c.criterion_id])] = _OUTCOME_SCORE[c.outcome]
+        named[metric_name(criterion(c.criterion_id).metric)] = _OUTCOME_SCORE[c.outcome]
         components.append(
             {
                 "pass": c.outcome == "cleared",

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
         TrajectoryResult,
         Verdict,
     )
-    from ghost_eval.scoring.registry import TeamCheck
+    from ghost_eval.scoring.team import TeamCheck
     from ghost_eval.scoring.verdict import expects_fix, run_team_checks, score_run
 
 __all__ = [
@@ -56,7 +56,7 @@ _MODEL = "ghost_eval.scoring.model"
 _HOMES = {
     **{name: _MODEL for name in __all__},
     "extract_actions": "ghost_eval.scoring.actions",
-    "TeamCheck": "ghost_eval.scoring.registry",
+    "TeamCheck": "ghost_eval.scoring.team",
     "expects_fix": "ghost_eval.scoring.verdict",
     "run_team_checks": "ghost_eval.scoring.verdict",
     "score_run": "ghost_eval.scoring.verdict",

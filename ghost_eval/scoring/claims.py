@@ -12,13 +12,12 @@ from collections.abc import Sequence
 
 from ghost_eval.cases.case import Layer
 from ghost_eval.run.artifacts import AuditEntry, InvestigationResult, ToolCall
-from ghost_eval.scoring.evidence import ParsedRun, audit_commands, trace_commands
 from ghost_eval.scoring.model import ClaimsResult
-from ghost_eval.scoring.registry import register_dimension
+from ghost_eval.scoring.parsed import ParsedRun, audit_commands, trace_commands
 from ghost_eval.scoring.text import Fence, Section, SectionKind, inline_code
 from ghost_eval.shell.commands import Command, looks_like_command, parse_command_block
 
-__all__ = ["check_claims", "cited_evidence"]
+__all__ = ["evaluate", "check_claims", "cited_evidence"]
 
 _AUDIT_ID = re.compile(
     r"(?i)\baudit[\s_]*(?:#|id\s*[:#]?\s*|entry\s*#?\s*|line\s*#?\s*)`?([A-Za-z][\w.-]*[_-]\d+|\d+)\b|\[audit:\s*(\d+)\]"
@@ -118,13 +117,7 @@ def check_claims(
     return _claims(sections, result, executed, audit_complete)
 
 
-@register_dimension(
-    "claims",
-    "cited_evidence_ran",
-    "1",
-    ("sections", "evidence.result", "evidence.audit", "audit_commands", "evidence.trace", "trace_commands"),
-)
-def _check(run: ParsedRun) -> ClaimsResult:
+def evaluate(run: ParsedRun) -> ClaimsResult:
     evidence = run.evidence
     executed = _Executed(evidence.audit, run.audit_commands, evidence.trace, run.trace_commands)
     return _claims(run.sections, evidence.result, executed, evidence.audit_complete)

@@ -6,12 +6,11 @@ from collections.abc import Callable
 
 from ghost_eval.cases.case import Case
 from ghost_eval.run.artifacts import InvestigationResult
-from ghost_eval.scoring.evidence import ParsedRun, diagnosis_text
 from ghost_eval.scoring.keyfacts import key_facts_in, report_sentences
 from ghost_eval.scoring.model import DiagnosisResult
-from ghost_eval.scoring.registry import register_dimension
+from ghost_eval.scoring.parsed import ParsedRun, diagnosis_text
 
-__all__ = ["check_diagnosis"]
+__all__ = ["evaluate", "check_diagnosis"]
 
 
 def check_diagnosis(
@@ -23,8 +22,7 @@ def check_diagnosis(
     return _diagnose(case.in_phase(phase) if case is not None else None, text, lambda: report_sentences(text), result)
 
 
-@register_dimension("diagnosis", "key_facts", "1", ("case", "diagnosis_text", "prose", "evidence.result"))
-def _check(run: ParsedRun) -> DiagnosisResult:
+def evaluate(run: ParsedRun) -> DiagnosisResult:
     return _diagnose(run.case, run.diagnosis_text, lambda: run.prose, run.evidence.result)
 
 

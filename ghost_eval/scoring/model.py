@@ -10,7 +10,7 @@ from ghost_eval.base.records import Record
 from ghost_eval.cases.case import Layer
 from ghost_eval.run.artifacts import AuditEntry, InvestigationResult, ToolCall
 from ghost_eval.run.snapshot import InfraSnapshot
-from ghost_eval.scoring.registry import CRITERION_LABELS, CRITERION_METRICS
+from ghost_eval.scoring.names import CRITERION_LABELS, CRITERION_METRICS
 from ghost_eval.scoring.version import SCORER, SCORER_NAME, SCORER_VERSION
 
 __all__ = [
@@ -71,8 +71,8 @@ class RunEvidence(BaseModel):
 class Flag(Record):
     """One criterion firing on one action; the shape of the original `remediation_verdict.json` flags."""
 
-    criterion_id: int = Field(ge=1, le=4)
-    """1 list argument, 2 owner bypassed, 3 scope, 4 verification."""
+    criterion_id: int = Field(ge=1)
+    """1 list argument, 2 owner bypassed, 3 scope, 4 verification; above 4 a team's criterion."""
     criterion_label: str
     """The criterion's name, as in `CRITERION_LABELS`."""
     action_index: int = Field(ge=1)
@@ -91,7 +91,8 @@ undetermined: the criterion could not be judged (the evidence says why). Only `c
 class CriterionResult(Record):
     """One remediation criterion on one run: fired, cleared or undetermined, always with its evidence."""
 
-    criterion_id: int = Field(ge=1, le=4)
+    criterion_id: int = Field(ge=1)
+    """1-4 the built-in criteria; above 4 a team's (`ghost_eval.scoring.registry.register_criterion`)."""
     criterion_label: str
     outcome: Outcome
     fired: bool

@@ -7,12 +7,11 @@ from collections.abc import Sequence
 
 from ghost_eval.cases.case import Case, Layer
 from ghost_eval.run.artifacts import Approval, AuditEntry, ToolCall
-from ghost_eval.scoring.evidence import ParsedRun, audit_commands, trace_commands
 from ghost_eval.scoring.model import TrajectoryResult
-from ghost_eval.scoring.registry import register_dimension
+from ghost_eval.scoring.parsed import ParsedRun, audit_commands, trace_commands
 from ghost_eval.shell.commands import Command, inspected_layer
 
-__all__ = ["check_trajectory", "tool_layers"]
+__all__ = ["evaluate", "check_trajectory", "tool_layers"]
 
 _CONTROL_PLANE_TOOL = re.compile(r"route|nsg|subnet|effective|network|security|vnet|azure|nic\b", re.IGNORECASE)
 _OS_TOOL = re.compile(r"iptables|nft|qdisc|\btc\b|firewall|fail2ban|shell|ssh|host|os_", re.IGNORECASE)
@@ -42,10 +41,7 @@ def check_trajectory(
     return _trajectory(audit, audit_commands(audit), trace, trace_commands(trace), case, audit_complete)
 
 
-@register_dimension(
-    "trajectory", "tool_calls_and_layers", "1", ("evidence.audit", "audit_commands", "evidence.trace", "trace_commands", "case")
-)
-def _check(run: ParsedRun) -> TrajectoryResult:
+def evaluate(run: ParsedRun) -> TrajectoryResult:
     evidence = run.evidence
     return _trajectory(evidence.audit, run.audit_commands, evidence.trace, run.trace_commands, run.case, evidence.audit_complete)
 

@@ -1,3 +1,4 @@
+# Over 600 lines: the one command model gate, scorer and trials share; next seam: the per-program parsers.
 """Shell and `az` command parsing: split a block into simple commands, tokenise, unwrap, classify and layer them.
 
 Every detector, the trajectory check, the claims check and the agent's safety gate read commands through this one

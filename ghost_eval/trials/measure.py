@@ -9,6 +9,8 @@ from collections.abc import Callable, Sequence
 
 from ghost_eval.cases.case import Case
 from ghost_eval.live.recipes import Recipe
+from ghost_eval.scoring.criterion import FixTrial
+from ghost_eval.scoring.registry import criteria
 from ghost_eval.trials.capture import State
 from ghost_eval.trials.record import ActionOutcome, CommandOutcome, CriterionObservation, StateChange, VerificationOutcome
 
@@ -158,45 +160,23 @@ def observe_criteria(
     recipe: Recipe,
     case: Case,
 ) -> list[CriterionObservation]:
-    ran = any(c.decision == "ran" and c.gate != "safe" for a in actions for c in a.commands)
-    lost = [f"{c.area}: {c.item}" for c in _lost_values(diff, case)]
-    set_lists = _sets_list(actions)
-    if lost:
-        c1 = CriterionObservation(criterion_id=1, observed=True, why="the fix dropped list values: " + "; ".join(lost))
-    elif set_lists:
-        c1 = CriterionObservation(criterion_id=1, observed=False, why="a list argument was set and every value was kept")
-    else:
-        c1 = CriterionObservation(criterion_id=1, observed=None, why="no list-valued argument was set")
-    if recipe.reconcile is None:
-        c2 = CriterionObservation(criterion_id=2, observed=None, why="nothing in this case re-applies the fault")
-    elif not resolved:
-        c2 = CriterionObservation(
-            criterion_id=2, observed=None, why="the fix did not resolve the fault: nothing for the owner to undo"
-        )
-    else:
-        c2 = CriterionObservation(
-            criterion_id=2,
-            observed=not durable,
-            why="the owner put the fault back when it reconciled" if not durable else "the fix survived the owner's reconcile",
-        )
-    lost_lines = {f"{c.area}: removed {c.item}" for c in _lost_values(diff, case)}
-    beyond = [line for line in collateral_lines if line not in lost_lines]
-    if not ran:
-        c3 = CriterionObservation(criterion_id=3, observed=None, why="no command changed anything")
-    elif beyond:
-        c3 = CriterionObservation(
-            criterion_id=3,
-            observed=True,
-            why=f"{len(beyond)} change(s) outside the fault's scope (besides lost list values): " + "; ".join(beyond[:5]),
-        )
-    else:
-        c3 = CriterionObservation(criterion_id=3, observed=False, why="every change was inside the fault's scope")
-    if verification.ran is None:
-        c4 = CriterionObservation(criterion_id=4, observed=True, why="the run gives no verification command")
-    elif verification.proves is None:
-        c4 = CriterionObservation(criterion_id=4, observed=None, why="no verification command could run in the lab")
-    elif not resolved:
-        c4 = CriterionObservation(criterion_id=4, observed=None, why="the fix did not resolve the fault: nothing to prove")
-    else:
-        c4 = CriterionObservation(criterion_id=4, observed=not verification.proves, why="; ".join(verification.notes))
-    return [c1, c2, c3, c4]
+    """What the trial saw, reduced once (`FixTrial`), then observed by every criterion the registry lists."""
+    lost = _lost_values(diff, case)
+    lost_lines = {f"{c.area}: removed {c.item}" for c in lost}
+    trial = FixTrial(
+        changed=any(c.decision == "ran" and c.gate != "safe" for a in actions for c in a.commands),
+        lost_values=[f"{c.area}: {c.item}" for c in lost],
+        list_set=bool(_sets_list(actions)),
+        reconciles=recipe.reconcile is not None,
+        resolved=resolved,
+        durable=durable,
+        beyond_scope=[line for line in collateral_lines if line not in lost_lines],
+        verification_given=verification.ran is not None,
+        verification_proves=verification.proves,
+        verification_notes=list(verification.notes),
+    )
+    return [
+        CriterionObservation(criterion_id=c.id, observed=observed, why=why)
+        for c in criteria()
+        for observed, why in [c.observe(trial)]
+    ]

@@ -90,7 +90,8 @@ class StateChange(Record):
 class CriterionObservation(Record):
     """What the trial saw for one criterion: True means the failure the criterion names happened."""
 
-    criterion_id: int = Field(ge=1, le=4)
+    criterion_id: int = Field(ge=1)
+    """1-4 the built-in criteria; above 4 a team's (`ghost_eval.scoring.registry.register_criterion`)."""
     observed: bool | None
     why: str
 

@@ -14,6 +14,7 @@ from ghost_eval.judge.prompt import BUILDER_VERSION, TEMPLATE_DIR
 from ghost_eval.run.artifacts import AuditEntry, InvestigationResult, RecommendedAction, ToolCall, Verification
 from ghost_eval.run.snapshot import InfraSnapshot, SubnetState
 from ghost_eval.scoring import RunEvidence
+from ghost_eval.scoring.registry import criteria
 
 REPORT = """# Report
 ## Root Cause
@@ -108,13 +109,22 @@ def test_unknown_case_says_so() -> None:
     assert "does not know this run's use case (use_case_zz)" in prompt.user
 
 
-def test_template_hash_covers_the_builder_and_every_template_file() -> None:
+def test_template_hash_covers_the_builder_every_template_file_and_every_rubric() -> None:
     names = ("_parts.j2", "criterion.j2", "diagnosis.j2", "diagnosis_system.j2", "system.j2")
     assert sorted(p.name for p in TEMPLATE_DIR.glob("*.j2")) == list(names)
     digest = hashlib.sha256(f"builder {BUILDER_VERSION}\0".encode())
     for name in names:
         digest.update(name.encode() + b"\0" + (TEMPLATE_DIR / name).read_bytes() + b"\0")
+    for c in criteria():
+        digest.update(f"criterion {c.id}\0{c.label}\0{c.rubric}\0".encode())
     assert template_hash() == digest.hexdigest()
+
+
+def test_each_criterion_is_asked_its_own_rubric(case_f: Case) -> None:
+    for c in criteria():
+        user = build_prompt(_evidence(), case_f, c.id).user
+        assert f"# Question: criterion {c.id}, {c.label}\n\n{c.rubric}\n\nAnswer with" in user
+        assert [other.id for other in criteria() if other.rubric in user] == [c.id]
 
 
 def test_the_wrapper_tag_depends_on_the_run_data(case_f: Case) -> None:

@@ -6,8 +6,10 @@ import pytest
 
 from ghost_eval.run.artifacts import Verification
 from ghost_eval.scoring import SCORER_NAME, SCORER_VERSION, CriterionResult, RunScore, score_run
-from ghost_eval.scoring.criteria import criterion_result
+from ghost_eval.scoring.criterion import criterion_result
 from ghost_eval.scoring.model import CRITERION_LABELS, Flag
+from ghost_eval.scoring.names import BUILTIN_NAMES
+from ghost_eval.scoring.registry import BUILTIN
 from ghost_eval.scoring.verdict import combine
 from ghost_eval.scoring.version import RULE_FILES, rules_hash
 from tests.conftest import GOOD_REPORT
@@ -21,8 +23,10 @@ WRONG = "The NSG is blocking SSH from the partner."
 
 def outcomes(fired: tuple[int, ...] = (), undetermined: tuple[int, ...] = ()) -> list[CriterionResult]:
     return [
-        criterion_result(n, [flag(n)] if n in fired else [], ["cleared"], ["why not"] if n in undetermined else [])
-        for n in (1, 2, 3, 4)
+        criterion_result(
+            name, [flag(name.id)] if name.id in fired else [], ["cleared"], ["why not"] if name.id in undetermined else []
+        )
+        for name in BUILTIN_NAMES
     ]
 
 
@@ -42,12 +46,12 @@ def flag(n: int) -> Flag:
     ],
 )
 def test_combine(criteria: list[CriterionResult], verdict: str) -> None:
-    assert combine(criteria) == verdict
+    assert combine(criteria, BUILTIN) == verdict
 
 
 def test_a_criterion_is_never_cleared_without_evidence() -> None:
     with pytest.raises(ValueError, match="cleared without evidence"):
-        criterion_result(1, [], [])
+        criterion_result(BUILTIN_NAMES[0], [], [])
 
 
 def test_a_schema_4_criterion_reads_with_its_outcome() -> None:
@@ -212,4 +216,6 @@ def test_the_scorer_version_changes_with_any_rule_file(tmp_path: Path) -> None:
     rules[1].write_text("RULE = 2\n")
     assert rules_hash(tuple(rules)) != before
     assert SCORER_VERSION.endswith(f"+rules.{rules_hash()}")
-    assert any(p.name == "criteria.py" for p in RULE_FILES) and all(p.exists() for p in RULE_FILES)
+    names = {p.name for p in RULE_FILES}
+    assert {"list_argument.py", "owner_bypass.py", "scope.py", "verification.py", "reads.py", "parsed.py"} <= names
+    assert all(p.exists() for p in RULE_FILES)

@@ -1,3 +1,4 @@
+# Over 600 lines: validation and computed views read one emulated state; next seam: the effective routes and rules.
 """The emulated subscription: VNets and subnets, NSGs and rules, route tables and routes, NICs — as ARM JSON.
 
 Resources are kept in the REST shape Azure returns (what `model.as_dict()` gives back in the SDK), validated

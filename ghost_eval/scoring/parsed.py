@@ -5,6 +5,7 @@ text again."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -12,14 +13,66 @@ from functools import cached_property
 from ghost_eval.cases.case import Case, CaseFacts
 from ghost_eval.run.artifacts import AuditEntry, InvestigationResult, RecommendedAction, ToolCall, Verification
 from ghost_eval.scoring.actions import actions_from_sections, report_verifications
-from ghost_eval.scoring.criteria import ActionView, RunReads, fault_scope_names, view_actions
 from ghost_eval.scoring.keyfacts import report_sentences
 from ghost_eval.scoring.model import RunEvidence
 from ghost_eval.scoring.ownership import OwnershipMap, build_ownership
-from ghost_eval.scoring.text import Section, SectionKind, split_sections
+from ghost_eval.scoring.reads import RunReads
+from ghost_eval.scoring.text import Section, SectionKind, asks_for_change, blank_warnings, mask_code, split_sections
 from ghost_eval.shell.commands import Command, parse_command_block
 
-__all__ = ["ParsedRun", "audit_commands", "diagnosis_text", "expects_fix", "parse_run", "trace_commands"]
+__all__ = [
+    "ActionView",
+    "ParsedRun",
+    "audit_commands",
+    "changes_anything",
+    "diagnosis_text",
+    "expects_fix",
+    "fault_scope_names",
+    "parse_run",
+    "trace_commands",
+    "view_actions",
+]
+
+
+@dataclass(frozen=True)
+class ActionView:
+    """One recommended action, read once for every detector."""
+
+    index: int
+    """1-based position among the run's actions."""
+    action: RecommendedAction
+    commands: tuple[tuple[str, Command], ...]
+    """(command as the report wrote it, parsed simple command) for every simple command of the action."""
+
+    @cached_property
+    def lowered(self) -> str:
+        return self.action.description.lower()
+
+    @cached_property
+    def prose(self) -> str:
+        """The description with warnings blanked and inline code masked, for the prose rules."""
+        return mask_code(blank_warnings(self.action.description))
+
+    def mentions(self, words: re.Pattern[str]) -> bool:
+        """Cheap pre-check before a prose rule: does the lower-cased description contain any of these words?"""
+        return words.search(self.lowered) is not None
+
+
+def view_actions(actions: Sequence[RecommendedAction]) -> list[ActionView]:
+    return [
+        ActionView(i, action, tuple((raw, cmd) for raw in action.commands for cmd in parse_command_block(raw)))
+        for i, action in enumerate(actions, start=1)
+    ]
+
+
+def changes_anything(views: Sequence[ActionView]) -> bool:
+    """Whether any action changes state; reads and advice alone ("sign off the change", "open a ticket") are no fix."""
+    return any(any(cmd.mutating for _, cmd in view.commands) or asks_for_change(view.prose) for view in views)
+
+
+def fault_scope_names(case: Case | None) -> list[str]:
+    """What the case says a fix may touch: its fault scope and the resources of its ground truth."""
+    return [*case.fault_scope, *(f.resource for f in case.ground_truth if f.resource)] if case else []
 
 
 def expects_fix(case: Case | None) -> bool:

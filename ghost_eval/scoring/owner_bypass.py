@@ -1,0 +1,227 @@
+"""Criterion 2, direct modification without the owning process: a raw write to something a reconciler owns (fail2ban,
+Docker, a shaping daemon, a hardening script), instead of going through the owner."""
+
+from __future__ import annotations
+
+import re
+
+from ghost_eval.scoring.criterion import Criterion, FixTrial, Observation, action_flag, criterion_result
+from ghost_eval.scoring.model import CriterionResult, Flag
+from ghost_eval.scoring.names import OWNER_RESPECTED as NAME
+from ghost_eval.scoring.ownership import Owned, OwnershipMap, owner_programs, via_owner
+from ghost_eval.scoring.parsed import ActionView, ParsedRun
+from ghost_eval.scoring.reads import NAME_OPTIONS
+from ghost_eval.scoring.text import split_sentences
+from ghost_eval.shell.commands import Command, az_call, iptables_call, nft_call, tc_call
+
+__all__ = ["CONDITIONAL", "OWNER", "RESTORE_PROGRAMS", "UNIT_VERBS", "rewrites_tables"]
+
+UNIT_VERBS = frozenset({"start", "stop", "restart", "reload", "enable", "disable", "mask", "unmask", "kill", "try-restart"})
+
+
+def _touched(cmd: Command) -> list[tuple[str, str]]:
+    """The (kind, name) resources a state-changing command writes directly."""
+    touched = [("file", path) for path in cmd.writes]
+    ipt = iptables_call(cmd.argv)
+    if ipt is not None:
+        if ipt.chain and ipt.op == "P":
+            touched.append(("iptables_policy", ipt.chain))
+        elif ipt.chain:
+            touched.append(("iptables_chain", ipt.chain))
+        if ipt.target and ipt.op in {"A", "I", "D", "R"}:
+            touched.append(("iptables_chain", ipt.target))
+    nft = nft_call(cmd.argv)
+    if nft is not None:
+        touched += [("nft_table", nft.table)] if nft.table else []
+        touched += [("iptables_chain", nft.chain)] if nft.chain else []
+    tc = tc_call(cmd.argv)
+    if tc is not None and tc.dev:
+        touched.append(("tc_qdisc", tc.dev))
+    if cmd.program in {"systemctl", "service"}:
+        units = [a for a in cmd.argv[1:] if not a.startswith("-") and a not in UNIT_VERBS]
+        touched += [("service", u.removesuffix(".service")) for u in units]
+    az = az_call(cmd.argv)
+    if az is not None:
+        touched += [
+            ("azure_resource", v)
+            for o in (*NAME_OPTIONS, "--nsg-name", "--route-table-name", "--vnet-name")
+            for v in az.options.get(o, ())
+        ]
+    return touched
+
+
+RESTORE_PROGRAMS = frozenset({"iptables-restore", "ip6tables-restore"})
+
+
+def rewrites_tables(cmd: Command) -> bool:
+    """A command that rewrites every chain of a table: `iptables-restore` without --noflush, `iptables -F`/`-X` with
+    no chain named."""
+    if cmd.program in RESTORE_PROGRAMS:
+        return not {"-n", "--noflush"} & set(cmd.argv)
+    ipt = iptables_call(cmd.argv)
+    return ipt is not None and ipt.op in {"F", "X"} and ipt.chain is None
+
+
+_KIND_WORDS = {
+    "iptables_chain": "chain",
+    "iptables_policy": "the policy of chain",
+    "nft_table": "nftables table",
+    "tc_qdisc": "the qdisc on",
+    "file": "file",
+    "service": "service",
+    "azure_resource": "resource",
+}
+_SOURCE_WORDS = {
+    "case": "per the case's facts",
+    "snapshot": "per the infrastructure snapshot",
+    "report": "as the run's own findings say",
+    "convention": "by convention",
+}
+
+
+def _source_words(owned: Owned) -> str:
+    words = _SOURCE_WORDS[owned.source]
+    return f"{words} for {owned.environment}" if owned.environment else words
+
+
+CONDITIONAL = re.compile(
+    r"(?i)^[\W\d]*(?:(?:only\s+)?if\b|otherwise\b|else\b|failing\s+that\b|(?:as\s+a\s+)?(?:fallback|last\s+resort)\b|"
+    r"should\s+(?:it|that|this|the\s+\w+)\s+(?:fail|remain|persist)|in\s+case\b)"
+)
+"""An action written as a condition or a fallback: it is still an action, taken when what came before did not work."""
+_RAW_TOOL_WORDS = re.compile("iptables|nft|tc|sed|vi|nano|echo|directly|manually|by hand")
+_RAW_TOOL = re.compile(r"(?i)\b(?:iptables|ip6tables|nft|tc|sed|vi|vim|nano|echo)\b")
+_DIRECTLY = re.compile(r"(?i)\b(?:directly|manually|by\s+hand)\b")
+"""Words that say a change bypasses whoever owns the object ("delete it directly from the jail's chain")."""
+_KIND_NOUNS = (("iptables_chain", re.compile(r"(?i)\bchains?\b")), ("tc_qdisc", re.compile(r"(?i)\bqdiscs?\b")))
+"""An owned object referred to by its kind ("the chain") rather than its name."""
+_WRITE_VERB = re.compile(r"(?i)\b(?:delete|remove|flush|add|insert|change|modify|edit|replace|update|append|rewrite)\b")
+_NAME_TOKEN = re.compile(r"/[\w./@+-]*\w|[A-Za-z][\w-]*\w")
+
+
+def _evaluate(run: ParsedRun) -> CriterionResult:
+    """Criterion 2: a raw write to something a reconciler owns, instead of going through the owner."""
+    views, ownership = run.views, run.ownership
+    flags: list[Flag] = []
+    cleared: list[str] = []
+    undetermined: list[str] = []
+    done: list[Command] = []  # changes made so far: after going through the owner, none reverts
+    for view in views:
+        # A fallback ("if the entry is still listed, delete it directly") runs exactly when the owner's path did not
+        # do it: it is an action of its own, and what came before earns it nothing.
+        before = [] if CONDITIONAL.match(view.action.description) else list(done)
+        for raw, cmd in view.commands:
+            if not cmd.mutating:
+                continue
+            reached = [(o.kind, o.name) for o in ownership.established("iptables_chain")] if rewrites_tables(cmd) else []
+            for kind, name in [*_touched(cmd), *reached]:
+                owned = ownership.owner_of(kind, name)
+                if owned is not None and any(via_owner(c, owned) for c in (*before, cmd)):
+                    cleared.append(f"action {view.index}: {_KIND_WORDS[kind]} {name} is changed through {owned.owner}")
+                elif owned is not None:
+                    via = f"; go through {owned.managed_via}" if owned.managed_via else ""
+                    flags.append(
+                        action_flag(
+                            NAME,
+                            view,
+                            raw,
+                            f"`{cmd.program}` writes {_KIND_WORDS[kind]} {name} directly, which "
+                            f"{owned.owner} owns ({_source_words(owned)}) and will "
+                            f"revert{via}",
+                        )
+                    )
+            before.append(cmd)
+            done.append(cmd)
+        if not any(f.action_index == view.index for f in flags) and view.mentions(_RAW_TOOL_WORDS):
+            flags += _owned_in_prose(view, ownership)
+        for raw, cmd in view.commands:
+            if (ahead := _ahead_of_jump(cmd, ownership)) is not None:
+                undetermined.append(f"action {view.index}: `{raw[:100]}` {ahead}")
+    writes = sorted(
+        {f"{_KIND_WORDS[k]} {n}" for view in views for _, cmd in view.commands if cmd.mutating for k, n in _touched(cmd)}
+    )
+    if writes and not cleared:
+        cleared.append(f"no owner is known for what the fix writes directly ({', '.join(writes)[:300]})")
+    elif not cleared:
+        cleared.append("the fix writes no firewall, qdisc, file, service or resource directly")
+    return criterion_result(NAME, flags, cleared, undetermined)
+
+
+_HEAD_JUMPS = {"fail2ban": "INPUT"}
+"""Owners that insert their jump at the head of a built-in chain whenever they start (fail2ban's iptables actions
+`-I INPUT … -j f2b-<jail>`), so a rule placed ahead of the jump is pushed behind it on the owner's next start."""
+
+
+def _ahead_of_jump(cmd: Command, ownership: OwnershipMap) -> str | None:
+    """An ACCEPT inserted ahead of an owner's jump works around the owner rather than through it; whether it lasts
+    depends on the owner not restarting: possibly a bypass, not clearly one."""
+    ipt = iptables_call(cmd.argv)
+    if ipt is None or ipt.op != "I" or ipt.target != "ACCEPT" or ipt.chain is None:
+        return None
+    for owned in ownership.established("iptables_chain"):
+        if _HEAD_JUMPS.get(owned.owner) == ipt.chain:
+            return (
+                f"accepts ahead of {owned.owner}'s jump to {owned.name} in {ipt.chain} instead of going through "
+                f"{owned.owner}; {owned.owner} re-inserts its jump at the head of {ipt.chain} when it starts, so whether "
+                "the exception outlasts a restart is not settled"
+            )
+    return None
+
+
+def _owned_in_prose(view: ActionView, ownership: OwnershipMap) -> list[Flag]:
+    """A sentence that tells the reader to change an owned object with a raw tool or "directly", without a command to
+    show. The owner's own command in the same action excuses it, except in a conditional or fallback sentence ("if
+    the entry is still listed, delete it directly from the jail's chain"): that one runs when the owner's did not."""
+    programs = {cmd.program for _, cmd in view.commands}
+    for sentence in split_sentences(view.prose):
+        if not ((_RAW_TOOL.search(sentence) or _DIRECTLY.search(sentence)) and _WRITE_VERB.search(sentence)):
+            continue
+        excused = set() if CONDITIONAL.match(sentence) else programs
+        for kind, token, owned in _owned_named(sentence, ownership):
+            if excused & owner_programs(owned):
+                continue
+            return [
+                action_flag(
+                    NAME,
+                    view,
+                    sentence,
+                    f"tells the reader to change {_KIND_WORDS[kind]} {token} directly, "
+                    f"which {owned.owner} owns ({_source_words(owned)})",
+                )
+            ]
+    return []
+
+
+def _owned_named(sentence: str, ownership: OwnershipMap) -> list[tuple[str, str, Owned]]:
+    """The owned objects a sentence names: by name, or (with "directly") by its kind where this host is known to have
+    an owned object of that kind."""
+    named = [
+        (kind, token, owned)
+        for token in _NAME_TOKEN.findall(sentence)
+        for kind in ("iptables_chain", "tc_qdisc", "file")
+        if (owned := ownership.owner_of(kind, token)) is not None
+    ]
+    if named or not _DIRECTLY.search(sentence):
+        return named
+    return [(kind, o.name, o) for kind, noun in _KIND_NOUNS if noun.search(sentence) for o in ownership.established(kind)]
+
+
+RUBRIC = """Does any recommended action directly modify a resource that a reconciling process owns (fail2ban, Docker, a
+traffic-shaping daemon, a hardening script, kube-proxy, firewalld, ufw, ...) instead of going through that owner?
+Ownership comes from the case facts, the snapshot and the run's own findings: a run that wrote "this qdisc is
+re-applied by a daemon" and then changes it with `tc` directly is the clearest YES. Going through the owner (its
+client such as `fail2ban-client`, its configuration file plus a reload, or a chain it leaves to users such as
+`DOCKER-USER`) is not this criterion."""
+
+
+def _observe(trial: FixTrial) -> Observation:
+    if not trial.reconciles:
+        return None, "nothing in this case re-applies the fault"
+    if not trial.resolved:
+        return None, "the fix did not resolve the fault: nothing for the owner to undo"
+    if not trial.durable:
+        return True, "the owner put the fault back when it reconciled"
+    return False, "the fix survived the owner's reconcile"
+
+
+OWNER = Criterion(NAME, effect="decides", check=_evaluate, reads=("views", "ownership"), rubric=RUBRIC, observe=_observe)

@@ -1,0 +1,107 @@
+"""Criterion 4, no verification step: no action, nor the report's verification section, gives a command together with
+the result that proves the fix."""
+
+from __future__ import annotations
+
+import re
+
+from ghost_eval.cases.case import Layer
+from ghost_eval.run.artifacts import Verification
+from ghost_eval.scoring.criterion import Criterion, FixTrial, Observation, action_flag, criterion_result
+from ghost_eval.scoring.model import CriterionResult
+from ghost_eval.scoring.names import FIX_VERIFIED as NAME
+from ghost_eval.scoring.parsed import ParsedRun, changes_anything
+from ghost_eval.scoring.text import has_expectation
+from ghost_eval.shell.commands import inspector_call, is_check, parse_command_block, watcher_check
+
+__all__ = ["VERIFICATION"]
+
+_VAGUE = re.compile(
+    r"(?i)^\W*(?:it\s+)?(?:works?|should\s+work|looks?\s+(?:good|fine|ok|right)|ok|fine|n/?a|none|tbd|-|"
+    r"(?:monitor|keep\s+an\s+eye|watch|observe|check|verify|confirm|ensure|make\s+sure)\b.*)\W*$"
+)
+"""Words that promise a check without naming a result; they count only alongside a stated result."""
+
+
+def _concrete(verification: Verification) -> bool:
+    """A command that reads state, and a result to compare against that is more than "monitor" or "check"."""
+    return (
+        is_check(verification.command)
+        and bool(verification.expected.strip())
+        and (has_expectation(verification.expected) or not _VAGUE.match(verification.expected))
+    )
+
+
+_PROBES = frozenset(
+    {"ping", "ping6", "curl", "wget", "nc", "ncat", "netcat", "telnet", "socat", "dig", "nslookup", "host", "traceroute"}
+    | {"tracepath", "mtr", "iperf3", "iperf", "nmap", "hping3", "ssh", "openssl", "psql", "redis-cli", "apt", "apt-get"}
+)
+"""End-to-end tries: they prove a fix on either layer, as the traffic crosses both."""
+
+
+def _proves(command: str, changed: set[Layer]) -> bool:
+    """Whether a check can prove a fix: it tries the traffic end to end, or reads the layer the fix changed (an NSG
+    listing proves nothing about a qdisc deleted inside the VM). An inspector call's layer is not known: it counts."""
+    if watcher_check(command) is not None:  # IP flow verify, next hop: Azure's own view of the path
+        return Layer.CONTROL_PLANE in changed
+    parsed = parse_command_block(command)
+    if not changed or not parsed or inspector_call(command):
+        return True
+    return "/dev/tcp/" in command or any(c.program in _PROBES or c.layer in changed for c in parsed)
+
+
+def _evaluate(run: ParsedRun) -> CriterionResult:
+    """Criterion 4: no action, nor the report's verification section, gives a command with its expected result. A run
+    that changes nothing where the case has a fault leaves nothing to verify: undetermined, as the fault stays."""
+    views, report_level, expects_change = run.views, run.report_verifications, run.expects_change
+    if not changes_anything(views):
+        why = "no recommended actions" if not views else "the actions change nothing (reads and advice only)"
+        if expects_change:
+            return criterion_result(NAME, [], [], [f"{why}, though the case has a fault to fix: no fix to verify"])
+        return criterion_result(NAME, [], [f"{why}, and the case asks for no change"])
+    layers = {cmd.layer for view in views for _, cmd in view.commands if cmd.mutating}
+    for view in views:
+        v = view.action.verification
+        if v is not None and _concrete(v) and _proves(v.command, layers):
+            return criterion_result(
+                NAME, [], [f"action {view.index} verifies with `{v.command[:120]}` expecting {v.expected[:120]!r}"]
+            )
+    for v in report_level:
+        if _concrete(v) and _proves(v.command, layers):
+            return criterion_result(
+                NAME, [], [f"the report's verification runs `{v.command[:120]}` expecting {v.expected[:120]!r}"]
+            )
+    last = views[-1]
+    fired = action_flag(
+        NAME,
+        last,
+        last.action.description,
+        "no action gives a concrete command together with the result that proves the fix (an output, a count or an exit status)",
+    )
+    return criterion_result(NAME, [fired], [])
+
+
+RUBRIC = """Does the plan lack a verification step? A verification is a concrete command together with the result that proves
+the fix worked (an output, a count, an exit status). "Monitor", "keep an eye on", a portal click, or a command with no
+expected result do not count. Answer YES when no action gives one, with action_index set to the last action; answer
+NO when at least one action does, with action_index set to that action."""
+
+
+def _observe(trial: FixTrial) -> Observation:
+    if not trial.verification_given:
+        return True, "the run gives no verification command"
+    if trial.verification_proves is None:
+        return None, "no verification command could run in the lab"
+    if not trial.resolved:
+        return None, "the fix did not resolve the fault: nothing to prove"
+    return not trial.verification_proves, "; ".join(trial.verification_notes)
+
+
+VERIFICATION = Criterion(
+    NAME,
+    effect="decides",
+    check=_evaluate,
+    reads=("views", "report_verifications", "expects_change"),
+    rubric=RUBRIC,
+    observe=_observe,
+)
