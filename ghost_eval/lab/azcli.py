@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from ghost_eval.base.settings import DEFAULTS
 from ghost_eval.lab.arm.paths import CONFIG_NAME
 from ghost_eval.lab.errors import LabError
 from ghost_eval.lab.layout import SP_CLIENT_ID, SUBSCRIPTION_ID, TENANT_ID, LabLayout
@@ -34,7 +35,6 @@ __all__ = [
     "az",
     "az_environment",
     "az_login",
-    "cache_dir",
     "original_env",
 ]
 
@@ -65,13 +65,6 @@ class ToolEnv:
         return self.bin / "az"
 
 
-def cache_dir() -> Path:
-    """$GHOST_EVAL_CACHE, else $XDG_CACHE_HOME/ghost-eval, else ~/.cache/ghost-eval."""
-    if os.environ.get("GHOST_EVAL_CACHE"):
-        return Path(os.environ["GHOST_EVAL_CACHE"])
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ghost-eval"
-
-
 @contextmanager
 def _locked(path: Path) -> Iterator[None]:
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
@@ -82,12 +75,13 @@ def _locked(path: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def original_env(cache: Path | None = None) -> ToolEnv:
-    """The azure-cli + original-agent environment, built once under a lock; a build that did not finish (no
+def original_env(cache: Path = DEFAULTS.cache_dir) -> ToolEnv:
+    """The azure-cli + original-agent environment in `cache` (the settings' `cache_dir`: $GHOST_EVAL_CACHE, else
+    $XDG_CACHE_HOME/ghost-eval), built once under a lock; a build that did not finish (no
     `.complete` marker) is removed and redone, so a crash or a concurrent build never leaves a half-built one in use."""
     requirements = [AZURE_CLI, *ORIGINAL_REQUIREMENTS]
     key = hashlib.sha256(f"{sys.version_info[:2]}\n{chr(10).join(requirements)}".encode()).hexdigest()[:12]
-    base = cache or cache_dir()
+    base = cache
     base.mkdir(parents=True, exist_ok=True)
     env = ToolEnv(base / f"original-env-{key}")
     done = env.root / ".complete"
@@ -119,9 +113,10 @@ def original_env(cache: Path | None = None) -> ToolEnv:
 def az_environment(state_dir: Path, env: ToolEnv) -> dict[str, str]:
     """Variables under which `az` (and anything it starts) talks to this lab only."""
     layout = LabLayout(state_dir)
+    inherited = dict(os.environ)  # a child's environment: this process's, passed on
     return {
-        **os.environ,
-        "PATH": f"{env.bin}{os.pathsep}{os.environ.get('PATH', '')}",
+        **inherited,
+        "PATH": f"{env.bin}{os.pathsep}{inherited.get('PATH', '')}",
         "AZURE_CONFIG_DIR": str(state_dir / "az"),
         "REQUESTS_CA_BUNDLE": str(layout.arm_dir / "ca.pem"),
         "AZURE_CORE_INSTANCE_DISCOVERY": "false",
@@ -132,11 +127,10 @@ def az_environment(state_dir: Path, env: ToolEnv) -> dict[str, str]:
     }
 
 
-def az(state_dir: Path, args: Sequence[str], env: ToolEnv | None = None) -> subprocess.CompletedProcess[str]:
-    """One `az` command against the lab (signed in first if this lab's profile is not)."""
-    tools = env or original_env()
-    az_login(state_dir, tools)
-    return _az(state_dir, tools, args)
+def az(state_dir: Path, args: Sequence[str], env: ToolEnv) -> subprocess.CompletedProcess[str]:
+    """One `az` command against the lab with the CLI of `env` (signed in first if this lab's profile is not)."""
+    az_login(state_dir, env)
+    return _az(state_dir, env, args)
 
 
 def _az(state_dir: Path, env: ToolEnv, args: Sequence[str]) -> subprocess.CompletedProcess[str]:
