@@ -33,8 +33,10 @@ from typing import Any
 
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from revision import ROOT, checkout
+if __package__:  # imported as bench.corpus_agreement (the tests)
+    from bench.revision import ROOT, checkout
+else:  # run as `python bench/corpus_agreement.py`: its own folder is first on sys.path
+    from revision import ROOT, checkout
 
 CORPUS = ROOT / "tests" / "fixtures" / "corpus"
 COMING_SPLITS = ("blind14", "blind15")

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ghost_eval.base.settings import read_settings
 from ghost_eval.promptfoo.adapters import replay_response
 
 
 def call_api(prompt: str, options: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
-    return replay_response(options.get("config") or {}, context)
+    return replay_response(options.get("config") or {}, context, read_settings())

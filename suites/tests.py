@@ -11,10 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ghost_eval.base.settings import read_settings
 from ghost_eval.promptfoo.adapters import suite_tests
 
 
 def generate_tests(config: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     config = config or {}
     base = Path(__file__).resolve().parents[1]
-    return suite_tests(str(config.get("suite", "baseline")), config.get("cases"), base, config.get("shard"))
+    shard = config.get("shard") or read_settings().shard
+    return suite_tests(str(config.get("suite", "baseline")), config.get("cases"), base, shard)

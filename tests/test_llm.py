@@ -14,7 +14,7 @@ from ghost_eval.llm.clients import ANTHROPIC, GEMINI, RetryPolicy, call_with_ret
 from ghost_eval.llm.clients import Vendor as LlmVendor
 from tests.agent.vendors import VENDORS, Vendor, agent_loop, unreachable_target
 from tests.fakes.llm import FakeLLMServer, Reply
-from tests.judge.helpers import judge_env, reply_json
+from tests.judge.helpers import judge_settings, reply_json
 
 NOW = datetime(2026, 3, 12, 14, 15, 0, tzinfo=UTC).timestamp()
 
@@ -56,9 +56,9 @@ VENDOR_IDS = [v.provider for v in VENDORS]
 def _call(caller: str, vendor: Vendor, server: FakeLLMServer, tmp_path: Path, limits: Limits, sleeps: list[float]) -> str | None:
     """One model call by the agent's loop or by the judge; None when it was answered, else the error it ended with."""
     if caller == "agent":
-        result, _ = agent_loop(vendor, unreachable_target(tmp_path), limits, sleeps)
+        result, _ = agent_loop(server, vendor, unreachable_target(tmp_path), limits, sleeps)
         return result.aborted
-    env = judge_env(anthropic=server) if vendor.provider == "anthropic" else judge_env(gemini=server)
+    env = judge_settings(anthropic=server) if vendor.provider == "anthropic" else judge_settings(gemini=server)
     policy = limits.retry_policy(sleeps.append)
     try:
         make_client(vendor.model, policy, env).complete(PROMPT)
@@ -83,7 +83,6 @@ def test_a_429_waits_as_retry_after_says_up_to_the_cap_then_succeeds(
     ]
     sleeps: list[float] = []
     with vendor.server(script) as server:
-        vendor.point_at(monkeypatch, server)
         failed = _call(caller, vendor, server, tmp_path, _limits(3), sleeps)
     assert failed is None and len(server.requests) == 3
     assert sleeps == [0.02, CAP]
@@ -96,7 +95,6 @@ def test_the_last_attempt_fails_naming_the_vendor_model_and_status(
 ) -> None:
     sleeps: list[float] = []
     with vendor.server(lambda _: Reply(LIMITED, 429, {"retry-after": "0"})) as server:
-        vendor.point_at(monkeypatch, server)
         failed = _call(caller, vendor, server, tmp_path, _limits(2), sleeps)
     name = "Anthropic" if vendor.provider == "anthropic" else "Gemini"
     assert failed is not None and f"{name} {vendor.model}: gave up after 2 attempts: HTTP 429 (" in failed
@@ -109,7 +107,6 @@ def test_a_server_that_never_answers_in_time_is_retried_then_named(
     caller: str, vendor: Vendor, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with vendor.server(lambda _: Reply(vendor.reply("late").body, delay=1.0)) as server:
-        vendor.point_at(monkeypatch, server)
         limits = Limits(max_attempts=2, initial_backoff_s=0.01, max_backoff_s=CAP, call_timeout_s=0.3)
         failed = _call(caller, vendor, server, tmp_path, limits, [])
     assert failed is not None and f"{vendor.model}: gave up after 2 attempts: no answer (" in failed
@@ -123,7 +120,6 @@ def test_an_answer_retrying_cannot_change_is_not_retried(
 ) -> None:
     bad = Reply({"error": {"type": "invalid_request_error", "message": "bad", "code": 400, "status": "INVALID_ARGUMENT"}}, 400)
     with vendor.server([bad, vendor.reply("never reached")]) as server:
-        vendor.point_at(monkeypatch, server)
         failed = _call(caller, vendor, server, tmp_path, _limits(3), [])
     assert failed is not None and f"{vendor.model}: not retried: HTTP 400 (" in failed and len(server.requests) == 1
 
@@ -134,7 +130,6 @@ def test_the_run_budget_stops_before_a_wait_that_would_outlast_it(
 ) -> None:
     sleeps: list[float] = []
     with vendor.server([Reply(LIMITED, 429, {"retry-after": "30"}), vendor.reply("never reached")]) as server:
-        vendor.point_at(monkeypatch, server)
         limits = Limits(max_attempts=5, max_backoff_s=60, run_timeout_s=10)
         failed = _call("agent", vendor, server, tmp_path, limits, sleeps)
     assert failed is not None and "gave up after 1 attempts: HTTP 429" in failed

@@ -1,13 +1,12 @@
 """Claude through the anthropic SDK: one conversation, tool_use in, tool_result out.
 
-The base URL comes from `ANTHROPIC_BASE_URL` (the SDK's own variable; tests point it at a local fake) and the
-key from `ANTHROPIC_API_KEY`. The SDK's own retries are off: the loop retries (`ghost_eval.llm.clients`). This SDK
+The key and base URL come from the settings (`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`: the SDK's own variable,
+which tests point at a local fake). The SDK's own retries are off: the loop retries (`ghost_eval.llm.clients`). This SDK
 has no temperature parameter, so a requested temperature travels in the request body as the API names it.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 
 from anthropic.types import ContentBlockParam, MessageParam, ToolParam, ToolResultBlockParam
@@ -15,7 +14,8 @@ from anthropic.types import ContentBlockParam, MessageParam, ToolParam, ToolResu
 from ghost_eval.agent.loop import Limits, ModelTurn, ToolRequest, ToolResult
 from ghost_eval.agent.tools import TOOLS
 from ghost_eval.base.errors import GhostEvalError
-from ghost_eval.llm.clients import ANTHROPIC, ANTHROPIC_BASE_URL_ENV, ANTHROPIC_KEY_ENV, anthropic_client
+from ghost_eval.base.settings import DEFAULTS, Settings, revealed
+from ghost_eval.llm.clients import ANTHROPIC, ANTHROPIC_KEY_ENV, anthropic_client
 
 __all__ = ["AnthropicAdapter", "anthropic_tools"]
 
@@ -28,12 +28,14 @@ class AnthropicAdapter:
     provider = "anthropic"
     vendor = ANTHROPIC
 
-    def __init__(self, model: str, system: str, user: str, *, temperature: float | None, limits: Limits) -> None:
-        key = os.environ.get(ANTHROPIC_KEY_ENV)
+    def __init__(
+        self, model: str, system: str, user: str, *, temperature: float | None, limits: Limits, settings: Settings = DEFAULTS
+    ) -> None:
+        key = revealed(settings.anthropic_api_key)
         if not key:
             raise GhostEvalError(f"{ANTHROPIC_KEY_ENV} is not set")
         self.model = model
-        self._client = anthropic_client(key, os.environ.get(ANTHROPIC_BASE_URL_ENV) or None, limits.call_timeout_s)
+        self._client = anthropic_client(key, settings.anthropic_base_url, limits.call_timeout_s)
         self._system = system
         self._temperature = temperature
         self._max_tokens = limits.max_output_tokens

@@ -8,7 +8,6 @@ the command line or the target is wrong.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,13 +17,13 @@ from ghost_eval.agent.loop import Limits
 from ghost_eval.agent.prompt import Addon
 from ghost_eval.agent.runner import AgentConfig, investigate
 from ghost_eval.base.errors import GhostEvalError
+from ghost_eval.base.settings import env_name, read_settings
 from ghost_eval.connect.target import load_target
-from ghost_eval.lab.layout import default_state_dir
 from ghost_eval.store.layout import REPORT
 
 __all__ = ["TARGET_ENV", "main"]
 
-TARGET_ENV = "GHOST_EVAL_TARGET"
+TARGET_ENV = env_name("target")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -51,8 +50,9 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    settings = read_settings()
     try:
-        target_path = args.target or Path(os.environ.get(TARGET_ENV) or default_state_dir() / "target.json")
+        target_path = args.target or settings.target_file
         target = load_target(target_path)
         addon = Addon.from_file(args.prompt_addon) if args.prompt_addon else None
         symptom = sys.stdin.read()
@@ -65,6 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             auto_approve=args.auto_approve,
             addon=addon,
             limits=Limits(max_turns=args.max_turns, run_timeout_s=args.timeout),
+            settings=settings,
         )
         run = investigate(symptom, target, config)
         written = write_artifacts(run, Path(args.audit_dir))

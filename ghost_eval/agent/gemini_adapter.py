@@ -1,13 +1,12 @@
 """Gemini through the google-genai SDK: one conversation, functionCall in, functionResponse out.
 
-The base URL comes from `GHOST_EVAL_GEMINI_BASE_URL` (tests point it at a local fake) and the key from
-`GEMINI_API_KEY` or `GOOGLE_API_KEY`. Automatic function calling is off: the loop runs every tool itself,
+The key and base URL come from the settings (`GEMINI_API_KEY` or `GOOGLE_API_KEY`, `GHOST_EVAL_GEMINI_BASE_URL`:
+tests point it at a local fake). Automatic function calling is off: the loop runs every tool itself,
 through the gate.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 
 from google.genai import types
@@ -15,7 +14,8 @@ from google.genai import types
 from ghost_eval.agent.loop import Limits, ModelTurn, ToolRequest, ToolResult
 from ghost_eval.agent.tools import TOOLS
 from ghost_eval.base.errors import GhostEvalError
-from ghost_eval.llm.clients import GEMINI, GEMINI_BASE_URL_ENV, GEMINI_KEY_ENVS, gemini_client, gemini_key
+from ghost_eval.base.settings import DEFAULTS, Settings, revealed
+from ghost_eval.llm.clients import GEMINI, GEMINI_KEY_ENVS, gemini_client
 
 __all__ = ["GeminiAdapter", "gemini_tools"]
 
@@ -35,12 +35,14 @@ class GeminiAdapter:
     provider = "google"
     vendor = GEMINI
 
-    def __init__(self, model: str, system: str, user: str, *, temperature: float | None, limits: Limits) -> None:
-        key = gemini_key(os.environ)
+    def __init__(
+        self, model: str, system: str, user: str, *, temperature: float | None, limits: Limits, settings: Settings = DEFAULTS
+    ) -> None:
+        key = revealed(settings.gemini_api_key)
         if not key:
             raise GhostEvalError(f"{' or '.join(GEMINI_KEY_ENVS)} is not set")
         self.model = model
-        self._client = gemini_client(key, os.environ.get(GEMINI_BASE_URL_ENV) or None, limits.call_timeout_s)
+        self._client = gemini_client(key, settings.gemini_base_url, limits.call_timeout_s)
         self._config = types.GenerateContentConfig(
             system_instruction=system,
             temperature=temperature,

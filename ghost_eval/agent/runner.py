@@ -22,6 +22,7 @@ from ghost_eval.agent.prompt import Addon, SystemPrompt, build_prompt
 from ghost_eval.agent.redact import redact
 from ghost_eval.agent.shell import ShellInspector
 from ghost_eval.agent.tools import Hypothesis, Toolbox
+from ghost_eval.base.settings import DEFAULTS, Settings
 from ghost_eval.connect.target import Target
 from ghost_eval.run.artifacts import AuditEntry, InvestigationResult, ToolCall
 
@@ -43,6 +44,8 @@ class AgentConfig:
     """Eval mode: commands that need approval run, recorded as `eval_auto` approvals."""
     addon: Addon | None = None
     limits: Limits = field(default_factory=Limits)
+    settings: Settings = DEFAULTS
+    """The vendor's key and endpoint come from here (read where the process started)."""
 
 
 @dataclass
@@ -86,7 +89,7 @@ def investigate(symptom: str, target: Target, config: AgentConfig, *, approver: 
     try:
         try:
             adapter = PROVIDERS[config.provider](
-                config.model, prompt.text, request, temperature=config.temperature, limits=limits
+                config.model, prompt.text, request, temperature=config.temperature, limits=limits, settings=config.settings
             )
         except Exception as exc:
             why = f"crash: {type(exc).__name__}: {redact(str(exc))}"

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from ghost_eval.base.errors import GhostEvalError
+from ghost_eval.base.settings import read_settings
 from ghost_eval.cli._common import Handler, Parents, err
 
 __all__ = ["main"]
@@ -69,6 +70,7 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = _parser(argv).parse_args(argv)
+    args.settings = read_settings()
     handler: Handler = args.func
     try:
         return handler(args)

@@ -10,13 +10,26 @@ from typing import TYPE_CHECKING, TypeVar
 
 from rich.console import Console
 
+from ghost_eval.base.settings import Settings, revealed
 from ghost_eval.store import BLOB_SCHEME, Problem, RunFilter, Store, default_store_path
 
 if TYPE_CHECKING:
     from ghost_eval.base.errors import CaseError
     from ghost_eval.cases.case import Case
+    from ghost_eval.store.blob import BlobStore
 
-__all__ = ["Handler", "Parents", "cases_for", "err", "open_store", "out", "progress", "report_problems", "run_filter"]
+__all__ = [
+    "Handler",
+    "Parents",
+    "cases_for",
+    "err",
+    "open_shared",
+    "open_store",
+    "out",
+    "progress",
+    "report_problems",
+    "run_filter",
+]
 
 # Tables keep full run ids when piped or captured, where rich would otherwise assume 80 columns.
 out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 240)
@@ -63,13 +76,21 @@ def cases_for(args: argparse.Namespace) -> tuple[dict[str, Case], list[CaseError
 def open_store(args: argparse.Namespace, *, create: bool = False) -> Store:
     """The store of `--store`; a shared `azblob://<container>` is read through its local mirror, brought up to date."""
     if str(args.store or "").startswith(BLOB_SCHEME):
-        from ghost_eval.store.blob import BlobStore, mirror_folder  # the Azure SDK only where a shared store is named
+        from ghost_eval.store.blob import mirror_folder  # the Azure SDK only where a shared store is named
 
-        shared = BlobStore.open(args.store)
-        local = Store(mirror_folder(shared), create=True)
+        shared = open_shared(args)
+        local = Store(mirror_folder(shared, args.settings.mirror), create=True)
         report_problems(shared.mirror_into(local).problems)
         return local
-    return Store(default_store_path(args.store), create=create)
+    return Store(default_store_path(args.store, args.settings), create=create)
+
+
+def open_shared(args: argparse.Namespace) -> BlobStore:
+    """The shared store of `--store`, with the credentials of the settings `main` read."""
+    from ghost_eval.store.blob import BlobStore
+
+    settings: Settings = args.settings
+    return BlobStore.open(args.store, revealed(settings.azure_storage_connection_string), settings.azure_storage_account_url)
 
 
 def run_filter(args: argparse.Namespace) -> RunFilter:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -91,8 +90,9 @@ def _calibrate(args: argparse.Namespace) -> int:
 def _label(args: argparse.Namespace) -> int:
     cases, _ = cases_for(args)
     with open_store(args) as store:
+        labeller = args.labeller or args.settings.user
         label_runs(
-            store, cases, Path(args.labels), args.labeller, sys.stdin, out, flt=run_filter(args), limit=args.limit, seed=args.seed
+            store, cases, Path(args.labels), labeller, sys.stdin, out, flt=run_filter(args), limit=args.limit, seed=args.seed
         )
     return 0
 
@@ -123,7 +123,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], parents: 
         help="walk through unlabelled runs in the terminal and append labels (answers read from stdin)",
     )
     lab.add_argument("--labels", required=True, help="labels file to append to (JSONL)")
-    lab.add_argument("--labeller", default=os.environ.get("USER") or "unknown", help="who is labelling (default: $USER)")
+    lab.add_argument("--labeller", help="who is labelling (default: $USER, else unknown)")
     lab.add_argument("--limit", type=int, help="stop after this many runs")
     lab.add_argument("--seed", type=int, help="shuffle the runs with this seed instead of store order")
     lab.add_argument("--cases", help="cases folder (default: the bundled cases)")

@@ -18,8 +18,8 @@ def _diff(args: argparse.Namespace) -> int:
     cases, _ = cases_for(args)
     problems: list[Problem] = []
     db = Path(args.promptfoo_db) if args.promptfoo_db else None
-    a = load_outcomes(args.a, cases, problems, db=db, each=progress(f"scoring {args.a}"))
-    b = load_outcomes(args.b, cases, problems, db=db, each=progress(f"scoring {args.b}"))
+    a = load_outcomes(args.a, cases, problems, db=db, each=progress(f"scoring {args.a}"), settings=args.settings)
+    b = load_outcomes(args.b, cases, problems, db=db, each=progress(f"scoring {args.b}"), settings=args.settings)
     report_problems(problems)
     for name, spec, rows in (("A", args.a, a), ("B", args.b, b)):
         if not rows:

@@ -55,8 +55,8 @@ def _print_summary(summary: JudgeSummary, args: argparse.Namespace) -> None:
 
 
 def _judge(args: argparse.Namespace) -> int:
-    judges = args.judge or default_judges()
-    clients = {model: make_client(model) for model in judges}
+    judges = args.judge or default_judges(args.settings)
+    clients = {model: make_client(model, settings=args.settings) for model in judges}
     cases, _ = cases_for(args)
     options = JudgeOptions(
         force=args.force,

@@ -11,13 +11,13 @@ from typing import Any
 from rich.table import Table
 
 from ghost_eval.cli._common import Parents, cases_for, err, open_store, out
-from ghost_eval.lab import default_state_dir, lab_down, lab_status, lab_up
+from ghost_eval.lab import lab_down, lab_status, lab_up
 
 __all__ = ["register"]
 
 
 def _state_dir(args: argparse.Namespace) -> Path:
-    return Path(args.state_dir) if args.state_dir else default_state_dir()
+    return Path(args.state_dir) if args.state_dir else args.settings.lab_dir
 
 
 def _up(args: argparse.Namespace) -> int:
@@ -65,7 +65,7 @@ def _status(args: argparse.Namespace) -> int:
 def _az(args: argparse.Namespace) -> int:
     from ghost_eval.lab.azcli import az, original_env
 
-    env = original_env()
+    env = original_env(args.settings.cache_dir)
     if not args.az_args:
         out.print(f"azure-cli environment ready: {env.az}", markup=False)
         return 0
@@ -84,7 +84,8 @@ def _original_scripts(args: argparse.Namespace) -> int:
     if work.exists():
         err.print(f"error: {work} exists; name a folder that does not", markup=False)
         return 2
-    result = original_scripts(default_store_path(args.store), Path(args.original), original_env().python, work)
+    python = original_env(args.settings.cache_dir).python
+    result = original_scripts(default_store_path(args.store, args.settings), Path(args.original), python, work)
     for title, text in (
         ("populate_artifact_store.py", result.populate),
         ("generate_verdict_report.py", result.verdict_report),
@@ -105,7 +106,10 @@ def _try_fix(args: argparse.Namespace) -> int:
         return 2
     cases, _ = cases_for(args)
     results = []
-    with open_store(args) as store, LabSession(Path(args.state_dir) if args.state_dir else None).open() as session:
+    with (
+        open_store(args) as store,
+        LabSession(Path(args.state_dir) if args.state_dir else None, args.settings.cache_dir).open() as session,
+    ):
         entries = (
             [store.get(args.run_id)]
             if args.run_id

@@ -10,7 +10,8 @@ from pathlib import Path
 from rich.table import Table
 
 from ghost_eval.base.errors import StoreError
-from ghost_eval.cli._common import Parents, err, open_store, out, report_problems, run_filter
+from ghost_eval.base.settings import revealed
+from ghost_eval.cli._common import Parents, err, open_shared, open_store, out, report_problems, run_filter
 from ghost_eval.store import BLOB_SCHEME, UNKNOWN_SUITE, RunFilter, Store, default_store_path
 from ghost_eval.store.backfill import backfill_metadata
 from ghost_eval.store.clean import clean_store
@@ -29,7 +30,7 @@ def _store_to_write(args: argparse.Namespace, *, create: bool = False) -> Store:
     command = f"store {args.store_command}"
     if str(args.store or "").startswith(BLOB_SCHEME):
         raise StoreError(f"`{command}` changes a local store; a shared store is written by `store sync` (and `store reindex`)")
-    path = default_store_path(args.store)
+    path = default_store_path(args.store, args.settings)
     if path.exists() and not path.is_dir():
         raise StoreError(f"{path} is a file, not a store folder; `{command}` needs a store folder")
     if not path.exists():
@@ -105,9 +106,7 @@ def _store_verify(args: argparse.Namespace) -> int:
 
 def _store_reindex(args: argparse.Namespace) -> int:
     if str(args.store or "").startswith(BLOB_SCHEME):
-        from ghost_eval.store.blob import BlobStore  # the Azure SDK only where a shared store is named
-
-        found = BlobStore.open(args.store).reindex()
+        found = open_shared(args).reindex()  # the Azure SDK only where a shared store is named
         out.print(f"indexed {len(found)} complete runs whose writer died before indexing them: {found}", markup=False)
         return 0
     with _store_to_write(args) as store:
@@ -151,7 +150,10 @@ def _store_backfill(args: argparse.Namespace) -> int:
 def _store_sync(args: argparse.Namespace) -> int:
     from ghost_eval.store.blob import sync
 
-    report = sync(args.source, args.destination)
+    settings = args.settings
+    report = sync(
+        args.source, args.destination, revealed(settings.azure_storage_connection_string), settings.azure_storage_account_url
+    )
     report_problems(report.problems)
     for run_id in report.copied:
         out.print(f"{run_id}: copied", markup=False)

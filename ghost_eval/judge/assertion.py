@@ -9,12 +9,12 @@ run the judge calls safe.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any
 
 from ghost_eval.base.errors import GhostEvalError
 from ghost_eval.base.metric_names import metric_name
+from ghost_eval.base.settings import DEFAULTS, Settings
 from ghost_eval.evaluation.evaluate import load_case_set
 from ghost_eval.judge.clients import default_judges, make_client
 from ghost_eval.judge.record import JudgeVerdict
@@ -30,13 +30,13 @@ _ANSWER_SCORE = {"NO": 1.0, "UNKNOWN": 0.5, "YES": 0.0}
 _VERDICT_SCORE = {"safe": 1.0, "uncertain": 0.5}
 
 
-def _judges(config: Mapping[str, Any], env: Mapping[str, str]) -> list[str]:
+def _judges(config: Mapping[str, Any], settings: Settings) -> list[str]:
     named = config.get("judge")
     if isinstance(named, str) and named:
         return [named]
     if isinstance(named, list) and named:
         return [str(j) for j in named]
-    return default_judges(env)
+    return default_judges(settings)
 
 
 def _reason(mode: str, verdict: JudgeVerdict) -> str:
@@ -79,9 +79,9 @@ def _not_judged(mode: str, why: str) -> dict[str, Any]:
     return {"pass": mode == "advise", "score": 0.0, "reason": f"judge not run ({mode}): {why}"}
 
 
-def judge_assertion(output: str, context: Mapping[str, Any], env: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """A Promptfoo GradingResult for the stored run the provider served (metadata `run_id`)."""
-    env = os.environ if env is None else env
+def judge_assertion(output: str, context: Mapping[str, Any], settings: Settings = DEFAULTS) -> dict[str, Any]:
+    """A Promptfoo GradingResult for the stored run the provider served (metadata `run_id`); keys and the default store
+    come from `settings`."""
     config = context.get("config") or {}
     mode = str(config.get("mode", "advise"))
     if mode not in MODES:
@@ -92,12 +92,12 @@ def judge_assertion(output: str, context: Mapping[str, Any], env: Mapping[str, s
         return _not_judged(mode, "the response names no stored run (serve it with the replay or live provider)")
     problems: list[Problem] = []
     try:
-        judges = _judges(config, env)
+        judges = _judges(config, settings)
         cases = load_case_set(config.get("cases"))[0]
-        with Store(default_store_path(config.get("store"))) as store:
+        with Store(default_store_path(config.get("store"), settings)) as store:
             options = JudgeOptions(allow_self_judging=bool(config.get("allow_self_judging", False)))
             outcome = judge_entry(
-                store, store.get(str(run_id)), cases, judges, lambda m: make_client(m, env=env), options, problems
+                store, store.get(str(run_id)), cases, judges, lambda m: make_client(m, settings=settings), options, problems
             )
     except GhostEvalError as exc:
         return _not_judged(mode, str(exc))

@@ -12,22 +12,19 @@ client is made, because Promptfoo starts a fresh process for every assertion and
 
 from __future__ import annotations
 
-import os
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
 from ghost_eval.base.errors import GhostEvalError
+from ghost_eval.base.settings import DEFAULTS, Settings, revealed
 from ghost_eval.judge.family import model_family
 from ghost_eval.judge.prompt import Question
 from ghost_eval.judge.schema import answer_schema
 from ghost_eval.llm.clients import (
     ANTHROPIC,
-    ANTHROPIC_BASE_URL_ENV,
     ANTHROPIC_KEY_ENV,
     GEMINI,
-    GEMINI_BASE_URL_ENV,
     GEMINI_KEY_ENVS,
     LlmCallError,
     RetryPolicy,
@@ -35,7 +32,6 @@ from ghost_eval.llm.clients import (
     anthropic_client,
     call_with_retries,
     gemini_client,
-    gemini_key,
 )
 
 __all__ = [
@@ -170,31 +166,29 @@ class GeminiJudge(_Client):
         return Completion(response.text or "", prompt_tokens, output_tokens)
 
 
-def make_client(model: str, policy: RetryPolicy | None = None, env: Mapping[str, str] | None = None) -> JudgeClient:
-    """A client for the judge model's vendor, keyed and pointed by the environment."""
-    env = os.environ if env is None else env
+def make_client(model: str, policy: RetryPolicy | None = None, settings: Settings = DEFAULTS) -> JudgeClient:
+    """A client for the judge model's vendor, keyed and pointed by the settings."""
     policy = policy or RetryPolicy()
     family = model_family(model)
     if family == "claude":
-        key = env.get(ANTHROPIC_KEY_ENV)
+        key = revealed(settings.anthropic_api_key)
         if not key:
             raise MissingKeyError(f"judge {model}: {missing_key_message(('claude',))}")
-        return AnthropicJudge(model, key, policy, env.get(ANTHROPIC_BASE_URL_ENV) or None)
+        return AnthropicJudge(model, key, policy, settings.anthropic_base_url)
     if family == "gemini":
-        key = gemini_key(env)
+        key = revealed(settings.gemini_api_key)
         if not key:
             raise MissingKeyError(f"judge {model}: {missing_key_message(('gemini',))}")
-        return GeminiJudge(model, key, policy, env.get(GEMINI_BASE_URL_ENV) or None)
+        return GeminiJudge(model, key, policy, settings.gemini_base_url)
     raise GhostEvalError(f"judge {model}: unknown model family; use a claude-* (Anthropic) or gemini-* (Google) model")
 
 
-def default_judges(env: Mapping[str, str] | None = None) -> list[str]:
-    """The default judge of every family whose key is set; raises when none is."""
-    env = os.environ if env is None else env
+def default_judges(settings: Settings = DEFAULTS) -> list[str]:
+    """The default judge of every family whose key the settings hold; raises when none is."""
     found = []
-    if env.get(ANTHROPIC_KEY_ENV):
+    if settings.anthropic_api_key:
         found.append(DEFAULT_JUDGES["claude"])
-    if any(env.get(name) for name in GEMINI_KEY_ENVS):
+    if settings.gemini_api_key:
         found.append(DEFAULT_JUDGES["gemini"])
     if not found:
         raise MissingKeyError(missing_key_message())

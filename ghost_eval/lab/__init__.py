@@ -8,6 +8,6 @@ from __future__ import annotations
 
 from ghost_eval.lab.control import LabStatus, lab_down, lab_status, lab_up
 from ghost_eval.lab.errors import LabError
-from ghost_eval.lab.layout import LabLayout, default_state_dir
+from ghost_eval.lab.layout import LabLayout
 
-__all__ = ["LabError", "LabLayout", "LabStatus", "default_state_dir", "lab_down", "lab_status", "lab_up"]
+__all__ = ["LabError", "LabLayout", "LabStatus", "lab_down", "lab_status", "lab_up"]

@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from ghost_eval.base.settings import DEFAULTS
 from ghost_eval.lab.arm.paths import CONFIG_NAME, ENDPOINT_NAME
 from ghost_eval.lab.errors import LabError
 from ghost_eval.lab.layout import SP_CLIENT_ID, SUBSCRIPTION_ID, TENANT_ID, LabLayout
@@ -35,7 +36,6 @@ __all__ = [
     "az_environment",
     "az_variables",
     "az_login",
-    "cache_dir",
     "original_env",
 ]
 
@@ -66,13 +66,6 @@ class ToolEnv:
         return self.bin / "az"
 
 
-def cache_dir() -> Path:
-    """$GHOST_EVAL_CACHE, else $XDG_CACHE_HOME/ghost-eval, else ~/.cache/ghost-eval."""
-    if os.environ.get("GHOST_EVAL_CACHE"):
-        return Path(os.environ["GHOST_EVAL_CACHE"])
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ghost-eval"
-
-
 @contextmanager
 def _locked(path: Path) -> Iterator[None]:
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
@@ -83,12 +76,13 @@ def _locked(path: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def original_env(cache: Path | None = None) -> ToolEnv:
-    """The azure-cli + original-agent environment, built once under a lock; a build that did not finish (no
+def original_env(cache: Path = DEFAULTS.cache_dir) -> ToolEnv:
+    """The azure-cli + original-agent environment in `cache` (the settings' `cache_dir`: $GHOST_EVAL_CACHE, else
+    $XDG_CACHE_HOME/ghost-eval), built once under a lock; a build that did not finish (no
     `.complete` marker) is removed and redone, so a crash or a concurrent build never leaves a half-built one in use."""
     requirements = [AZURE_CLI, *ORIGINAL_REQUIREMENTS]
     key = hashlib.sha256(f"{sys.version_info[:2]}\n{chr(10).join(requirements)}".encode()).hexdigest()[:12]
-    base = cache or cache_dir()
+    base = cache
     base.mkdir(parents=True, exist_ok=True)
     env = ToolEnv(base / f"original-env-{key}")
     done = env.root / ".complete"
@@ -121,15 +115,16 @@ def az_environment(state_dir: Path, env: ToolEnv) -> dict[str, str]:
     """Variables under which `az` (and anything it starts) talks to this lab only: HTTPS through the lab's proxy,
     which brings `<account>.blob.core.windows.net` to the emulator and lets every other host through (`proxy.py`)."""
     layout = LabLayout(state_dir)
+    inherited = dict(os.environ)  # a child's environment: this process's, passed on
     try:
         proxy = str(json.loads((layout.arm_dir / ENDPOINT_NAME).read_text(encoding="utf-8"))["proxy"])
     except (OSError, ValueError, KeyError):
         proxy = ""  # a lab that is not up: `az` fails on its own, naming the endpoint it cannot reach
-    no_proxy = ",".join(filter(None, ("127.0.0.1", "localhost", os.environ.get("NO_PROXY"))))
+    no_proxy = ",".join(filter(None, ("127.0.0.1", "localhost", inherited.get("NO_PROXY"))))
     return {
-        **os.environ,
+        **inherited,
         **({"HTTPS_PROXY": proxy, "https_proxy": proxy, "NO_PROXY": no_proxy, "no_proxy": no_proxy} if proxy else {}),
-        "PATH": f"{env.bin}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PATH": f"{env.bin}{os.pathsep}{inherited.get('PATH', '')}",
         **az_variables(state_dir / "az", layout.arm_dir / "ca.pem"),
     }
 
@@ -147,11 +142,10 @@ def az_variables(config_dir: Path, ca_bundle: Path) -> dict[str, str]:
     }
 
 
-def az(state_dir: Path, args: Sequence[str], env: ToolEnv | None = None) -> subprocess.CompletedProcess[str]:
-    """One `az` command against the lab (signed in first if this lab's profile is not)."""
-    tools = env or original_env()
-    az_login(state_dir, tools)
-    return _az(state_dir, tools, args)
+def az(state_dir: Path, args: Sequence[str], env: ToolEnv) -> subprocess.CompletedProcess[str]:
+    """One `az` command against the lab with the CLI of `env` (signed in first if this lab's profile is not)."""
+    az_login(state_dir, env)
+    return _az(state_dir, env, args)
 
 
 def _az(state_dir: Path, env: ToolEnv, args: Sequence[str]) -> subprocess.CompletedProcess[str]:

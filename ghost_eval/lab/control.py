@@ -32,6 +32,7 @@ from ghost_eval.lab.arm.paths import CONFIG_NAME, ENDPOINT_NAME, write_json_atom
 from ghost_eval.lab.errors import LabError
 from ghost_eval.lab.keys import generate_key, known_hosts_line
 from ghost_eval.lab.layout import (
+    DEFAULT_STATE_DIR,
     INTERNET_PORTS,
     RESOURCE_GROUP,
     SP_CLIENT_ID,
@@ -40,7 +41,6 @@ from ghost_eval.lab.layout import (
     VNET,
     LabLayout,
     VmSpec,
-    default_state_dir,
 )
 from ghost_eval.lab.network import (
     choose_mgmt_index,
@@ -85,7 +85,7 @@ def _host_lock() -> Iterator[None]:
 
 
 def _state_dir(state_dir: Path | None) -> Path:
-    path = Path(os.path.normpath((state_dir or default_state_dir()).absolute()))
+    path = Path(os.path.normpath((state_dir or DEFAULT_STATE_DIR).absolute()))
     if path == Path("/"):
         raise LabError("the state folder cannot be /; use another (default /run/ghost-eval-lab, or set GHOST_EVAL_LAB_DIR)")
     return path

@@ -18,9 +18,10 @@ a route that cuts a subnet's Internet egress has something to cut.
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from ghost_eval.base.settings import DEFAULTS
 
 __all__ = [
     "DEFAULT_STATE_DIR",
@@ -43,10 +44,9 @@ __all__ = [
     "VNET_PREFIX",
     "LabLayout",
     "VmSpec",
-    "default_state_dir",
 ]
 
-DEFAULT_STATE_DIR = Path("/run/ghost-eval-lab")
+DEFAULT_STATE_DIR = DEFAULTS.lab_dir
 SUBSCRIPTION_ID = "6f1c2a4e-0b7d-4c55-9e2a-1ab5e0c0ffee"
 TENANT_ID = "5e1a6b0c-3d2f-4a8e-9c71-0b5f1ab0face"
 """The lab's Entra tenant, whose token endpoint the emulator serves (`az login --service-principal`)."""
@@ -104,11 +104,6 @@ VMS: tuple[VmSpec, ...] = (
     VmSpec("tf-source-vm", "src", "10.0.1.4", 4, ("ssh",)),
     VmSpec("tf-dest-vm", "dst", "10.0.1.5", 5, ("ssh", "fail2ban", "lab-appd"), (5001, 5432, 6379, 8080)),
 )
-
-
-def default_state_dir() -> Path:
-    """$GHOST_EVAL_LAB_DIR, else /run/ghost-eval-lab."""
-    return Path(os.environ.get("GHOST_EVAL_LAB_DIR") or DEFAULT_STATE_DIR)
 
 
 @dataclass(frozen=True)

@@ -29,11 +29,11 @@ from ghost_eval.agent.redact import redact, redact_files
 from ghost_eval.agent.runner import AgentConfig, Provider, investigate
 from ghost_eval.base.errors import GhostEvalError, RunExistsError
 from ghost_eval.base.records import dump_json
+from ghost_eval.base.settings import DEFAULTS, Settings, env_name, revealed
 from ghost_eval.cases.case import Case
 from ghost_eval.connect.target import Target, load_target
 from ghost_eval.lab.agentbox import VENDOR_API, AgentBox
 from ghost_eval.lab.azcli import az_environment, az_login, original_env
-from ghost_eval.lab.layout import default_state_dir
 from ghost_eval.live.original import capture_summary
 from ghost_eval.live.recipes import applied, recipe_of
 from ghost_eval.live.scripted import ScriptedModel, script_for
@@ -52,8 +52,8 @@ from ghost_eval.store.layout import AGENT_RUN_FILE, REPORT, SNAPSHOT_FILE, SUMMA
 
 __all__ = ["LiveConfig", "LiveRun", "run_case", "target_path"]
 
-_VENDOR_KEYS: dict[Provider, tuple[str, ...]] = {"anthropic": ("ANTHROPIC_API_KEY",), "gemini": ("GEMINI_API_KEY",)}
-"""The key the original's adapter reads for each provider: the one host variable a sandboxed agent is given."""
+_VENDOR_KEYS: dict[Provider, str] = {"anthropic": "anthropic_api_key", "gemini": "gemini_api_key"}
+"""The settings field of the key the original's adapter reads for each provider: the one secret a sandboxed agent is given."""
 _RUNTIME_DIR = Path("/run/ghost-eval")
 """Root's lock folder; other users get `$XDG_RUNTIME_DIR/ghost-eval`, else a private folder in the temp folder."""
 
@@ -85,6 +85,9 @@ class LiveConfig:
     agent_timeout_s: float = 900.0
     suite_version: str | None = None
     """The suite version of the row being run (its test metadata), recorded in the stored run's metadata."""
+    settings: Settings = DEFAULTS
+    """The provider's settings: the vendors' keys, the lab's folder, the lock folder, the original checkout and where
+    the azure-cli environment is built."""
 
 
 @dataclass
@@ -94,17 +97,18 @@ class LiveRun:
     """Why the agent did not complete (timeout, crash, turn limit), or None."""
 
 
-def target_path(target: str) -> Path:
-    return default_state_dir() / "target.json" if target == "lab" else Path(target)
+def target_path(target: str, lab_dir: Path = DEFAULTS.lab_dir) -> Path:
+    return lab_dir / "target.json" if target == "lab" else Path(target)
 
 
-def lock_dir() -> Path:
-    """The folder of the target locks: owned by this user, writable by no one else (checked, not assumed)."""
+def lock_dir(runtime_dir: Path | None = DEFAULTS.runtime_dir) -> Path:
+    """The folder of the target locks, in the user's `runtime_dir` ($XDG_RUNTIME_DIR) when there is one: owned by this
+    user, writable by no one else (checked, not assumed)."""
     uid = os.geteuid()
     if uid == 0:
         folder = _RUNTIME_DIR
-    elif os.environ.get("XDG_RUNTIME_DIR"):
-        folder = Path(os.environ["XDG_RUNTIME_DIR"]) / "ghost-eval"
+    elif runtime_dir:
+        folder = runtime_dir / "ghost-eval"
     else:
         folder = Path(tempfile.gettempdir()) / f"ghost-eval-{uid}"
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -115,9 +119,9 @@ def lock_dir() -> Path:
 
 
 @contextmanager
-def _exclusive(target: Target) -> Iterator[None]:
+def _exclusive(target: Target, runtime_dir: Path | None) -> Iterator[None]:
     """One fault at a time per target, across processes; a link planted at the lock path is refused, never followed."""
-    path = lock_dir() / f"{target.name}.lock"
+    path = lock_dir(runtime_dir) / f"{target.name}.lock"
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     except OSError as exc:
@@ -134,7 +138,14 @@ def _reference(case: Case, target: Target, config: LiveConfig) -> tuple[dict[str
     run = investigate(
         case.symptom,
         target,
-        AgentConfig(config.provider, config.model, auto_approve=config.auto_approve, addon=addon, limits=config.limits),
+        AgentConfig(
+            config.provider,
+            config.model,
+            auto_approve=config.auto_approve,
+            addon=addon,
+            limits=config.limits,
+            settings=config.settings,
+        ),
     )
     return artifact_files(run), run.result.aborted
 
@@ -142,7 +153,9 @@ def _reference(case: Case, target: Target, config: LiveConfig) -> tuple[dict[str
 def external_argv(config: LiveConfig, audit_dir: str, python: str = sys.executable) -> list[str]:
     """The command template split first, then filled per word: a model name or path is always one argument.
     `{python}` is the interpreter of the agent's environment (the lab's original-agent environment on the lab);
-    `{original}` is $GHOST_EVAL_ORIGINAL, the folder of an original agentic-network-tools checkout."""
+    `{original}` is the settings' `original` ($GHOST_EVAL_ORIGINAL), the folder of an original agentic-network-tools
+    checkout (left as `$GHOST_EVAL_ORIGINAL` when unset)."""
+    original = str(config.settings.original) if config.settings.original else f"${env_name('original')}"
     addon = ["--prompt-addon", str(config.addon_file)] if config.addon_file else []
     argv: list[str] = []
     for word in shlex.split(config.agent):
@@ -156,7 +169,7 @@ def external_argv(config: LiveConfig, audit_dir: str, python: str = sys.executab
                     audit_dir=audit_dir,
                     addon=" ".join(addon),
                     python=python,
-                    original=os.environ.get("GHOST_EVAL_ORIGINAL", "$GHOST_EVAL_ORIGINAL"),
+                    original=original,
                 )
             )
     return argv
@@ -183,32 +196,34 @@ def _external_agent(case: Case, target: Target, target_file: Path, config: LiveC
     model = stack.enter_context(ScriptedModel(script_for(case.id))) if config.scripted else None
     model_env = {"ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "scripted-model"} if model else {}
     if target.name != "lab":
-        return _Agent({**os.environ, "GHOST_EVAL_TARGET": str(target_file), **model_env}, sys.executable)
-    tools = original_env()
+        inherited = dict(os.environ)  # a child's environment: this process's, passed on
+        return _Agent({**inherited, env_name("target"): str(target_file), **model_env}, sys.executable)
+    tools = original_env(config.settings.cache_dir)
     if config.host_commands:
         az_login(target_file.parent, tools)
-        env = {**az_environment(target_file.parent, tools), "GHOST_EVAL_TARGET": str(target_file), **model_env}
+        env = {**az_environment(target_file.parent, tools), env_name("target"): str(target_file), **model_env}
         return _Agent(env, str(tools.python))
-    original = os.environ.get("GHOST_EVAL_ORIGINAL")
+    original = config.settings.original
     box = AgentBox(
         target_file.parent,
         tools,
         cwd,
-        readonly=[Path(original)] if original else [],
+        readonly=[original] if original else [],
         models=[urlsplit(model.url).port or 80] if model else [],
         egress=() if model else VENDOR_API[config.provider],
     )
     stack.enter_context(box)
-    keys = {} if model else {k: os.environ[k] for k in _VENDOR_KEYS[config.provider] if k in os.environ}
+    key = None if model else revealed(getattr(config.settings, _VENDOR_KEYS[config.provider]))
+    keys = {env_name(_VENDOR_KEYS[config.provider]): key} if key else {}
     return _Agent({**box.environment(), **model_env, **keys}, str(tools.python), box)
 
 
 def _original_summary(case: Case, config: LiveConfig, python: str, run_dir: Path) -> dict[str, str]:
     """`run_summary.json` from the original's own `capture_run.py`, when the template runs an original checkout."""
-    original = os.environ.get("GHOST_EVAL_ORIGINAL")
+    original = config.settings.original
     if "{original}" not in config.agent or not original:
         return {}
-    summary = capture_summary(Path(original), Path(python), run_dir, v1_use_case_id(case.id), config.provider, config.model)
+    summary = capture_summary(original, Path(python), run_dir, v1_use_case_id(case.id), config.provider, config.model)
     return {SUMMARY_FILE: summary} if summary is not None else {}
 
 
@@ -295,9 +310,9 @@ def run_case(case: Case, config: LiveConfig, repeat_index: int | None = None, re
     recipe = recipe_of(recipe_case or case)
     if recipe is None:
         raise GhostEvalError(f"case {case.id} has no recipe: it cannot be run live (cases/{case.id}.yaml, field 'recipe')")
-    target_file = target_path(config.target)
+    target_file = target_path(config.target, config.settings.lab_dir)
     target = load_target(target_file)
-    with _exclusive(target), applied(target, recipe, label=f"case {case.id}"):
+    with _exclusive(target, config.settings.runtime_dir), applied(target, recipe, label=f"case {case.id}"):
         # The fault is in place from here: whatever fails, the run is stored (as aborted) before teardown.
         files, aborted = _investigate(case, target, target_file, config)
         metadata: RunMetadata | None = None

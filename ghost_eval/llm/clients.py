@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import tenacity
 
 from ghost_eval.base.errors import GhostEvalError
+from ghost_eval.base.settings import env_name, env_names
 
 if TYPE_CHECKING:
     import anthropic
@@ -41,19 +42,16 @@ __all__ = [
     "anthropic_client",
     "call_with_retries",
     "gemini_client",
-    "gemini_key",
     "retry_after_seconds",
 ]
 
 T = TypeVar("T")
 
-ANTHROPIC_KEY_ENV = "ANTHROPIC_API_KEY"
-ANTHROPIC_BASE_URL_ENV = "ANTHROPIC_BASE_URL"
-"""The anthropic SDK's own variable; the tests point it at a local fake."""
-GEMINI_KEY_ENVS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+ANTHROPIC_KEY_ENV = env_name("anthropic_api_key")
+ANTHROPIC_BASE_URL_ENV = env_name("anthropic_base_url")
+GEMINI_KEY_ENVS = env_names("gemini_api_key")
 """Read in this order."""
-GEMINI_BASE_URL_ENV = "GHOST_EVAL_GEMINI_BASE_URL"
-"""Where the Gemini client sends its requests instead of Google's endpoint (the tests' local fake)."""
+GEMINI_BASE_URL_ENV = env_name("gemini_base_url")
 
 _RETRY_STATUS = frozenset({408, 409, 429})
 _AUTH_STATUS = frozenset({401, 403})
@@ -184,11 +182,6 @@ def _gemini_failure(exc: BaseException) -> Failure | None:
 
 ANTHROPIC = Vendor("Anthropic", _anthropic_failure)
 GEMINI = Vendor("Gemini", _gemini_failure)
-
-
-def gemini_key(env: Mapping[str, str]) -> str | None:
-    """The first Gemini API key `env` sets."""
-    return next((env[name] for name in GEMINI_KEY_ENVS if env.get(name)), None)
 
 
 def anthropic_client(api_key: str, base_url: str | None, timeout: float) -> anthropic.Anthropic:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
@@ -26,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from ghost_eval.base.errors import GhostEvalError
 from ghost_eval.base.metric_names import metric_name
+from ghost_eval.base.settings import DEFAULTS, Settings, env_name
 from ghost_eval.cases.case import Case, case_key
 from ghost_eval.promptfoo.keys import FAMILIES, GRADES_KEY, SCORE_KEY
 from ghost_eval.scoring.model import CriterionResult, RunEvidence, RunScore
@@ -54,7 +54,7 @@ __all__ = [
     "SERVED_SCORE_CHARS",
 ]
 
-SHARD_ENV = "GHOST_EVAL_SHARD"
+SHARD_ENV = env_name("shard")
 """`k/n`: generate only the k-th of n slices of a suite's rows (one CI runner's share)."""
 
 # Promptfoo keeps every output, reason and metadata in its database and the viewer loads them whole: a 50 MB
@@ -195,10 +195,10 @@ def _checked_store(path: Path) -> Path:
     return path
 
 
-def _store_path(config: ProviderConfig) -> str:
+def _store_path(config: ProviderConfig, settings: Settings) -> str:
     from ghost_eval.store import default_store_path
 
-    return str(_checked_store(default_store_path(_resolve(config.store, config.basePath))))
+    return str(_checked_store(default_store_path(_resolve(config.store, config.basePath), settings)))
 
 
 def _addon_filter(config: ProviderConfig) -> str | bool | None:
@@ -401,30 +401,31 @@ def _with_suite(response: dict[str, Any], context: dict[str, Any]) -> dict[str, 
     return response
 
 
-def replay_response(config: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
-    """A Promptfoo provider response for a stored run."""
+def replay_response(config: dict[str, Any], context: dict[str, Any], settings: Settings = DEFAULTS) -> dict[str, Any]:
+    """A Promptfoo provider response for a stored run (no `store` in the config: the settings' store)."""
     try:
         typed = _validated(ProviderConfig, config, "provider config")
         variables = _validated(RowVars, context.get("vars"), "test vars")
-        store = store_for(_store_path(typed))
+        store = store_for(_store_path(typed, settings))
         record = store.read(_select(store, variables, typed, _repeat_index(context)))
     except GhostEvalError as exc:
         return {"error": str(exc)}
     return _with_suite(_response(record, typed, _row_metadata(context).get(DECISION_KEY)), context)
 
 
-def _live_store(config: LiveProviderConfig) -> Path:
+def _live_store(config: LiveProviderConfig, settings: Settings) -> Path:
     """Live runs are written somewhere the user chose: never into the bundled demo store."""
     from ghost_eval.store import STORE_ENV
 
-    path = _resolve(config.store, config.basePath) or os.environ.get(STORE_ENV)
+    path = _resolve(config.store, config.basePath) or settings.store
     if not path:
         raise GhostEvalError(f"the live provider needs a store: set provider config `store` or ${STORE_ENV}")
     return _checked_store(Path(path))
 
 
-def live_response(config: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
-    """Run one case live (fault, snapshot, agent, capture, teardown) and answer like the replay provider.
+def live_response(config: dict[str, Any], context: dict[str, Any], settings: Settings = DEFAULTS) -> dict[str, Any]:
+    """Run one case live (fault, snapshot, agent, capture, teardown) and answer like the replay provider; keys, the
+    lab's folder and the default store come from `settings`.
 
     A run that aborted (timeout, crash, turn limit) is still stored and shows as an error row.
     """
@@ -448,7 +449,7 @@ def live_response(config: dict[str, Any], context: dict[str, Any]) -> dict[str, 
         live = LiveConfig(
             provider=provider,
             model=model,
-            store=_live_store(typed),
+            store=_live_store(typed, settings),
             target=typed.target,
             agent=typed.agent,
             addon_file=Path(_resolve(typed.addon, typed.basePath) or "") if typed.addon else None,
@@ -458,6 +459,7 @@ def live_response(config: dict[str, Any], context: dict[str, Any]) -> dict[str, 
             scripted=typed.scripted,
             limits=Limits(**limits.model_dump()),
             suite_version=_row_suite(context),
+            settings=settings,
         )
         run = run_case(case, live, repeat_index, recipe_case)
         store = store_for(str(live.store))
@@ -469,21 +471,21 @@ def live_response(config: dict[str, Any], context: dict[str, Any]) -> dict[str, 
     return _with_suite(response, context)
 
 
-def score_for(output: str, context: dict[str, Any]) -> RunScore:
-    """The provider's score when it matches our scorer version; else score the run or the bare output."""
+def score_for(output: str, context: dict[str, Any], settings: Settings = DEFAULTS) -> RunScore:
+    """The provider's score when it matches our scorer version; else score the run (in the config's store, else the
+    settings') or the bare output."""
     metadata = (context.get("providerResponse") or {}).get("metadata") or {}
     cached = metadata.get(SCORE_KEY)
     if isinstance(cached, dict) and cached.get("scorer") == SCORER:
         return RunScore.model_validate(cached)
     from ghost_eval.evaluation.evaluate import score_record
     from ghost_eval.scoring.verdict import score_run
-    from ghost_eval.store import STORE_ENV
 
     config = context.get("config") or {}
     raw = config.get("cases")
     cases = _cases(tuple(raw) if isinstance(raw, list) else raw)
     if metadata.get("run_id"):
-        store = store_for(_store_path(ProviderConfig(store=config.get("store") or os.environ.get(STORE_ENV))))
+        store = store_for(_store_path(ProviderConfig(store=config.get("store")), settings))
         return score_record(store.read(store.get(str(metadata["run_id"]))), cases)
     variables = context.get("vars") or {}
     use_case = str(variables.get("use_case", ""))
@@ -628,9 +630,9 @@ def suite_tests(
     load raises (naming file, field and reason) rather than leaving its rows out. Relative case
     folders are resolved against `base` (the suite's project folder).
 
-    `shard` (`k/n`, default $GHOST_EVAL_SHARD) keeps every n-th row from the k-th, so n CI runners split a suite
-    without overlap; every row carries the suite version in its test metadata, and the providers copy it into
-    each response, so results of two suite versions are told apart.
+    `shard` (`k/n`; the test generator passes the config's, else $GHOST_EVAL_SHARD) keeps every n-th row from the
+    k-th, so n CI runners split a suite without overlap; every row carries the suite version in its test metadata,
+    and the providers copy it into each response, so results of two suite versions are told apart.
     """
     from ghost_eval.evaluation.evaluate import load_case_set
     from ghost_eval.store import bundled_path
@@ -679,8 +681,7 @@ def suite_tests(
         }
         for i in sorted(ids)
     ]
-    slicing = shard or os.environ.get(SHARD_ENV)
-    if not slicing:
+    if not shard:
         return rows
-    k, n = _shard(slicing)
+    k, n = _shard(shard)
     return rows[k - 1 :: n]

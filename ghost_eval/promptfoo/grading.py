@@ -32,10 +32,11 @@ def assertion_result(kind: str, output: str, context: dict[str, Any]) -> dict[st
         parts = {family: attached[family] for family in FAMILIES}
     else:
         from ghost_eval.base.errors import GhostEvalError
+        from ghost_eval.base.settings import read_settings  # here, not above: the attached grades need no pydantic
         from ghost_eval.promptfoo.adapters import grades, score_for
 
         try:
-            parts = grades(score_for(output, context))
+            parts = grades(score_for(output, context, read_settings()))
         except GhostEvalError as exc:
             return {"pass": False, "score": 0.0, "reason": f"cannot score: {exc}"}
     return combine(parts) if kind == "all" else parts[kind]

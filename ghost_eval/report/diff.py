@@ -10,7 +10,6 @@ The same key in two evals is the same question asked twice, so its answers can b
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 from collections import Counter
 from contextlib import closing
@@ -23,6 +22,7 @@ from pydantic import Field, ValidationError
 
 from ghost_eval.base.errors import RecordError
 from ghost_eval.base.records import Record
+from ghost_eval.base.settings import DEFAULTS, Settings
 from ghost_eval.cases.case import Case, case_key
 from ghost_eval.promptfoo.keys import SCORE_KEY
 from ghost_eval.report.timeline import Progress, TimedRun, parse_when, scored_runs
@@ -181,11 +181,11 @@ def _from_output_file(path: Path) -> list[RowOutcome]:
     return _promptfoo_rows(results, str(path))
 
 
-def promptfoo_db_path(explicit: str | None = None) -> Path:
-    """Promptfoo's database: the one named, else in $PROMPTFOO_CONFIG_DIR, else the project's `.promptfoo/`."""
+def promptfoo_db_path(explicit: str | None = None, config_dir: Path = DEFAULTS.promptfoo_config_dir) -> Path:
+    """Promptfoo's database: the one named, else in Promptfoo's folder ($PROMPTFOO_CONFIG_DIR, else `.promptfoo/`)."""
     if explicit:
         return Path(explicit)
-    return Path(os.environ.get("PROMPTFOO_CONFIG_DIR") or ".promptfoo") / "promptfoo.db"
+    return config_dir / "promptfoo.db"
 
 
 def _from_database(eval_id: str, db: Path) -> list[RowOutcome]:
@@ -229,28 +229,37 @@ def _in_window(run: TimedRun, since: datetime | None, until: datetime | None) ->
     return (since is None or run.at >= since) and (until is None or run.at < until)
 
 
-def _from_store(spec: str, cases: dict[str, Case], problems: list[Problem], each: Progress) -> list[RowOutcome]:
+def _from_store(
+    spec: str, cases: dict[str, Case], problems: list[Problem], each: Progress, settings: Settings
+) -> list[RowOutcome]:
     body = spec.removeprefix("store:") if spec.startswith("store:") else spec.removeprefix("store")
     parts = urlsplit(body, allow_fragments=False)
     flt, since, until = _store_filter(parts.query, spec)
-    with Store(default_store_path(parts.path or None)) as store:
+    with Store(default_store_path(parts.path or None, settings)) as store:
         runs = [r for r in scored_runs(store, cases, flt, problems, each) if _in_window(r, since, until)]
     return _numbered([(r.entry.use_case_id, r.entry.model_id, r.entry.run_id, r.score, None) for r in runs])
 
 
 def load_outcomes(
-    spec: str, cases: dict[str, Case], problems: list[Problem], *, db: Path | None = None, each: Progress = iter
+    spec: str,
+    cases: dict[str, Case],
+    problems: list[Problem],
+    *,
+    db: Path | None = None,
+    each: Progress = iter,
+    settings: Settings = DEFAULTS,
 ) -> list[RowOutcome]:
-    """The rows of one eval: a Promptfoo output file, an eval id (`eval-…`), or `store:[DIR][?filters]`."""
+    """The rows of one eval: a Promptfoo output file, an eval id (`eval-…`), or `store:[DIR][?filters]` (no DIR: the
+    settings' store); an eval id is looked up in `db`, else in the settings' Promptfoo folder."""
     if spec.startswith("store:") or spec == "store":
-        return _from_store(spec, cases, problems, each)
+        return _from_store(spec, cases, problems, each, settings)
     path = Path(spec)
     if path.is_file():
         return _from_output_file(path)
     if path.is_dir():
-        return _from_store(spec, cases, problems, each)
+        return _from_store(spec, cases, problems, each, settings)
     if spec.startswith("eval-"):
-        return _from_database(spec, db or promptfoo_db_path())
+        return _from_database(spec, db or promptfoo_db_path(config_dir=settings.promptfoo_config_dir))
     raise RecordError(spec, "neither a Promptfoo output file, an eval id (eval-…), nor a store (store:DIR?filters)")
 
 

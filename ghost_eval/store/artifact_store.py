@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from ghost_eval.base.errors import GhostEvalError, StoreError, UnsafePathError
 from ghost_eval.base.records import dump_json, load_record
+from ghost_eval.base.settings import DEFAULTS, Settings, env_name
 from ghost_eval.run.identity import RunMetadata
 from ghost_eval.store.discover import scan
 from ghost_eval.store.index import RunIndex
@@ -42,7 +43,7 @@ from ghost_eval.store.writer import publish_file, publish_run, update_view, writ
 
 __all__ = ["STORE_ENV", "Store", "bundled_path", "default_store_path", "demo_store_path", "index_entry"]
 
-STORE_ENV = "GHOST_EVAL_STORE"
+STORE_ENV = env_name("store")
 
 
 def bundled_path(name: str) -> Path:
@@ -54,18 +55,17 @@ def bundled_path(name: str) -> Path:
     raise StoreError(f"bundled data {name!r} not found next to the package")
 
 
-def default_store_path(explicit: str | Path | None = None) -> Path:
-    """Explicit path, else $GHOST_EVAL_STORE, else the bundled demo store (`demo_store_path`)."""
+def default_store_path(explicit: str | Path | None = None, settings: Settings = DEFAULTS) -> Path:
+    """Explicit path, else the settings' store ($GHOST_EVAL_STORE), else the bundled demo store (`demo_store_path`)."""
     if explicit:
         return Path(explicit)
-    env = os.environ.get(STORE_ENV)
-    return Path(env) if env else demo_store_path()
+    return settings.store or demo_store_path(settings.data_home)
 
 
-def demo_store_path() -> Path:
+def demo_store_path(data_home: Path = DEFAULTS.data_home) -> Path:
     """The bundled demo store as a user may write to it (scores, decisions, its index). A checkout's is its own. An
     installed package's is the wheel's, shared by every user and never written: its first use copies it, pristine,
-    into the user's data folder ($XDG_DATA_HOME/ghost-eval, else ~/.local/share/ghost-eval), one copy per release."""
+    into the user's data folder (`data_home`/ghost-eval: $XDG_DATA_HOME, else ~/.local/share), one copy per release."""
     bundled = bundled_path("demo_store")
     if bundled.parent.name != "_data":
         return bundled
@@ -73,7 +73,7 @@ def demo_store_path() -> Path:
         release = version("ghost-eval")
     except PackageNotFoundError:
         release = "unknown"
-    base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "ghost-eval"
+    base = data_home / "ghost-eval"
     copy = base / f"demo_store-{release}"
     if not copy.is_dir():
         base.mkdir(parents=True, exist_ok=True)

@@ -34,6 +34,7 @@ from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_fixed
 
 from ghost_eval.base.errors import RecordError, RunExistsError, StoreError
 from ghost_eval.base.records import dump_json, parse_record
+from ghost_eval.base.settings import DEFAULTS, env_name
 from ghost_eval.cases.case import case_key
 from ghost_eval.run.artifacts import Manifest
 from ghost_eval.run.identity import RunMetadata
@@ -62,11 +63,9 @@ __all__ = [
     "sync",
 ]
 
-MIRROR_ENV = "GHOST_EVAL_MIRROR"
-"""Folder holding the local mirrors of shared stores (default ~/.cache/ghost-eval/mirrors)."""
-CONNECTION_ENV = "AZURE_STORAGE_CONNECTION_STRING"
-ACCOUNT_URL_ENV = "AZURE_STORAGE_ACCOUNT_URL"
-"""Used with azure-identity's DefaultAzureCredential when no connection string is set."""
+MIRROR_ENV = env_name("mirror")
+CONNECTION_ENV = env_name("azure_storage_connection_string")
+ACCOUNT_URL_ENV = env_name("azure_storage_account_url")
 INDEX_BLOB = "index/runs.jsonl"
 _RUNS = "runs/"
 _CLAIMS = "claims/"
@@ -90,9 +89,9 @@ def _acquire(lock: BlobClient, wait_s: float) -> BlobLeaseClient:
     return lease
 
 
-def mirror_folder(shared: BlobStore) -> Path:
-    """Where readers find the local mirror of a shared store: one folder per account and container."""
-    base = Path(os.environ.get(MIRROR_ENV) or Path.home() / ".cache" / "ghost-eval" / "mirrors")
+def mirror_folder(shared: BlobStore, base: Path = DEFAULTS.mirror) -> Path:
+    """Where readers find the local mirror of a shared store under `base` ($GHOST_EVAL_MIRROR): one folder per
+    account and container."""
     account = shared.container.account_name or "account"
     return base / f"{account}.{shared.container.container_name}"
 
@@ -132,19 +131,18 @@ class BlobStore:
         self.problems: list[Problem] = []
 
     @classmethod
-    def open(cls, spec: str, connection_string: str | None = None) -> BlobStore:
-        """`azblob://<container>`: a connection string (argument or $AZURE_STORAGE_CONNECTION_STRING), else
-        $AZURE_STORAGE_ACCOUNT_URL with DefaultAzureCredential."""
+    def open(cls, spec: str, connection_string: str | None = None, account_url: str | None = None) -> BlobStore:
+        """`azblob://<container>`: a connection string ($AZURE_STORAGE_CONNECTION_STRING at the edge), else an account
+        URL ($AZURE_STORAGE_ACCOUNT_URL) with DefaultAzureCredential."""
         name = spec.removeprefix(BLOB_SCHEME).strip("/")
         if not name:
             raise StoreError(f"{spec!r}: name the container, azblob://<container>")
-        conn = connection_string or os.environ.get(CONNECTION_ENV)
-        if conn:
-            service = BlobServiceClient.from_connection_string(conn)
-        elif os.environ.get(ACCOUNT_URL_ENV):
+        if connection_string:
+            service = BlobServiceClient.from_connection_string(connection_string)
+        elif account_url:
             from azure.identity import DefaultAzureCredential
 
-            service = BlobServiceClient(os.environ[ACCOUNT_URL_ENV], credential=DefaultAzureCredential())
+            service = BlobServiceClient(account_url, credential=DefaultAzureCredential())
         else:
             raise StoreError(f"{spec}: set ${CONNECTION_ENV}, or ${ACCOUNT_URL_ENV} for DefaultAzureCredential")
         return cls(service.get_container_client(name))
@@ -334,14 +332,15 @@ def _append_local(local: Store, entry: IndexEntry, files: dict[str, bytes]) -> N
     local.append(meta, files, coverage=entry.artifact_coverage, write_metadata=False)
 
 
-def sync(source: str, destination: str) -> SyncReport:
-    """`ghost-eval store sync SRC DST`: one side a local store folder, the other `azblob://<container>`."""
+def sync(source: str, destination: str, connection_string: str | None = None, account_url: str | None = None) -> SyncReport:
+    """`ghost-eval store sync SRC DST`: one side a local store folder, the other `azblob://<container>` (opened with
+    the credentials `BlobStore.open` takes)."""
     if is_blob_store(source) == is_blob_store(destination):
         raise StoreError("store sync copies between a local store folder and a shared azblob://<container>, one each")
     if is_blob_store(source):
-        shared = BlobStore.open(source)
+        shared = BlobStore.open(source, connection_string, account_url)
         with Store(Path(destination), create=True) as local:
             return shared.mirror_into(local)
-    shared = BlobStore.open(destination)
+    shared = BlobStore.open(destination, connection_string, account_url)
     with Store(Path(source)) as local:
         return shared.push_from(local)

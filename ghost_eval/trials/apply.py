@@ -49,6 +49,8 @@ class Runner:
     case: Case
     lab_dir: Path
     """The lab's state folder: its signed-in az profile runs the fix's az commands."""
+    az_cache: Path
+    """Where the azure-cli environment those commands run with is built (the settings' `cache_dir`)."""
     variables: dict[str, str] = field(default_factory=dict)
     addresses: dict[str, str] = field(default_factory=dict)
 
@@ -110,7 +112,7 @@ class Runner:
             return CommandOutcome(
                 command=command, where="-", gate="az", decision="not_executable", why="a placeholder or an unset variable"
             )
-        result = run_az(self.lab_dir, argv)
+        result = run_az(self.lab_dir, argv, self.az_cache)
         if not result.executable:
             return CommandOutcome(command=command, where="-", gate="az", decision="not_executable", why=result.why)
         return CommandOutcome(

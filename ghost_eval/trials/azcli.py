@@ -17,7 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ghost_eval.lab.azcli import az
+from ghost_eval.base.settings import DEFAULTS
+from ghost_eval.lab.azcli import az, original_env
 from ghost_eval.lab.errors import LabError
 from ghost_eval.shell.commands import az_call
 
@@ -45,9 +46,9 @@ class AzOutcome:
     why: str = ""
 
 
-def run_az(lab_dir: Path, argv: list[str]) -> AzOutcome:
-    """Run one `az` command (argv[0] is `az`) with the real CLI against the lab in `lab_dir`; a command outside
-    `ALLOWED` is not executable, with why."""
+def run_az(lab_dir: Path, argv: list[str], az_cache: Path = DEFAULTS.cache_dir) -> AzOutcome:
+    """Run one `az` command (argv[0] is `az`) with the real CLI (its environment in `az_cache`) against the lab in
+    `lab_dir`; a command outside `ALLOWED` is not executable, with why."""
     call = az_call(tuple(argv))
     if call is None:
         return AzOutcome(False, why="not an az command")
@@ -57,7 +58,7 @@ def run_az(lab_dir: Path, argv: list[str]) -> AzOutcome:
     if any(word.startswith("@") or "=@" in word for word in argv[1:]):
         return AzOutcome(False, why="an argument the CLI would read from a file on the host (@path)")
     try:
-        proc = az(lab_dir, argv[1:])
+        proc = az(lab_dir, argv[1:], original_env(az_cache))
     except LabError as exc:
         return AzOutcome(True, 124, why=str(exc))
     error = next((line for line in proc.stderr.splitlines() if line.strip() and not line.startswith("WARNING")), "")

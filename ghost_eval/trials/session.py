@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from ghost_eval.base.settings import DEFAULTS
 from ghost_eval.cases.case import Case, case_key
 from ghost_eval.connect.target import Target
 from ghost_eval.evaluation.v1_verdict import add_verdict
@@ -54,10 +55,11 @@ def lab_traces(state_dir: Path) -> list[str]:
 
 class LabSession:
     """Where trials run: `state_dir` names a running lab to use (kept up); None builds a lab per session, removed at
-    the end and checked for traces (`traces`)."""
+    the end and checked for traces (`traces`). Fixes' az commands run with the azure-cli environment in `az_cache`."""
 
-    def __init__(self, state_dir: Path | None = None) -> None:
+    def __init__(self, state_dir: Path | None = None, az_cache: Path = DEFAULTS.cache_dir) -> None:
         self._given = state_dir
+        self.az_cache = az_cache
         self._dir: Path | None = None
         self._target: Target | None = None
         self._used = False
@@ -122,7 +124,7 @@ def trial_stored_run(
     target = session.fresh()
     before = host_snapshot()
     assert session.state_dir is not None  # set once the lab is built (`fresh`)
-    verdict = try_fix(record, case, target, session.console, lab_dir=session.state_dir)
+    verdict = try_fix(record, case, target, session.console, lab_dir=session.state_dir, az_cache=session.az_cache)
     after = host_snapshot()
     lab_state = (str(session.state_dir),) if session.state_dir else ()
     verdict.host_changes = host_changes(before, after, exclude=(*lab_state, str(store.root)))

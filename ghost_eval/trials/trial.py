@@ -18,6 +18,7 @@ from pathlib import Path
 import paramiko
 
 from ghost_eval.base.errors import GhostEvalError
+from ghost_eval.base.settings import DEFAULTS
 from ghost_eval.cases.case import LAB, Case
 from ghost_eval.connect.ssh import CommandTimedOut, ssh_connect
 from ghost_eval.connect.target import Target, TargetError
@@ -138,7 +139,15 @@ def _verify(runner: Runner, checks: list[tuple[Verification, list[str]]]) -> lis
     return [runner.execute(v.command, context) for v, context in checks]
 
 
-def try_fix(record: RunRecord, case: Case, target: Target, console: Console | None = None, *, lab_dir: Path) -> TrialVerdict:
+def try_fix(
+    record: RunRecord,
+    case: Case,
+    target: Target,
+    console: Console | None = None,
+    *,
+    lab_dir: Path,
+    az_cache: Path = DEFAULTS.cache_dir,
+) -> TrialVerdict:
     """Trial the run's fix on its case in the lab `target` (state folder `lab_dir`, whose az profile runs the fix's az
     commands); never raises for what the fix does, only when the case has no recipe. The lab is as it was afterwards,
     or the verdict says what was left (`teardown_ok`, `residue`). `console` reaches a VM whose management SSH the fix
@@ -170,7 +179,7 @@ def try_fix(record: RunRecord, case: Case, target: Target, console: Console | No
         with clock.phase("setup"):
             planted.setup()
         verdict.setup_ok = True
-        _measure(verdict, planted, recipe, case, actions, report_checks, clock, lab_dir)
+        _measure(verdict, planted, recipe, case, actions, report_checks, clock, lab_dir, az_cache)
     except RecipeError as exc:
         verdict.notes.append(f"set-up failed: {exc}")
     except GhostEvalError as exc:  # the lab stopped answering even on its console: say so, tear down all the same
@@ -202,8 +211,9 @@ def _measure(
     report_checks: list[Verification],
     clock: _Clock,
     lab_dir: Path,
+    az_cache: Path,
 ) -> None:
-    runner = Runner(planted, case, lab_dir)
+    runner = Runner(planted, case, lab_dir, az_cache)
     checks = [(a.verification, [a.description, a.verification.expected]) for a in actions if a.verification is not None]
     checks += [(v, [v.expected]) for v in report_checks]
     with clock.phase("capture"):

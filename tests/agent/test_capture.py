@@ -51,8 +51,11 @@ def _run(
         vendor.reply(calls=[(COMPLETE_TOOL, completion)]) if completion else vendor.reply(text),
     ]
     with vendor.server(script) as server:
-        vendor.point_at(monkeypatch, server)
-        return investigate("The partner cannot SSH in.", target, AgentConfig(vendor.provider, vendor.model, addon=addon))
+        return investigate(
+            "The partner cannot SSH in.",
+            target,
+            AgentConfig(vendor.provider, vendor.model, settings=vendor.settings_for(server), addon=addon),
+        )
 
 
 def test_report_has_the_v1_shape_and_the_markdown_reader_recovers_every_action(

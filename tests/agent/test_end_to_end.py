@@ -51,8 +51,11 @@ def test_commands_run_over_ssh_azure_reads_go_through_the_sdk_and_the_run_lands_
     ]
     before = len(arm.requests)
     with vendor.server(script) as server:
-        vendor.point_at(monkeypatch, server)
-        run = investigate("Port 8080 on tf-dest-vm times out.", target, AgentConfig(vendor.provider, vendor.model))
+        run = investigate(
+            "Port 8080 on tf-dest-vm times out.",
+            target,
+            AgentConfig(vendor.provider, vendor.model, settings=vendor.settings_for(server)),
+        )
 
     assert run.loop.outcome == "completed", run.loop.aborted
     assert not scratch.exists(), "a command that needs approval ran without one"
@@ -121,8 +124,11 @@ def test_auto_approve_runs_the_command_and_records_an_eval_approval(
         vendor.reply("Applied."),
     ]
     with vendor.server(script) as server:
-        vendor.point_at(monkeypatch, server)
-        run = investigate("apply it", target, AgentConfig(vendor.provider, vendor.model, auto_approve=True))
+        run = investigate(
+            "apply it",
+            target,
+            AgentConfig(vendor.provider, vendor.model, settings=vendor.settings_for(server), auto_approve=True),
+        )
     assert scratch.exists()
     approved, refused = run.audit
     assert (approved.executed, approved.approval, approved.exit_code) == (True, Approval.EVAL_AUTO, 0)
@@ -143,8 +149,9 @@ def test_an_unreachable_host_is_a_tool_error_with_an_audit_line(
         vendor.reply("cannot reach it"),
     ]
     with vendor.server(script) as server:
-        vendor.point_at(monkeypatch, server)
-        run = investigate("check", offline_target, AgentConfig(vendor.provider, vendor.model))
+        run = investigate(
+            "check", offline_target, AgentConfig(vendor.provider, vendor.model, settings=vendor.settings_for(server))
+        )
     assert run.loop.outcome == "answered"
     unreachable, unknown = run.audit
     assert unreachable.executed and unreachable.exit_code is None and "known_hosts" in (unreachable.output or "")

@@ -45,8 +45,11 @@ def test_scripted_tool_calls_end_in_a_completed_investigation(
         vendor.reply(calls=[(COMPLETE_TOOL, COMPLETION)], usage=(300, 90)),
     ]
     with vendor.server(script) as server:
-        vendor.point_at(monkeypatch, server)
-        run = investigate("Port 8080 on tf-dest-vm times out.", offline_target, AgentConfig(vendor.provider, vendor.model))
+        run = investigate(
+            "Port 8080 on tf-dest-vm times out.",
+            offline_target,
+            AgentConfig(vendor.provider, vendor.model, settings=vendor.settings_for(server)),
+        )
     assert run.loop.outcome == "completed" and run.result.aborted is None
     assert run.result.root_cause == COMPLETION["root_cause"]
     assert run.result.recommended_actions[0].verification is not None
@@ -68,8 +71,11 @@ def test_a_plain_answer_ends_the_run_without_tools(
     vendor: Vendor, offline_target: Target, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with vendor.server([vendor.reply("I only investigate network faults in this environment.")]) as server:
-        vendor.point_at(monkeypatch, server)
-        run = investigate("Write me a poem about cats.", offline_target, AgentConfig(vendor.provider, vendor.model))
+        run = investigate(
+            "Write me a poem about cats.",
+            offline_target,
+            AgentConfig(vendor.provider, vendor.model, settings=vendor.settings_for(server)),
+        )
     assert run.loop.outcome == "answered" and run.trace == [] and run.audit == []
     assert (run.result.model_extra or {})["answer"] == "I only investigate network faults in this environment."
     assert run.result.aborted is None and len(server.requests) == 1
@@ -86,8 +92,7 @@ def test_retry_after_is_honoured_on_429(vendor: Vendor, offline_target: Target, 
     ]
     sleeps: list[float] = []
     with vendor.server(script) as server:
-        vendor.point_at(monkeypatch, server)
-        result, _ = agent_loop(vendor, offline_target, Limits(), sleeps)
+        result, _ = agent_loop(server, vendor, offline_target, Limits(), sleeps)
     assert result.outcome == "answered" and len(server.requests) == 2
     assert sleeps == [7.0]
 
@@ -96,8 +101,7 @@ def test_5xx_is_retried_with_backoff(vendor: Vendor, offline_target: Target, mon
     error = Reply({"error": {"type": "api_error", "message": "boom", "code": 500, "status": "INTERNAL"}}, 500)
     sleeps: list[float] = []
     with vendor.server([error, error, vendor.reply("done")]) as server:
-        vendor.point_at(monkeypatch, server)
-        result, _ = agent_loop(vendor, offline_target, Limits(max_backoff_s=4), sleeps)
+        result, _ = agent_loop(server, vendor, offline_target, Limits(max_backoff_s=4), sleeps)
     assert result.outcome == "answered" and len(server.requests) == 3
     assert len(sleeps) == 2 and all(0 < s <= 4 for s in sleeps)
 
@@ -112,8 +116,7 @@ def test_attempts_run_out_and_the_run_aborts(vendor: Vendor, offline_target: Tar
 
     sleeps: list[float] = []
     with vendor.server(always_503) as server:
-        vendor.point_at(monkeypatch, server)
-        result, _ = agent_loop(vendor, offline_target, Limits(max_attempts=3), sleeps)
+        result, _ = agent_loop(server, vendor, offline_target, Limits(max_attempts=3), sleeps)
     assert result.outcome == "aborted" and result.aborted is not None and result.aborted.startswith("model call failed")
     assert len(server.requests) == 3
 
@@ -121,8 +124,7 @@ def test_attempts_run_out_and_the_run_aborts(vendor: Vendor, offline_target: Tar
 def test_a_client_error_is_not_retried(vendor: Vendor, offline_target: Target, monkeypatch: pytest.MonkeyPatch) -> None:
     bad = Reply({"error": {"type": "invalid_request_error", "message": "bad", "code": 400, "status": "INVALID_ARGUMENT"}}, 400)
     with vendor.server([bad, vendor.reply("never reached")]) as server:
-        vendor.point_at(monkeypatch, server)
-        result, _ = agent_loop(vendor, offline_target, Limits(), [])
+        result, _ = agent_loop(server, vendor, offline_target, Limits(), [])
     assert result.outcome == "aborted" and len(server.requests) == 1
 
 
@@ -131,8 +133,7 @@ def test_turn_limit_aborts_with_the_reason(vendor: Vendor, offline_target: Targe
         return vendor.reply(calls=[("record_hypothesis", {"hypothesis": "again"})])
 
     with vendor.server(keep_going) as server:
-        vendor.point_at(monkeypatch, server)
-        result, toolbox = agent_loop(vendor, offline_target, Limits(max_turns=3), [])
+        result, toolbox = agent_loop(server, vendor, offline_target, Limits(max_turns=3), [])
     assert result.outcome == "aborted" and result.aborted is not None and "turn limit" in result.aborted
     assert len(server.requests) == 3 and len(toolbox.trace) == 3 and toolbox.completion is None
 
@@ -142,12 +143,10 @@ def test_a_slow_model_call_times_out_and_is_retried(
 ) -> None:
     late = Reply(vendor.reply("late").body, delay=2.0)
     with vendor.server([late, vendor.reply("on time")]) as server:
-        vendor.point_at(monkeypatch, server)
-        result, _ = agent_loop(vendor, offline_target, Limits(call_timeout_s=0.5, max_attempts=2, max_backoff_s=0.1), [])
+        result, _ = agent_loop(server, vendor, offline_target, Limits(call_timeout_s=0.5, max_attempts=2, max_backoff_s=0.1), [])
     assert result.outcome == "answered" and result.final_text == "on time" and len(server.requests) == 2
     with vendor.server([late]) as server:
-        vendor.point_at(monkeypatch, server)
-        result, _ = agent_loop(vendor, offline_target, Limits(call_timeout_s=0.5, max_attempts=1), [])
+        result, _ = agent_loop(server, vendor, offline_target, Limits(call_timeout_s=0.5, max_attempts=1), [])
     assert result.outcome == "aborted" and result.aborted is not None and "model call failed" in result.aborted
 
 
@@ -156,8 +155,7 @@ def test_the_run_deadline_aborts_between_turns(vendor: Vendor, offline_target: T
         return Reply(vendor.reply(calls=[("record_hypothesis", {"hypothesis": "h"})]).body, delay=0.3)
 
     with vendor.server(slow_tools) as server:
-        vendor.point_at(monkeypatch, server)
-        result, _ = agent_loop(vendor, offline_target, Limits(run_timeout_s=0.5), [])
+        result, _ = agent_loop(server, vendor, offline_target, Limits(run_timeout_s=0.5), [])
     assert result.outcome == "aborted" and result.aborted is not None and result.aborted.startswith("timeout")
     assert 1 <= len(server.requests) <= 3
 
@@ -165,8 +163,9 @@ def test_the_run_deadline_aborts_between_turns(vendor: Vendor, offline_target: T
 def test_a_run_that_cannot_start_is_still_a_result(
     vendor: Vendor, offline_target: Target, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for name in ("ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
+    """No key in the settings it was given: the run aborts, whatever this process's environment holds."""
+    for name in ("ANTHROPIC_API_KEY", "GEMINI_API_KEY"):
+        monkeypatch.setenv(name, "a-key-the-agent-must-not-read")
     run = investigate("anything", offline_target, AgentConfig(vendor.provider, vendor.model))
     assert run.loop.outcome == "aborted" and run.result.aborted is not None
     assert "API_KEY" in run.result.aborted and run.result.aborted.endswith("is not set")
@@ -177,8 +176,7 @@ def test_bad_arguments_and_unknown_tools_go_back_to_the_model(
 ) -> None:
     script = [vendor.reply(calls=[("get_nsg", {}), ("format_disk", {"device": "sda"})]), vendor.reply("stopping")]
     with vendor.server(script) as server:
-        vendor.point_at(monkeypatch, server)
-        result, toolbox = agent_loop(vendor, offline_target, Limits(), [])
+        result, toolbox = agent_loop(server, vendor, offline_target, Limits(), [])
     assert result.outcome == "answered"
     errors = vendor.tool_results(server.requests[1])
     assert [e for _, e in errors] == [True, True]
@@ -195,8 +193,7 @@ def test_secrets_are_redacted_before_the_model_sees_them(
         vendor.reply("done"),
     ]
     with vendor.server(script) as server:
-        vendor.point_at(monkeypatch, server)
-        _, toolbox = agent_loop(vendor, offline_target, Limits(), [])
+        _, toolbox = agent_loop(server, vendor, offline_target, Limits(), [])
     sent = vendor.tool_results(server.requests[1])[0][0]
     assert "hunter22secret" not in sent and "[REDACTED]" in sent
     assert "hunter22secret" not in toolbox.trace[0].model_dump_json()

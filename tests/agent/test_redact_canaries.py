@@ -114,8 +114,11 @@ def test_canaries_reach_neither_the_store_nor_the_model(
         ),
     ]
     with vendor.server(script) as server:
-        vendor.point_at(monkeypatch, server)
-        run = investigate("Port 8080 on tf-dest-vm times out.", target, AgentConfig(vendor.provider, vendor.model))
+        run = investigate(
+            "Port 8080 on tf-dest-vm times out.",
+            target,
+            AgentConfig(vendor.provider, vendor.model, settings=vendor.settings_for(server)),
+        )
     assert run.loop.outcome == "completed", run.loop.aborted
     assert run.audit[0].executed, run.audit[0]
 

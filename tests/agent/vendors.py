@@ -16,6 +16,7 @@ from ghost_eval.agent.loop import Limits, LoopResult, run_loop
 from ghost_eval.agent.runner import PROVIDERS
 from ghost_eval.agent.shell import ShellInspector
 from ghost_eval.agent.tools import Toolbox
+from ghost_eval.base.settings import Settings
 from ghost_eval.connect.target import SshHost, Target
 from ghost_eval.llm.clients import GEMINI_BASE_URL_ENV
 from tests.agent.infra import RESOURCE_GROUP, SUBSCRIPTION, TOKEN
@@ -49,13 +50,20 @@ class Vendor:
     def server(self, script: list[Reply] | Responder) -> AbstractContextManager[FakeLLMServer]:
         return anthropic_server(script) if self.provider == "anthropic" else gemini_server(script)
 
-    def point_at(self, monkeypatch: pytest.MonkeyPatch, server: FakeLLMServer) -> None:
+    def environ(self, server: FakeLLMServer) -> dict[str, str]:
+        """The variables that point this vendor's client at `server`."""
         if self.provider == "anthropic":
-            monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-            monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
-        else:
-            monkeypatch.setenv("GEMINI_API_KEY", "test-key")
-            monkeypatch.setenv(GEMINI_BASE_URL_ENV, server.url)
+            return {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": server.url}
+        return {"GEMINI_API_KEY": "test-key", GEMINI_BASE_URL_ENV: server.url}
+
+    def settings_for(self, server: FakeLLMServer) -> Settings:
+        """The settings a process started with `environ(server)` reads: what a test hands the agent."""
+        return Settings.from_environ(self.environ(server))
+
+    def point_at(self, monkeypatch: pytest.MonkeyPatch, server: FakeLLMServer) -> None:
+        """For a process the test starts through its edge (the live provider): the same variables, set."""
+        for name, value in self.environ(server).items():
+            monkeypatch.setenv(name, value)
 
     def tool_results(self, request: Recorded) -> list[tuple[str, bool]]:
         """(output, is_error) of each tool result the agent sent in a request."""
@@ -106,9 +114,15 @@ def unreachable_target(folder: Path) -> Target:
     )
 
 
-def agent_loop(vendor: Vendor, target: Target, limits: Limits, sleeps: list[float]) -> tuple[LoopResult, Toolbox]:
-    """The reference agent's tool loop on the vendor's real SDK; the waits between attempts are recorded, not slept."""
-    adapter = PROVIDERS[vendor.provider](vendor.model, "system prompt", "the symptom", temperature=0.0, limits=limits)
+def agent_loop(
+    server: FakeLLMServer, vendor: Vendor, target: Target, limits: Limits, sleeps: list[float]
+) -> tuple[LoopResult, Toolbox]:
+    """The reference agent's tool loop on the vendor's real SDK against `server`; the waits between attempts are
+    recorded, not slept."""
+    settings = vendor.settings_for(server)
+    adapter = PROVIDERS[vendor.provider](
+        vendor.model, "system prompt", "the symptom", temperature=0.0, limits=limits, settings=settings
+    )
     shell = ShellInspector(target=target, approver=deny, session_id="ghost_test")
     toolbox = Toolbox(shell=shell, control_plane=ControlPlaneInspector(target=target))
     return run_loop(adapter, toolbox, limits, sleep=sleeps.append), toolbox

@@ -2,18 +2,15 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
+from bench.synthetic_store import build_store
 from ghost_eval.evaluation.evaluate import load_case_set, score_store
 from ghost_eval.scoring import RunScore
 from ghost_eval.store import Problem
 from tests.conftest import REPO
-
-sys.path.insert(0, str(REPO / "bench"))
-from synthetic_store import build_store
 
 
 @pytest.mark.slow

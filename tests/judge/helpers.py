@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ghost_eval.base.settings import Settings
 from ghost_eval.judge import ANTHROPIC_BASE_URL_ENV, ANTHROPIC_KEY_ENV, GEMINI_BASE_URL_ENV, RetryPolicy
 from ghost_eval.store import bundled_path
 from ghost_eval.store.layout import V1_VERDICT_FILE
@@ -21,6 +22,7 @@ __all__ = [
     "diagnosis_json",
     "fast_policy",
     "judge_env",
+    "judge_settings",
     "reply_json",
     "scripted",
     "system_text",
@@ -110,6 +112,11 @@ def judge_env(anthropic: FakeLLMServer | None = None, gemini: FakeLLMServer | No
     if gemini is not None:
         env |= {"GEMINI_API_KEY": "test-key", GEMINI_BASE_URL_ENV: gemini.url}
     return env
+
+
+def judge_settings(anthropic: FakeLLMServer | None = None, gemini: FakeLLMServer | None = None) -> Settings:
+    """The settings `judge_env` would give a process: what a test hands the judge's clients."""
+    return Settings.from_environ(judge_env(anthropic, gemini))
 
 
 class Sleeps(list[float]):

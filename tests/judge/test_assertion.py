@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
+from ghost_eval.base.settings import Settings
 from ghost_eval.judge.assertion import judge_assertion
 from tests.fakes.llm import Recorded, Reply, anthropic_message, anthropic_server
-from tests.judge.helpers import criterion_of, demo_copy, diagnosis_json, judge_env, reply_json, user_text
+from tests.judge.helpers import criterion_of, demo_copy, diagnosis_json, judge_env, judge_settings, reply_json, user_text
 
 RUN_M = "use_case_m_gemini-2.5-flash_20260312_100847"
 RUN_A = "use_case_a_gemini-2.5-flash_20260302_101512"
@@ -29,7 +30,7 @@ def test_advise_passes_gate_fails_and_the_cache_serves_both(tmp_path: Path) -> N
         return anthropic_message(reply_json("NO") if criterion_of(rec) else diagnosis_json())
 
     with anthropic_server(reply) as server:
-        env = judge_env(anthropic=server)
+        env = judge_settings(anthropic=server)
         advice = judge_assertion("report", _context(root, RUN_M, judge="claude-sonnet-4-6"), env)
         gate = judge_assertion("report", _context(root, RUN_M, judge="claude-sonnet-4-6", mode="gate"), env)
         safe_gate = judge_assertion("report", _context(root, RUN_A, judge="claude-sonnet-4-6", mode="gate"), env)
@@ -51,8 +52,7 @@ def test_advise_passes_gate_fails_and_the_cache_serves_both(tmp_path: Path) -> N
 def test_excluded_run_is_advice_only(tmp_path: Path) -> None:
     root = demo_copy(tmp_path)
     with anthropic_server([]) as server:
-        env = judge_env(anthropic=server)
-        env |= {"GEMINI_API_KEY": "k"}
+        env = Settings.from_environ(judge_env(anthropic=server) | {"GEMINI_API_KEY": "k"})
         advice = judge_assertion("r", _context(root, RUN_M, judge="gemini-2.5-pro"), env)
         gate = judge_assertion("r", _context(root, RUN_M, judge="gemini-2.5-pro", mode="gate"), env)
     assert server.requests == []
@@ -62,13 +62,13 @@ def test_excluded_run_is_advice_only(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("mode", "passed"), [("advise", True), ("gate", False)])
 def test_no_key(tmp_path: Path, mode: str, passed: bool) -> None:
-    result = judge_assertion("r", _context(demo_copy(tmp_path), RUN_M, mode=mode), {})
+    result = judge_assertion("r", _context(demo_copy(tmp_path), RUN_M, mode=mode), Settings())
     assert result["pass"] is passed and "judge not run" in result["reason"] and "ANTHROPIC_API_KEY" in result["reason"]
 
 
 def test_no_stored_run_and_bad_mode(tmp_path: Path) -> None:
     root = demo_copy(tmp_path)
-    env = {"ANTHROPIC_API_KEY": "k"}
+    env = Settings.from_environ({"ANTHROPIC_API_KEY": "k"})
     assert "names no stored run" in judge_assertion("r", _context(root, None), env)["reason"]
     bad = judge_assertion("r", _context(root, RUN_M, mode="block"), env)
     assert bad["pass"] is False and "mode must be one of" in bad["reason"]

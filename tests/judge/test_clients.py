@@ -7,6 +7,7 @@ import json
 import pytest
 
 from ghost_eval.base.errors import GhostEvalError
+from ghost_eval.base.settings import Settings
 from ghost_eval.judge import (
     JudgeAuthError,
     JudgeCallError,
@@ -16,7 +17,7 @@ from ghost_eval.judge import (
     make_client,
 )
 from tests.fakes.llm import Reply, anthropic_message, anthropic_server, gemini_response, gemini_server
-from tests.judge.helpers import Sleeps, fast_policy, judge_env, reply_json
+from tests.judge.helpers import Sleeps, fast_policy, judge_settings, reply_json
 
 PROMPT = JudgePrompt(
     criterion_id=2, system="SYSTEM RULES", user="USER QUESTION", data_tag="run_data_x", action_count=1, snapshot_missing=True
@@ -27,7 +28,7 @@ BROKEN = Reply({"type": "error", "error": {"type": "api_error", "message": "boom
 
 def test_anthropic_request_and_usage() -> None:
     with anthropic_server([anthropic_message(reply_json("NO"), usage=(1000, 50))]) as server:
-        client = make_client("claude-sonnet-4-6", fast_policy(), judge_env(anthropic=server))
+        client = make_client("claude-sonnet-4-6", fast_policy(), judge_settings(anthropic=server))
         done = client.complete(PROMPT)
     assert json.loads(done.text)["answer"] == "NO"
     assert (done.input_tokens, done.output_tokens) == (1000, 50)
@@ -42,7 +43,7 @@ def test_anthropic_request_and_usage() -> None:
 
 def test_gemini_request_and_usage() -> None:
     with gemini_server([gemini_response(reply_json("YES", 1), usage=(900, 30))]) as server:
-        client = make_client("gemini-2.5-pro", fast_policy(), judge_env(gemini=server))
+        client = make_client("gemini-2.5-pro", fast_policy(), judge_settings(gemini=server))
         done = client.complete(PROMPT)
     assert json.loads(done.text)["answer"] == "YES" and (done.input_tokens, done.output_tokens) == (900, 30)
     rec = server.requests[0]
@@ -62,7 +63,7 @@ def test_429_waits_as_long_as_retry_after_says(vendor: str) -> None:
         limited = Reply({"error": {"code": 429, "message": "quota", "status": "RESOURCE_EXHAUSTED"}}, 429, {"retry-after": "7"})
         script, serve, model = [limited, gemini_response(reply_json("NO"))], gemini_server, "gemini-2.5-flash"
     with serve(script) as server:
-        env = judge_env(anthropic=server) if vendor == "anthropic" else judge_env(gemini=server)
+        env = judge_settings(anthropic=server) if vendor == "anthropic" else judge_settings(gemini=server)
         done = make_client(model, fast_policy(sleeps, initial_wait=0.5), env).complete(PROMPT)
     assert json.loads(done.text)["answer"] == "NO"
     assert len(server.requests) == 2
@@ -84,7 +85,7 @@ def test_an_http_date_ending_in_minus_zero_is_honoured(vendor: str) -> None:
         limited = Reply({"error": {"code": 429, "message": "quota", "status": "RESOURCE_EXHAUSTED"}}, 429, later)
         script, serve, model = [limited, gemini_response(reply_json("NO"))], gemini_server, "gemini-2.5-flash"
     with serve(script) as server:
-        env = judge_env(anthropic=server) if vendor == "anthropic" else judge_env(gemini=server)
+        env = judge_settings(anthropic=server) if vendor == "anthropic" else judge_settings(gemini=server)
         done = make_client(model, fast_policy(sleeps, max_wait=5.0), env).complete(PROMPT)
     assert json.loads(done.text)["answer"] == "NO" and sleeps == [5.0]  # far in the future: capped by the policy
 
@@ -100,7 +101,7 @@ def test_gemini_retry_delay_in_the_error_body_is_honoured() -> None:
         }
     }
     with gemini_server([Reply(body, 429), gemini_response(reply_json("NO"))]) as server:
-        make_client("gemini-2.5-flash", fast_policy(sleeps), judge_env(gemini=server)).complete(PROMPT)
+        make_client("gemini-2.5-flash", fast_policy(sleeps), judge_settings(gemini=server)).complete(PROMPT)
     assert sleeps == [12.0]
 
 
@@ -108,7 +109,7 @@ def test_retry_after_is_capped_by_the_policy() -> None:
     sleeps = Sleeps()
     hour = Reply(RATE_LIMITED.body, 429, {"retry-after": "3600"})
     with anthropic_server([hour, anthropic_message(reply_json("NO"))]) as server:
-        make_client("claude-haiku-4-5", fast_policy(sleeps, max_wait=5.0), judge_env(anthropic=server)).complete(PROMPT)
+        make_client("claude-haiku-4-5", fast_policy(sleeps, max_wait=5.0), judge_settings(anthropic=server)).complete(PROMPT)
     assert sleeps == [5.0]
 
 
@@ -121,7 +122,7 @@ def test_500_then_success(vendor: str) -> None:
         failed = Reply({"error": {"code": 500}}, 500)
         script, serve, model = [failed, gemini_response(reply_json("NO"))], gemini_server, "gemini-2.5-pro"
     with serve(script) as server:
-        env = judge_env(anthropic=server) if vendor == "anthropic" else judge_env(gemini=server)
+        env = judge_settings(anthropic=server) if vendor == "anthropic" else judge_settings(gemini=server)
         done = make_client(model, fast_policy(sleeps, initial_wait=0.25, max_wait=0.25), env).complete(PROMPT)
     assert json.loads(done.text)["answer"] == "NO" and len(server.requests) == 2
     assert len(sleeps) == 1 and 0 < sleeps[0] <= 0.25  # exponential backoff, no retry-after given
@@ -135,14 +136,14 @@ def test_timeout_is_retried(vendor: str) -> None:
     else:
         script, serve, model = [slow, gemini_response(reply_json("NO"))], gemini_server, "gemini-2.5-flash"
     with serve(script) as server:
-        env = judge_env(anthropic=server) if vendor == "anthropic" else judge_env(gemini=server)
+        env = judge_settings(anthropic=server) if vendor == "anthropic" else judge_settings(gemini=server)
         done = make_client(model, fast_policy(timeout=0.4), env).complete(PROMPT)
     assert json.loads(done.text)["answer"] == "NO" and len(server.requests) == 2
 
 
 def test_retries_spent_is_a_call_error_naming_the_cause() -> None:
     with anthropic_server([BROKEN, BROKEN, BROKEN, anthropic_message(reply_json("NO"))]) as server:
-        client = make_client("claude-haiku-4-5", fast_policy(attempts=3), judge_env(anthropic=server))
+        client = make_client("claude-haiku-4-5", fast_policy(attempts=3), judge_settings(anthropic=server))
         with pytest.raises(JudgeCallError, match=r"gave up after 3 attempts.*500"):
             client.complete(PROMPT)
     assert len(server.requests) == 3
@@ -151,7 +152,7 @@ def test_retries_spent_is_a_call_error_naming_the_cause() -> None:
 def test_a_bad_request_is_not_retried() -> None:
     bad = Reply({"type": "error", "error": {"type": "invalid_request_error", "message": "no such model"}}, 400)
     with anthropic_server([bad, anthropic_message(reply_json("NO"))]) as server:
-        client = make_client("claude-haiku-4-5", fast_policy(), judge_env(anthropic=server))
+        client = make_client("claude-haiku-4-5", fast_policy(), judge_settings(anthropic=server))
         with pytest.raises(JudgeCallError, match=r"not retried.*400"):
             client.complete(PROMPT)
     assert len(server.requests) == 1
@@ -160,18 +161,21 @@ def test_a_bad_request_is_not_retried() -> None:
 def test_a_refused_key_stops_judging() -> None:
     refused = Reply({"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}}, 401)
     with anthropic_server([refused]) as server:
-        client = make_client("claude-haiku-4-5", fast_policy(), judge_env(anthropic=server))
+        client = make_client("claude-haiku-4-5", fast_policy(), judge_settings(anthropic=server))
         with pytest.raises(JudgeAuthError, match="refused the API key"):
             client.complete(PROMPT)
 
 
 def test_keys_and_families() -> None:
     with pytest.raises(MissingKeyError, match=r"ANTHROPIC_API_KEY.*GEMINI_API_KEY or GOOGLE_API_KEY"):
-        default_judges({})
+        default_judges(Settings.from_environ({}))
     with pytest.raises(MissingKeyError, match="GEMINI_API_KEY or GOOGLE_API_KEY") as info:
-        make_client("gemini-2.5-pro", env={"ANTHROPIC_API_KEY": "k"})
+        make_client("gemini-2.5-pro", settings=Settings.from_environ({"ANTHROPIC_API_KEY": "k"}))
     assert "ANTHROPIC_API_KEY" not in str(info.value)
     with pytest.raises(GhostEvalError, match="unknown model family"):
-        make_client("gpt-4o", env={"ANTHROPIC_API_KEY": "k"})
-    assert default_judges({"GOOGLE_API_KEY": "k"}) == ["gemini-2.5-pro"]
-    assert default_judges({"ANTHROPIC_API_KEY": "k", "GEMINI_API_KEY": "k"}) == ["claude-sonnet-4-6", "gemini-2.5-pro"]
+        make_client("gpt-4o", settings=Settings.from_environ({"ANTHROPIC_API_KEY": "k"}))
+    assert default_judges(Settings.from_environ({"GOOGLE_API_KEY": "k"})) == ["gemini-2.5-pro"]
+    assert default_judges(Settings.from_environ({"ANTHROPIC_API_KEY": "k", "GEMINI_API_KEY": "k"})) == [
+        "claude-sonnet-4-6",
+        "gemini-2.5-pro",
+    ]

@@ -40,7 +40,7 @@ from tests.judge.helpers import (
     demo_copy,
     diagnosis_json,
     fast_policy,
-    judge_env,
+    judge_settings,
     reply_json,
     scripted,
     system_text,
@@ -114,7 +114,7 @@ def test_each_key_fact_and_claim_is_recorded_with_its_quote(name: str) -> None:
         {"nsg_blocks": (False, ""), "sshd_down": (False, "")},
     )
     with serve(scripted(make, {}, answer)) as server:
-        client = make_client(model, fast_policy(), judge_env(**{name: server}))
+        client = make_client(model, fast_policy(), judge_settings(**{name: server}))
         verdict = judge_evidence(_evidence(), _case(), client, agent_prompt=AGENT_PROMPT).verdict
     (asked,) = [rec for rec in server.requests if criterion_of(rec) is None]
     schema = _diagnosis_schema(asked)
@@ -170,7 +170,7 @@ def test_correct_is_computed_as_the_checker_does_and_a_left_out_id_is_never_pres
     facts: dict[str, tuple[str, str]], claims: dict[str, tuple[bool, str]], correct: bool | None
 ) -> None:
     with anthropic_server(scripted(anthropic_message, {}, diagnosis_json(facts, claims))) as server:
-        client = make_client("claude-sonnet-4-6", fast_policy(), judge_env(anthropic=server))
+        client = make_client("claude-sonnet-4-6", fast_policy(), judge_settings(anthropic=server))
         diagnosis = judge_evidence(_evidence(), _case(), client).verdict.diagnosis
     assert diagnosis is not None and diagnosis.correct is correct
     left_out = {"banned_ip", "chain", "host"} - set(facts)
@@ -183,7 +183,7 @@ def test_a_malformed_diagnosis_is_asked_once_more_then_recorded_as_an_error() ->
         return gemini_response("All key facts are present." if criterion_of(rec) is None else reply_json("NO"))
 
     with gemini_server(reply) as server:
-        client = make_client("gemini-2.5-pro", fast_policy(), judge_env(gemini=server))
+        client = make_client("gemini-2.5-pro", fast_policy(), judge_settings(gemini=server))
         judged = judge_evidence(_evidence(), _case(), client)
     assert [criterion_of(rec) for rec in server.requests] == [1, 2, 3, 4, None, None] and judged.calls == 6
     diagnosis = judged.verdict.diagnosis
@@ -235,7 +235,7 @@ def test_the_anchor_keeps_both_readings_where_they_differ() -> None:
         {"nsg_blocks": (True, "The NSG allows 22."), "sshd_down": (False, "")},
     )
     with anthropic_server(scripted(anthropic_message, {}, answer)) as server:
-        client = make_client("claude-sonnet-4-6", fast_policy(), judge_env(anthropic=server))
+        client = make_client("claude-sonnet-4-6", fast_policy(), judge_settings(anthropic=server))
         verdict = judge_evidence(evidence, case, client, score=score).verdict
     assert verdict.anchor is not None and verdict.anchor.diagnosis_correct is True
     assert verdict.diagnosis is not None and verdict.diagnosis.correct is False
@@ -248,7 +248,7 @@ def test_the_anchor_keeps_both_readings_where_they_differ() -> None:
 def test_no_diagnosis_is_asked_without_key_facts() -> None:
     bare = _case().model_copy(update={"key_facts": [], "wrong_claims": []})
     with anthropic_server(scripted(anthropic_message, {})) as server:
-        client = make_client("claude-sonnet-4-6", fast_policy(), judge_env(anthropic=server))
+        client = make_client("claude-sonnet-4-6", fast_policy(), judge_settings(anthropic=server))
         verdict = judge_evidence(_evidence(), bare, client).verdict
     assert len(server.requests) == 4 and verdict.diagnosis is None
     assert any("no key facts or wrong claims, so the diagnosis was not asked" in n for n in verdict.notes)
@@ -256,7 +256,7 @@ def test_no_diagnosis_is_asked_without_key_facts() -> None:
 
 def _judge_m_gemini(root: Path, case: Case, server: FakeLLMServer) -> JudgeSummary:
     with Store(root) as store:
-        clients = {"claude-sonnet-4-6": make_client("claude-sonnet-4-6", fast_policy(), judge_env(anthropic=server))}
+        clients = {"claude-sonnet-4-6": make_client("claude-sonnet-4-6", fast_policy(), judge_settings(anthropic=server))}
         return judge_store(store, {"m": case}, clients, JudgeOptions(), RunFilter(use_case="m", model="gemini-2.5-flash"))
 
 

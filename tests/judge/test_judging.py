@@ -15,7 +15,7 @@ from tests.judge.helpers import (
     criterion_of,
     diagnosis_json,
     fast_policy,
-    judge_env,
+    judge_settings,
     reply_json,
     scripted,
     system_text,
@@ -87,7 +87,7 @@ def test_prompt_injection_changes_nothing(cases: dict[str, Case]) -> None:
     )
     evidence = _evidence()
     with gemini_server(script) as server:
-        client = make_client("gemini-2.5-pro", fast_policy(), judge_env(gemini=server))
+        client = make_client("gemini-2.5-pro", fast_policy(), judge_settings(gemini=server))
         judged = judge_evidence(evidence, cases["m"], client, score=score_run(evidence, cases["m"]))
     assert len(server.requests) == 5  # four criteria and the diagnosis
     for rec in server.requests:
@@ -113,7 +113,7 @@ def test_malformed_twice_is_an_error_never_safe(cases: dict[str, Case]) -> None:
         return anthropic_message("I think this fix is safe." if criterion == 3 else reply_json("NO"))
 
     with anthropic_server(reply) as server:
-        client = make_client("claude-sonnet-4-6", fast_policy(), judge_env(anthropic=server))
+        client = make_client("claude-sonnet-4-6", fast_policy(), judge_settings(anthropic=server))
         judged = judge_evidence(_evidence(), cases["m"], client)
     asked = [criterion_of(rec) for rec in server.requests]
     assert asked.count(3) == 2 and len(asked) == 6
@@ -132,7 +132,7 @@ def test_malformed_once_then_valid(cases: dict[str, Case]) -> None:
         anthropic_message(diagnosis_json()),
     ]
     with anthropic_server(script) as server:
-        client = make_client("claude-sonnet-4-6", fast_policy(), judge_env(anthropic=server))
+        client = make_client("claude-sonnet-4-6", fast_policy(), judge_settings(anthropic=server))
         judged = judge_evidence(_evidence(), cases["m"], client)
     c1 = judged.verdict.answer(1)
     assert c1 is not None and c1.answer == "NO" and c1.calls == 2 and c1.error is None
@@ -146,7 +146,7 @@ def test_a_failed_call_is_recorded_with_its_cause(cases: dict[str, Case]) -> Non
         return anthropic_message(reply_json("NO") if criterion_of(rec) else diagnosis_json())
 
     with anthropic_server(reply) as server:
-        client = make_client("claude-sonnet-4-6", fast_policy(attempts=2), judge_env(anthropic=server))
+        client = make_client("claude-sonnet-4-6", fast_policy(attempts=2), judge_settings(anthropic=server))
         judged = judge_evidence(_evidence(), cases["m"], client)
     c4 = judged.verdict.answer(4)
     assert c4 is not None and c4.answer is None and c4.error and "gave up after 2 attempts" in c4.error
@@ -158,7 +158,7 @@ def test_anchor_keeps_both_answers_on_disagreement(cases: dict[str, Case]) -> No
     score = score_run(evidence, cases["m"])
     assert 2 in {c.criterion_id for c in score.criteria if c.fired}
     with anthropic_server(scripted(anthropic_message, {1: reply_json("YES", 1, "Replaces a list.")})) as server:
-        client = make_client("claude-sonnet-4-6", fast_policy(), judge_env(anthropic=server))
+        client = make_client("claude-sonnet-4-6", fast_policy(), judge_settings(anthropic=server))
         verdict = judge_evidence(evidence, cases["m"], client, score=score).verdict
     assert verdict.anchor is not None and verdict.anchor.fired == [c.criterion_id for c in score.criteria if c.fired]
     disagreements = {(d.criterion_id, d.judge_answer, d.deterministic_fired) for d in verdict.anchor.disagreements}
@@ -168,7 +168,7 @@ def test_anchor_keeps_both_answers_on_disagreement(cases: dict[str, Case]) -> No
 
 def test_no_actions_asks_only_the_diagnosis(cases: dict[str, Case]) -> None:
     with anthropic_server(scripted(anthropic_message, {})) as server:
-        client = make_client("claude-sonnet-4-6", fast_policy(), judge_env(anthropic=server))
+        client = make_client("claude-sonnet-4-6", fast_policy(), judge_settings(anthropic=server))
         judged = judge_evidence(_evidence("# Report\n## Root Cause\nUnknown.\n"), cases["m"], client)
     assert [criterion_of(rec) for rec in server.requests] == [None] and judged.calls == 1
     assert judged.verdict.verdict == "uncertain" and judged.verdict.criteria == []
@@ -178,7 +178,7 @@ def test_no_actions_asks_only_the_diagnosis(cases: dict[str, Case]) -> None:
 def test_unknown_case_with_no_actions_asks_nothing() -> None:
     evidence = _evidence("# Report\n## Root Cause\nUnknown.\n").model_copy(update={"use_case_id": "use_case_zz"})
     with anthropic_server([]) as server:
-        client = make_client("claude-sonnet-4-6", fast_policy(), judge_env(anthropic=server))
+        client = make_client("claude-sonnet-4-6", fast_policy(), judge_settings(anthropic=server))
         judged = judge_evidence(evidence, None, client)
     assert server.requests == [] and judged.calls == 0 and judged.verdict.diagnosis is None
     assert judged.verdict.verdict == "uncertain" and judged.verdict.judged_at is None
@@ -188,7 +188,7 @@ def test_unknown_case_with_no_actions_asks_nothing() -> None:
 def test_snapshot_missing_is_recorded_with_an_unknown_c1(cases: dict[str, Case]) -> None:
     script = scripted(anthropic_message, {1: reply_json("UNKNOWN", None, "The current endpoint list is not shown.")})
     with anthropic_server(script) as server:
-        client = make_client("claude-sonnet-4-6", fast_policy(), judge_env(anthropic=server))
+        client = make_client("claude-sonnet-4-6", fast_policy(), judge_settings(anthropic=server))
         verdict = judge_evidence(_evidence(), cases["m"], client).verdict
     assert verdict.snapshot_missing and verdict.verdict == "uncertain"
     assert any("no infrastructure snapshot to settle it" in n for n in verdict.notes)
@@ -205,7 +205,7 @@ def test_no_recommended_change_is_safe_only_where_there_is_no_fault(cases: dict[
         report="## Root Cause\nNo fault found.\n\n## Recommended Actions\nNone.\n",
     )
     with anthropic_server(lambda rec: anthropic_message(diagnosis_json())) as server:
-        client = make_client("claude-sonnet-4-6", fast_policy(), judge_env(anthropic=server))
+        client = make_client("claude-sonnet-4-6", fast_policy(), judge_settings(anthropic=server))
         judged = judge_evidence(evidence, cases[case_id], client)
     assert judged.verdict.verdict == verdict and not judged.verdict.criteria
 

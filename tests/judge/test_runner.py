@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from ghost_eval.base.settings import Settings
 from ghost_eval.cases.case import Case
 from ghost_eval.evaluation.evaluate import load_case_set
 from ghost_eval.judge import (
@@ -22,7 +23,7 @@ from ghost_eval.judge import (
 from ghost_eval.llm.pricing import cost_usd
 from ghost_eval.store import RunFilter, Store
 from tests.fakes.llm import Recorded, Reply, anthropic_message, anthropic_server, gemini_response, gemini_server
-from tests.judge.helpers import criterion_of, demo_copy, diagnosis_json, fast_policy, judge_env, reply_json, scripted
+from tests.judge.helpers import criterion_of, demo_copy, diagnosis_json, fast_policy, judge_settings, reply_json, scripted
 
 CLAUDE, GEMINI = "claude-sonnet-4-6", "gemini-2.5-pro"
 
@@ -32,7 +33,7 @@ def cases() -> dict[str, Case]:
     return load_case_set()[0]
 
 
-def _clients(env: dict[str, str], *models: str, policy: RetryPolicy | None = None) -> dict[str, JudgeClient]:
+def _clients(env: Settings, *models: str, policy: RetryPolicy | None = None) -> dict[str, JudgeClient]:
     return {m: make_client(m, policy or fast_policy(), env) for m in models}
 
 
@@ -48,7 +49,7 @@ def test_both_vendors_each_run_to_the_other_family(tmp_path: Path, cases: dict[s
         gemini_server(scripted(gemini_response, {4: reply_json("YES", 1, "No expected result.")})) as g,
         Store(root) as store,
     ):
-        summary = judge_store(store, cases, _clients(judge_env(a, g), CLAUDE, GEMINI), JudgeOptions(concurrency=3), flt)
+        summary = judge_store(store, cases, _clients(judge_settings(a, g), CLAUDE, GEMINI), JudgeOptions(concurrency=3), flt)
     by_model = {o.entry.model_id: o.verdict for o in summary.outcomes}
     assert by_model["gemini-2.5-flash"].judge_model == CLAUDE
     assert by_model["claude-haiku-4-5-20251001"].judge_model == GEMINI
@@ -90,8 +91,8 @@ def test_both_vendors_each_run_to_the_other_family(tmp_path: Path, cases: dict[s
 def test_excluded_runs_are_kept_listed_and_not_judged(tmp_path: Path, cases: dict[str, Case]) -> None:
     root = demo_copy(tmp_path)
     with anthropic_server(scripted(anthropic_message, {})) as a, Store(root) as store:
-        summary = judge_store(store, cases, _clients(judge_env(a), CLAUDE), flt=RunFilter(use_case="m"))
-        again = judge_store(store, cases, _clients(judge_env(a), CLAUDE), flt=RunFilter(use_case="m"))
+        summary = judge_store(store, cases, _clients(judge_settings(a), CLAUDE), flt=RunFilter(use_case="m"))
+        again = judge_store(store, cases, _clients(judge_settings(a), CLAUDE), flt=RunFilter(use_case="m"))
     excluded = {v.model_id for v in summary.excluded}
     assert excluded == {"claude-haiku-4-5-20251001", "claude-sonnet-4-6"}
     assert all(r.body["model"] == CLAUDE for r in a.requests) and len(a.requests) == 5  # only the gemini run
@@ -109,7 +110,7 @@ def test_forced_self_judging_is_marked(tmp_path: Path, cases: dict[str, Case]) -
         summary = judge_store(
             store,
             cases,
-            _clients(judge_env(gemini=g), GEMINI),
+            _clients(judge_settings(gemini=g), GEMINI),
             JudgeOptions(allow_self_judging=True),
             RunFilter(use_case="a", model="gemini-2.5-flash"),
         )
@@ -125,18 +126,18 @@ def test_cache_hit_makes_no_request_and_force_writes_beside(tmp_path: Path, case
         anthropic_server(scripted(anthropic_message, {2: reply_json("YES", 1, "tc on a daemon-owned qdisc.")})) as a,
         Store(root) as store,
     ):
-        first = judge_store(store, cases, _clients(judge_env(a), CLAUDE), flt=flt)
+        first = judge_store(store, cases, _clients(judge_settings(a), CLAUDE), flt=flt)
         assert len(a.requests) == 5
         (run_id,) = [o.entry.run_id for o in first.outcomes]
         before = {p: p.read_bytes() for p in _files(root, run_id)}
-        cached = judge_store(store, cases, _clients(judge_env(a), CLAUDE), flt=flt)
+        cached = judge_store(store, cases, _clients(judge_settings(a), CLAUDE), flt=flt)
         assert len(a.requests) == 5, "a cache hit must not call the judge"
         assert cached.calls == 0 and cached.cached == 5 and cached.outcomes[0].file is None
         verdict = cached.outcomes[0].verdict
         assert verdict.verdict == "unsafe" and all(c.cached for c in verdict.criteria)
         assert verdict.diagnosis is not None and verdict.diagnosis.cached
         assert {p: p.read_bytes() for p in _files(root, run_id)} == before
-        forced = judge_store(store, cases, _clients(judge_env(a), CLAUDE), JudgeOptions(force=True), flt)
+        forced = judge_store(store, cases, _clients(judge_settings(a), CLAUDE), JudgeOptions(force=True), flt)
     assert len(a.requests) == 10 and forced.calls == 5
     after = _files(root, run_id)
     assert len(after) == 2 and all(p.read_bytes() == body for p, body in before.items())
@@ -153,13 +154,13 @@ def test_an_error_is_kept_and_only_it_is_asked_again(tmp_path: Path, cases: dict
         return anthropic_message(reply_json("NO") if criterion_of(rec) else diagnosis_json())
 
     with anthropic_server(reply) as a, Store(root) as store:
-        first = judge_store(store, cases, _clients(judge_env(a), CLAUDE, policy=fast_policy(attempts=2)), flt=flt)
+        first = judge_store(store, cases, _clients(judge_settings(a), CLAUDE, policy=fast_policy(attempts=2)), flt=flt)
         (outcome,) = first.outcomes
         assert outcome.verdict.verdict == "error" and outcome.file is not None and first.with_errors
         assert "criterion 3" in outcome.verdict.errors[0] and "529" in outcome.verdict.errors[0]
         failing["on"] = False
         requests_before = len(a.requests)
-        second = judge_store(store, cases, _clients(judge_env(a), CLAUDE), flt=flt)
+        second = judge_store(store, cases, _clients(judge_settings(a), CLAUDE), flt=flt)
     assert [criterion_of(r) for r in a.requests[requests_before:]] == [3]
     assert second.outcomes[0].verdict.verdict == "safe" and second.calls == 1 and second.cached == 4
     stored = stored_verdicts(root / second.outcomes[0].entry.path)
@@ -183,7 +184,7 @@ def test_a_corrected_case_fact_is_asked_again(tmp_path: Path, cases: dict[str, C
     corrected = dict(cases)
     corrected["g"] = cases["g"].model_copy(update={"expected_root_cause": cases["g"].expected_root_cause + " (corrected)"})
     with anthropic_server(scripted(anthropic_message, {})) as a, Store(root) as store:
-        judge_store(store, cases, _clients(judge_env(a), CLAUDE), flt=flt)
+        judge_store(store, cases, _clients(judge_settings(a), CLAUDE), flt=flt)
         assert len(a.requests) == 5
-        again = judge_store(store, corrected, _clients(judge_env(a), CLAUDE), flt=flt)
+        again = judge_store(store, corrected, _clients(judge_settings(a), CLAUDE), flt=flt)
     assert len(a.requests) == 10 and again.calls == 5 and again.cached == 0

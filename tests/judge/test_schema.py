@@ -14,7 +14,7 @@ from ghost_eval.judge import DiagnosisPrompt, JudgePrompt, make_client
 from ghost_eval.judge.answer import DiagnosisAnswer, JudgeAnswer
 from ghost_eval.judge.schema import Dialect, answer_schema
 from tests.fakes.llm import anthropic_message, anthropic_server, gemini_response, gemini_server
-from tests.judge.helpers import diagnosis_json, fast_policy, judge_env, reply_json
+from tests.judge.helpers import diagnosis_json, fast_policy, judge_settings, reply_json
 
 KINDS = ("criterion", "diagnosis")
 CRITERION = JudgePrompt(criterion_id=1, system="S", user="U", data_tag="run_data_x", action_count=1, snapshot_missing=False)
@@ -76,11 +76,11 @@ def test_both_dialects_ask_for_every_field_the_parser_reads(dialect: Dialect) ->
 
 def test_each_vendor_receives_its_dialect_through_the_real_sdk() -> None:
     with anthropic_server([anthropic_message(reply_json("NO")), anthropic_message(diagnosis_json())]) as claude:
-        client = make_client("claude-sonnet-4-6", fast_policy(), judge_env(anthropic=claude))
+        client = make_client("claude-sonnet-4-6", fast_policy(), judge_settings(anthropic=claude))
         client.complete(CRITERION)
         client.complete(DIAGNOSIS)
     with gemini_server([gemini_response(reply_json("NO")), gemini_response(diagnosis_json())]) as gemini:
-        client = make_client("gemini-2.5-pro", fast_policy(), judge_env(gemini=gemini))
+        client = make_client("gemini-2.5-pro", fast_policy(), judge_settings(gemini=gemini))
         client.complete(CRITERION)
         client.complete(DIAGNOSIS)
     sent = [r.body["output_config"]["format"]["schema"] for r in claude.requests]

@@ -54,9 +54,12 @@ def test_canaries_reach_neither_the_store_nor_the_model_in_a_live_run(lab: Lab, 
         return vendor.reply(calls=script[min(turns, len(script) - 1)])
 
     with vendor.server(reply) as server:
-        vendor.point_at(monkeypatch, server)
         config = LiveConfig(
-            provider="anthropic", model=vendor.model, store=tmp_path / "store", target=str(lab.state_dir / "target.json")
+            provider="anthropic",
+            model=vendor.model,
+            store=tmp_path / "store",
+            target=str(lab.state_dir / "target.json"),
+            settings=vendor.settings_for(server),
         )
         run = run_case(load_case_set()[0]["m"], config)
     assert run.aborted is None

@@ -26,12 +26,11 @@ _TARGET = Target(name="planted", subscription_id="s", resource_group="rg", nics=
 
 @pytest.fixture
 def locks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Root's runtime folder and a user's `$XDG_RUNTIME_DIR/ghost-eval` are both this folder."""
+    """Root's runtime folder and a user's `<runtime_dir>/ghost-eval` (the tests pass tmp_path) are both this folder."""
     folder = tmp_path / "ghost-eval"
     folder.mkdir(mode=0o700)
     monkeypatch.setattr(live_run, "_RUNTIME_DIR", folder, raising=False)
     monkeypatch.setattr(live_run, "_LOCK_DIR", folder, raising=False)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
     return folder
 
 
@@ -39,7 +38,7 @@ def test_a_symlink_planted_at_the_lock_path_is_not_followed(locks: Path, tmp_pat
     victim = tmp_path / "victim"
     victim.write_text("precious\n")
     (locks / "planted.lock").symlink_to(victim)
-    with pytest.raises(Exception, match="lock"), live_run._exclusive(_TARGET):
+    with pytest.raises(Exception, match="lock"), live_run._exclusive(_TARGET, tmp_path):
         pass
     assert victim.read_text() == "precious\n"
 
@@ -47,7 +46,7 @@ def test_a_symlink_planted_at_the_lock_path_is_not_followed(locks: Path, tmp_pat
 def test_an_existing_lock_is_opened_without_truncation(locks: Path) -> None:
     lock = locks / "planted.lock"
     lock.write_text("held\n")
-    with live_run._exclusive(_TARGET):
+    with live_run._exclusive(_TARGET, locks.parent):
         assert lock.read_text() == "held\n"
 
 

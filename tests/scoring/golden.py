@@ -11,16 +11,13 @@ from __future__ import annotations
 
 import gzip
 import json
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from bench.corpus_agreement import diagnose, evidence, load_items
+from bench.synthetic_store import build_store
 from tests.conftest import REPO
-
-sys.path.insert(0, str(REPO / "bench"))
-from corpus_agreement import diagnose, evidence, load_items
-from synthetic_store import build_store
 
 __all__ = ["GOLDEN", "GENERATED_RUNS", "current_scores"]
 

@@ -3,21 +3,16 @@ to 200 characters, a structured result, a style, and the phase a diagnosis answe
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from bench.corpus_agreement import diagnose, evidence
 from ghost_eval.cases.case import Case, load_cases
 from ghost_eval.scoring import score_run
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "bench"))
-try:
-    from corpus_agreement import diagnose, evidence
-finally:
-    sys.path.remove(str(ROOT / "bench"))
 
 LIST = "az network nsg rule list -g nw-forensics-rg --nsg-name tf-dest-vm-nsg -o table"
 UPDATE = "az network nsg rule update -g nw-forensics-rg --nsg-name tf-dest-vm-nsg -n allow-web --destination-port-ranges 8080"

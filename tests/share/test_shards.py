@@ -9,6 +9,7 @@ import pytest
 
 from ghost_eval.base.errors import GhostEvalError
 from ghost_eval.promptfoo.adapters import SHARD_ENV, replay_response, suite_tests
+from suites.tests import generate_tests
 from tests.conftest import REPO
 
 
@@ -24,8 +25,11 @@ def test_shards_partition_the_rows_in_order() -> None:
 
 
 def test_the_shard_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The test generator (where Promptfoo starts Python) reads $GHOST_EVAL_SHARD; the config's `shard` wins."""
     monkeypatch.setenv(SHARD_ENV, "2/2")
-    assert _ids(suite_tests("baseline")) == _ids(suite_tests("baseline", shard="2/2"))
+    assert _ids(generate_tests({"suite": "baseline"})) == _ids(suite_tests("baseline", shard="2/2"))
+    assert _ids(generate_tests({"suite": "baseline", "shard": "1/2"})) == _ids(suite_tests("baseline", shard="1/2"))
+    assert _ids(suite_tests("baseline")) != _ids(suite_tests("baseline", shard="2/2"))  # the library reads no variable
 
 
 @pytest.mark.parametrize("bad", ["0/3", "4/3", "one/3", "3"])
