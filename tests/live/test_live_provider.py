@@ -14,6 +14,7 @@ import yaml
 
 from ghost_eval.connect.ssh import ssh_connect, ssh_run
 from ghost_eval.decide import decide_variant, load_variant
+from ghost_eval.decide.sentinel import load_criteria
 from ghost_eval.evaluation.evaluate import load_case_set
 from ghost_eval.llm.clients import GEMINI_BASE_URL_ENV
 from ghost_eval.run.identity import HashKind
@@ -172,6 +173,7 @@ def test_small_live_suite_through_promptfoo(lab: Lab, servers: dict[str, FakeLLM
         load_case_set()[0],
         load_variant(tmp_path / "variants" / "live-addon.yaml"),
         tmp_path / "variants" / "live-addon.yaml",
+        load_criteria(REPO / "sentinel" / "criteria.yaml"),  # m is a sentinel case: judged by the sentinel's checks
     )
     assert decision.decision == "accept", decision.reasons
     assert {r for m in decision.per_model for g in m.variant for r in g.run_ids} <= {e.run_id for e in runs}
