@@ -5,8 +5,8 @@
 // multiple of 8), and the table the sum. Three models then need about 2300 px. This adds a stylesheet to the page
 // Promptfoo serves that overrides exactly those default widths: a model column 400 px, a variable or description
 // column 80-136 px (in proportion to Promptfoo's width, its text wraps), the table the window's width (wider when
-// its columns need more). Nothing is hidden. A column someone resizes by hand has another width, which no rule
-// matches: Promptfoo's own size for it applies.
+// its columns need more), and the side padding of headers and variable cells halved. Nothing is hidden. A column
+// someone resizes by hand has another width, which no rule matches: Promptfoo's own size for it applies.
 'use strict';
 const http = require('node:http');
 
