@@ -82,10 +82,12 @@ test: lint lab-deps browser-deps
 
 # The viewer listens on 127.0.0.1 unless HOST says otherwise (`make view HOST=0.0.0.0` shares it on purpose), and
 # its page may talk to this server only: viewer/local-only.cjs sets both, since Promptfoo 0.123 has no option for them.
+# viewer/columns.cjs narrows the table's columns so that three models fit side by side at 1600 px (no option either).
 PORT ?= 15500
 HOST ?= 127.0.0.1
 view: bootstrap
-	GHOST_EVAL_VIEW_HOST=$(HOST) NODE_OPTIONS="--require $(CURDIR)/viewer/local-only.cjs" \
+	GHOST_EVAL_VIEW_HOST=$(HOST) \
+	NODE_OPTIONS="--require $(CURDIR)/viewer/local-only.cjs --require $(CURDIR)/viewer/columns.cjs" \
 		$(PROMPTFOO) view --yes --port $(PORT)
 
 # The original Ghost Agent, unmodified, on cases a, m and q in the lab (as root): the real az CLI (its environment is
