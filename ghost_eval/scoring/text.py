@@ -484,6 +484,7 @@ _EXPECTATION = re.compile(
     r"|(?:should|must|will)\s+(?:now\s+)?be\s+(?:absent|present|gone|empty|listed|reachable|removed|allowed|open|"
     r"established|zero|0|back|restored|successful)\b"
     r"|you(?:['\u2019]ll|\s+will|\s+should)\s+(?:now\s+)?see\b"
+    r"|(?:should\s*n['\u2019]?t|should\s+not|won['\u2019]t|will\s+not|must\s+not)\s+(?:\w+\s+)?(?:hang|time\s*out|fail|drop|stall)"
     r"|no\s+longer\b|absent\b|exit\s+(?:code|status)\b|non-?zero\b|unchanged\b|(?:→|->|=>)\s*\S"
     r"|exits?\s+(?:with\s+)?(?:(?:code|status)\s+)?\d|fails?\s+with\b|[1-5]xx\b"
     r"|return(?:s|ed)?\s+(?:\d|an?\s|the\s|`|\"|'|true|false|ok|success|nothing|no\s|empty|only)"
@@ -517,7 +518,12 @@ def has_expectation(text: str) -> bool:
     return found or _SHOWS_NAMED.search(text) is not None
 
 
-_SENTENCE_SPLIT = re.compile(r"[.!?]\s+(?=[A-Z`(\[*#])|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s|\s*#)")
+_SENTENCE_SPLIT = re.compile(
+    r"[.!?]\s+(?=[A-Z`(\[*#])|(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<!\bvs)(?<!\bcf)(?<![\d.])[.!?]\s+(?=[a-z])"
+    r"|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s|\s*#)"
+)
+"""Where a sentence ends: a full stop before a capital, or before a lower-case word (messy output writes lower case)
+unless it closes an abbreviation or a number; a blank line; a list item or heading."""
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:

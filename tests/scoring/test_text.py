@@ -11,6 +11,7 @@ from ghost_eval.scoring.text import (
     blank_warnings,
     has_expectation,
     split_sections,
+    split_sentences,
 )
 
 
@@ -188,3 +189,17 @@ def test_a_line_opened_by_an_arrow_can_hold_a_command() -> None:
 )
 def test_what_a_report_hands_on_or_denies_is_no_change(prose: str, asks: bool) -> None:
     assert asks_for_change(prose) is asks
+
+
+def test_a_lower_case_sentence_after_a_full_stop_is_a_sentence_of_its_own() -> None:
+    """Messy output writes lower case; abbreviations and numbers do not end a sentence."""
+    assert split_sentences("drift is true. then nc -zv 10.0.1.5 8080 works") == [
+        "drift is true.",
+        "then nc -zv 10.0.1.5 8080 works",
+    ]
+    assert len(split_sentences("use a probe, e.g. nc against port 8080 v. 1.2 works")) == 1
+
+
+def test_a_probe_that_should_no_longer_hang_states_its_result() -> None:
+    assert has_expectation("then nc -zv 10.0.1.5 8080 from 10.0.1.4 shouldn't hang anymore.")
+    assert not has_expectation("then nc -zv 10.0.1.5 8080 from 10.0.1.4 to see.")
