@@ -27,7 +27,6 @@ from importlib.metadata import entry_points
 from ghost_eval.base.errors import ExtensionError
 from ghost_eval.scoring.criterion import Criterion
 from ghost_eval.scoring.model import CheckOutcome
-from ghost_eval.scoring.registry import criteria, register_criterion
 from ghost_eval.scoring.team import TeamCheck, TeamCheckFunction
 
 __all__ = [
@@ -86,8 +85,13 @@ def _add(found: dict[str, TeamCheck], check: TeamCheck) -> None:
 def load_criteria(*, group: str = CRITERIA_GROUP) -> list[Criterion]:
     """Register every installed entry-point criterion not registered yet; the criteria the group names, in its order.
     An entry point that is not a `Criterion`, or whose id, label or metric is taken, is an error naming its source."""
+    installed = entry_points(group=group)
+    if not installed:
+        return []
+    from ghost_eval.scoring.registry import criteria, register_criterion  # the scorer only when a team adds to it
+
     loaded: list[Criterion] = []
-    for ep in entry_points(group=group):
+    for ep in installed:
         source = f"entry point {ep.name} of {ep.dist.name if ep.dist else '?'} ({ep.value})"
         try:
             found = ep.load()
