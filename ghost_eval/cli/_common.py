@@ -64,9 +64,13 @@ def report_problems(problems: Sequence[Problem]) -> None:
 
 def cases_for(args: argparse.Namespace) -> tuple[dict[str, Case], list[CaseError]]:
     """The cases of `--cases` (default: the bundled ones); each file that fails to load is named (file, field, reason).
-    Scoring is imported here, not at start-up: a command that loads no case (or scores an empty store) never pays."""
+    The teams' installed criteria are registered here too, as every command that scores, judges or reports loads its
+    cases here. Scoring is imported here, not at start-up: a command that loads no case (or scores an empty store)
+    never pays."""
     from ghost_eval.evaluation.evaluate import load_case_set
+    from ghost_eval.evaluation.extensions import load_criteria
 
+    load_criteria()
     cases, errors = load_case_set(getattr(args, "cases", None))
     for e in errors:
         err.print(f"problem: {e}", markup=False)

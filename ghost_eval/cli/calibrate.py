@@ -9,7 +9,6 @@ from pathlib import Path
 from rich.table import Table
 
 from ghost_eval.cli._common import Parents, cases_for, err, open_store, out, report_problems, run_filter
-from ghost_eval.judge import CRITERIA
 from ghost_eval.report import (
     HOLDOUT_FRACTION,
     AgreementStats,
@@ -20,7 +19,7 @@ from ghost_eval.report import (
     read_labels,
     save_calibration,
 )
-from ghost_eval.scoring import CRITERION_LABELS
+from ghost_eval.scoring.registry import criterion_labels
 from ghost_eval.store import Problem
 
 __all__ = ["register"]
@@ -44,7 +43,7 @@ def _table(title: str, scorer: ScorerCalibration) -> Table:
         "confusion (human→scorer)",
         title=f"{title}: {scorer.scorer} (no usable verdict: {scorer.not_scored})",
     )
-    rows = [(f"criterion {c} {CRITERION_LABELS[c]}", scorer.criteria[c]) for c in CRITERIA if c in scorer.criteria]
+    rows = [(f"criterion {c} {label}", scorer.criteria[c]) for c, label in criterion_labels().items() if c in scorer.criteria]
     rows.append(("verdict", scorer.verdict))
     if scorer.diagnosis is not None:
         rows.append(("diagnosis", scorer.diagnosis))

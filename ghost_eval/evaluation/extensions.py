@@ -9,6 +9,11 @@ name are an error naming both sources, so one team's check never silently replac
 
 A check may say what it is: a `version` attribute (a string, bumped when it changes what it says; without one, a
 hash of its source stands in) and a `reads` attribute (the `RunEvidence` fields it reads).
+
+A team's remediation criterion (`ghost_eval.scoring.criterion.Criterion`: scored, asked by the judge, observed by
+the fix trials, a Promptfoo metric) is found the same way, under the entry point group `ghost_eval.criteria`, whose
+entry points name `Criterion` objects; `load_criteria` registers them (`load_checks` does too, so every path that
+loads the teams' checks has the teams' criteria).
 """
 
 from __future__ import annotations
@@ -20,12 +25,22 @@ from collections.abc import Sequence
 from importlib.metadata import entry_points
 
 from ghost_eval.base.errors import ExtensionError
+from ghost_eval.scoring.criterion import Criterion
 from ghost_eval.scoring.model import CheckOutcome
 from ghost_eval.scoring.team import TeamCheck, TeamCheckFunction
 
-__all__ = ["ENTRY_POINT_GROUP", "CheckOutcome", "TeamCheck", "TeamCheckFunction", "load_checks"]
+__all__ = [
+    "CRITERIA_GROUP",
+    "ENTRY_POINT_GROUP",
+    "CheckOutcome",
+    "TeamCheck",
+    "TeamCheckFunction",
+    "load_checks",
+    "load_criteria",
+]
 
 ENTRY_POINT_GROUP = "ghost_eval.checks"
+CRITERIA_GROUP = "ghost_eval.criteria"
 _READS_ALL = ("evidence", "case")
 
 
@@ -67,8 +82,38 @@ def _add(found: dict[str, TeamCheck], check: TeamCheck) -> None:
     found[check.name] = check
 
 
-def load_checks(import_paths: Sequence[str] = (), *, group: str = ENTRY_POINT_GROUP) -> dict[str, TeamCheck]:
-    """The installed entry-point checks plus those listed by import path, by name."""
+def load_criteria(*, group: str = CRITERIA_GROUP) -> list[Criterion]:
+    """Register every installed entry-point criterion not registered yet; the criteria the group names, in its order.
+    An entry point that is not a `Criterion`, or whose id, label or metric is taken, is an error naming its source."""
+    installed = entry_points(group=group)
+    if not installed:
+        return []
+    from ghost_eval.scoring.registry import criteria, register_criterion  # the scorer only when a team adds to it
+
+    loaded: list[Criterion] = []
+    for ep in installed:
+        source = f"entry point {ep.name} of {ep.dist.name if ep.dist else '?'} ({ep.value})"
+        try:
+            found = ep.load()
+        except (ImportError, AttributeError) as exc:
+            raise ExtensionError(f"criterion {source}: cannot be imported ({exc})") from None
+        if not isinstance(found, Criterion):
+            raise ExtensionError(f"criterion {source}: is a {type(found).__name__}, not a Criterion")
+        if found not in criteria():
+            try:
+                register_criterion(found)
+            except ValueError as exc:
+                raise ExtensionError(f"criterion {source}: {exc}") from None
+        loaded.append(found)
+    return loaded
+
+
+def load_checks(
+    import_paths: Sequence[str] = (), *, group: str = ENTRY_POINT_GROUP, criteria_group: str = CRITERIA_GROUP
+) -> dict[str, TeamCheck]:
+    """The installed entry-point checks plus those listed by import path, by name; the installed criteria of
+    `criteria_group` are registered on the way."""
+    load_criteria(group=criteria_group)
     found: dict[str, TeamCheck] = {}
     for ep in entry_points(group=group):
         dist = ep.dist.name if ep.dist else "?"

@@ -33,7 +33,6 @@ from ghost_eval.judge.clients import (
 from ghost_eval.judge.family import Assignment, assign_judge, model_family
 from ghost_eval.judge.judging import Judgement, ask_criterion, ask_diagnosis, excluded_verdict, judge_evidence
 from ghost_eval.judge.prompt import (
-    CRITERIA,
     DiagnosisPrompt,
     JudgePrompt,
     Question,
@@ -66,7 +65,6 @@ from ghost_eval.llm.pricing import cost_usd
 __all__ = [
     "ANTHROPIC_BASE_URL_ENV",
     "ANTHROPIC_KEY_ENV",
-    "CRITERIA",
     "DEFAULT_JUDGES",
     "GEMINI_BASE_URL_ENV",
     "GEMINI_KEY_ENVS",

@@ -23,14 +23,13 @@ import jinja2
 from ghost_eval.base.templates import template_environment
 from ghost_eval.cases.case import Case
 from ghost_eval.run.artifacts import AuditEntry, RecommendedAction, ToolCall
-from ghost_eval.scoring import CRITERION_LABELS, RunEvidence, extract_actions
+from ghost_eval.scoring import RunEvidence, extract_actions
 from ghost_eval.scoring.criterion import Criterion
 from ghost_eval.scoring.registry import criteria, criterion
 from ghost_eval.scoring.text import SectionKind, split_sections
 
 __all__ = [
     "BUILDER_VERSION",
-    "CRITERIA",
     "TEMPLATE_DIR",
     "DiagnosisPrompt",
     "JudgePrompt",
@@ -45,9 +44,6 @@ __all__ = [
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 BUILDER_VERSION = "3"
 """Bump when this module changes what goes into a prompt (selection, clipping), so cached answers are not reused."""
-CRITERIA = tuple(CRITERION_LABELS)
-"""The built-in criteria's ids, as stored verdicts and reports know them; the judge asks every criterion of the
-registry (`rubrics`)."""
 _MAX_REPORT = 30_000
 _MAX_SNAPSHOT = 20_000
 _MAX_OUTPUT = 2_000

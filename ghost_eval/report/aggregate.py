@@ -17,12 +17,13 @@ from pydantic import Field
 from ghost_eval.base.records import Record
 from ghost_eval.cases.case import Case
 from ghost_eval.evaluation.evaluate import score_record
-from ghost_eval.judge import CRITERIA, DiagnosisDisagreement, JudgeVerdict, latest_verdict
+from ghost_eval.judge import DiagnosisDisagreement, JudgeVerdict, latest_verdict
 from ghost_eval.report.calibration import MIN_LABELS_FOR_SPLIT, latest_calibration
 from ghost_eval.report.original_judge import judge_verdicts
 from ghost_eval.report.timeline import Progress
 from ghost_eval.report.trend import Rate, clustered_rate
-from ghost_eval.scoring import CRITERION_LABELS, SCORER, RunScore
+from ghost_eval.scoring import SCORER, RunScore
+from ghost_eval.scoring.registry import criterion_labels
 from ghost_eval.store import Problem, RunFilter, Store, single_suite_version
 from ghost_eval.trials import TrialVerdict, latest_trial
 
@@ -236,7 +237,7 @@ def _firing_cell(use_case: str, model: str, rows: list[_Row]) -> FiringCell:
 def _trial_agreement(rows: list[_Row]) -> list[CriterionAgreement]:
     """Per criterion: runs whose trial observed it, and how many of those each scorer read the same way."""
     result = []
-    for criterion in CRITERIA:
+    for criterion in criterion_labels():
         observed = det_agree = judged = judge_agree = 0
         for score, verdict, trial in rows:
             seen = next((c.observed for c in trial.criteria if c.criterion_id == criterion), None) if trial else None
@@ -265,7 +266,7 @@ def _calibration_status(store: Store, problems: list[Problem]) -> CalibrationSta
             "treat judge verdicts as advice",
         )
     split = result.headline
-    kappa = {c: split.judge.criteria[c].kappa if c in split.judge.criteria else None for c in CRITERIA}
+    kappa = {c: split.judge.criteria[c].kappa if c in split.judge.criteria else None for c in criterion_labels()}
     leaky = result.labelled_runs < MIN_LABELS_FOR_SPLIT
     summary = f"calibrated on {result.labelled_runs} labelled runs ({split.name} split, {split.runs} runs)" + (
         ": too few labels for a held-out split, the numbers are optimistic" if leaky else ""
@@ -358,7 +359,7 @@ def build_report(
         excluded=report_lists["excluded"],
         judge_errors=report_lists["error"],
         disagreements=disagreements,
-        disagreements_per_criterion={c: sum(d.criterion_id == c for d in disagreements) for c in CRITERION_LABELS},
+        disagreements_per_criterion={c: sum(d.criterion_id == c for d in disagreements) for c in criterion_labels()},
         diagnosis_disagreements=diagnosis_disagreements,
         self_judged=self_judged,
         trial_agreement=_trial_agreement([row for rows in by_cell.values() for row in rows]),

@@ -20,10 +20,11 @@ from ghost_eval.base.errors import RecordError
 from ghost_eval.base.records import Record, dump_json, load_record
 from ghost_eval.cases.case import Case
 from ghost_eval.evaluation.evaluate import score_record
-from ghost_eval.judge import CRITERIA, JudgeVerdict, latest_verdict
+from ghost_eval.judge import JudgeVerdict, latest_verdict
 from ghost_eval.report.labels import Label
 from ghost_eval.report.original_judge import judge_verdicts
 from ghost_eval.scoring import SCORER, RunScore
+from ghost_eval.scoring.registry import criterion_labels
 from ghost_eval.store import Problem, Store
 from ghost_eval.store.writer import publish_file
 
@@ -164,7 +165,7 @@ def _scorer_calibration(
             "YES",
             "NO",
         )
-        for c in CRITERIA
+        for c in criterion_labels()
     }
     verdict = agreement_stats(
         [(lab.verdict, verdicts[lab.run_id]) for lab in labels if lab.verdict and lab.run_id in verdicts], "unsafe", "safe"
@@ -195,7 +196,8 @@ def _split(
 ) -> SplitCalibration:
     det_criteria = {rid: {c.criterion_id: "YES" if c.fired else "NO" for c in s.criteria} for rid, s in scores.items()}
     det_diagnosis = {rid: s.diagnosis.correct for rid, s in scores.items() if s.diagnosis.correct is not None}
-    judge_criteria = {rid: {c: a for c in CRITERIA if (a := _judge_answer(v, c)) is not None} for rid, v in judged.items()}
+    asked = criterion_labels()
+    judge_criteria = {rid: {c: a for c in asked if (a := _judge_answer(v, c)) is not None} for rid, v in judged.items()}
     return SplitCalibration(
         name=name,
         runs=len(labels),

@@ -19,9 +19,9 @@ from rich.panel import Panel
 
 from ghost_eval.cases.case import Case, case_key
 from ghost_eval.evaluation.evaluate import evidence_of
-from ghost_eval.judge import CRITERIA, recommended_actions
+from ghost_eval.judge import recommended_actions
 from ghost_eval.report.labels import HumanVerdict, Label, append_label, read_labels
-from ghost_eval.scoring import CRITERION_LABELS
+from ghost_eval.scoring.registry import criterion_labels
 from ghost_eval.store import IndexEntry, RunFilter, RunRecord, Store
 
 __all__ = ["label_runs", "unlabelled"]
@@ -103,8 +103,8 @@ def _ask(console: Console, answers: TextIO, question: str, allowed: dict[str, ob
 
 def _label_one(console: Console, answers: TextIO, run_id: str, labeller: str) -> Label:
     criteria = {}
-    for c in CRITERIA:
-        reply = _ask(console, answers, f"criterion {c} ({CRITERION_LABELS[c]}) fires? [y/n]", dict(_YES))
+    for c, label in criterion_labels().items():
+        reply = _ask(console, answers, f"criterion {c} ({label}) fires? [y/n]", dict(_YES))
         criteria[c] = "YES" if _YES[reply] == "YES" else "NO"
     verdict = _VERDICTS[_ask(console, answers, "verdict? [safe/uncertain/unsafe]", dict(_VERDICTS))]
     diagnosis = _DIAGNOSIS[_ask(console, answers, "diagnosis correct? [y/n/? for cannot tell]", dict(_DIAGNOSIS))]

@@ -17,7 +17,7 @@ from pydantic import Field
 
 from ghost_eval.base.errors import RecordError
 from ghost_eval.base.records import Record, load_record
-from ghost_eval.judge import CRITERIA, JudgeVerdict, stored_verdicts
+from ghost_eval.judge import JudgeVerdict, stored_verdicts
 from ghost_eval.judge.record import CriterionAnswer, JudgeVerdictValue
 from ghost_eval.scoring import CRITERION_LABELS, Flag
 from ghost_eval.store import Problem
@@ -74,7 +74,7 @@ def _as_judge_verdict(found: OriginalVerdict) -> JudgeVerdict:
                 hedged=hedged and c in flagged,
                 judged_at=found.timestamp_utc,
             )
-            for c in CRITERIA
+            for c in CRITERION_LABELS  # the original judge asked the built-in four
         ]
     )
     return JudgeVerdict(

@@ -19,7 +19,7 @@ from matplotlib.figure import Figure
 
 from ghost_eval.report.render import render_template
 from ghost_eval.report.trend import Summary, TrendReport
-from ghost_eval.scoring.model import CRITERION_LABELS
+from ghost_eval.scoring.registry import criterion_labels
 
 __all__ = ["HTML_FILE", "VERDICT_ORDER", "criterion_heatmap", "trend_lines", "verdict_bars", "write_plots"]
 
@@ -53,11 +53,12 @@ def verdict_bars(summaries: dict[str, Summary]) -> Figure:
 def criterion_heatmap(summaries: dict[str, Summary]) -> Figure:
     """Share of each model's runs on which each criterion fired (0 = never, 1 = every run)."""
     models = list(summaries)
-    criteria = sorted(CRITERION_LABELS)
+    labels = criterion_labels()
+    criteria = sorted(labels)
     values = [[summaries[m].fired[c].rate or 0.0 for c in criteria] for m in models]
     fig, ax = _figure(8.5, 1.4 + 0.6 * max(1, len(models)))
     image = ax.imshow(values, cmap="Reds", vmin=0.0, vmax=1.0, aspect="auto")
-    ax.set_xticks(range(len(criteria)), [textwrap.fill(f"{c}: {CRITERION_LABELS[c]}", 16) for c in criteria], fontsize=8)
+    ax.set_xticks(range(len(criteria)), [textwrap.fill(f"{c}: {labels[c]}", 16) for c in criteria], fontsize=8)
     ax.set_yticks(range(len(models)), models)
     for i, m in enumerate(models):
         for j, c in enumerate(criteria):
@@ -120,7 +121,7 @@ def write_plots(summaries: dict[str, Summary], trend: TrendReport, out_dir: Path
         store=store,
         summaries=summaries,
         trend=trend,
-        labels=CRITERION_LABELS,
+        labels=criterion_labels(),
         images={name: base64.b64encode(data).decode("ascii") for name, data in images.items()},
     )
     page = out_dir / HTML_FILE

@@ -9,7 +9,7 @@ from typing import Any
 from ghost_eval.base.records import dump_json
 from ghost_eval.base.templates import template_environment
 from ghost_eval.report.aggregate import FiringCell, RemediationReport
-from ghost_eval.scoring import CRITERION_LABELS
+from ghost_eval.scoring.registry import criterion_labels
 
 __all__ = ["REPORT_STEM", "render_markdown", "render_template", "write_report"]
 
@@ -41,7 +41,7 @@ def render_markdown(report: RemediationReport) -> str:
     return render_template(
         f"{REPORT_STEM}.md.j2",
         r=report,
-        labels=CRITERION_LABELS,
+        labels=criterion_labels(),
         firing=firing,
         cases=sorted({c.use_case_id for c in report.firing}),
         models=sorted({c.model_id for c in report.firing}),

@@ -18,7 +18,7 @@ from ghost_eval.base.records import Record
 from ghost_eval.decide import wilson_interval
 from ghost_eval.report.timeline import TimedRun
 from ghost_eval.run.identity import HashKind
-from ghost_eval.scoring import CRITERION_LABELS
+from ghost_eval.scoring.registry import criterion_labels
 
 __all__ = [
     "TREND_SCHEMA_VERSION",
@@ -109,7 +109,7 @@ def summarise(runs: Sequence[TimedRun]) -> Summary:
     safe = clustered_rate([(r.cluster, r.score.verdict == "safe") for r in runs])
     fired = {
         c: clustered_rate([(r.cluster, any(x.fired for x in r.score.criteria if x.criterion_id == c)) for r in runs])
-        for c in CRITERION_LABELS
+        for c in criterion_labels()
     }
     return Summary(
         runs=len(runs),
@@ -244,8 +244,8 @@ class Onset(Record):
 
 
 def onset(runs: Sequence[TimedRun], model: str, criterion: int) -> Onset:
-    if criterion not in CRITERION_LABELS:
-        raise GhostEvalError(f"criterion {criterion} does not exist: use one of {sorted(CRITERION_LABELS)}")
+    if criterion not in (known := criterion_labels()):
+        raise GhostEvalError(f"criterion {criterion} does not exist: use one of {sorted(known)}")
     mine = [r for r in runs if r.entry.model_id == model]
     fires = [any(c.fired for c in r.score.criteria if c.criterion_id == criterion) for r in mine]
     if True not in fires:

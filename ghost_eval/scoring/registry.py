@@ -27,6 +27,7 @@ __all__ = [
     "DimensionCheck",
     "criteria",
     "criterion",
+    "criterion_labels",
     "dimension_check",
     "register_criterion",
     "unregister_criterion",
@@ -40,6 +41,11 @@ _ADDED: dict[int, Criterion] = {}
 def criteria() -> tuple[Criterion, ...]:
     """Every criterion: the built-in four, then those teams registered, by id."""
     return (*BUILTIN, *(_ADDED[i] for i in sorted(_ADDED)))
+
+
+def criterion_labels() -> dict[int, str]:
+    """Every criterion's label by id, in the order of `criteria()`: what reports and calibration list."""
+    return {c.id: c.label for c in criteria()}
 
 
 def criterion(criterion_id: int) -> Criterion:

@@ -22,11 +22,11 @@ from ghost_eval.base.settings import DEFAULTS
 from ghost_eval.cases.case import LAB, Case
 from ghost_eval.connect.ssh import CommandTimedOut, ssh_connect
 from ghost_eval.connect.target import Target, TargetError
+from ghost_eval.evaluation.evaluate import evidence_of
 from ghost_eval.live.recipes import Recipe, RecipeError, RecipeRun, recipe_of
 from ghost_eval.live.symptoms import check_symptom
 from ghost_eval.run.artifacts import RecommendedAction, Verification
-from ghost_eval.scoring.actions import actions_from_sections, report_verifications
-from ghost_eval.scoring.text import split_sections
+from ghost_eval.scoring.parsed import parse_run
 from ghost_eval.store.reader import RunRecord
 from ghost_eval.trials.apply import Runner
 from ghost_eval.trials.capture import State, capture, diff_states
@@ -50,12 +50,11 @@ class TrialError(GhostEvalError):
     """A trial cannot start: the run's case has no recipe, or the run cannot be read."""
 
 
-def recommended(record: RunRecord) -> tuple[list[RecommendedAction], list[Verification]]:
-    """The run's actions and its report-level verifications, read as the deterministic scorer reads them."""
-    if record.result is not None:
-        return list(record.result.recommended_actions), []
-    sections = split_sections(record.report or "")
-    return actions_from_sections(sections), report_verifications(sections)
+def recommended(record: RunRecord, case: Case) -> tuple[list[RecommendedAction], list[Verification]]:
+    """The run's actions and its report-level verifications, taken from the run parsed once (`parse_run`), so the
+    trial applies and verifies exactly the actions every check read."""
+    run = parse_run(evidence_of(record), case)
+    return [view.action for view in run.views], run.report_verifications
 
 
 def _failing(run: RecipeRun, names: list[str]) -> list[str]:
@@ -155,7 +154,7 @@ def try_fix(
     recipe = recipe_of(case)
     if recipe is None:
         raise TrialError(f"case {case.id} has no recipe: its fault cannot be planted in the lab")
-    actions, report_checks = recommended(record)
+    actions, report_checks = recommended(record, case)
     entry = record.entry
     clock = _Clock()
     probe = RecipeRun(target, recipe, f"{entry.run_id} (pristine)")

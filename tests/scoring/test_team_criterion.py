@@ -1,20 +1,28 @@
 """A fifth criterion, a team's, is one file (`tests/scoring/team_criterion.py`): registered, it is scored, decides the
-verdict, has its Promptfoo metric, is asked by the judge with its rubric and observed by the fix trials."""
+verdict (the scorer's and the judge's, by its effect), has its Promptfoo metric, is asked by the judge with its rubric,
+observed by the fix trials and listed by the reports."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from ghost_eval.base.metric_names import metric_name
+from ghost_eval.evaluation.evaluate import load_case_set
 from ghost_eval.judge.prompt import build_prompt, rubrics, template_hash
+from ghost_eval.judge.record import CriterionAnswer, combine
 from ghost_eval.live.recipes import Recipe, SshStep
 from ghost_eval.promptfoo.adapters import grades
+from ghost_eval.report import build_report, render_markdown
 from ghost_eval.scoring import score_run
 from ghost_eval.scoring.registry import criteria, register_criterion, unregister_criterion
+from ghost_eval.store import RunFilter, Store
 from ghost_eval.trials.measure import observe_criteria
 from ghost_eval.trials.record import VerificationOutcome
+from tests.judge.helpers import demo_copy
 from tests.scoring.conftest import CASE_M, evidence, report
 from tests.scoring.team_criterion import NO_REBOOT, RUBRIC
 
@@ -83,3 +91,28 @@ def test_a_fix_trial_observes_a_registered_fifth_criterion() -> None:
     assert [o.criterion_id for o in seen] == [1, 2, 3, 4, 5]
     assert (seen[4].observed, seen[4].why) == (None, "a fix trial does not watch for reboots")
     assert (seen[3].observed, seen[3].why) == (True, "the run gives no verification command")
+
+
+def _answers(fifth: str) -> list[CriterionAnswer]:
+    said = {c.id: "NO" for c in criteria()} | {5: fifth}
+    return [CriterionAnswer(criterion_id=i, criterion_label=f"c{i}", answer=a) for i, a in said.items()]  # type: ignore[arg-type]
+
+
+@pytest.mark.usefixtures("fifth")
+def test_the_judges_verdict_follows_the_fifth_criterions_effect() -> None:
+    assert combine(_answers("YES")) == "unsafe"
+    unregister_criterion(5)
+    register_criterion(dataclasses.replace(NO_REBOOT, effect="reports"))
+    assert combine(_answers("YES")) == "safe"  # a criterion that reports is asked and kept, never counted
+    assert combine(_answers("UNKNOWN")) == "safe"
+    assert combine([*_answers("YES")[:3], CriterionAnswer(criterion_id=4, criterion_label="c4", answer="YES")]) == "unsafe"
+
+
+@pytest.mark.usefixtures("fifth")
+def test_a_report_lists_a_registered_fifth_criterion(tmp_path: Path) -> None:
+    built = build_report(Store(demo_copy(tmp_path)), load_case_set()[0], RunFilter(use_case="m"))
+    assert [a.criterion_id for a in built.trial_agreement] == [1, 2, 3, 4, 5]
+    assert list(built.disagreements_per_criterion) == [1, 2, 3, 4, 5]
+    markdown = render_markdown(built)
+    assert "| 5 Reboot as a fix | 0 | 0/0 |" in markdown
+    assert "4 No verification step; 5 Reboot as a fix." in markdown and "c4 0, c5 0." in markdown

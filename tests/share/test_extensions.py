@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +16,13 @@ import pytest
 
 from ghost_eval.base.errors import ExtensionError
 from ghost_eval.cli import main
-from ghost_eval.evaluation.extensions import load_checks
+from ghost_eval.evaluation.extensions import load_checks, load_criteria
 from ghost_eval.promptfoo import adapters
 from ghost_eval.promptfoo.adapters import replay_response
 from ghost_eval.promptfoo.keys import GRADES_KEY
+from ghost_eval.scoring.registry import criteria, unregister_criterion
 from tests.judge.helpers import demo_copy
+from tests.scoring.team_criterion import NO_REBOOT
 
 CHECKS = """
 from ghost_eval.evaluation.extensions import CheckOutcome
@@ -156,3 +159,38 @@ def test_a_check_declares_its_version_and_what_it_reads(team_package: Path) -> N
     (entry,) = [c for name, c in load_checks(["versioned:check"]).items() if name == "check"]
     assert (entry.version, entry.reads) == ("7", ("report",))
     assert load_checks()["netops.fail2ban_named"].reads == ("evidence", "case")
+
+
+@pytest.fixture
+def team_criterion(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A distribution on sys.path (nothing installed) whose entry point names a team's fifth criterion; removed after."""
+    site = tmp_path / "criteria-site"
+    (site / "teamcriteria-1.0.dist-info").mkdir(parents=True)
+    (site / "teamcriteria-1.0.dist-info/METADATA").write_text("Metadata-Version: 2.1\nName: teamcriteria\nVersion: 1.0\n")
+    (site / "teamcriteria-1.0.dist-info/entry_points.txt").write_text(
+        "[ghost_eval.criteria]\nno_reboot = tests.scoring.team_criterion:NO_REBOOT\n"
+    )
+    monkeypatch.syspath_prepend(str(site))
+    try:
+        yield site
+    finally:
+        if NO_REBOOT in criteria():
+            unregister_criterion(NO_REBOOT.id)
+
+
+def test_an_installed_criterion_is_registered_where_commands_load_their_cases(
+    team_criterion: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert [c.id for c in criteria()] == [1, 2, 3, 4]
+    (row, *_) = _scored(demo_copy(tmp_path), capsys)
+    assert [c["criterion_id"] for c in row["criteria"]] == [1, 2, 3, 4, 5]
+    assert row["criteria"][4]["criterion_label"] == "Reboot as a fix"
+    assert load_criteria() == [NO_REBOOT] and [c.id for c in criteria()] == [1, 2, 3, 4, 5]  # loading again adds none
+
+
+def test_an_entry_point_that_is_no_criterion_is_an_error_naming_it(team_criterion: Path) -> None:
+    (team_criterion / "teamcriteria-1.0.dist-info/entry_points.txt").write_text(
+        "[ghost_eval.criteria]\nnot_one = tests.scoring.team_criterion:RUBRIC\n"
+    )
+    with pytest.raises(ExtensionError, match=r"not_one of teamcriteria .*: is a str, not a Criterion"):
+        load_checks()
