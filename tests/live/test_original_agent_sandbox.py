@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
+from ghost_eval.base.settings import read_settings
 from ghost_eval.evaluation.evaluate import load_case_set
 from ghost_eval.lab.agentbox import VENDOR_API, AgentBox
 from ghost_eval.lab.azcli import original_env
@@ -154,6 +155,7 @@ def _attack(
         auto_approve=True,
         scripted=True,
         host_commands=host_commands,
+        settings=read_settings(),  # read at the edge, after the variables above are set
     )
     try:
         run = run_case(load_case_set()[0]["a"], config)
@@ -225,7 +227,7 @@ def test_a_real_model_gets_its_key_and_a_tunnel_to_its_vendor_only(
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key")
     monkeypatch.setenv("GEMINI_API_KEY", "gemini-test-key")
     monkeypatch.setenv("GHOST_AGENTBOX_HOST_SECRET", "host-only")
-    config = LiveConfig(provider="anthropic", model="claude-haiku-4-5", store=tmp_path, agent=_AGENT)
+    config = LiveConfig(provider="anthropic", model="claude-haiku-4-5", store=tmp_path, agent=_AGENT, settings=read_settings())
     case = load_case_set()[0]["a"]
     probe = """
 import socket, sys
