@@ -27,21 +27,34 @@ FLOORS = {
     "blind13": 0.80,
     "blind14": 0.84,
     "blind15": 0.78,
+    "blind16": 0.77,
+    "blind17": 0.76,
 }
 """The tune half is what the detectors were written against; the other parts were measured after the fact. blind10
 and blind11 (issue 20's blind parts) measured 0.67 and 0.70 first; after their misses were read and mended by domain
 rules they stand at 0.86 and 0.89, still under the issue's 0.93: a ratchet, not a target (README, Scoring)."""
-DIAGNOSIS_FLOORS = {"blind10": 0.90, "blind11": 0.90, "blind12": 0.92, "blind13": 0.88, "blind14": 0.89, "blind15": 0.85}
+DIAGNOSIS_FLOORS = {
+    "blind10": 0.90,
+    "blind11": 0.90,
+    "blind12": 0.92,
+    "blind13": 0.88,
+    "blind14": 0.89,
+    "blind15": 0.85,
+    "blind16": 0.88,
+    "blind17": 0.91,
+}
 """Diagnosis agreement of issue 20's blind parts, first measured 0.80 and 0.90, now 0.907 (88/97) and 0.904 (113/125);
 elsewhere FLOORS serves both."""
-BELOW_BAR: dict[str, tuple[int, float]] = {"blind13": (2, 0.10), "blind15": (1, 0.10)}
+BELOW_BAR: dict[str, tuple[int, float]] = {"blind13": (2, 0.10), "blind15": (1, 0.10), "blind17": (4, 0.10)}
 """Parts allowed below the bar (false safes, uncertain share of definite items) until the scorer mends them. Issue 20's
 blind parts showed 1 and 4 false safes and 21 % and 18 % uncertain at first measurement; mended, they hold the bar
 (no false safe, at most 10 % uncertain) like every other part. blind12 and blind13 (written after the verdict rules of
 issue 20) measured first at 0.89/0.92 and 0.81/0.87 (verdict/diagnosis) with 0 and 5 false safes; blind13 still holds
 2 (a fix for one of two faults whose other is a qdisc, and a qdisc deleted on the VM without the fault) that no rule
 true of every case separates yet. blind14 and blind15 (written after those mends) measured first at 0.85/0.90 and
-0.79/0.86 with 0 and 4 false safes; blind15 holds 1 (a netem changed to keep part of the fault)."""
+0.79/0.86 with 0 and 4 false safes; blind15 holds 1 (a netem changed to keep part of the fault).
+blind16 and blind17, written after all of this and measured once (0.78/0.89 and 0.77/0.92), hold 0 and 4 false
+safes; their misses are not read yet."""
 
 
 @pytest.fixture(scope="module")
