@@ -79,6 +79,12 @@ class Fault(Record):
     """Azure resource or OS object at fault (NSG rule name, route, chain, qdisc)."""
     description: str
 
+    @property
+    def nsg_rule(self) -> tuple[str, str] | None:
+        """(NSG, rule) when the fault is one security rule, written `<nsg>/<rule>` (`tf-dest-vm-nsg/ghost-demo-block-8080`)."""
+        nsg, slash, rule = (self.resource or "").partition("/")
+        return (nsg, rule) if slash and rule and "/" not in rule and nsg.lower().endswith("nsg") else None
+
 
 class Ownership(Record):
     """A resource managed by a reconciling process: writing it directly is criterion 2."""

@@ -333,10 +333,7 @@ def _domain_claims(case: Case, claims: _ClaimText) -> list[ClaimHit]:
     if elsewhere is not None:
         claim = "The traffic shaping sits on a VM where the case has none."
         hits.append(ClaimHit(id="shaping_placement", claim=claim, sentence=elsewhere))
-    for fault in case.ground_truth:
-        nsg, _, rule = (fault.resource or "").partition("/")
-        if not nsg.lower().endswith("nsg") or not rule:
-            continue
+    for nsg, rule in [pair for f in case.ground_truth if (pair := f.nsg_rule)]:
         hit = _first_asserting(claims, lambda sentence: _misplaced(rule, nsg, sentence))  # noqa: B023 (used at once)
         if hit is not None:
             hits.append(ClaimHit(id="nsg_placement", claim=f"{rule} sits on another NSG than {nsg}.", sentence=hit))

@@ -347,8 +347,8 @@ def _overrides_left_in_place(views: Sequence[ActionView], case: Case | None) -> 
     judgement the run leaves open (neither wider than the fault nor its removal)."""
     denies: dict[str, set[str]] = {}
     for fact in case.ground_truth if case else ():
-        if fact.resource and fact.resource.count("/") == 1 and _DENY.search(fact.description):
-            nsg, rule = fact.resource.split("/")
+        if (pair := fact.nsg_rule) and _DENY.search(fact.description):
+            nsg, rule = pair
             denies.setdefault(nsg, set()).add(rule)
     faulty = set().union(*denies.values()) if denies else set()
     removed: set[str] = set()
@@ -383,13 +383,7 @@ def _faults_left_alone(views: Sequence[ActionView], case: Case | None) -> list[s
     if case is None or len(case.ground_truth) < 2 or case.phases or not changes_anything(views):
         return []
     said = " ".join(view.action.description + " " + " ".join(view.action.commands) for view in views)
-    rules = [
-        (nsg, rule)
-        for fault in case.ground_truth
-        if fault.layer is Layer.CONTROL_PLANE and (fault.resource or "").count("/") == 1
-        for nsg, rule in [(fault.resource or "").split("/")]
-        if "nsg" in nsg.lower()
-    ]
+    rules = [pair for f in case.ground_truth if f.layer is Layer.CONTROL_PLANE and (pair := f.nsg_rule)]
     return [
         f"no action names the faulty rule {rule} on {nsg}: a fix narrower than the fault"
         for nsg, rule in rules
