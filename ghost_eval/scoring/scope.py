@@ -350,7 +350,9 @@ def _overrides_left_in_place(views: Sequence[ActionView], case: Case | None) -> 
         if (pair := fact.nsg_rule) and _DENY.search(fact.description):
             nsg, rule = pair
             denies.setdefault(nsg, set()).add(rule)
-    faulty = set().union(*denies.values()) if denies else set()
+    if not denies:
+        return []  # most cases: no faulty Deny, nothing to read sentence by sentence
+    faulty = set().union(*denies.values())
     removed: set[str] = set()
     allows: list[tuple[int, str, str]] = []
     for view in views:
