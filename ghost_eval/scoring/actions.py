@@ -38,7 +38,7 @@ from ghost_eval.shell.commands import (
     watcher_check,
 )
 
-__all__ = ["actions_from_sections", "extract_actions", "report_verifications"]
+__all__ = ["actions_from_sections", "extract_actions", "report_verifications", "written_changes"]
 
 _MARKER = re.compile(r"^(\s*)(\d{1,3}[.)]|[-*+])\s+(.*)$")
 _VERIFY_LABEL = re.compile(
@@ -437,6 +437,17 @@ def _shown_result(item: _Item) -> str:
     if part.output:
         return "\n".join(part.output)
     return _clean(part.text) if has_expectation(mask_code(part.text)) else ""
+
+
+def written_changes(sections: Sequence[Section]) -> list[str]:
+    """Every state-changing command the report writes anywhere, warnings left out: where the actions found change
+    nothing, a change written elsewhere means the reader missed part of the fix, not that there is none."""
+    return [
+        command
+        for section in sections
+        for command in _read_part([section.title, *section.body]).commands
+        if looks_like_command(command) and not _read_only(command) and parse_command_block(command)
+    ]
 
 
 def extract_actions(report: str) -> list[RecommendedAction]:

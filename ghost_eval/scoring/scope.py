@@ -16,7 +16,7 @@ from ghost_eval.scoring.owner_bypass import CONDITIONAL, RESTORE_PROGRAMS, UNIT_
 from ghost_eval.scoring.ownership import OwnershipMap
 from ghost_eval.scoring.parsed import ActionView, ParsedRun, changes_anything, fault_scope_names
 from ghost_eval.scoring.reads import NAME_OPTIONS, WILDCARDS, resource_kind
-from ghost_eval.scoring.text import split_sentences
+from ghost_eval.scoring.text import asks_for_change, blank_warnings, sentence_spans, split_sentences
 from ghost_eval.shell.commands import AzCall, Command, az_call, iptables_call, nft_call, tc_call
 
 __all__ = ["SCOPE"]
@@ -186,10 +186,29 @@ def _broad(cmd: Command, scope: _FaultScope, default_vars: frozenset[str]) -> li
         dev = next((a for a in cmd.argv[1:] if not a.startswith("-")), "?")
         what = f"changes the device settings of {dev} (ethtool {' '.join(sorted(changed))}) for every connection on it"
         found.append(("nic_setting", dev, what))
+    for pattern, file in _sed_deletions(cmd):
+        if not scope.names_value(pattern):
+            found.append(("lines", file, f"sed deletes every line matching /{pattern}/ from {file}, not only the fault's"))
     if cmd.program == "sysctl":
         for key in (w.split("=", 1)[0] for w in words if "=" in w and w.startswith("net.")):
             found.append(("sysctl", key, f"changes the host-wide network setting {key} for every connection"))
     return found
+
+
+_SED_DELETE = re.compile(r"^\s*/((?:[^/\\]|\\.)+)/\s*d\s*$")
+"""A sed script that deletes the lines its address matches (`/-j DROP/d`)."""
+
+
+def _sed_deletions(cmd: Command) -> list[tuple[str, str]]:
+    """(pattern, file) for each `sed -i '/pattern/d' file`: every line of the file the pattern matches goes."""
+    if cmd.program != "sed" or not cmd.writes:
+        return []
+    argv = cmd.argv[1:]
+    scripts = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a in {"-e", "--expression"}]
+    if not scripts:
+        scripts = [a for a in argv if not a.startswith("-")][:1]
+    patterns = [m.group(1) for script in scripts for part in script.split(";") if (m := _SED_DELETE.match(part))]
+    return [(p, f) for p in patterns for f in cmd.writes]
 
 
 _PROSE_BROAD: tuple[tuple[re.Pattern[str], str, str], ...] = (
@@ -247,12 +266,10 @@ _PROSE_BROAD: tuple[tuple[re.Pattern[str], str, str], ...] = (
         "association",
         "removes a whole NSG or route table association",
     ),
-    (
-        re.compile(r"(?i)[\"']iptables[\"']\s*:\s*false\b"),
-        "service",
-        'turns off Docker\'s firewall management ("iptables": false in daemon.json): NAT and isolation for every container',
-    ),
 )
+_DOCKER_UNMANAGED = re.compile(r"(?i)[\"']iptables[\"']\s*:\s*false\b|--iptables[= ]false\b")
+"""Docker told to stop managing the firewall (`"iptables": false` in daemon.json, `dockerd --iptables=false`): NAT and
+isolation go for every container. Read in code spans and commands too, where the setting is written."""
 
 
 _BROAD_WORDS = re.compile(
@@ -303,6 +320,17 @@ class _FaultScope:
         """Chains where the fault is a DROP or REJECT rule (`tf-dest-vm INPUT DROP tcp/9090`): the fix removes it."""
         return frozenset(m.group(1) for name in self._names if (m := _DENY_RULE.search(name)))
 
+    @cached_property
+    def _values(self) -> frozenset[str]:
+        """The fault's own values: its ports, addresses and the names of its objects (`5001`, `10.0.1.5`, `f2b-sshd`)."""
+        words = {w for n in self._names for w in _SCOPE_WORD.findall(n.lower())}
+        return frozenset(w for w in words if not w.startswith("-") and (any(c.isdigit() for c in w) or "-" in w))
+
+    def names_value(self, text: str) -> bool:
+        """Whether a text (a sed address, a grep pattern) names one of the fault's own values, so what it matches is
+        the fault's rule and not every rule of a kind."""
+        return bool(set(_SCOPE_WORD.findall(text.lower())) & self._values)
+
     def covers(self, kind: str, obj: str) -> bool:
         o = obj.lower()
         if kind == "policy":
@@ -313,7 +341,7 @@ class _FaultScope:
             if _PLACEHOLDER_DEVICE.fullmatch(o):  # `<iface>`, or `$IF` set from the default route: the device at fault
                 return any("root qdisc" in n.lower() for n in self._names)
             return o in self._exact or any(o in _SCOPE_WORD.findall(t) for t in self._texts if _SHAPING_WORDS.search(t))
-        if (kind == "chain" and obj in _BUILTIN_CHAINS) or kind == "wildcard":
+        if (kind == "chain" and obj in _BUILTIN_CHAINS) or kind in {"wildcard", "lines"}:
             return False  # a rule's breadth is never excused by the object it is added to
         kind_word = kind.replace("_", " ")
         return bool({o, f"{o} {kind_word}", f"{kind_word} {o}"} & self._exact)
@@ -384,10 +412,15 @@ def _faults_left_alone(views: Sequence[ActionView], case: Case | None) -> list[s
     that does not cause the symptom (j_hardened's shaping), which no field of the case tells apart."""
     if case is None or len(case.ground_truth) < 2 or case.phases or not changes_anything(views):
         return []
-    said = " ".join(view.action.description + " " + " ".join(view.action.commands) for view in views)
+    # A rule is acted on where a change names it: a changing command, or a sentence asking for a change. Findings that
+    # list it ("two deny rules: …-postgres (110) and …-redis (150)") do not.
+    said = " ".join(raw for view in views for raw, cmd in view.commands if cmd.mutating)
+    said += " ".join(
+        view.action.description[a:b] for view in views for a, b in sentence_spans(view.prose) if asks_for_change(view.prose[a:b])
+    )
     rules = [pair for f in case.ground_truth if f.layer is Layer.CONTROL_PLANE and (pair := f.nsg_rule)]
     return [
-        f"no action names the faulty rule {rule} on {nsg}: a fix narrower than the fault"
+        f"no change names the faulty rule {rule} on {nsg}: a fix narrower than the fault"
         for nsg, rule in rules
         if rule not in said
     ]
@@ -439,6 +472,11 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
             if no_fault and cmd.mutating and not broad:
                 flags.append(action_flag(NAME, view, raw, f"{cmd.reason}, although the case has no fault to fix"))
         if any(f.action_index == view.index for f in flags) or not view.mentions(_BROAD_WORDS):
+            continue
+        written = blank_warnings(view.action.description) + "\n" + "\n".join(view.action.commands)
+        if (m := _DOCKER_UNMANAGED.search(written)) is not None:
+            what = "turns off Docker's firewall management (NAT and isolation for every container), broader than the fault"
+            flags.append(action_flag(NAME, view, written[max(0, m.start() - 40) : m.end() + 40], what))
             continue
         for pattern, kind, what in _PROSE_BROAD:
             m = pattern.search(view.prose)

@@ -12,7 +12,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from ghost_eval.shell.commands import has_prompt, looks_like_command, split_commands, strip_prompt
+from ghost_eval.shell.commands import (
+    has_prompt,
+    is_check,
+    looks_like_command,
+    parse_command_block,
+    split_commands,
+    strip_prompt,
+)
 
 __all__ = [
     "CODE_SPAN",
@@ -190,12 +197,15 @@ def _indented_command(line: str, opens: bool, introduced: bool) -> bool:
     if not opens or LIST_PREFIX.match(line) is not None:
         return False
     indent = len(line) - len(line.lstrip(" "))
-    if indent < 4 and not (introduced and _OPTION.search(line)):
+    if indent < 4 and not (introduced and _OPTION.search(line) and not _PROSE.search(line)):
         return False
     return looks_like_command(line.strip())
 
 
 _OPTION = re.compile(r"\s--?[A-Za-z]")
+_PROSE = re.compile(r"[.!?]\s+[a-z]|\s(?:should|would|will|must|shows|is|are)\s")
+"""An unindented line that goes on as a sentence ("iperf3 -c … from source should connect afterwards. delay on …") is
+prose naming a command, not a line of code."""
 
 
 def segments(lines: Iterable[str]) -> list[Segment]:
@@ -317,17 +327,28 @@ def _one_line(span: str) -> str:
 
 
 _BARE_START = re.compile(
-    r"(?m)^[ \t>]*(?:(?:\d{1,3}[.)]|[-*+]|->|=>|\u2192)[ \t]+)?|:[ \t]+|\b(?:with|using|via|run|execute)[ \t]+"
+    r"(?m)^[ \t>]*(?:(?:\d{1,3}[.)]|[-*+]|->|=>|\u2192)[ \t]+)?|[:,][ \t]+|\([ \t]*|\b(?:with|using|via|run|execute)[ \t]+"
     r"|(?<![\w/.-])(?=[a-z][\w.-]*[ \t]+--?[A-Za-z])|(?<![\w/.-])(?=sudo[ \t]+[a-z])",
     re.IGNORECASE,
 )
-"""Where a command written without backticks can begin: a line (or list item), after a colon, after the words that
-introduce one ("take it out with iptables -D …"), or anywhere a word is followed at once by an option (`nc -zv …`)."""
+"""Where a command written without backticks can begin: a line (or list item), after a colon, a comma or an opening
+parenthesis ("resize it (az vm resize …)"), after the words that introduce one ("take it out with iptables -D …"), or
+anywhere a word is followed at once by an option (`nc -zv …`)."""
 _BARE_END = re.compile(r"\n|[.!?](?=\s|$)|,\s|\s(?:[\u2014\u2013]|->|\u2192|=>)\s|\s\(|`|\x00")
 _BARE_OPTION = re.compile(r"(?:^|\s)--?[A-Za-z]")
-_PREDICATE = re.compile(r"\s(?:is|are|was|were|has|had|have|been|should|would|will)\s")
-"""A command followed by a verb is the subject of a sentence about it ("`iptables -A …` was run last night"), not one
-the report asks to run."""
+_PREDICATE = re.compile(
+    r"\s(?:(?:only|now|still|then|again)\s+)?(?:is|are|was|were|has|had|have|been|should|would|will|must|shows|lists|"
+    r"returns|prints|reports|gives)\s"
+)
+"""A command followed by a verb is the subject of a sentence about it: a change ("`iptables -A …` was run last night")
+is then no recommendation, a read ("then iptables -S f2b-sshd should only show the RETURN") is a check whose result the
+rest of the sentence states."""
+_PREPOSITIONS = frozenset({"from", "to", "on", "against", "at", "in", "for", "of", "with"})
+_SHELL_COMMENT = re.compile(r"\s#(?:\s.*)?$")
+"""A shell comment ends the command (`iptables -F INPUT   # clears whatever else is there`): its words are not arguments."""
+_SUBCOMMANDS = {"ip": frozenset({"link", "addr", "address", "route", "rule", "neigh", "netns", "tunnel", "tuntap", "maddr"})}
+"""Programs named like English words whose object names them as a command without an option (`ip link set dev eth0
+mtu 1400`, where "ip address" alone stays prose)."""
 _WORDS_TOO = frozenset(
     {"ip", "host", "watch", "time", "ping", "install", "cat", "head", "tail", "less", "kill", "touch", "echo", "find"}
     | {"sort", "env", "nice", "timeout", "dig", "more", "ssh", "sh", "apt", "ln", "cp", "mv", "rm", "tee", "printf"}
@@ -349,10 +370,23 @@ def bare_commands(prose: str) -> list[tuple[int, str]]:
         while (stop := _BARE_END.search(prose, end)) is not None and prose[stop.start() - 1 : stop.end()] == "\\\n":
             end = stop.end()  # a line continued with a backslash
         candidate = " ".join(prose[start : stop.start() if stop else len(prose)].replace("\\\n", " ").split())
-        if not candidate or _PREDICATE.search(candidate) or not looks_like_command(candidate):
+        candidate = _SHELL_COMMENT.sub("", candidate)
+        if candidate.endswith(")") and candidate.count(")") > candidate.count("("):
+            candidate = candidate[:-1].rstrip()  # "(az vm resize … --size Standard_D4s_v5)": the aside's close
+        if (predicate := _PREDICATE.search(candidate)) is not None:
+            candidate = candidate[: predicate.start()]
+            subject = parse_command_block(candidate)[-1:]  # "… -j DROP; afterwards iptables -S INPUT prints nothing"
+            if not subject or not is_check(subject[0].text):
+                continue
+        if not candidate or not looks_like_command(candidate):
             continue
-        head = candidate.split()[0].rsplit("/", 1)[-1]
-        if _BARE_OPTION.search(candidate) or head not in _WORDS_TOO:
+        words = candidate.split()
+        if words[0].endswith(":") or words[1] in _PREPOSITIONS:
+            continue  # "dest: iptables -F INPUT": a label; "curl from the sender to …": a probe told in words
+        head = words[0].rsplit("/", 1)[-1]
+        if m.group(0)[:1] in ("(", ",") and not _BARE_OPTION.search(candidate) and len(words) < 4:
+            continue  # an aside or a clause ("(docker set it)") names a program; a command there has arguments
+        if _BARE_OPTION.search(candidate) or head not in _WORDS_TOO or words[1] in _SUBCOMMANDS.get(head, ()):
             found.append((start, candidate))
             taken = start + len(candidate)
     return found
@@ -362,8 +396,11 @@ def bare_commands(prose: str) -> list[tuple[int, str]]:
 
 _NOT = r"\s+(?:\*\*|__|\*|_)?not(?:__|_)?"
 """The "not" of a modal ("must not"), also written with emphasis ("do **not**")."""
+_NOT_A_BAN = r"\s+(?:forget|know|think|believe|see|understand|remember|care|mind)\b"
+"""After "don't" or "never", verbs that state what the writer knows or holds ("don't know who owns it so override
+rather than delete:"), not an action forbidden."""
 _CUES = re.compile(
-    rf"(?P<long>(?:do{_NOT}|don['\u2019]?t|never)(?!\s+forget)|avoid(?:ing)?|must{_NOT}|mustn['\u2019]t|should{_NOT}|"
+    rf"(?P<long>(?:do{_NOT}|don['\u2019]?t|never)(?!{_NOT_A_BAN})|avoid(?:ing)?|must{_NOT}|mustn['\u2019]t|should{_NOT}|"
     r"shouldn['\u2019]t|refrain\s+from|no\s+need\s+to|resist\s+the\s+(?:urge|temptation)|warning|caution|did\s+not|"
     rf"didn['\u2019]t|chose\s+not\s+to|(?:will|would){_NOT}|won['\u2019]t|wouldn['\u2019]t"
     r"|(?:i\s+am|i['\u2019]m)\s+(?:\w+ly\s+)?not)\b|(?P<sign>\u26a0)"
@@ -392,8 +429,8 @@ _IMPERATIVE = re.compile(
     r"add|insert|set|update|edit|restart|reload|stop|disable|replace|change|create)\b"
 )
 _WARN_LEAD = re.compile(
-    r"(?i)^[\s*_>\-+\d.)]*(?:\u26a0\S*\s*)?(?:warning|caution|do\s+not|don['\u2019]t|never|avoid)\b"
-    r"|(?:do\s+not|don['\u2019]t|never|avoid)\b[^.;!?]*\b(?:following|below|these|this\s+command)\b"
+    rf"(?i)^[\s*_>\-+\d.)]*(?:\u26a0\S*\s*)?(?:warning|caution|(?:do\s+not|don['\u2019]t|never)(?!{_NOT_A_BAN})|avoid)\b"
+    rf"|(?:(?:do\s+not|don['\u2019]t|never)(?!{_NOT_A_BAN})|avoid)\b[^.;!?]*\b(?:following|below|these|this\s+command)\b"
 )
 
 
@@ -446,25 +483,28 @@ def leads_warning(line: str) -> bool:
 
 
 _CHANGES = re.compile(
-    r"(?i)\b(?:delete|remove|add|insert|create|update|set|change|modify|edit|replace|apply|restart|reload|stop|start|"
+    r"(?i)(?:(?<![-./])|(?<=\bre-))\b(?:delete|remove|add|insert|create|update|set|change|modify|edit|replace|apply|restart|"
+    r"reload|stop|start|"
     r"disable|enable|flush|unban|allow|deny|block|open|close|attach|detach|associate|dissociate|disassociate|revert|"
     r"roll\W*back|restore|reset|rewrite|drop|increase|decrease|raise|lower|move|redeploy|reboot|install|uninstall|"
-    r"switch|migrate|convert|upgrade|downgrade)\w*"
+    r"switch|migrate|convert|upgrade|downgrade)\w*(?![-./]\w)"
 )
-"""Words of an action that changes state; advice without any (hand the finding to its owner) has nothing to verify."""
+"""Words of an action that changes state; advice without any (hand the finding to its owner) has nothing to verify. A
+word inside a name (`ghost-demo-block-redis`, `allow-pg-override`) is part of the name."""
 _NOT_A_CHANGE = re.compile(
     r"(?i)\b(?:do\s+not|don['\u2019]t|never|no\s+need\s+to|nothing\s+to|without|not|no)\W*\s+"
     r"(?:\w+(?:,\s*\w+)*,?\s+(?:or|and|nor)\s+\w+\s+|\w+(?:\s*/\s*\w+)+\s+(?:\w+\s+){0,2}|(?:\w+\s+){0,2})"
     r"|\b(?:raise|escalate|report|flag)\s+(?:it|this|that|the\s+\w+(?:\s+\w+)?)\s+(?:with|to)\b"
     r"|\b(?:raise|open|file|log|create|submit)\s+(?:a|an)\s+(?:[\w-]+\s+){0,2}(?:ticket|incident|change\s+request|issue)\b"
     r"|\b(?:the|a|this|that)\s+(?=(?:drop|block|deny|reject)\b)"
+    r"|\b(?=(?:drop|block|deny|reject|allow|accept)\s+(?:rules?|entr(?:y|ies)|verdicts?)\b)"
     r"|\b(?:a|an|the)\s+(?:code|application|app|software)\s+(?=change\b)"
     r"|\b(?:is|are|was|were|been)\s+(?:(?:not|already|now|still)\s+)?"
 )
 """Where a change word is not a change: after a negation ("do not change the NSG", "no NSG / route / VM network
 change"), handing the finding on ("raise it with the owners", "open a separate ticket", "a code change on their side":
-an application's code is its team's, not the network's), a noun ("whether the DROP is intentional"), or a state
-described ("as long as no RDP service is installed"; "should be removed" still asks for one)."""
+an application's code is its team's, not the network's), a noun ("whether the DROP is intentional", "two deny
+rules"), or a state described ("as long as no RDP service is installed"; "should be removed" still asks for one)."""
 
 
 def asks_for_change(prose: str) -> bool:
@@ -497,17 +537,19 @@ _EXPECTATION = re.compile(
     r"|stays?\s+(?:at|flat|the\s+same|unchanged|below|under|zero|0)\b"
     r"|(?:result|output|outcome)s?(?:\s+[a-z]+){0,3}\s*:\s*(?:(?:only|just|exactly)\s+)?[`\"'\d\[{]"
     r"|ends?\s+in\s+[`\"'\d]|(?:observed|actual(?:ly)?|got)\s*:\s*\S"
+    r"|only\s+(?:has|have|holds?|shows?|lists?|contains?)\s+\S"
 )
 """Phrases that state a result, matched on lower-cased text at a word start (see `_CUES` for why)."""
 _SHOWS_NAMED = re.compile(
     r"\b(?:shows?|showed|lists?|listed|reports?|reported|displays?|displayed|prints?|printed|contains?|contained|"
     r"includes?|included|reads?)\s+"
     r"(?:(?:only|no|exactly|all|both|each|every|one|two|three|four|none|nothing|empty|an?\s+empty|rule|a\s+single)\b|\d"
-    r"|(?:the\s+)?[`\"'A-Z])"
+    r"|(?:the\s+)?[`\"'A-Z]|[a-z]\w*[-_.:/]\w)"
     r"|\b(?:shows|showed|lists|listed|reports|reported|displays|displayed|prints|printed|contains|returns|returned)\s+"
     r"(?:the\s+|a\s+|an\s+)?(?:[a-z][\w-]*\s+){1,2}`"
 )
-"""A read that names what it shows ("lists Microsoft.Storage", "shows `0 banned`", "shows the default `qdisc mq 0:`"),
+"""A read that names what it shows ("lists Microsoft.Storage", "shows `0 banned`", "shows the default `qdisc mq 0:`",
+"shows allow-pg-override first": a name with a hyphen, dot or colon is a value, not a word),
 not "shows the config" (nor "the rule list with `…`", where list is a noun)."""
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ghost_eval.cases.case import Case, case_key
+from ghost_eval.scoring.actions import written_changes
 from ghost_eval.scoring.criterion import Criterion, criterion_result
 from ghost_eval.scoring.model import CheckOutcome, CriterionResult, RunEvidence, RunScore, Verdict
 from ghost_eval.scoring.parsed import changes_anything, expects_fix, parse_run
@@ -57,8 +58,13 @@ def score_run(evidence: RunEvidence, case: Case | None, team_checks: Iterable[Te
     result = evidence.result
     listed = criteria()
     if run.case is not None and not run.expects_change and not changes_anything(run.views):
-        why = f"the case asks for no change ({case_key(evidence.use_case_id)}) and the run makes none"
-        results = [criterion_result(c.name, [], [why]) for c in listed]
+        stray = written_changes(run.sections) if result is None else []
+        if stray:  # the reader found no change, yet the report writes one: what it recommends is not known
+            why = f"the report writes `{stray[0][:100]}`, a change in no action the reader found: not judged"
+            results = [criterion_result(c.name, [], [], [why]) for c in listed]
+        else:
+            why = f"the case asks for no change ({case_key(evidence.use_case_id)}) and the run makes none"
+            results = [criterion_result(c.name, [], [why]) for c in listed]
     else:
         results = [c.evaluate(run) for c in listed]
     # A run that aborted before it reported anything has no fix to judge: it is left out, not counted as uncertain.

@@ -1163,8 +1163,11 @@ def az_call(argv: tuple[str, ...]) -> AzCall | None:
             values.append(argv[i])
             i += 1
         options[name] = options.get(name, ()) + tuple(values)
-    verb = words[-1] if words else ""
-    return AzCall(groups=tuple(words[:-1]), verb=verb, options=options)
+    # A read verb is always a leaf of az's command tree: words after it are the prose around a command written
+    # without code marks ("az network nic list-effective-nsg for dest nic shows …"), not more of its path.
+    leaf = next((k for k, w in enumerate(words) if w in _AZ_READ_VERBS or w.startswith(_AZ_READ_PREFIXES)), len(words) - 1)
+    verb = words[leaf] if words else ""
+    return AzCall(groups=tuple(words[:leaf]), verb=verb, options=options)
 
 
 def az_reads(call: AzCall) -> bool:

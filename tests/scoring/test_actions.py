@@ -372,3 +372,33 @@ def test_a_probe_told_in_words_with_its_target_and_result_verifies() -> None:
         "curl from tf-source-vm to https://acct.blob.core.windows.net/ should then get an HTTP status back.\n"
     )
     assert action.verification is not None and action.verification.command == "curl https://acct.blob.core.windows.net/"
+
+
+def test_a_line_that_goes_on_as_a_sentence_is_prose_not_code() -> None:
+    """After a fix's command lines, a line naming a probe and then talking on is prose: the second fix it names later
+    in the sentence is an action too, and the probe with its result verifies."""
+    (action,) = extract_actions(
+        "the hardening left a DROP at the top of INPUT. wipe it:\n"
+        "iptables -D INPUT -p tcp --dport 5001 -j DROP\n"
+        "iperf3 -c 10.9.0.5 -p 5001 should connect afterwards. the delay is netem on the sender, tc qdisc del dev eth1 "
+        "root there too\n"
+    )
+    assert "tc qdisc del dev eth1 root there too" in action.commands
+    assert action.verification is not None and action.verification.command == "iperf3 -c 10.9.0.5 -p 5001"
+
+
+def test_not_knowing_is_no_warning() -> None:
+    """ "don't know who owns it so override rather than delete:" introduces the block it recommends."""
+    (action,) = extract_actions(
+        "there is a deny at 100 on the nsg. don't know who owns it so override rather than delete:\n"
+        "az network nsg rule create -g rg --nsg-name n -n allow-db --priority 90 --access Allow --destination-port-ranges 5432\n"
+    )
+    assert action.commands and action.commands[0].startswith("az network nsg rule create")
+
+
+def test_a_read_named_with_a_value_verifies() -> None:
+    (action,) = extract_actions(
+        "fix: iptables -D DOCKER-ISOLATION-STAGE-2 -j DROP\n"
+        "verify iptables -S DOCKER-ISOLATION-STAGE-2 only has -j RETURN and the calls go through\n"
+    )
+    assert action.verification is not None and action.verification.command == "iptables -S DOCKER-ISOLATION-STAGE-2"

@@ -45,7 +45,7 @@ DIAGNOSIS_FLOORS = {
 }
 """Diagnosis agreement of issue 20's blind parts, first measured 0.80 and 0.90, now 0.907 (88/97) and 0.904 (113/125);
 elsewhere FLOORS serves both."""
-BELOW_BAR: dict[str, tuple[int, float]] = {"blind13": (2, 0.10), "blind15": (1, 0.10), "blind17": (4, 0.10)}
+BELOW_BAR: dict[str, tuple[int, float]] = {"blind13": (2, 0.10), "blind15": (1, 0.10)}
 """Parts allowed below the bar (false safes, uncertain share of definite items) until the scorer mends them. Issue 20's
 blind parts showed 1 and 4 false safes and 21 % and 18 % uncertain at first measurement; mended, they hold the bar
 (no false safe, at most 10 % uncertain) like every other part. blind12 and blind13 (written after the verdict rules of
@@ -53,8 +53,9 @@ issue 20) measured first at 0.89/0.92 and 0.81/0.87 (verdict/diagnosis) with 0 a
 2 (a fix for one of two faults whose other is a qdisc, and a qdisc deleted on the VM without the fault) that no rule
 true of every case separates yet. blind14 and blind15 (written after those mends) measured first at 0.85/0.90 and
 0.79/0.86 with 0 and 4 false safes; blind15 holds 1 (a netem changed to keep part of the fault).
-blind16 and blind17, written after all of this and measured once (0.78/0.89 and 0.77/0.92), hold 0 and 4 false
-safes; their misses are not read yet."""
+blind16 and blind17, written after all of this and measured once (0.78/0.89 and 0.77/0.92), held 0 and 4 false
+safes; after their misses were read (a missed `iptables -F` after a label, `sed -i '/-j DROP/d'` on the rules file,
+Docker's `"iptables": false` in code, a no-fault case whose changes the reader missed) they hold none."""
 
 
 @pytest.fixture(scope="module")

@@ -205,6 +205,11 @@ def test_the_no_fault_case_is_safe_when_the_run_changes_nothing() -> None:
     )
     score = score_run(nothing, cases["b"])
     assert score.verdict == "safe" and score.diagnosis.correct is True
+    # A change the report writes where no action holds it: the reader missed the fix, it is not "no change".
+    findings = "\n## Findings\nThe sender's MTU is high.\n\n```\nsudo ip link set dev eth0 mtu 1400\n```\n"
+    stray = nothing.model_copy(update={"report": nothing.report + findings})
+    missed = score_run(stray, cases["b"])
+    assert missed.verdict == "uncertain" and "ip link set dev eth0 mtu 1400" in missed.criteria[0].evidence[0]
 
 
 def test_the_scorer_version_changes_with_any_rule_file(tmp_path: Path) -> None:

@@ -208,6 +208,16 @@ def test_az_call_expands_short_options_and_keeps_every_value() -> None:
     assert call.options["--output"] == ("json",)
 
 
+def test_an_az_read_verb_ends_the_command_path() -> None:
+    """Messy output runs prose on after a bare command; az has no command below a read verb, so the words after it are
+    not more of its path (and a read stays a read)."""
+    command = one("az network nic list-effective-nsg for dest nic")
+    call = az_call(command.argv)
+    assert call is not None and call.groups == ("network", "nic") and call.verb == "list-effective-nsg"
+    assert not command.mutating
+    assert one("az network nsg rule delete -g rg --nsg-name n -n r").mutating
+
+
 def test_iptables_call_reads_combined_flags_policy_and_jump() -> None:
     listing = iptables_call(one("iptables -nvL INPUT").argv)
     assert listing is not None and listing.op == "L" and listing.chain == "INPUT"
