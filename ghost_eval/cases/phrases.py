@@ -21,8 +21,12 @@ _HOST_PART = r"(?=\W+(?:eth\d|nic|nsg|iptables|INPUT|OUTPUT|FORWARD|tc|qdisc)\b)
 
 
 def _role(words: str) -> str:
-    """A VM named by its role alone, as terse reports do: "on dest", "from source", "src eth0"."""
-    return rf"\b(?:on|at|from)\W+(?:the\W+)?(?:{words})\b{_NOT_A_HOST}|\b(?:{words}){_HOST_PART}"
+    """A VM named by its role alone, as terse reports do: "on dest", "from source", "src eth0", or a line's label
+    ("dest: DROP tcp/5001 in INPUT"; not a rule's field, "source: *")."""
+    return (
+        rf"\b(?:on|at|from)\W+(?:the\W+)?(?:{words})\b{_NOT_A_HOST}|\b(?:{words}){_HOST_PART}"
+        rf"|^[\s*_>-]*(?:{words})\s*:(?!\s*[*\d])"
+    )
 
 
 CONCEPTS: dict[str, str] = {

@@ -400,6 +400,20 @@ def _first_asserting(claims: _ClaimText, says: Callable[[str], bool]) -> str | N
     )
 
 
+@cache
+def _vm_phrases() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    return (("tf-source-vm", compile_phrase("@source_vm")), ("tf-dest-vm", compile_phrase("@dest_vm")))
+
+
+def _implied_vm(case: Case, sentences: list[str]) -> str | None:
+    """The VM a diagnosis that names none speaks of: the one the operator's prompt asks about, when it names one only
+    ("tf-dest-vm is unreachable after the hardening…" answered by "INPUT policy ACCEPT -> DROP")."""
+    if any(p.search(s) for _, p in _vm_phrases() for s in sentences):
+        return None
+    asked = [vm for vm, p in _vm_phrases() if p.search(case.symptom)]
+    return asked[0] if len(asked) == 1 else None
+
+
 def check_key_facts(case: Case, text: str) -> DiagnosisResult:
     """Score a diagnosis text against the case's key facts and wrong claims."""
     return key_facts_in(case, report_sentences(text))
@@ -410,6 +424,8 @@ def key_facts_in(case: Case, sentences: list[str]) -> DiagnosisResult:
     claims."""
     claims = _ClaimText(sentences)
     facts_text = [_unrefuted(s) for s in sentences]
+    if (vm := _implied_vm(case, sentences)) is not None:
+        facts_text = [f"{s} ({vm})" if s else s for s in facts_text]
     hits = [
         ClaimHit(id=claim.id, claim=claim.claim, sentence=sentence)
         for claim in case.wrong_claims

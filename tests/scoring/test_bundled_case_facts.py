@@ -580,3 +580,28 @@ def test_a_value_other_than_the_cases_contradicts_its_fact(case_id: str, text: s
 )
 def test_shaping_put_on_a_vm_that_has_none_is_a_wrong_claim(text: str, placed: bool) -> None:
     assert ("shaping_placement" in check_diagnosis(_case("g"), text, None).forbidden) is placed
+
+
+def test_a_diagnosis_naming_no_vm_speaks_of_the_one_the_prompt_asks_about() -> None:
+    """n's prompt asks about tf-dest-vm only: "INPUT policy ACCEPT -> DROP" there needs no VM name. a's prompt names
+    both VMs, so there a diagnosis that names neither has not said where the fault is."""
+    terse = "INPUT policy changed from ACCEPT to DROP; the added rules are all ACCEPT, so other new inbound is dropped."
+    n = check_diagnosis(_case("n"), terse, None)
+    assert "input_chain_on_dest" in n.matched
+    named_elsewhere = terse + " All of this is on tf-source-vm."
+    assert "input_chain_on_dest" not in check_diagnosis(_case("n"), named_elsewhere, None).matched
+
+
+@pytest.mark.parametrize(
+    ("text", "claim"),
+    [
+        ("fail2ban banned 203.0.113.47 on tf-dest-vm: f2b-sshd silently DROPs the partner's packets.", "silent_drop"),
+        ("fail2ban on tf-dest-vm: INPUT -> f2b-sshd only for tcp dpt 22, where 203.0.113.47 is rejected.", "jump_for_ssh_only"),
+    ],
+)
+def test_m_the_reject_and_the_jump_for_all_traffic_are_facts_a_diagnosis_can_contradict(text: str, claim: str) -> None:
+    """setup.sh writes `-j REJECT --reject-with icmp-port-unreachable` and jumps to f2b-sshd from INPUT for all traffic."""
+    result = check_diagnosis(_case("m"), text, None)
+    assert claim in result.forbidden and result.correct is False
+    right = "fail2ban banned 203.0.113.47 on tf-dest-vm: INPUT sends all traffic to f2b-sshd, which REJECTs the partner."
+    assert check_diagnosis(_case("m"), right, None).correct is True

@@ -101,3 +101,12 @@ def test_claims_listed_as_ruled_out_or_answered_on_the_spot_are_not_asserted(tex
 def test_a_fact_only_in_a_clause_refuted_by_any_refutation_word_is_missing() -> None:
     result = check_diagnosis(CASE_M, "Nothing ties fail2ban to the failures; 203.0.113.47 answers pings.", None)
     assert result.missing == ["k1"]  # "nothing ties" refutes its clause like "ruled out" does
+
+
+def test_a_line_labelled_with_a_vm_role_names_that_vm() -> None:
+    from ghost_eval.cases.phrases import compile_phrase
+
+    dest, source = compile_phrase("@dest_vm"), compile_phrase("@source_vm")
+    assert dest.search("dest: DROP tcp/5001 in INPUT.") and not source.search("dest: DROP tcp/5001 in INPUT.")
+    assert source.search("source: htb 2mbit on eth0")
+    assert not source.search("rule x allows it, source: *")  # a rule's field, not a VM
