@@ -396,11 +396,17 @@ def bare_commands(prose: str) -> list[tuple[int, str]]:
 
 _NOT = r"\s+(?:\*\*|__|\*|_)?not(?:__|_)?"
 """The "not" of a modal ("must not"), also written with emphasis ("do **not**")."""
+_NEVER_ACT = (
+    r"(?=\s+(?:\w+ly\s+)?(?:run|use|touch|edit|hand-edit|write|call|execute|do|delete|remove|flush|add|insert|set|change|"
+    r"modify|replace|apply|restart|reload|stop|disable|open|allow|reset|drop|kill|reboot|rely)\b)"
+)
+""""never" forbids an action ("never flush INPUT"); before any other word it states a fact ("bursts of connections
+never queue:"), which warns against nothing."""
 _NOT_A_BAN = r"\s+(?:forget|know|think|believe|see|understand|remember|care|mind)\b"
 """After "don't" or "never", verbs that state what the writer knows or holds ("don't know who owns it so override
 rather than delete:"), not an action forbidden."""
 _CUES = re.compile(
-    rf"(?P<long>(?:do{_NOT}|don['\u2019]?t|never)(?!{_NOT_A_BAN})|avoid(?:ing)?|must{_NOT}|mustn['\u2019]t|should{_NOT}|"
+    rf"(?P<long>(?:do{_NOT}|don['\u2019]?t)(?!{_NOT_A_BAN})|never{_NEVER_ACT}|avoid(?:ing)?|must{_NOT}|mustn['\u2019]t|should{_NOT}|"
     r"shouldn['\u2019]t|refrain\s+from|no\s+need\s+to|resist\s+the\s+(?:urge|temptation)|warning|caution|did\s+not|"
     rf"didn['\u2019]t|chose\s+not\s+to|(?:will|would){_NOT}|won['\u2019]t|wouldn['\u2019]t"
     r"|(?:i\s+am|i['\u2019]m)\s+(?:\w+ly\s+)?not)\b|(?P<sign>\u26a0)"

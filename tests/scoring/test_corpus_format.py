@@ -80,3 +80,28 @@ def test_a_style_is_whole_or_messy_and_a_phase_is_1_or_2(cases: dict[str, Case])
     assert diagnose(cases["t"], paragraph).correct is not None
     with pytest.raises(ValueError, match="syn-t"):
         diagnose(cases["t"], {**paragraph, "phase": 3})
+
+
+@pytest.mark.parametrize("part", ["blind16", "blind17"])
+def test_second_labels_cover_their_part_exactly_once(part: str) -> None:
+    """A second expert's labels measure the first's only when every item of the part has one and no other item does."""
+    from bench.corpus_agreement import load_items
+    from bench.expert_agreement import second_labels
+
+    labels = second_labels(part)
+    held = {
+        i["id"]
+        for kind in ("fixes", "diagnosis")
+        for items in load_items(kind, None).values()
+        for i in items
+        if i["split"] == part
+    }
+    assert set(labels) == held
+
+
+def test_a_malformed_second_label_is_named(tmp_path: Path) -> None:
+    from bench.expert_agreement import second_labels
+
+    (tmp_path / "blindX.yaml").write_text("- {id: a-bXf1, expected_verdict: maybe}\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="entry 0 is malformed"):
+        second_labels("blindX", tmp_path)

@@ -212,3 +212,10 @@ def test_a_lower_case_sentence_after_a_full_stop_is_a_sentence_of_its_own() -> N
 def test_a_probe_that_should_no_longer_hang_states_its_result() -> None:
     assert has_expectation("then nc -zv 10.0.1.5 8080 from 10.0.1.4 shouldn't hang anymore.")
     assert not has_expectation("then nc -zv 10.0.1.5 8080 from 10.0.1.4 to see.")
+
+
+def test_never_forbids_an_action_not_a_fact() -> None:
+    """ "bursts never queue:" states what the fix achieves; "never flush INPUT" forbids a command."""
+    fact = "raise the backlog so bursts of connections never queue:\n`sysctl -w net.core.somaxconn=1024`"
+    assert "`sysctl -w net.core.somaxconn=1024`" in blank_warnings(fact)
+    assert "`iptables -F INPUT`" not in blank_warnings("never run `iptables -F INPUT` on this host")
