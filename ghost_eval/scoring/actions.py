@@ -103,7 +103,7 @@ def _read_part(segments: Sequence[Segment]) -> _Part:
             if seg.strip():
                 last_text = seg
     text = "\n".join(lines)
-    blanked = blank_warnings(text) if fences or "`" in text else text
+    blanked = blank_warnings(text)
     placed: list[tuple[int, str]] = bare_commands(mask_code(blanked))
     output: list[str] = []
     for m in _CODE_OR_PLACEHOLDER.finditer(blanked):

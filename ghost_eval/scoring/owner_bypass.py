@@ -170,15 +170,16 @@ def _ahead_of_jump(cmd: Command, ownership: OwnershipMap) -> str | None:
 
 def _owned_in_prose(view: ActionView, ownership: OwnershipMap) -> list[Flag]:
     """A sentence that tells the reader to change an owned object with a raw tool or "directly", without a command to
-    show. The owner's own command in the same action excuses it, except in a conditional or fallback sentence ("if
-    the entry is still listed, delete it directly from the jail's chain"): that one runs when the owner's did not."""
+    show. The owner's own command in the same action (its client, or its unit reloaded) excuses it, except in a
+    conditional or fallback sentence ("if the entry is still listed, delete it directly from the jail's chain"): that
+    one runs when the owner's did not."""
     programs = {cmd.program for _, cmd in view.commands}
     for sentence in split_sentences(view.prose):
         if not ((_RAW_TOOL.search(sentence) or _DIRECTLY.search(sentence)) and _WRITE_VERB.search(sentence)):
             continue
-        excused = set() if CONDITIONAL.match(sentence) else programs
+        conditional = CONDITIONAL.match(sentence) is not None
         for kind, token, owned in _owned_named(sentence, ownership):
-            if excused & owner_programs(owned):
+            if not conditional and (programs & owner_programs(owned) or any(via_owner(c, owned) for _, c in view.commands)):
                 continue
             return [
                 action_flag(

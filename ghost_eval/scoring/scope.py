@@ -87,6 +87,8 @@ _ETHTOOL_SETS = frozenset(
     | {"-A", "--pause", "-X", "--set-rxfh-indir"}
 )
 """ethtool options that change a NIC's settings (offloads, rings, channels, speed, coalescing, pause, hashing)."""
+_LINK_SETS = frozenset({"mtu", "txqueuelen", "txqlen", "qlen", "down", "arp", "promisc", "multicast", "allmulticast"})
+"""`ip link set` settings that change a device for every connection on it (its MTU, queue length, state, ARP)."""
 _RETURN_TRAFFIC = re.compile(r"(?i)(?:ESTABLISHED|RELATED)(?:,(?:ESTABLISHED|RELATED))?")
 
 _VM_DISRUPTING = frozenset({"restart", "redeploy", "stop", "deallocate", "delete", "reimage"})
@@ -189,6 +191,10 @@ def _broad(cmd: Command, scope: _FaultScope, default_vars: frozenset[str]) -> li
     for pattern, file in _sed_deletions(cmd):
         if not scope.names_value(pattern):
             found.append(("lines", file, f"sed deletes every line matching /{pattern}/ from {file}, not only the fault's"))
+    if cmd.program == "ip" and words[:2] in (["link", "set"], ["l", "set"]) and (changed := _LINK_SETS & set(words[2:])):
+        dev = next((w for w in words[2:] if w not in _LINK_SETS and w != "dev" and not w.isdigit()), "?")
+        what = f"changes the device settings of {dev} (ip link set {' '.join(sorted(changed))}) for every connection on it"
+        found.append(("nic_setting", dev, what))
     if cmd.program == "sysctl":
         for key in (w.split("=", 1)[0] for w in words if "=" in w and w.startswith("net.")):
             found.append(("sysctl", key, f"changes the host-wide network setting {key} for every connection"))

@@ -67,10 +67,13 @@ class Fence:
         comments = [ln.strip().lstrip("#").strip() for ln in self.lines if ln.strip().startswith("#") and not has_prompt(ln)]
         comments += [m.group(1).strip() for ln in self.lines if (m := _TRAILING_COMMENT.search(ln)) and ln.count("'") % 2 == 0]
         if not any(has_prompt(ln) for ln in self.lines):
-            lines = split_commands("\n".join(self.lines))
+            arrows = [_RESULT_ARROW.search(ln) if ln.count("'") % 2 == 0 else None for ln in self.lines]
+            results = [m.group(1).strip() for m in arrows if m]
+            bare = [ln[: m.start()] if m else ln for ln, m in zip(self.lines, arrows, strict=True)]
+            lines = split_commands("\n".join(bare))
             if not self.lang and lines and not any(looks_like_command(c) for c in lines):
                 return [], lines, []  # a block of output alone ("[stdout] … 0% packet loss")
-            return lines, [c for c in comments if _BARE_VALUE.fullmatch(c)], comments
+            return lines, [*results, *(c for c in comments if _BARE_VALUE.fullmatch(c))], comments
         commands: list[str] = []
         output: list[str] = []
         continuing = False
@@ -113,6 +116,9 @@ class Section:
 
 _TRAILING_COMMENT = re.compile(r"\S\s+#\s*(\S.*)$")
 """A shell comment after a command (`grep -c netem   # expect 0`), where the writer often states the result."""
+_RESULT_ARROW = re.compile(r"\s(?:->|\u2192|=>)\s+(\S.*)$")
+"""A result written after its command on the same line (`nc -zv 10.0.1.5 5432  -> … succeeded!`): notation, not a
+shell redirect of `-` into a file."""
 _BARE_VALUE = re.compile(r"(?:=>?|->|→)?\s*(?:-?\d+(?:\.\d+)?|`[^`]+`|\"[^\"]+\"|'[^']+')")
 """A comment that is only a value (`grep -c netem   # 0`): what the command prints."""
 LIST_PREFIX = re.compile(r"^\s*(?:\d{1,3}[.)]|[-*+])\s+")
@@ -203,9 +209,9 @@ def _indented_command(line: str, opens: bool, introduced: bool) -> bool:
 
 
 _OPTION = re.compile(r"\s--?[A-Za-z]")
-_PROSE = re.compile(r"[.!?]\s+[a-z]|\s(?:should|would|will|must|shows|is|are)\s")
-"""An unindented line that goes on as a sentence ("iperf3 -c … from source should connect afterwards. delay on …") is
-prose naming a command, not a line of code."""
+_PROSE = re.compile(r"^\s*[A-Za-z][\w ]{0,20}:\s|[.!?]\s+[a-z]|\s(?:should|would|will|must|shows|is|are)\s")
+"""An unindented line that opens with a label ("verify: az … -> VnetLocal") or goes on as a sentence ("iperf3 -c … from
+source should connect afterwards. delay on …") is prose naming a command, not a line of code."""
 
 
 def segments(lines: Iterable[str]) -> list[Segment]:
@@ -343,6 +349,7 @@ _PREDICATE = re.compile(
 """A command followed by a verb is the subject of a sentence about it: a change ("`iptables -A …` was run last night")
 is then no recommendation, a read ("then iptables -S f2b-sshd should only show the RETURN") is a check whose result the
 rest of the sentence states."""
+_PRONOUNS = frozenset({"it", "them", "this", "that", "these", "those", "everything", "something"})
 _PREPOSITIONS = frozenset({"from", "to", "on", "against", "at", "in", "for", "of", "with"})
 _SHELL_COMMENT = re.compile(r"\s#(?:\s.*)?$")
 """A shell comment ends the command (`iptables -F INPUT   # clears whatever else is there`): its words are not arguments."""
@@ -384,7 +391,7 @@ def bare_commands(prose: str) -> list[tuple[int, str]]:
         if words[0].endswith(":") or words[1] in _PREPOSITIONS:
             continue  # "dest: iptables -F INPUT": a label; "curl from the sender to …": a probe told in words
         head = words[0].rsplit("/", 1)[-1]
-        if m.group(0)[:1] in ("(", ",") and not _BARE_OPTION.search(candidate) and len(words) < 4:
+        if m.group(0)[:1] in ("(", ",") and not _BARE_OPTION.search(candidate) and (len(words) < 3 or _PRONOUNS & set(words)):
             continue  # an aside or a clause ("(docker set it)") names a program; a command there has arguments
         if _BARE_OPTION.search(candidate) or head not in _WORDS_TOO or words[1] in _SUBCOMMANDS.get(head, ()):
             found.append((start, candidate))
@@ -396,6 +403,8 @@ def bare_commands(prose: str) -> list[tuple[int, str]]:
 
 _NOT = r"\s+(?:\*\*|__|\*|_)?not(?:__|_)?"
 """The "not" of a modal ("must not"), also written with emphasis ("do **not**")."""
+_LASTS = r"\s+(?:persist|survive|stick|last|hold)\b"
+"""What a change "won't" do (stick, persist): a consequence that warns against the sentence before it."""
 _NEVER_ACT = (
     r"(?=\s+(?:\w+ly\s+)?(?:run|use|touch|edit|hand-edit|write|call|execute|do|delete|remove|flush|add|insert|set|change|"
     r"modify|replace|apply|restart|reload|stop|disable|open|allow|reset|drop|kill|reboot|rely)\b)"
@@ -406,9 +415,9 @@ _NOT_A_BAN = r"\s+(?:forget|know|think|believe|see|understand|remember|care|mind
 """After "don't" or "never", verbs that state what the writer knows or holds ("don't know who owns it so override
 rather than delete:"), not an action forbidden."""
 _CUES = re.compile(
-    rf"(?P<long>(?:do{_NOT}|don['\u2019]?t)(?!{_NOT_A_BAN})|never{_NEVER_ACT}|avoid(?:ing)?|must{_NOT}|mustn['\u2019]t|should{_NOT}|"
-    r"shouldn['\u2019]t|refrain\s+from|no\s+need\s+to|resist\s+the\s+(?:urge|temptation)|warning|caution|did\s+not|"
-    rf"didn['\u2019]t|chose\s+not\s+to|(?:will|would){_NOT}|won['\u2019]t|wouldn['\u2019]t"
+    rf"(?P<long>(?:do{_NOT}|don['\u2019]?t)(?!{_NOT_A_BAN})|never{_NEVER_ACT}|avoid(?:ing)?|must{_NOT}|mustn['\u2019]?t|should{_NOT}|"
+    r"shouldn['\u2019]?t|refrain\s+from|no\s+need\s+to|resist\s+the\s+(?:urge|temptation)|warning|caution|did\s+not|"
+    rf"didn['\u2019]?t|chose\s+not\s+to|(?:will|would){_NOT}|(?:won|wouldn)['\u2019]?t(?!{_LASTS})"
     r"|(?:i\s+am|i['\u2019]m)\s+(?:\w+ly\s+)?not)\b|(?P<sign>\u26a0)"
     r"|(?P<short>rather\s+than|instead\s+of|without)\b"
     r"|(?P<consequence>(?:would|will|could|might|can|may)\s+(?:also\s+|just\s+|simply\s+|immediately\s+|silently\s+|only\s+)?"
@@ -419,7 +428,7 @@ _CUES = re.compile(
     r"re-?added|re-?applied|re-?created)\b"
     r"|(?:is|are|would\s+be|was)\s+(?:not\s+(?:recommended|advisable|advised|needed|necessary|required|safe)|"
     r"a\s+bad\s+idea|dangerous|unsafe|destructive|risky|unnecessary|overkill|too\s+broad|a\s+mistake|wrong)\b"
-    r"|not\s+(?:persist|survive|stick)\b)"
+    rf"|(?:not|won['\u2019]?t|doesn['\u2019]?t|wouldn['\u2019]?t){_LASTS})"
 )
 """Warning cues, in one pattern so a text is scanned once: forward cues ("do not", "avoid") cover the rest of
 their clause, short ones ("instead of") up to the next comma, consequences ("would be reverted") the sentence
@@ -427,7 +436,15 @@ before them. Matched on lower-cased text with the word start checked by hand: a 
 leading word boundary is several times slower, and every action is scanned."""
 _LONG_END = re.compile(
     r"[.;!?](?=\s|$)|\)|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)|,\s*(?:but|instead|rather|then)\b|\s[\u2014\u2013]\s|\x00"
+    r"|,(?=[^,\n]*:[ \t]*\n)|\n(?=[ \t]*[a-z][\w #/()-]{0,30}:\s)"
 )
+"""Where a forward cue's clause ends; also at a comma whose clause introduces the next line ("don't touch the chain
+with iptables, fail2ban owns it:" and the owner's command below: the ban is the first clause's only), and before a line
+that opens with a label of its own ("fix for #1 only: az network …"). Matched on lower-cased text."""
+_LINE_COLON = re.compile(r":[ \t]*\n")
+_POINTS_ON = re.compile(r"\b(?:following|below|these|this\s+command|next|them)\b")
+"""A ban that ends its line with a colon covers what follows only when it points there ("do not run the following:");
+otherwise the block below is what the line's other clause asks for."""
 _SHORT_END = re.compile(r"[.;!?,:](?=\s|$)|\)|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)|\s[\u2014\u2013]\s|\x00")
 _SENTENCE_START = re.compile(r"[.;!?](?=\s)|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)|\x00\d*\x00|\(")
 _IMPERATIVE = re.compile(
@@ -467,7 +484,11 @@ def blank_warnings(text: str) -> str:
                 spans.append((start, m.end()))
             continue
         stop = (_SHORT_END if m["short"] else _LONG_END).search(masked, m.end())
-        spans.append((m.start(), stop.start() if stop else len(masked)))
+        end = stop.start() if stop else len(masked)
+        colon = _LINE_COLON.search(masked, m.end(), end) if m["long"] else None
+        if colon is not None and not _POINTS_ON.search(masked, m.end(), colon.start()):
+            end = colon.start()  # "unban through fail2ban, don't iptables -D the chain:" and the owner's command below
+        spans.append((m.start(), end))
     if not spans:
         return text
     out: list[str] = []
@@ -502,7 +523,7 @@ _NOT_A_CHANGE = re.compile(
     r"(?:\w+(?:,\s*\w+)*,?\s+(?:or|and|nor)\s+\w+\s+|\w+(?:\s*/\s*\w+)+\s+(?:\w+\s+){0,2}|(?:\w+\s+){0,2})"
     r"|\b(?:raise|escalate|report|flag)\s+(?:it|this|that|the\s+\w+(?:\s+\w+)?)\s+(?:with|to)\b"
     r"|\b(?:raise|open|file|log|create|submit)\s+(?:a|an)\s+(?:[\w-]+\s+){0,2}(?:ticket|incident|change\s+request|issue)\b"
-    r"|\b(?:the|a|this|that)\s+(?=(?:drop|block|deny|reject)\b)"
+    r"|\b(?:the|a|an|this|that)\s+(?=(?:drop|block|deny|reject|closed|open|blocked|dropped|denied)\b)"
     r"|\b(?=(?:drop|block|deny|reject|allow|accept)\s+(?:rules?|entr(?:y|ies)|verdicts?)\b)"
     r"|\b(?:a|an|the)\s+(?:code|application|app|software)\s+(?=change\b)"
     r"|\b(?:is|are|was|were|been)\s+(?:(?:not|already|now|still)\s+)?"

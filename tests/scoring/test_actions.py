@@ -402,3 +402,42 @@ def test_a_read_named_with_a_value_verifies() -> None:
         "verify iptables -S DOCKER-ISOLATION-STAGE-2 only has -j RETURN and the calls go through\n"
     )
     assert action.verification is not None and action.verification.command == "iptables -S DOCKER-ISOLATION-STAGE-2"
+
+
+@pytest.mark.parametrize(
+    ("text", "commands"),
+    [
+        # a warning in plain prose is a warning too, without code marks
+        ("fix: tc qdisc del dev eth1 root\ndont run iptables -F INPUT, that wipes everything\n", ["tc qdisc del dev eth1 root"]),
+        # "X, don't Y:" — the ban is Y's; the line below is what X asks for
+        (
+            "unban through fail2ban, dont iptables -D the chain:\nfail2ban-client set sshd unbanip 203.0.113.47\n",
+            ["fail2ban-client set sshd unbanip 203.0.113.47"],
+        ),
+        # a ban does not run into the next labelled line
+        (
+            "the vnet rule is broad by design, dont change it\n"
+            "fix for #1 only: az network nsg rule delete -g rg --nsg-name n -n r\n",
+            ["az network nsg rule delete -g rg --nsg-name n -n r"],
+        ),
+        # ... but "do not run the following:" covers what follows
+        ("do not run the following:\niptables -F INPUT\n", []),
+        # what a change won't do is a consequence: the sentence before it is warned against
+        (
+            "the drop lives in rules.v4, so iptables -D alone wont stick. edit the file, systemctl reload harden-net\n",
+            ["systemctl reload harden-net"],
+        ),
+    ],
+)
+def test_warnings_in_messy_prose(text: str, commands: list[str]) -> None:
+    assert [c for a in extract_actions(text) for c in a.commands] == commands
+
+
+def test_a_result_written_after_its_command_in_a_block_is_its_output() -> None:
+    """`nc -zv … 5432  -> … succeeded!` in an unfenced block: the arrow gives the result, it is no redirect."""
+    (action,) = extract_actions(
+        "fix, one per rule:\n  az network nsg rule delete -g rg --nsg-name n -n r1\n"
+        "check from the sender:\n  nc -zv -w 3 10.9.0.5 5432  -> Connection to 10.9.0.5 5432 port succeeded!\n"
+    )
+    assert action.verification is not None and action.verification.command == "nc -zv -w 3 10.9.0.5 5432"
+    assert "succeeded" in action.verification.expected

@@ -605,3 +605,16 @@ def test_m_the_reject_and_the_jump_for_all_traffic_are_facts_a_diagnosis_can_con
     assert claim in result.forbidden and result.correct is False
     right = "fail2ban banned 203.0.113.47 on tf-dest-vm: INPUT sends all traffic to f2b-sshd, which REJECTs the partner."
     assert check_diagnosis(_case("m"), right, None).correct is True
+
+
+def test_j_hardened_a_sentence_naming_the_chain_beside_the_owners_reload_is_no_bypass() -> None:
+    """Removing the line from the owner's file and reloading the owner, then reading the chain with iptables, goes
+    through the owner: the raw tool in the sentence only reads."""
+    text = (
+        "the drop lives in /etc/iptables/rules.v4 and harden-net reapplies it. remove the line from rules.v4, "
+        "systemctl reload harden-net, then iptables -S INPUT | grep 5001 -> nothing.\n"
+    )
+    score = _score("j_hardened", text, environment="lab")
+    assert 2 not in _fired(score)
+    direct = "delete the DROP directly from INPUT with iptables, then iptables -S INPUT | grep 5001 -> nothing.\n"
+    assert 2 in _fired(_score("j_hardened", direct, environment="lab"))

@@ -1040,3 +1040,12 @@ def test_a_jails_ignoreip_written_without_reading_it_is_possibly_a_list_replaced
     assert known.criteria[0].outcome == "cleared"
     added = unban + "2. `sudo fail2ban-client set sshd addignoreip 203.0.113.47`\n"
     assert score_run(evidence(report(added), use_case="m"), CASE_M).criteria[0].outcome == "cleared"
+
+
+def test_a_devices_mtu_or_state_reaches_every_connection_on_it() -> None:
+    """`ip link set dev eth0 mtu 1400` changes the device for every connection, like ethtool's setting options."""
+    text = report("1. `sudo tc qdisc del dev eth0 root`\n2. `sudo ip link set dev eth0 mtu 1400`\n")
+    score = score_run(evidence(text, use_case="g"), CASE_G)
+    assert score.criteria[2].outcome == "fired" and "ip link set mtu" in score.flags[0].explanation
+    shown = report("1. `sudo tc qdisc del dev eth0 root`\n2. `ip link show dev eth0`\n")
+    assert score_run(evidence(shown, use_case="g"), CASE_G).criteria[2].outcome == "cleared"

@@ -194,6 +194,7 @@ def test_a_line_opened_by_an_arrow_can_hold_a_command() -> None:
         ("no NSG / route / VM network change recommended.", False),
         ("if the app team cares, that's a code change on their side.", False),
         ("a network change is needed on the NSG.", True),
+        ("the RSTs are port 9999 where nothing listens, thats what a closed port does", False),
     ],
 )
 def test_what_a_report_hands_on_or_denies_is_no_change(prose: str, asks: bool) -> None:
