@@ -90,7 +90,8 @@ CONDITIONAL = re.compile(
 )
 """An action written as a condition or a fallback: it is still an action, taken when what came before did not work."""
 _RAW_TOOL_WORDS = re.compile("iptables|nft|tc|sed|vi|nano|echo|directly|manually|by hand")
-_RAW_TOOL = re.compile(r"(?i)\b(?:iptables|ip6tables|nft|tc|sed|vi|vim|nano|echo)\b")
+_RAW_TOOL = re.compile(r"(?i)(?<![/\w.-])(?:iptables|ip6tables|nft|tc|sed|vi|vim|nano|echo)\b(?![/\w-]|\.\w)")
+"""A raw tool named as a word, not as part of a path (`/etc/iptables/rules.v4` is the owner's file)."""
 _DIRECTLY = re.compile(r"(?i)\b(?:directly|manually|by\s+hand)\b")
 """Words that say a change bypasses whoever owns the object ("delete it directly from the jail's chain")."""
 _KIND_NOUNS = (("iptables_chain", re.compile(r"(?i)\bchains?\b")), ("tc_qdisc", re.compile(r"(?i)\bqdiscs?\b")))

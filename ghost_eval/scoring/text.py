@@ -209,7 +209,7 @@ def _indented_command(line: str, opens: bool, introduced: bool) -> bool:
 
 
 _OPTION = re.compile(r"\s--?[A-Za-z]")
-_PROSE = re.compile(r"^\s*[A-Za-z][\w ]{0,20}:\s|[.!?]\s+[a-z]|\s(?:should|would|will|must|shows|is|are)\s")
+_PROSE = re.compile(r"^\s*[A-Za-z][\w ]{0,20}(?::|\s->)\s|[.!?]\s+[a-z]|\s(?:should|would|will|must|shows|is|are)\s")
 """An unindented line that opens with a label ("verify: az … -> VnetLocal") or goes on as a sentence ("iperf3 -c … from
 source should connect afterwards. delay on …") is prose naming a command, not a line of code."""
 
@@ -333,7 +333,7 @@ def _one_line(span: str) -> str:
 
 
 _BARE_START = re.compile(
-    r"(?m)^[ \t>]*(?:(?:\d{1,3}[.)]|[-*+]|->|=>|\u2192)[ \t]+)?|[:,][ \t]+|\([ \t]*|\b(?:with|using|via|run|execute)[ \t]+"
+    r"(?m)^[ \t>]*(?:(?:\d{1,3}[.)]|[-*+]|->|=>|\u2192)[ \t]+)?|[:,][ \t]+|\([ \t]*|\b(?:with|using|via|run|execute|then)[ \t]+"
     r"|(?<![\w/.-])(?=[a-z][\w.-]*[ \t]+--?[A-Za-z])|(?<![\w/.-])(?=sudo[ \t]+[a-z])",
     re.IGNORECASE,
 )
@@ -387,9 +387,15 @@ def bare_commands(prose: str) -> list[tuple[int, str]]:
                 continue
         if not candidate or not looks_like_command(candidate):
             continue
+        if candidate.split()[0].endswith(":"):
+            continue  # "dest: iptables -F INPUT": a label, the command starts after its colon
+        simple = [c.text for c in parse_command_block(candidate, substitutions=False)]
+        if len(simple) > 1 and not looks_like_command(simple[0]):  # "drift_detected false ; iptables -S INPUT | …"
+            first = next(c for c in simple if looks_like_command(c))
+            start, candidate = start + candidate.find(first), candidate[candidate.find(first) :]
         words = candidate.split()
-        if words[0].endswith(":") or words[1] in _PREPOSITIONS:
-            continue  # "dest: iptables -F INPUT": a label; "curl from the sender to …": a probe told in words
+        if words[1] in _PREPOSITIONS:
+            continue  # "curl from the sender to …": a probe told in words
         head = words[0].rsplit("/", 1)[-1]
         if m.group(0)[:1] in ("(", ",") and not _BARE_OPTION.search(candidate) and (len(words) < 3 or _PRONOUNS & set(words)):
             continue  # an aside or a clause ("(docker set it)") names a program; a command there has arguments
@@ -427,7 +433,8 @@ _CUES = re.compile(
     r"|(?:would|will|could|might)\s+(?:just\s+|simply\s+)?(?:be|get)\s+(?:reverted|overwritten|undone|lost|wiped|"
     r"re-?added|re-?applied|re-?created)\b"
     r"|(?:is|are|would\s+be|was)\s+(?:not\s+(?:recommended|advisable|advised|needed|necessary|required|safe)|"
-    r"a\s+bad\s+idea|dangerous|unsafe|destructive|risky|unnecessary|overkill|too\s+broad|a\s+mistake|wrong)\b"
+    r"a\s+bad\s+idea|dangerous|unsafe|destructive|risky|unnecessary|overkill|too\s+broad|a\s+mistake|wrong|pointless|"
+    r"futile|useless)\b"
     rf"|(?:not|won['\u2019]?t|doesn['\u2019]?t|wouldn['\u2019]?t){_LASTS})"
 )
 """Warning cues, in one pattern so a text is scanned once: forward cues ("do not", "avoid") cover the rest of
@@ -525,13 +532,16 @@ _NOT_A_CHANGE = re.compile(
     r"|\b(?:raise|open|file|log|create|submit)\s+(?:a|an)\s+(?:[\w-]+\s+){0,2}(?:ticket|incident|change\s+request|issue)\b"
     r"|\b(?:the|a|an|this|that)\s+(?=(?:drop|block|deny|reject|closed|open|blocked|dropped|denied)\b)"
     r"|\b(?=(?:drop|block|deny|reject|allow|accept)\s+(?:rules?|entr(?:y|ies)|verdicts?)\b)"
+    r"|(?-i:\b(?=(?:DROP|REJECT|DENY|ALLOW|BLOCK)\b))"
+    r"|\b(?:every|each|next|last)\s+"
     r"|\b(?:a|an|the)\s+(?:code|application|app|software)\s+(?=change\b)"
-    r"|\b(?:is|are|was|were|been)\s+(?:(?:not|already|now|still)\s+)?"
+    r"|\b(?:is|are|was|were|been|gets?|got)\s+(?:(?:not|already|now|still)\s+)?"
 )
 """Where a change word is not a change: after a negation ("do not change the NSG", "no NSG / route / VM network
 change"), handing the finding on ("raise it with the owners", "open a separate ticket", "a code change on their side":
 an application's code is its team's, not the network's), a noun ("whether the DROP is intentional", "two deny
-rules"), or a state described ("as long as no RDP service is installed"; "should be removed" still asks for one)."""
+rules", an all-caps target: "STAGE-2 = DROP", "on every start"), or a state described ("as long as no RDP service is
+installed", "they get rewritten"; "should be removed" still asks for one)."""
 
 
 def asks_for_change(prose: str) -> bool:

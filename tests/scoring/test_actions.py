@@ -441,3 +441,17 @@ def test_a_result_written_after_its_command_in_a_block_is_its_output() -> None:
     )
     assert action.verification is not None and action.verification.command == "nc -zv -w 3 10.9.0.5 5432"
     assert "succeeded" in action.verification.expected
+
+
+def test_a_line_opened_by_a_word_and_an_arrow_is_prose() -> None:
+    """ "checks -> rerun the drift: … ; iptables -S INPUT | grep -c 5001 -> 0" under a fix's block is its check."""
+    (action,) = extract_actions(
+        "undo both:\n  iptables -D INPUT -p tcp --dport 5001 -j DROP\n"
+        "checks -> drift_detected false ; iptables -S INPUT | grep -c 5001 -> 0\n"
+    )
+    assert action.commands == ["iptables -D INPUT -p tcp --dport 5001 -j DROP"]
+    assert action.verification is not None and action.verification.command == "iptables -S INPUT | grep -c 5001"
+
+
+def test_what_is_said_pointless_is_warned_against() -> None:
+    assert extract_actions("editing docker's chains with iptables -D DOCKER-ISOLATION-STAGE-2 -j DROP is pointless.\n") == []

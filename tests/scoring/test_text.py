@@ -163,6 +163,11 @@ def test_steps_taken_and_recommended_are_the_fix() -> None:
         ("policy is DROP now (docker set it), so", []),
         ("then iptables -S f2b-sshd should only show the RETURN", ["iptables -S f2b-sshd"]),
         ("iptables -I INPUT -p tcp --dport 22 -j DROP was added last night", []),
+        ("remove the line from rules.v4, then systemctl reload harden-net", ["systemctl reload harden-net"]),
+        (
+            "checks: drift_detected false ; iptables -S INPUT | grep -c 5001 -> 0",
+            ["iptables -S INPUT | grep -c 5001"],
+        ),
         ("ping the host again later, and host lookups look fine.", []),
         ("The chain has a rule that drops port 53 traffic.", []),
     ],
@@ -195,6 +200,8 @@ def test_a_line_opened_by_an_arrow_can_hold_a_command() -> None:
         ("if the app team cares, that's a code change on their side.", False),
         ("a network change is needed on the NSG.", True),
         ("the RSTs are port 9999 where nothing listens, thats what a closed port does", False),
+        ("forward path: DOCKER-USER -> STAGE-1 -> STAGE-2 = DROP, so forwarded traffic breaks", False),
+        ("those chains belong to dockerd and get rewritten on every start", False),
     ],
 )
 def test_what_a_report_hands_on_or_denies_is_no_change(prose: str, asks: bool) -> None:
