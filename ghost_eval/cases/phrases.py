@@ -46,7 +46,7 @@ CONCEPTS: dict[str, str] = {
     r"|\bmissing\b|\babsent\b|\bdoes\W+not\W+exist\b|\bno\W+longer\W+exists?\b|\bnever\W+(?:provisioned|deployed|built)\b",
     "nva": r"\bnvas?\b|virtual\W*appliance|network\W+virtual\W+appliance|\bappliance\b|\bfirewall\W+appliance\b",
     "effective": r"\beffective\b",
-    "service_endpoint": r"service[-\s]?endpoints?|\bvnet\W+service\W+endpoints?|\bendpoint\W+(?:list|policy)\b",
+    "service_endpoint": r"service[-\s]?endpoints?|\b(?:storage|sql|service)\W+eps?\b|\beps?\W+(?:on|for|list)\b|\bvnet\W+service\W+endpoints?|\bendpoint\W+(?:list|policy)\b",
     "storage_firewall": r"nwlogs080613|storage\W+(?:account\W+)?(?:firewall|network\W+rules?|acls?)|default\W*action"
     r"|\bnetwork\W*rule\W*set\b|\bvnet\W+rule\b|virtual\W+network\W+rules?",
     # inside the VM
@@ -72,7 +72,8 @@ CONCEPTS: dict[str, str] = {
     r"|causes|findings|misconfigurations|changes|defects|breakages)\b|\bsecond\W+(?:\w+\W+)?(?:fault|issue|finding|problem"
     r"|cause|misconfiguration)\b|\bboth\W+(?:faults|issues|problems)\b|\bco-?incident\w*|\bcoincid\w+|\bon\W+its\W+own\b"
     r"|\bnothing\W+to\W+do\W+with\b|\bdoes\W+not\W+(?:explain|cause)\b|\bno\W+(?:causal\W+)?(?:link|relation|connection)\b"
-    r"|\b(?:additionally|also|in\W+addition|as\W+well|besides)\b",
+    r"|\b(?:additionally|also|in\W+addition|as\W+well|besides)\b"
+    r"|\b(?:remains?|persists?|stays?|still\W+(?:there|present|active|in\W+place|hurts?))\W+(?:\w+\W+){0,3}?after\b",
 }
 """Shared vocabulary: a case writes `@os_firewall` instead of its own list of words for iptables."""
 

@@ -618,3 +618,14 @@ def test_j_hardened_a_sentence_naming_the_chain_beside_the_owners_reload_is_no_b
     assert 2 not in _fired(score)
     direct = "delete the DROP directly from INPUT with iptables, then iptables -S INPUT | grep 5001 -> nothing.\n"
     assert 2 in _fired(_score("j_hardened", direct, environment="lab"))
+
+
+def test_l_a_second_fault_that_stays_after_the_first_is_removed_is_independent() -> None:
+    """ "masked while the NSG blocks and remains after the rule is deleted" says the two faults are independent."""
+    text = (
+        "NSG rule ghost-demo-l-block-iperf on tf-dest-vm-nsg (priority 200) denies inbound TCP 5001. On tf-dest-vm a "
+        "netem qdisc adds 80 ms delay and 8% loss; it is masked while the NSG blocks and remains after the rule is deleted."
+    )
+    assert "independent" in check_diagnosis(_case("l"), text, None).matched
+    joined = text.replace("remains after the rule is deleted", "goes away once the rule is deleted")
+    assert "independent" not in check_diagnosis(_case("l"), joined, None).matched
