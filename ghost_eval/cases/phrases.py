@@ -46,7 +46,8 @@ CONCEPTS: dict[str, str] = {
     r"|\bmissing\b|\babsent\b|\bdoes\W+not\W+exist\b|\bno\W+longer\W+exists?\b|\bnever\W+(?:provisioned|deployed|built)\b",
     "nva": r"\bnvas?\b|virtual\W*appliance|network\W+virtual\W+appliance|\bappliance\b|\bfirewall\W+appliance\b",
     "effective": r"\beffective\b",
-    "service_endpoint": r"service[-\s]?endpoints?|\b(?:storage|sql|service)\W+eps?\b|\beps?\W+(?:on|for|list)\b|\bvnet\W+service\W+endpoints?|\bendpoint\W+(?:list|policy)\b",
+    "service_endpoint": r"service[-\s]?endpoints?|\b(?:storage|sql|service)\W+eps?\b|\beps?\W+(?:on|for|list)\b"
+    r"|\bvnet\W+service\W+endpoints?|\bendpoint\W+(?:list|policy)\b",
     "storage_firewall": r"nwlogs080613|storage\W+(?:account\W+)?(?:firewall|network\W+rules?|acls?)|default\W*action"
     r"|\bnetwork\W*rule\W*set\b|\bvnet\W+rule\b|virtual\W+network\W+rules?",
     # inside the VM
