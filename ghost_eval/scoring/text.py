@@ -209,7 +209,7 @@ def _indented_command(line: str, opens: bool, introduced: bool) -> bool:
 
 
 _OPTION = re.compile(r"\s--?[A-Za-z]")
-_PROSE = re.compile(r"^\s*[A-Za-z][\w ]{0,20}(?::|\s->)\s|[.!?]\s+[a-z]|\s(?:should|would|will|must|shows|is|are)\s")
+_PROSE = re.compile(r"^\s*[A-Za-z][\w -]{0,20}(?::|\s->)\s|[.!?]\s+[a-z]|\s(?:should|would|will|must|shows|is|are)\s")
 """An unindented line that opens with a label ("verify: az … -> VnetLocal") or goes on as a sentence ("iperf3 -c … from
 source should connect afterwards. delay on …") is prose naming a command, not a line of code."""
 
@@ -333,13 +333,15 @@ def _one_line(span: str) -> str:
 
 
 _BARE_START = re.compile(
-    r"(?m)^[ \t>]*(?:(?:\d{1,3}[.)]|[-*+]|->|=>|\u2192)[ \t]+)?|[:,][ \t]+|\([ \t]*|\b(?:with|using|via|run|execute|then)[ \t]+"
+    r"(?m)^[ \t>]*(?:(?:\d{1,3}[.)]|[-*+]|->|=>|\u2192)[ \t]+)?|:[ \t]+"
+    r"|(?P<mid>,[ \t]+|(?<=\S)[.!?][ \t]+|(?:->|=>|\u2192)[ \t]+|\([ \t]*)|\b(?:with|using|via|run|execute|then)[ \t]+"
     r"|(?<![\w/.-])(?=[a-z][\w.-]*[ \t]+--?[A-Za-z])|(?<![\w/.-])(?=sudo[ \t]+[a-z])",
     re.IGNORECASE,
 )
-"""Where a command written without backticks can begin: a line (or list item), after a colon, a comma or an opening
-parenthesis ("resize it (az vm resize …)"), after the words that introduce one ("take it out with iptables -D …"), or
-anywhere a word is followed at once by an option (`nc -zv …`)."""
+"""Where a command written without backticks can begin: a line (or list item), after a colon, and in the middle of
+prose (`mid`: after a comma, a full stop, an arrow or an opening parenthesis: "resize it (az vm resize …)", where it
+needs an option or arguments that are no pronoun), after the words that introduce one ("take it out with
+iptables -D …"), or anywhere a word is followed at once by an option (`nc -zv …`)."""
 _BARE_END = re.compile(r"\n|[.!?](?=\s|$)|,\s|\s(?:[\u2014\u2013]|->|\u2192|=>)\s|\s\(|`|\x00")
 _BARE_OPTION = re.compile(r"(?:^|\s)--?[A-Za-z]")
 _PREDICATE = re.compile(
@@ -394,11 +396,11 @@ def bare_commands(prose: str) -> list[tuple[int, str]]:
             first = next(c for c in simple if looks_like_command(c))
             start, candidate = start + candidate.find(first), candidate[candidate.find(first) :]
         words = candidate.split()
-        if words[1] in _PREPOSITIONS:
+        if len(words) < 2 or words[1] in _PREPOSITIONS:
             continue  # "curl from the sender to …": a probe told in words
         head = words[0].rsplit("/", 1)[-1]
-        if m.group(0)[:1] in ("(", ",") and not _BARE_OPTION.search(candidate) and (len(words) < 3 or _PRONOUNS & set(words)):
-            continue  # an aside or a clause ("(docker set it)") names a program; a command there has arguments
+        if m["mid"] and not _BARE_OPTION.search(candidate) and (len(words) < 3 or _PRONOUNS & set(words)):
+            continue  # an aside, a clause or a sentence ("(docker set it)", ". docker put it there") names a program
         if _BARE_OPTION.search(candidate) or head not in _WORDS_TOO or words[1] in _SUBCOMMANDS.get(head, ()):
             found.append((start, candidate))
             taken = start + len(candidate)
@@ -443,16 +445,17 @@ before them. Matched on lower-cased text with the word start checked by hand: a 
 leading word boundary is several times slower, and every action is scanned."""
 _LONG_END = re.compile(
     r"[.;!?](?=\s|$)|\)|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)|,\s*(?:but|instead|rather|then)\b|\s[\u2014\u2013]\s|\x00"
-    r"|,(?=[^,\n]*:[ \t]*\n)|\n(?=[ \t]*[a-z][\w #/()-]{0,30}:\s)"
+    r"|,(?=[^,\n]*:[ \t]*\n)|\n(?=[ \t]*[a-z][\w #/()-]{0,30}:\s)|\s\|(?=\s|$)"
 )
 """Where a forward cue's clause ends; also at a comma whose clause introduces the next line ("don't touch the chain
 with iptables, fail2ban owns it:" and the owner's command below: the ban is the first clause's only), and before a line
-that opens with a label of its own ("fix for #1 only: az network …"). Matched on lower-cased text."""
+that opens with a label of its own ("fix for #1 only: az network …"); a table cell ends at its bar. Matched on
+lower-cased text."""
 _LINE_COLON = re.compile(r":[ \t]*\n")
 _POINTS_ON = re.compile(r"\b(?:following|below|these|this\s+command|next|them)\b")
 """A ban that ends its line with a colon covers what follows only when it points there ("do not run the following:");
 otherwise the block below is what the line's other clause asks for."""
-_SHORT_END = re.compile(r"[.;!?,:](?=\s|$)|\)|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)|\s[\u2014\u2013]\s|\x00")
+_SHORT_END = re.compile(r"[.;!?,:](?=\s|$)|\)|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)|\s[\u2014\u2013]\s|\x00|\s\|(?=\s|$)")
 _SENTENCE_START = re.compile(r"[.;!?](?=\s)|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)|\x00\d*\x00|\(")
 _IMPERATIVE = re.compile(
     r"[\s*_>(\-+\d.)]*(?:(?:then|first|next|now|finally|also)[,\s]+)?(?:run|execute|apply|use|issue|delete|remove|flush|"
@@ -511,9 +514,13 @@ def blank_warnings(text: str) -> str:
 
 def leads_warning(line: str) -> bool:
     """A line that introduces what follows as something not to do ("Do not run the following:"). Its last sentence
-    is what introduces the block: "Do not edit Docker's chains. Put the exception in DOCKER-USER:" recommends it."""
+    is what introduces the block: "Do not edit Docker's chains. Put the exception in DOCKER-USER:" recommends it, and
+    "Delete the rule. Do not flush INPUT with `iptables -F`: that removes every rule." ends before the block."""
     sentences = split_sentences(line)
-    return _WARN_LEAD.search(sentences[-1] if sentences else line) is not None
+    last = sentences[-1] if sentences else line
+    if re.search(r"[.!?][*_`)\s]*$", last) and not _POINTS_ON.search(last.lower()):
+        return False  # a finished sentence warns against what it names; the block below is the item's own
+    return _WARN_LEAD.search(last) is not None
 
 
 _CHANGES = re.compile(

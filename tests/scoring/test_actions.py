@@ -455,3 +455,24 @@ def test_a_line_opened_by_a_word_and_an_arrow_is_prose() -> None:
 
 def test_what_is_said_pointless_is_warned_against() -> None:
     assert extract_actions("editing docker's chains with iptables -D DOCKER-ISOLATION-STAGE-2 -j DROP is pointless.\n") == []
+
+
+def test_a_table_cell_ends_a_warning_and_a_host_label_opens_a_line_of_prose() -> None:
+    table = (
+        "## Fixes\n| # | Command | Check | Expected |\n|---|---|---|---|\n"
+        "| 1 | `az network nsg rule delete -g rg --nsg-name n -n r` | `nc -zv 10.9.0.5 5432` | succeeds instead of timing out |\n"
+        "| 2 | `tc qdisc del dev eth1 root` on the sender | `ping -c 10 10.9.0.5` | rtt ~1 ms |\n"
+    )
+    assert "tc qdisc del dev eth1 root" in [c for a in extract_actions(table) for c in a.commands]
+    labelled = "fix:\n az network nsg rule delete -g rg --nsg-name n -n r\n vm-two: tc qdisc del dev eth1 root ; iptables -F X\n"
+    commands = [c for a in extract_actions(labelled) for c in a.commands]
+    assert any(c.startswith("tc qdisc del dev eth1 root") for c in commands)
+
+
+def test_a_finished_warning_sentence_does_not_take_the_block_below() -> None:
+    """ "Delete the rule. Do not flush INPUT with `iptables -F`: that removes every rule." ends before its block."""
+    (action,) = extract_actions(
+        "## Recommended Actions\n1. Delete exactly the DROP rule. Do not flush INPUT with `iptables -F`: that would remove "
+        "every other rule.\n   ```bash\n   sudo iptables -D INPUT -p tcp --dport 5001 -j DROP\n   ```\n"
+    )
+    assert action.commands[0] == "sudo iptables -D INPUT -p tcp --dport 5001 -j DROP"
