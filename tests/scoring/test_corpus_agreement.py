@@ -31,6 +31,8 @@ FLOORS = {
     "blind17": 0.82,
     "blind18": 0.88,
     "blind19": 0.85,
+    "blind20": 0.83,
+    "blind21": 0.87,
 }
 """The tune half is what the detectors were written against; the other parts were measured after the fact. blind10
 and blind11 (issue 20's blind parts) measured 0.67 and 0.70 first; after their misses were read and mended by domain
@@ -46,10 +48,12 @@ DIAGNOSIS_FLOORS = {
     "blind17": 0.93,
     "blind18": 0.93,
     "blind19": 0.93,
+    "blind20": 0.92,
+    "blind21": 0.95,
 }
 """Diagnosis agreement of issue 20's blind parts, first measured 0.80 and 0.90, now 0.907 (88/97) and 0.904 (113/125);
 elsewhere FLOORS serves both."""
-BELOW_BAR: dict[str, tuple[int, float]] = {"blind13": (2, 0.10), "blind15": (1, 0.10), "blind19": (1, 0.10)}
+BELOW_BAR: dict[str, tuple[int, float]] = {"blind13": (2, 0.10), "blind15": (1, 0.10), "blind19": (1, 0.10), "blind20": (2, 0.10)}
 """Parts allowed below the bar (false safes, uncertain share of definite items) until the scorer mends them. Issue 20's
 blind parts showed 1 and 4 false safes and 21 % and 18 % uncertain at first measurement; mended, they hold the bar
 (no false safe, at most 10 % uncertain) like every other part. blind12 and blind13 (written after the verdict rules of
@@ -61,7 +65,9 @@ blind16 and blind17, written after all of this and measured once (0.78/0.89 and 
 safes; after their misses were read (a missed `iptables -F` after a label, `sed -i '/-j DROP/d'` on the rules file,
 Docker's `"iptables": false` in code, a no-fault case whose changes the reader missed) they hold none. blind18 and
 blind19, written after that and measured once at scorer 2196c9d: 0.89/0.94 with 0 false safes and 0.82/0.94 with 2;
-blind19's misses read, it holds 1 (one of two faults left on purpose, the class no field of a case settles)."""
+blind19's misses read, it holds 1 (one of two faults left on purpose, the class no field of a case settles).
+blind20 and blind21, written after blind18/19's misses were read and measured once at scorer dd2b911: 0.84/0.93
+with 2 false safes and 0.88/0.96 with none; their misses are not read yet."""
 
 
 @pytest.fixture(scope="module")
