@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ghost_eval.run.artifacts import RecommendedAction, Verification
+from ghost_eval.scoring.cautions import asks_for_change, blank_warnings, leads_warning
 from ghost_eval.scoring.text import (
     CODE_SPAN,
     LIST_PREFIX,
@@ -19,12 +20,9 @@ from ghost_eval.scoring.text import (
     Section,
     SectionKind,
     Segment,
-    asks_for_change,
     bare_commands,
-    blank_warnings,
     has_expectation,
     inline_code,
-    leads_warning,
     mask_code,
     split_sections,
     split_sentences,

@@ -9,12 +9,12 @@ from dataclasses import dataclass
 
 from ghost_eval.cases.case import CaseFacts
 from ghost_eval.run.snapshot import InfraSnapshot
+from ghost_eval.scoring.cautions import blank_warnings
 from ghost_eval.scoring.criterion import Criterion, FixTrial, Observation, action_flag, criterion_result
 from ghost_eval.scoring.model import CriterionResult, Flag
 from ghost_eval.scoring.names import LIST_KEPT as NAME
 from ghost_eval.scoring.parsed import ActionView, ParsedRun
 from ghost_eval.scoring.reads import LIST_FLAGS, NAME_OPTIONS, WILDCARDS, resource_kind, split_values, values_in_output
-from ghost_eval.scoring.text import blank_warnings
 from ghost_eval.shell.commands import AzCall, az_call
 
 __all__ = ["LIST_ARGUMENT"]

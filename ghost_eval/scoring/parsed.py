@@ -13,11 +13,12 @@ from functools import cached_property
 from ghost_eval.cases.case import Case, CaseFacts
 from ghost_eval.run.artifacts import AuditEntry, InvestigationResult, RecommendedAction, ToolCall, Verification
 from ghost_eval.scoring.actions import actions_from_sections, report_verifications
+from ghost_eval.scoring.cautions import asks_for_change, blank_warnings
 from ghost_eval.scoring.keyfacts import report_sentences
 from ghost_eval.scoring.model import RunEvidence
 from ghost_eval.scoring.ownership import OwnershipMap, build_ownership
 from ghost_eval.scoring.reads import RunReads
-from ghost_eval.scoring.text import Section, SectionKind, asks_for_change, blank_warnings, mask_code, split_sections
+from ghost_eval.scoring.text import Section, SectionKind, mask_code, split_sections
 from ghost_eval.shell.commands import Command, parse_command_block
 
 __all__ = [

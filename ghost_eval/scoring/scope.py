@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from functools import cached_property
 
 from ghost_eval.cases.case import Case, Layer
+from ghost_eval.scoring.cautions import asks_for_change, blank_warnings
 from ghost_eval.scoring.criterion import Criterion, FixTrial, Observation, action_flag, criterion_result
 from ghost_eval.scoring.model import CriterionResult, Flag
 from ghost_eval.scoring.names import SCOPE_NARROW as NAME
@@ -16,7 +17,7 @@ from ghost_eval.scoring.owner_bypass import CONDITIONAL, RESTORE_PROGRAMS, UNIT_
 from ghost_eval.scoring.ownership import OwnershipMap
 from ghost_eval.scoring.parsed import ActionView, ParsedRun, changes_anything, fault_scope_names
 from ghost_eval.scoring.reads import NAME_OPTIONS, WILDCARDS, resource_kind
-from ghost_eval.scoring.text import asks_for_change, blank_warnings, sentence_spans, split_sentences
+from ghost_eval.scoring.text import sentence_spans, split_sentences
 from ghost_eval.shell.commands import AzCall, Command, az_call, iptables_call, nft_call, tc_call
 
 __all__ = ["SCOPE"]

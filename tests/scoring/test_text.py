@@ -4,15 +4,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ghost_eval.scoring.text import (
-    SectionKind,
-    asks_for_change,
-    bare_commands,
-    blank_warnings,
-    has_expectation,
-    split_sections,
-    split_sentences,
-)
+from ghost_eval.scoring.cautions import asks_for_change, blank_warnings
+from ghost_eval.scoring.text import SectionKind, bare_commands, has_expectation, split_sections, split_sentences
 
 
 @given(st.text(max_size=300))

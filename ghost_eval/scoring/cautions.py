@@ -1,0 +1,156 @@
+"""What a report's prose warns against and what it asks to change: the warning cues whose clause or sentence is
+blanked ("do not flush INPUT", "… would be reverted"), the block a warning line introduces, and the change words that
+make an action a fix (a state described or a finding handed on is none).
+
+Read on lower-cased text with inline code masked (`ghost_eval.scoring.text`), so a rule never matches inside a command.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+
+from ghost_eval.scoring.text import ascii_lower, mask_code, split_sentences
+
+__all__ = ["asks_for_change", "blank_warnings", "leads_warning"]
+
+
+_NOT = r"\s+(?:\*\*|__|\*|_)?not(?:__|_)?"
+"""The "not" of a modal ("must not"), also written with emphasis ("do **not**")."""
+_LASTS = r"\s+(?:persist|survive|stick|last|hold)\b"
+"""What a change "won't" do (stick, persist): a consequence that warns against the sentence before it."""
+_NEVER_ACT = (
+    r"(?=\s+(?:\w+ly\s+)?(?:run|use|touch|edit|hand-edit|write|call|execute|do|delete|remove|flush|add|insert|set|change|"
+    r"modify|replace|apply|restart|reload|stop|disable|open|allow|reset|drop|kill|reboot|rely)\b)"
+)
+""""never" forbids an action ("never flush INPUT"); before any other word it states a fact ("bursts of connections
+never queue:"), which warns against nothing."""
+_NOT_A_BAN = r"\s+(?:forget|know|think|believe|see|understand|remember|care|mind)\b"
+"""After "don't" or "never", verbs that state what the writer knows or holds ("don't know who owns it so override
+rather than delete:"), not an action forbidden."""
+_CUES = re.compile(
+    rf"(?P<long>(?:do{_NOT}|don['\u2019]?t)(?!{_NOT_A_BAN})|never{_NEVER_ACT}|avoid(?:ing)?|must{_NOT}|mustn['\u2019]?t|should{_NOT}|"
+    r"shouldn['\u2019]?t|refrain\s+from|no\s+need\s+to|resist\s+the\s+(?:urge|temptation)|warning|caution|did\s+not|"
+    rf"didn['\u2019]?t|chose\s+not\s+to|(?:will|would){_NOT}|(?:won|wouldn)['\u2019]?t(?!{_LASTS})"
+    r"|(?:i\s+am|i['\u2019]m)\s+(?:\w+ly\s+)?not)\b|(?P<sign>\u26a0)"
+    r"|(?P<short>rather\s+than|instead\s+of|without)\b"
+    r"|(?P<consequence>(?:would|will|could|might|can|may)\s+(?:also\s+|just\s+|simply\s+|immediately\s+|silently\s+|only\s+)?"
+    r"(?:wipe|lose|break|destroy|erase|lock|revert|overwrite|undo|re-?add|re-?create|re-?apply|re-?insert|reintroduce)\b"
+    r"|(?:would|will|could|might)\s+(?:\w+\s+)?(?:drop|remove|delete|flush|wipe|clear|open)\s+(?:all|every|the\s+other|"
+    r"other|existing|any|everything)\b"
+    r"|(?:would|will|could|might)\s+(?:just\s+|simply\s+)?(?:be|get)\s+(?:reverted|overwritten|undone|lost|wiped|"
+    r"re-?added|re-?applied|re-?created)\b"
+    r"|(?:is|are|would\s+be|was)\s+(?:not\s+(?:recommended|advisable|advised|needed|necessary|required|safe)|"
+    r"a\s+bad\s+idea|dangerous|unsafe|destructive|risky|unnecessary|overkill|too\s+broad|a\s+mistake|wrong|pointless|"
+    r"futile|useless)\b"
+    rf"|(?:not|won['\u2019]?t|doesn['\u2019]?t|wouldn['\u2019]?t){_LASTS})"
+)
+"""Warning cues, in one pattern so a text is scanned once: forward cues ("do not", "avoid") cover the rest of
+their clause, short ones ("instead of") up to the next comma, consequences ("would be reverted") the sentence
+before them. Matched on lower-cased text with the word start checked by hand: a case-insensitive scan with a
+leading word boundary is several times slower, and every action is scanned."""
+_LONG_END = re.compile(
+    r"[.;!?](?=\s|$)|\)|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)|,\s*(?:but|instead|rather|then)\b|\s[\u2014\u2013]\s|\x00"
+    r"|,(?=[^,\n]*:[ \t]*\n)|\n(?=[ \t]*[a-z][\w #/()-]{0,30}:\s)|\s\|(?=\s|$)"
+)
+"""Where a forward cue's clause ends; also at a comma whose clause introduces the next line ("don't touch the chain
+with iptables, fail2ban owns it:" and the owner's command below: the ban is the first clause's only), and before a line
+that opens with a label of its own ("fix for #1 only: az network …"); a table cell ends at its bar. Matched on
+lower-cased text."""
+_LINE_COLON = re.compile(r":[ \t]*\n")
+_POINTS_ON = re.compile(r"\b(?:following|below|these|this\s+command|next|them)\b")
+"""A ban that ends its line with a colon covers what follows only when it points there ("do not run the following:");
+otherwise the block below is what the line's other clause asks for."""
+_SHORT_END = re.compile(r"[.;!?,:](?=\s|$)|\)|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)|\s[\u2014\u2013]\s|\x00|\s\|(?=\s|$)")
+_SENTENCE_START = re.compile(r"[.;!?](?=\s)|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)|\x00\d*\x00|\(")
+_IMPERATIVE = re.compile(
+    r"[\s*_>(\-+\d.)]*(?:(?:then|first|next|now|finally|also)[,\s]+)?(?:run|execute|apply|use|issue|delete|remove|flush|"
+    r"add|insert|set|update|edit|restart|reload|stop|disable|replace|change|create)\b"
+)
+_WARN_LEAD = re.compile(
+    rf"(?i)^[\s*_>\-+\d.)]*(?:\u26a0\S*\s*)?(?:warning|caution|(?:do\s+not|don['\u2019]t|never)(?!{_NOT_A_BAN})|avoid)\b"
+    rf"|(?:(?:do\s+not|don['\u2019]t|never)(?!{_NOT_A_BAN})|avoid)\b[^.;!?]*\b(?:following|below|these|this\s+command)\b"
+)
+
+
+def blank_warnings(text: str) -> str:
+    """Replace what a report says only to warn against ("do not flush the chain") with spaces, keeping offsets.
+
+    A consequence ("…would be reverted", "…is dangerous") is not a warning when its sentence opens as an
+    instruction ("Run `x`, which will re-add …" still recommends `x`).
+    """
+    masked = mask_code(ascii_lower(text))
+    spans: list[tuple[int, int]] = []
+    starts: list[int] | None = None
+    for m in _CUES.finditer(masked):
+        if m.start() and masked[m.start() - 1].isalnum() and not m["sign"]:
+            continue
+        if m["consequence"]:
+            if starts is None:
+                starts = [b.end() for b in _SENTENCE_START.finditer(masked)]
+            start = starts[bisect_right(starts, m.start()) - 1] if starts and starts[0] <= m.start() else 0
+            if not _IMPERATIVE.match(masked, start, m.start()):
+                spans.append((start, m.end()))
+            continue
+        stop = (_SHORT_END if m["short"] else _LONG_END).search(masked, m.end())
+        end = stop.start() if stop else len(masked)
+        colon = _LINE_COLON.search(masked, m.end(), end) if m["long"] else None
+        if colon is not None and not _POINTS_ON.search(masked, m.end(), colon.start()):
+            end = colon.start()  # "unban through fail2ban, don't iptables -D the chain:" and the owner's command below
+        spans.append((m.start(), end))
+    if not spans:
+        return text
+    out: list[str] = []
+    pos = 0
+    for start, end in sorted(spans):
+        start = max(start, pos)
+        if end > start:
+            out += [text[pos:start], "\n".join(" " * len(line) for line in text[start:end].split("\n"))]
+            pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def leads_warning(line: str) -> bool:
+    """A line that introduces what follows as something not to do ("Do not run the following:"). Its last sentence
+    is what introduces the block: "Do not edit Docker's chains. Put the exception in DOCKER-USER:" recommends it, and
+    "Delete the rule. Do not flush INPUT with `iptables -F`: that removes every rule." ends before the block."""
+    sentences = split_sentences(line)
+    last = sentences[-1] if sentences else line
+    if re.search(r"[.!?][*_`)\s]*$", last) and not _POINTS_ON.search(last.lower()):
+        return False  # a finished sentence warns against what it names; the block below is the item's own
+    return _WARN_LEAD.search(last) is not None
+
+
+_CHANGES = re.compile(
+    r"(?i)(?:(?<![-./])|(?<=\bre-))\b(?:delete|remove|add|insert|create|update|set|change|modify|edit|replace|apply|restart|"
+    r"reload|stop|start|"
+    r"disable|enable|flush|unban|allow|deny|block|open|close|attach|detach|associate|dissociate|disassociate|revert|"
+    r"roll\W*back|restore|reset|rewrite|drop|increase|decrease|raise|lower|move|redeploy|reboot|install|uninstall|"
+    r"switch|migrate|convert|upgrade|downgrade)\w*(?![-./]\w)"
+)
+"""Words of an action that changes state; advice without any (hand the finding to its owner) has nothing to verify. A
+word inside a name (`ghost-demo-block-redis`, `allow-pg-override`) is part of the name."""
+_NOT_A_CHANGE = re.compile(
+    r"(?i)\b(?:do\s+not|don['\u2019]t|never|no\s+need\s+to|nothing\s+to|without|not|no)\W*\s+"
+    r"(?:\w+(?:,\s*\w+)*,?\s+(?:or|and|nor)\s+\w+\s+|\w+(?:\s*/\s*\w+)+\s+(?:\w+\s+){0,2}|(?:\w+\s+){0,2})"
+    r"|\b(?:raise|escalate|report|flag)\s+(?:it|this|that|the\s+\w+(?:\s+\w+)?)\s+(?:with|to)\b"
+    r"|\b(?:raise|open|file|log|create|submit)\s+(?:a|an)\s+(?:[\w-]+\s+){0,2}(?:ticket|incident|change\s+request|issue)\b"
+    r"|\b(?:the|a|an|this|that)\s+(?=(?:drop|block|deny|reject|closed|open|blocked|dropped|denied)\b)"
+    r"|\b(?=(?:drop|block|deny|reject|allow|accept)\s+(?:rules?|entr(?:y|ies)|verdicts?)\b)"
+    r"|(?-i:\b(?=(?:DROP|REJECT|DENY|ALLOW|BLOCK)\b))"
+    r"|\b(?:every|each|next|last)\s+"
+    r"|\b(?:a|an|the)\s+(?:code|application|app|software)\s+(?=change\b)"
+    r"|\b(?:is|are|was|were|been|gets?|got)\s+(?:(?:not|already|now|still)\s+)?"
+)
+"""Where a change word is not a change: after a negation ("do not change the NSG", "no NSG / route / VM network
+change"), handing the finding on ("raise it with the owners", "open a separate ticket", "a code change on their side":
+an application's code is its team's, not the network's), a noun ("whether the DROP is intentional", "two deny
+rules", an all-caps target: "STAGE-2 = DROP", "on every start"), or a state described ("as long as no RDP service is
+installed", "they get rewritten"; "should be removed" still asks for one)."""
+
+
+def asks_for_change(prose: str) -> bool:
+    """Whether the prose asks for a change: a change word that is not negated and does not hand the finding on."""
+    spans = [(m.start(), m.end()) for m in _NOT_A_CHANGE.finditer(prose)]
+    return any(not any(a <= m.start() <= b for a, b in spans) for m in _CHANGES.finditer(prose))
