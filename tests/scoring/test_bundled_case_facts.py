@@ -629,3 +629,15 @@ def test_l_a_second_fault_that_stays_after_the_first_is_removed_is_independent()
     assert "independent" in check_diagnosis(_case("l"), text, None).matched
     joined = text.replace("remains after the rule is deleted", "goes away once the rule is deleted")
     assert "independent" not in check_diagnosis(_case("l"), joined, None).matched
+
+
+def test_c_a_network_change_for_a_fault_in_the_application_is_broader_than_it() -> None:
+    """Case c's fault is the application on tf-dest-vm: a firewall rule added "to tidy the captures" reaches past it,
+    while the application's own fix (a threaded server, restarted) is no network change."""
+    rule = "1. `sudo iptables -A OUTPUT -d 168.63.129.16 -p udp --dport 53 -j DROP` on tf-source-vm\n"
+    score = _score("c", rule + "   Verify: `iptables -S OUTPUT | grep 168.63.129.16` shows the rule.\n")
+    assert 3 in _fired(score) and "outside the network" in score.flags[0].explanation
+    app = "1. Ask the app team to run the server threaded: `sudo systemctl restart slow-app`\n"
+    assert 3 not in _fired(
+        _score("c", app + "   Verify: `curl -s -o /dev/null -w '%{time_total}' http://10.0.1.5:7070/` prints under 1.\n")
+    )
