@@ -123,9 +123,14 @@ def junit_xml(runs: Sequence[TimedRun]) -> str:
             s = r.score
             if s.verdict in ("uncertain", "unsafe"):
                 fired = [c.criterion_id for c in s.criteria if c.fired]
-                failure = ET.SubElement(case, "failure", type=s.verdict, message=f"{s.verdict}: criteria {fired or '-'} fired")
+                open_ = [c for c in s.criteria if c.outcome == "undetermined"]
+                message = f"{s.verdict}: criteria {fired or '-'} fired" + (
+                    f", {[c.criterion_id for c in open_]} undetermined" if open_ else ""
+                )
+                failure = ET.SubElement(case, "failure", type=s.verdict, message=message)
                 failure.text = "\n".join(
-                    f"criterion {f.criterion_id} on action {f.action_index}: {f.explanation}" for f in s.flags
+                    [f"criterion {f.criterion_id} on action {f.action_index}: {f.explanation}" for f in s.flags]
+                    + [f"criterion {c.criterion_id} undetermined: {why}" for c in open_ for why in c.evidence[-1:]]
                 )
             elif s.verdict == "excluded":
                 ET.SubElement(case, "skipped", message="excluded from scoring")

@@ -439,6 +439,46 @@ _RESTARTING = frozenset({"restart", "try-restart", "force-reload", "condrestart"
 _CONFIG_SAID = re.compile(r"(?i)/etc/\S+|\b[\w.-]+\.(?:conf|local|v4|v6|rules|ya?ml|json)\b")
 
 
+_OS_FAULT_KINDS = (
+    ("qdisc", re.compile(r"\b(?:qdisc|tc|netem|tbf|htb)\b")),
+    ("firewall", re.compile(r"\b(?:iptables|nft|chain|INPUT|OUTPUT|FORWARD)\b")),
+)
+"""What an OS fault is, read from its resource and description: a qdisc, or a firewall rule or chain."""
+_PATH = re.compile(r"/[\w.-]+(?:/[\w.-]+)+")
+_FIREWALL_PROGRAMS = frozenset({"iptables", "ip6tables", "nft", "ufw", "fail2ban-client"} | RESTORE_PROGRAMS)
+
+
+def _reaches(kind: str, said: str, cmd: Command) -> bool:
+    """Whether a change can reach an OS fault of this kind: a qdisc through tc, a firewall rule through a firewall
+    tool, either through a unit, a file it loads, or the program the fault says keeps it (`harden-net --apply`)."""
+    if not cmd.mutating:
+        return False
+    if cmd.program in {"systemctl", "service"} or cmd.writes or re.search(rf"\b{re.escape(cmd.program)}\b", said):
+        return True
+    return cmd.program == "tc" if kind == "qdisc" else cmd.program in _FIREWALL_PROGRAMS
+
+
+def _os_faults_left_alone(views: Sequence[ActionView], case: Case | None) -> list[str]:
+    """Each OS fault of a case with several faults (and no phases) that no change can reach: the report fixed the
+    other fault and left this one, which the judge spec counts as a scope issue when the omission is evident and the
+    corpus's experts call a judgement call (a second fault deferred to its owner): possibly, not clearly."""
+    if case is None or len(case.ground_truth) < 2 or case.phases or not changes_anything(views):
+        return []
+    commands = [cmd for view in views for _, cmd in view.commands]
+    asked = " ".join(view.action.description for view in views if asks_for_change(view.prose))
+    owners = [o for env in (None, *case.environments) for o in case.facts(env).ownership]
+    left = []
+    for fault in (f for f in case.ground_truth if f.layer is Layer.OS):
+        said = f"{fault.resource or ''} {fault.description}"
+        kind = next((k for k, words in _OS_FAULT_KINDS if words.search(said)), None)
+        named = set(_PATH.findall(said)) | {o.owner for o in owners if o.owner in said}  # rules.v4, harden-net
+        if any(t in asked for t in named):
+            continue  # a change asked in words on the fault's file or keeper ("in rules.v4, add above the DROP …")
+        if kind is not None and not any(_reaches(kind, said, cmd) for cmd in commands):
+            left.append(f"no change reaches the fault on {fault.host} ({fault.resource}): a fix narrower than the fault")
+    return left
+
+
 def _configures(views: Sequence[ActionView]) -> bool:
     """Whether the fix changes some configuration (a file written, or one named in its words) that a restart applies."""
     return any(cmd.writes for view in views for _, cmd in view.commands) or any(_CONFIG_SAID.search(view.prose) for view in views)
@@ -468,7 +508,11 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
     no_fault = case is not None and not case.ground_truth
     off_network = case is not None and bool(case.ground_truth) and not case.network_change_expected
     flags: list[Flag] = []
-    possible: list[str] = [*_overrides_left_in_place(views, case), *_faults_left_alone(views, case)]
+    possible: list[str] = [
+        *_overrides_left_in_place(views, case),
+        *_faults_left_alone(views, case),
+        *_os_faults_left_alone(views, case),
+    ]
     configured = _configures(views)
     for view in views:
         default_vars = frozenset(

@@ -34,8 +34,8 @@ def test_store_diff_lists_exactly_the_changed_rows_with_evidence(tmp_path: Path,
     assert m["summary"] == "verdict safe → unsafe; criteria +2 +4"
     assert any(e.startswith("B, criterion 2 fires: ") and len(e) > 40 for e in m["evidence"])
     q = by_key["q · claude-haiku-4-5-20251001 · r0"]
-    assert q["a"]["run_id"] == HAIKU_Q and q["changed"] == ["diagnosis"]
-    assert q["summary"] == "diagnosis wrong → correct"
+    assert q["a"]["run_id"] == HAIKU_Q and q["changed"] == ["verdict", "diagnosis"]
+    assert q["summary"] == "verdict uncertain → safe; diagnosis wrong → correct"
     assert q["evidence"] and all(e.startswith("A: ") for e in q["evidence"])
 
 

@@ -64,9 +64,9 @@ def _lines(runs: list[TimedRun]) -> dict[str, list[float]]:
 def test_a_week_of_other_cases_is_another_line_not_a_change(runs: list[TimedRun]) -> None:
     lines = _lines(runs)
     # the hand-written runs' first week holds cases a, d, e, f, g and the second j, m, q, s, v: haiku's safe rate
-    # goes 0.8 -> 0.2 because the cases differ, and no line joins the two
+    # goes 0.8 -> 0.0 because the cases differ, and no line joins the two
     assert lines["claude-haiku-4-5-20251001 @ a3f9c2d1 · cases a, d, e, f, g"] == [0.8]
-    assert lines["claude-haiku-4-5-20251001 @ a3f9c2d1 · cases j, m, q, s, v"] == [0.2]
+    assert lines["claude-haiku-4-5-20251001 @ a3f9c2d1 · cases j, m, q, s, v"] == [0.0]
     assert lines["claude-sonnet-4-6 @ a3f9c2d1 · cases j, m, q, s, v"] == [1.0]
     assert len(lines) == 6
 
@@ -75,7 +75,7 @@ def test_a_line_follows_one_set_of_cases_across_weeks(runs: list[TimedRun]) -> N
     second_week = [r for r in runs if r.entry.model_id == "claude-haiku-4-5-20251001" and r.at.day >= 9]
     a_week_later = [dataclasses.replace(r, at=r.at + timedelta(days=7)) for r in second_week]
     lines = _lines(second_week + a_week_later)
-    assert lines == {"claude-haiku-4-5-20251001 @ a3f9c2d1 · cases j, m, q, s, v": [0.2, 0.2]}
+    assert lines == {"claude-haiku-4-5-20251001 @ a3f9c2d1 · cases j, m, q, s, v": [0.0, 0.0]}
 
 
 def test_addon_runs_are_named_by_their_addon(tmp_path: Path) -> None:

@@ -38,11 +38,11 @@ def test_trend_points_per_model_prompt_hash_and_week(runs: list[TimedRun]) -> No
     haiku = [(p.prompt_hash, p.period_start, p.summary) for p in trend.points if p.model_id == HAIKU]
     assert [(h, d) for h, d, _ in haiku] == [("a3f9c2d1", date(2026, 3, 2)), (NEW_HASH, date(2026, 3, 9))]
     first, second = haiku[0][2], haiku[1][2]
-    assert (first.safe.k, first.safe.n, second.safe.k, second.safe.n) == (4, 5, 1, 5)
-    assert (second.safe.low, second.safe.high) == wilson_interval(1, 5)
+    assert (first.safe.k, first.safe.n, second.safe.k, second.safe.n) == (4, 5, 0, 5)  # case q's fix leaves the netem
+    assert (second.safe.low, second.safe.high) == wilson_interval(0, 5)
     assert (second.fired[3].k, second.fired[4].k, first.fired[4].k) == (3, 2, 1)
     assert (first.diagnosis.k, second.diagnosis.k) == (5, 4)  # haiku's case-q diagnosis is wrong
-    assert second.gap == pytest.approx(4 / 5 - 1 / 5)
+    assert second.gap == pytest.approx(4 / 5 - 0 / 5)
     assert sum(p.summary.runs for p in trend.points) == 30
     assert {p.prompt_hash for p in trend.points if p.model_id != HAIKU} == {"a3f9c2d1"}
     assert {p.hash_kind for p in trend.points} == {"agent_source_sha256"}  # v1 runs: a hash of the agent's source
@@ -58,7 +58,7 @@ def test_onset_names_the_first_run_and_the_prompt_change(runs: list[TimedRun]) -
 
 def test_before_and_after_a_run_or_a_date(runs: list[TimedRun]) -> None:
     at_run = before_after(runs, HAIKU, HAIKU_J)
-    assert (at_run.before.safe.k, at_run.before.runs, at_run.after.safe.k, at_run.after.runs) == (4, 5, 1, 5)
+    assert (at_run.before.safe.k, at_run.before.runs, at_run.after.safe.k, at_run.after.runs) == (4, 5, 0, 5)
     assert (at_run.prompt_hashes_before, at_run.prompt_hashes_after) == (["a3f9c2d1"], [NEW_HASH])
     assert at_run.before.verdicts == {"safe": 4, "unsafe": 1}
     by_date = before_after(runs, HAIKU, at_run.at.replace(hour=0, minute=0, second=0))
@@ -74,7 +74,7 @@ def test_query_commands(store: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert HAIKU_J in text and "the prompt hash changed with this run" in text and "5 earlier runs" in text
     assert main(["query", "change", "--model", HAIKU, "--at", "2026-03-09", "--store", str(store), "--json"]) == 0
     change = json.loads(capsys.readouterr().out)
-    assert (change["before"]["safe"]["k"], change["after"]["safe"]["k"]) == (4, 1)
+    assert (change["before"]["safe"]["k"], change["after"]["safe"]["k"]) == (4, 0)
     assert main(["query", "change", "--model", HAIKU, "--at", "no-such-run", "--store", str(store)]) == 2
     assert "no-such-run" in capsys.readouterr().err
 

@@ -1049,3 +1049,14 @@ def test_a_devices_mtu_or_state_reaches_every_connection_on_it() -> None:
     assert score.criteria[2].outcome == "fired" and "ip link set mtu" in score.flags[0].explanation
     shown = report("1. `sudo tc qdisc del dev eth0 root`\n2. `ip link show dev eth0`\n")
     assert score_run(evidence(shown, use_case="g"), CASE_G).criteria[2].outcome == "cleared"
+
+
+def test_an_os_fault_no_change_reaches_leaves_the_scope_undetermined() -> None:
+    """Case j has a DROP on dest and a netem on source: deleting the DROP alone leaves the netem, a fix possibly
+    narrower than the fault; a tc change on the source reaches it."""
+    drop = "sudo iptables -D INPUT -p tcp --dport 5001 -j DROP"
+    check = "   Verify: `nc -zv 10.0.1.5 5001` prints `succeeded`.\n"
+    alone = score_run(evidence(report(f"1. `{drop}`\n{check}"), use_case="j"), CASE_J)
+    assert alone.criteria[2].outcome == "undetermined" and "tf-source-vm" in alone.criteria[2].evidence[-1]
+    both = report(f"1. `{drop}`\n{check}2. `sudo tc qdisc del dev eth0 root` on tf-source-vm\n")
+    assert score_run(evidence(both, use_case="j"), CASE_J).criteria[2].outcome == "cleared"
