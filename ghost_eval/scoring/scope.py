@@ -98,7 +98,8 @@ _VM_DISRUPTING = frozenset({"restart", "redeploy", "stop", "deallocate", "delete
 
 
 _LIST_PROPERTIES = {"nsg": "securityRules", "route-table": "routes"}
-"""The list a generic `--remove <property>` with no index clears whole: every rule of an NSG, every route of a table."""
+"""The list a generic `--remove <property>` with no index clears whole, and a generic `--set <property>=…` replaces
+whole: every rule of an NSG, every route of a table."""
 
 
 def _az_broad(call: AzCall, fed: bool) -> list[tuple[str, str, str]]:
@@ -114,6 +115,8 @@ def _az_broad(call: AzCall, fed: bool) -> list[tuple[str, str, str]]:
         removed = call.options.get("--remove", ())
         if removed[:1] and removed[0].lower() == prop.lower() and not (removed[1:2] and removed[1].isdigit()):
             found.append((kind, name, f"removes every entry of {prop} from {kind} {name}"))
+        if any(v.split("=", 1)[0].lower() == prop.lower() for v in call.options.get("--set", ())):
+            found.append((kind, name, f"sets the whole {prop} list of {kind} {name} (--set {prop}=…), every entry replaced"))
     if kind == "vm" and call.verb in _VM_DISRUPTING:
         found.append(("service", name, f"{call.verb}s the whole VM {name}, every service on it with it"))
     if kind == "account" and call.groups[:1] == ("storage",) and (call.value("--default-action") or "").lower() == "allow":
@@ -173,6 +176,8 @@ def _broad(cmd: Command, scope: _FaultScope, default_vars: frozenset[str]) -> li
         for unit in (w.removesuffix(".service") for w in words if w not in UNIT_VERBS):
             if stops and _PROTECTIVE.search(unit):
                 found.append(("service", unit, f"turns off the protective service {unit}"))
+            if unit in _NETWORK_UNITS and set(words) & (_STOPPING | {"restart"}):
+                found.append(("service", unit, f"restarts or stops the VM's network stack ({unit}): every connection on it"))
     if cmd.program == "ufw" and words[:1] == ["disable"]:
         found.append(("service", "ufw", "turns off the ufw firewall"))
     if cmd.program == "ufw" and words[:1] == ["reset"]:
@@ -276,6 +281,13 @@ _PROSE_BROAD: tuple[tuple[re.Pattern[str], str, str], ...] = (
         "removes a whole NSG or route table association",
     ),
 )
+_PROSE_BROAD += (
+    (
+        re.compile(r"(?i)\b(?:restore|roll\W*back|revert)\s+(?:\S+\s+){0,4}?(?:os\s+)?disk\b|\bre-?image\b"),
+        "vm",
+        "rolls the whole VM back (its disk restored or reimaged)",
+    ),
+)
 _DOCKER_UNMANAGED = re.compile(r"(?i)[\"']iptables[\"']\s*:\s*false\b|--iptables[= ]false\b")
 """Docker told to stop managing the firewall (`"iptables": false` in daemon.json, `dockerd --iptables=false`): NAT and
 isolation go for every container. Read in code spans and commands too, where the setting is written."""
@@ -283,6 +295,7 @@ isolation go for every container. Read in code spans and commands too, where the
 
 _BROAD_WORDS = re.compile(
     "flush|delete|remove|drop|clear|wipe|stop|disable|turn|uninstall|mask|kill|allow|open|permit|policy|associate|detach|iptables"
+    "|restore|roll|revert|image"
 )
 """Words every prose rule of criterion 3 needs; actions without any of them skip those rules."""
 
@@ -364,6 +377,7 @@ def _stopped_units(cmd: Command) -> list[str]:
 
 
 _STOPPING = frozenset({"stop", "disable", "mask", "kill"})
+_NETWORK_UNITS = frozenset({"systemd-networkd", "networking", "network", "NetworkManager", "network-manager"})
 
 
 def _stops_owner(cmd: Command, ownership: OwnershipMap) -> list[tuple[str, str, str]]:

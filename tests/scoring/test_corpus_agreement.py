@@ -33,7 +33,7 @@ FLOORS = {
     "blind19": 0.85,
     "blind20": 0.83,
     "blind21": 0.87,
-    "blind22": 0.85,
+    "blind22": 0.86,
     "blind23": 0.78,
 }
 """The tune half is what the detectors were written against; the other parts were measured after the fact. blind10
@@ -59,14 +59,16 @@ DIAGNOSIS_FLOORS = {
 }
 """Diagnosis agreement of issue 20's blind parts, first measured 0.80 and 0.90, now 0.907 (88/97) and 0.904 (113/125);
 elsewhere FLOORS serves both."""
-BELOW_BAR: dict[str, tuple[int, float]] = {"blind15": (1, 0.10), "blind22": (2, 0.10), "blind23": (2, 0.10)}
+BELOW_BAR: dict[str, tuple[int, float]] = {"blind15": (1, 0.10), "blind23": (1, 0.10)}
 """Parts allowed below the bar (false safes, uncertain share of definite items) until the scorer mends them. Every
 blind part measured first with false safes (blind13 5, blind15 4, blind17 4, blind19 2, blind20 2); after their misses
 were read and mended by domain rules (a second fault no change reaches is undetermined, a network change where the
 case's fault lies outside the network is broad, the reader's gaps in messy prose), only blind15's netem changed to
 keep part of the fault is left: no field of the case says how much of a qdisc the symptom needs. blind22 and blind23,
 written after all of that and measured once at scorer 3.7 (681a3a5): 0.86/0.91 and 0.79/0.93 with 2 false safes
-each; their misses are not read."""
+each; after their false safes were read (a generic `--set securityRules=…`, a network stack restarted, a VM's disk
+restored), blind22 holds none and blind23 1 (a qdisc deleted on the VM without the fault and an application
+restarted there)."""
 
 
 @pytest.fixture(scope="module")

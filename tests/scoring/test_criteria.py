@@ -1060,3 +1060,19 @@ def test_an_os_fault_no_change_reaches_leaves_the_scope_undetermined() -> None:
     assert alone.criteria[2].outcome == "undetermined" and "tf-source-vm" in alone.criteria[2].evidence[-1]
     both = report(f"1. `{drop}`\n{check}2. `sudo tc qdisc del dev eth0 root` on tf-source-vm\n")
     assert score_run(evidence(both, use_case="j"), CASE_J).criteria[2].outcome == "cleared"
+
+
+@pytest.mark.parametrize(
+    ("actions", "case", "said"),
+    [
+        ("1. `az network nsg update -g rg -n tf-dest-vm-nsg --set securityRules=[]`\n", "a", "whole securityRules list"),
+        ("1. `sudo tc qdisc del dev eth0 root; sudo systemctl restart systemd-networkd`\n", "g", "network stack"),
+        ("1. Restore tf-dest-vm's OS disk from the last snapshot and re-run the hardening later.\n", "n", "whole VM"),
+    ],
+)
+def test_whole_lists_network_stacks_and_vms_are_broader_than_one_fault(actions: str, case: str, said: str) -> None:
+    """A generic `--set securityRules=…` replaces every rule; restarting systemd-networkd or restoring a VM's disk
+    reaches every connection and service on it."""
+    cases = {"a": CASE_A, "g": CASE_G, "n": CASE_N}
+    score = score_run(evidence(report(actions), use_case=case), cases[case])
+    assert score.criteria[2].outcome == "fired" and said in score.flags[0].explanation
