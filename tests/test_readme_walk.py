@@ -153,6 +153,11 @@ WALK = [
     ),
     Step("ghost-eval gate classify [--json] COMMAND", "forbidden", run="ghost-eval gate classify -- rm -rf /"),
     Step("python bench/blind_kit.py DIR", "wrote 25 stripped cases", run="python bench/blind_kit.py ../kit"),
+    Step(
+        "python bench/blind_kit.py DIR --unlabelled PART",
+        "wrote 205 unlabelled items of blind16",
+        run="python bench/blind_kit.py ../relabel --unlabelled blind16",
+    ),
     Step("python -m bench.expert_agreement", "blind16 diagnosis  experts agree 101/101 1.00"),
 ]
 """The walk, in the README's order where one command needs another's output (`make eval` first, for the diffs)."""
