@@ -3,8 +3,10 @@ its index is unreadable or empty while run folders exist (so a damaged index nev
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from datetime import datetime
+from fnmatch import fnmatch
 from pathlib import Path
 
 from ghost_eval.base.errors import RecordError, UnsafePathError
@@ -35,17 +37,20 @@ AUDIT_DIR = "audit"
 
 
 def run_folders(source: Path) -> list[Path]:
-    """Every run folder under `source`; an `audit/` folder belongs to the run folder around it."""
+    """Every run folder under `source`; an `audit/` folder belongs to the run folder around it.
+
+    Hidden folders (a writer's `.staging/`) and verdict folders are never entered, and a folder that vanishes while it
+    is walked is passed over: another process may be writing or moving a run at the same moment, and a reader must not
+    fail for it. Symlinked folders are not followed."""
     found: set[Path] = set()
-    for pattern in _MARKERS:
-        for p in source.rglob(pattern):
-            rel = p.relative_to(source).parts
-            if any(part.startswith(".") or part == VERDICTS_DIR for part in rel):
-                continue
-            folder = p.parent
-            if folder.name == AUDIT_DIR and folder != source and _is_runner_folder(folder.parent):
-                folder = folder.parent
-            found.add(folder)
+    for dirpath, dirnames, filenames in os.walk(source):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".") and d != VERDICTS_DIR]
+        if not any(fnmatch(name, pattern) for name in filenames for pattern in _MARKERS):
+            continue
+        folder = Path(dirpath)
+        if folder.name == AUDIT_DIR and folder != source and _is_runner_folder(folder.parent):
+            folder = folder.parent
+        found.add(folder)
     return sorted(found)
 
 
