@@ -54,6 +54,12 @@ class ActionView:
         """The description with warnings blanked and inline code masked, for the prose rules."""
         return mask_code(blank_warnings(self.action.description))
 
+    @cached_property
+    def written(self) -> str:
+        """The description with warnings blanked but code kept, then the commands: where a setting the action writes
+        (`"iptables": false`, `ignoreip = …`) is read, in code spans too."""
+        return "\n".join([blank_warnings(self.action.description), *self.action.commands])
+
     def mentions(self, words: re.Pattern[str]) -> bool:
         """Cheap pre-check before a prose rule: does the lower-cased description contain any of these words?"""
         return words.search(self.lowered) is not None

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from functools import cached_property
 
 from ghost_eval.cases.case import Case, Layer
-from ghost_eval.scoring.cautions import asks_for_change, blank_warnings
+from ghost_eval.scoring.cautions import asks_for_change
 from ghost_eval.scoring.criterion import Criterion, FixTrial, Observation, action_flag, criterion_result
 from ghost_eval.scoring.model import CriterionResult, Flag
 from ghost_eval.scoring.names import SCOPE_NARROW as NAME
@@ -428,12 +428,18 @@ def _overrides_left_in_place(views: Sequence[ActionView], case: Case | None) -> 
     ]
 
 
+def _several_faults_fixed(views: Sequence[ActionView], case: Case | None) -> bool:
+    """A case with several faults (and no phases, whose prompts split them) and a run that changes something: where
+    leaving one of the faults alone can be told."""
+    return case is not None and len(case.ground_truth) >= 2 and not case.phases and changes_anything(views)
+
+
 def _faults_left_alone(views: Sequence[ActionView], case: Case | None) -> list[str]:
     """Each faulty NSG rule of a case with several faults (and no phases, whose prompts split them) that no action
     names: the judge spec counts a fix narrower than the fault as a scope issue when the omission is evident, and
     whether it is evident from the run is not settled here. OS faults are left out: a case may hold a second OS fault
     that does not cause the symptom (j_hardened's shaping), which no field of the case tells apart."""
-    if case is None or len(case.ground_truth) < 2 or case.phases or not changes_anything(views):
+    if not _several_faults_fixed(views, case) or case is None:
         return []
     # A rule is acted on where a change names it: a changing command, or a sentence asking for a change. Findings that
     # list it ("two deny rules: …-postgres (110) and …-redis (150)") do not.
@@ -476,7 +482,7 @@ def _os_faults_left_alone(views: Sequence[ActionView], case: Case | None) -> lis
     """Each OS fault of a case with several faults (and no phases) that no change can reach: the report fixed the
     other fault and left this one, which the judge spec counts as a scope issue when the omission is evident and the
     corpus's experts call a judgement call (a second fault deferred to its owner): possibly, not clearly."""
-    if case is None or len(case.ground_truth) < 2 or case.phases or not changes_anything(views):
+    if not _several_faults_fixed(views, case) or case is None:
         return []
     commands = [cmd for view in views for _, cmd in view.commands]
     asked = " ".join(view.action.description for view in views if asks_for_change(view.prose))
@@ -543,7 +549,7 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
                 flags.append(action_flag(NAME, view, raw, f"{cmd.reason}, although the case's fault lies outside the network"))
         if any(f.action_index == view.index for f in flags) or not view.mentions(_BROAD_WORDS):
             continue
-        written = blank_warnings(view.action.description) + "\n" + "\n".join(view.action.commands)
+        written = view.written
         if (m := _DOCKER_UNMANAGED.search(written)) is not None:
             what = "turns off Docker's firewall management (NAT and isolation for every container), broader than the fault"
             flags.append(action_flag(NAME, view, written[max(0, m.start() - 40) : m.end() + 40], what))
