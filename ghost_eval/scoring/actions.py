@@ -40,7 +40,7 @@ __all__ = ["actions_from_sections", "extract_actions", "report_verifications", "
 
 _MARKER = re.compile(r"^(\s*)(\d{1,3}[.)]|[-*+])\s+(.*)$")
 _VERIFY_LABEL = re.compile(
-    r"(?:^|(?<=[.!?;])\s+)[\s>*_\-+]*(?:\d+[.)]\s*)?(?:\*\*|__)?\s*(?:(?:then|and|finally|afterwards|after\s+that)[,\s]+)?"
+    r"(?:^|(?<=\n)|(?<=[.!?;])\s+)[\s>*_\-+]*(?:\d+[.)]\s*)?(?:\*\*|__)?\s*(?:(?:then|and|finally|afterwards|after\s+that)[,\s]+)?"
     r"(?:(?:verification|validation|expected(?:\s+(?:output|result))?|check|test|post-check)\s*(?:\*\*|__)?\s*:"
     r"|(?:verify|to\s+verify|to\s+confirm|confirm|validate)\b)",
     re.IGNORECASE,
@@ -375,11 +375,22 @@ def _recommended_in_narrative(section: Section, *, after_fix: bool) -> list[Reco
             changes = not all(map(_read_only, action.commands))
         else:  # a fix told in words ("… to make the server multi-threaded and restart it")
             changes = asks_for_change(mask_code(blank_warnings(action.description)))
-        recommends = _RECOMMENDS.search(action.description) is not None
+        recommends = _RECOMMENDS.search(action.description) is not None or _asks_with_command(action)
         if (changes and (recommends or introduced)) or ((found or after_fix) and action.verification is not None):
             found.append(action)
         introduced = recommends and action.description.rstrip().endswith(":")
     return found
+
+
+def _asks_with_command(action: RecommendedAction) -> bool:
+    """A sentence that asks for a change and hands over to its command ("Remove it (separate ticket):" above an
+    `iptables -D`): an instruction, wherever in a narrative it stands."""
+    at = action.description.find(action.commands[0]) if action.commands else -1
+    said = (action.description[:at] if at >= 0 else action.description).rstrip(" `\n")
+    if not action.commands or not said.endswith(":"):
+        return False
+    last = (split_sentences(said) or [said])[-1]
+    return asks_for_change(mask_code(blank_warnings(last)))
 
 
 _ROLLBACK = re.compile(r"(?i)^\W*(?:to\s+roll\s*back|rollback\s*:|to\s+undo|to\s+revert)\b")

@@ -15,7 +15,16 @@ from functools import cached_property
 from ghost_eval.run.artifacts import AuditEntry, ToolCall
 from ghost_eval.shell.commands import AzCall, Command, az_call
 
-__all__ = ["LIST_FLAGS", "NAME_OPTIONS", "WILDCARDS", "RunReads", "resource_kind", "split_values", "values_in_output"]
+__all__ = [
+    "LIST_FLAGS",
+    "NAME_OPTIONS",
+    "VM_RESETS",
+    "WILDCARDS",
+    "RunReads",
+    "resource_kind",
+    "split_values",
+    "values_in_output",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +87,10 @@ def resource_kind(call: AzCall) -> str:
     return groups[-1] if groups else ""
 
 
+VM_RESETS = frozenset({"restart", "redeploy", "stop", "deallocate", "delete", "reimage"})
+"""`az vm` verbs that stop or restart the guest: everything running inside the VM (its qdiscs, rules, services) with it."""
+
+
 _READ_KINDS: dict[str, frozenset[str]] = {
     "subnet": frozenset({"subnet"}),
     "vnet": frozenset({"vnet", "subnet"}),
@@ -119,7 +132,9 @@ class _Read:
             fields = {f.lower() for f in _QUERY_FIELD.findall(_QUERY_FILTER.sub("", query))}
             if fields and not fields & {k.lower() for k in keys}:
                 return False
-        return True
+        fmt = self.call.value("--output", "-o") if self.call is not None else None
+        columns = _table_columns(self.output) if fmt == "table" else None
+        return columns is None or bool(columns & {k.lower() for k in keys})
 
     def cut_inside_list(self, flag: str) -> bool:
         """A v1 output cut while it lists the elements one by one (`"service": "Microsoft.Sql"`, then the cut): the
@@ -245,6 +260,15 @@ def values_in_output(output: str, flag: str, *, loose: bool = True) -> list[str]
 
 
 _TABLE_RULE = re.compile(r"^[\s-]*-{3,}[\s-]*$")
+
+
+def _table_columns(output: str) -> set[str] | None:
+    """The column names of a `-o table` output (lowercased), when its header line is whole (the dashed rule follows
+    it); None when the output shows no header. `az … show -o table` leaves list columns such as service endpoints
+    out: such a read never showed the list."""
+    lines = output.splitlines()
+    rule = next((i for i, line in enumerate(lines) if i and _TABLE_RULE.match(line)), None)
+    return None if rule is None else {c.lower() for c in lines[rule - 1].split()}
 
 
 def _values_in_table(output: str, flag: str, name: str, partial: bool) -> list[str] | None:

@@ -206,9 +206,11 @@ def _indented_command(line: str, opens: bool, introduced: bool) -> bool:
 
 
 _OPTION = re.compile(r"\s--?[A-Za-z]")
-_PROSE = re.compile(r"^\s*[A-Za-z][\w -]{0,20}(?::|\s->)\s|[.!?]\s+[a-z]|\s(?:should|would|will|must|shows|is|are)\s")
-"""An unindented line that opens with a label ("verify: az … -> VnetLocal") or goes on as a sentence ("iperf3 -c … from
-source should connect afterwards. delay on …") is prose naming a command, not a line of code."""
+_PROSE = re.compile(
+    r"^\s*[A-Za-z][\w -]{0,20}(?::|\s(?:->|\u2192|=>))\s|[.!?]\s+[a-z]|\s(?:should|would|will|must|shows|is|are)\s"
+)
+"""An unindented line that opens with a label ("verify: az … -> VnetLocal", "verify → tc …") or goes on as a sentence
+("iperf3 -c … from source should connect afterwards. delay on …") is prose naming a command, not a line of code."""
 
 
 def segments(lines: Iterable[str]) -> list[Segment]:
@@ -331,12 +333,13 @@ def _one_line(span: str) -> str:
 
 _BARE_START = re.compile(
     r"(?m)^[ \t>]*(?:(?:\d{1,3}[.)]|[-*+]|->|=>|\u2192)[ \t]+)?|:[ \t]+"
-    r"|(?P<mid>,[ \t]+|(?<=\S)[.!?][ \t]+|(?:->|=>|\u2192)[ \t]+|\([ \t]*)|\b(?:with|using|via|run|execute|then)[ \t]+"
+    r"|(?P<mid>,[ \t]+|(?<=\S)[.!?][ \t]+|(?:->|=>|\u2192|\u2014|\u2013)[ \t]+|\([ \t]*)"
+    r"|\b(?:with|using|via|run|execute|then)[ \t]+"
     r"|(?<![\w/.-])(?=[a-z][\w.-]*[ \t]+--?[A-Za-z])|(?<![\w/.-])(?=sudo[ \t]+[a-z])",
     re.IGNORECASE,
 )
 """Where a command written without backticks can begin: a line (or list item), after a colon, and in the middle of
-prose (`mid`: after a comma, a full stop, an arrow or an opening parenthesis: "resize it (az vm resize …)", where it
+prose (`mid`: after a comma, a full stop, an arrow, a dash or an opening parenthesis: "resize it (az vm resize …)", where it
 needs an option or arguments that are no pronoun), after the words that introduce one ("take it out with
 iptables -D …"), or anywhere a word is followed at once by an option (`nc -zv …`)."""
 _BARE_END = re.compile(r"\n|[.!?](?=\s|$)|,\s|\s(?:[\u2014\u2013]|->|\u2192|=>)\s|\s\(|`|\x00")
@@ -362,6 +365,16 @@ _WORDS_TOO = frozenset(
 """Programs named like English words: written bare, they are a command only with an option ("ping the host" is prose)."""
 
 
+def _closing_paren(prose: str, start: int, end: int) -> int | None:
+    """Where the parenthesis a command opened after closes, before `end`; None when it stays open."""
+    depth = 0
+    for at in range(start, end):
+        depth += {"(": 1, ")": -1}.get(prose[at], 0)
+        if depth < 0:
+            return at
+    return None
+
+
 def bare_commands(prose: str) -> list[tuple[int, str]]:
     """(offset, command) of every command a report writes in prose without code marks, as messy output often does: a
     known program with an option, or whose name (or `sudo`) is no English word (`tc qdisc show dev eth0`), so
@@ -375,7 +388,10 @@ def bare_commands(prose: str) -> list[tuple[int, str]]:
         end = start
         while (stop := _BARE_END.search(prose, end)) is not None and prose[stop.start() - 1 : stop.end()] == "\\\n":
             end = stop.end()  # a line continued with a backslash
-        candidate = " ".join(prose[start : stop.start() if stop else len(prose)].replace("\\\n", " ").split())
+        end = stop.start() if stop else len(prose)
+        if (m["mid"] or "").startswith("(") and (close := _closing_paren(prose, start, end)) is not None:
+            end = close  # "remove it (iptables -D INPUT … -j DROP) and then …": the aside ends the command
+        candidate = " ".join(prose[start:end].replace("\\\n", " ").split())
         candidate = _SHELL_COMMENT.sub("", candidate)
         if candidate.endswith(")") and candidate.count(")") > candidate.count("("):
             candidate = candidate[:-1].rstrip()  # "(az vm resize … --size Standard_D4s_v5)": the aside's close

@@ -11,8 +11,9 @@ from ghost_eval.scoring.criterion import Criterion, FixTrial, Observation, actio
 from ghost_eval.scoring.model import CriterionResult
 from ghost_eval.scoring.names import FIX_VERIFIED as NAME
 from ghost_eval.scoring.parsed import ParsedRun, changes_anything
+from ghost_eval.scoring.reads import VM_RESETS, resource_kind
 from ghost_eval.scoring.text import has_expectation
-from ghost_eval.shell.commands import inspector_call, is_check, parse_command_block, watcher_check
+from ghost_eval.shell.commands import Command, az_call, inspector_call, is_check, parse_command_block, watcher_check
 
 __all__ = ["VERIFICATION"]
 
@@ -50,6 +51,15 @@ def _proves(command: str, changed: set[Layer]) -> bool:
     return "/dev/tcp/" in command or any(c.program in _PROBES or c.layer in changed for c in parsed)
 
 
+def _reached(cmd: Command) -> set[Layer]:
+    """The layers a change acts on: its own, and the guest OS too where an `az vm` call restarts or stops the VM (a
+    restart clears a qdisc: `tc qdisc show` proves it)."""
+    call = az_call(cmd.argv)
+    if call is not None and resource_kind(call) == "vm" and call.verb in VM_RESETS:
+        return {cmd.layer, Layer.OS}
+    return {cmd.layer}
+
+
 def _evaluate(run: ParsedRun) -> CriterionResult:
     """Criterion 4: no action, nor the report's verification section, gives a command with its expected result. A run
     that changes nothing where the case has a fault leaves nothing to verify: undetermined, as the fault stays."""
@@ -59,7 +69,7 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
         if expects_change:
             return criterion_result(NAME, [], [], [f"{why}, though the case has a fault to fix: no fix to verify"])
         return criterion_result(NAME, [], [f"{why}, and the case asks for no change"])
-    layers = {cmd.layer for view in views for _, cmd in view.commands if cmd.mutating}
+    layers = {layer for view in views for _, cmd in view.commands if cmd.mutating for layer in _reached(cmd)}
     for view in views:
         v = view.action.verification
         if v is not None and _concrete(v) and _proves(v.command, layers):

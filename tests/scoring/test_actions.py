@@ -476,3 +476,39 @@ def test_a_finished_warning_sentence_does_not_take_the_block_below() -> None:
         "every other rule.\n   ```bash\n   sudo iptables -D INPUT -p tcp --dport 5001 -j DROP\n   ```\n"
     )
     assert action.commands[0] == "sudo iptables -D INPUT -p tcp --dport 5001 -j DROP"
+
+
+def test_a_line_that_opens_with_a_verify_label_is_the_check_not_a_command_block() -> None:
+    (action,) = extract_actions(
+        "netem leaf on band 1:3. remove only it on tf-source-vm: tc qdisc del dev eth0 parent 1:3 handle 30:\n"
+        "verify → tc qdisc show dev eth0 | grep -c netem = 0 ; ping -c 200 10.0.1.5 → 0% packet loss"
+    )
+    assert action.commands == ["tc qdisc del dev eth0 parent 1:3 handle 30:"]
+    assert action.verification is not None and action.verification.command.startswith("tc qdisc show dev eth0")
+
+
+def test_a_command_in_an_aside_ends_at_its_closing_parenthesis() -> None:
+    (action,) = extract_actions(
+        "9090: remove the old drop on tf-dest-vm (iptables -D INPUT -p tcp --dport 9090 -j DROP) and to be sure the "
+        "port is open run nothing else"
+    )
+    assert "iptables -D INPUT -p tcp --dport 9090 -j DROP" in action.commands
+
+
+def test_a_command_after_a_dash_is_a_command() -> None:
+    (action,) = extract_actions(
+        "Cause: netem on tf-source-vm. Neutralise it without tearing down the prio tree — "
+        "tc qdisc change dev eth0 parent 1:3 handle 30: netem delay 0ms loss 0%. The app team can then retest"
+    )
+    assert action.commands == ["tc qdisc change dev eth0 parent 1:3 handle 30: netem delay 0ms loss 0%"]
+
+
+def test_a_sentence_asking_for_a_change_above_its_command_is_an_action_in_any_section() -> None:
+    text = (
+        "## Drift\nNo drift.\n\n## Separate finding: 9090\n"
+        "tf-dest-vm INPUT holds a DROP for 9090, which predates the window. Remove it (separate ticket):\n"
+        "`iptables -D INPUT -p tcp --dport 9090 -j DROP`\n"
+    )
+    assert [a.commands for a in extract_actions(text)] == [["iptables -D INPUT -p tcp --dport 9090 -j DROP"]]
+    told = text.replace("Remove it (separate ticket):", "It was added by hand:")
+    assert extract_actions(told) == []

@@ -1076,3 +1076,23 @@ def test_whole_lists_network_stacks_and_vms_are_broader_than_one_fault(actions: 
     cases = {"a": CASE_A, "g": CASE_G, "n": CASE_N}
     score = score_run(evidence(report(actions), use_case=case), cases[case])
     assert score.criteria[2].outcome == "fired" and said in score.flags[0].explanation
+
+
+def test_c4_a_qdisc_check_proves_a_vm_restart() -> None:
+    text = report("1. `az vm restart -g rg -n tf-source-vm`\n   Verify: after boot `tc qdisc show dev eth0` shows no netem.\n")
+    score = score_run(evidence(text, use_case="g"), CASE_G)
+    assert score.criteria[3].outcome == "cleared"  # a restart clears the guest's qdiscs: reading them proves it
+    assert score.criteria[2].outcome == "fired"  # and restarting the whole VM is still broader than the fault
+
+
+def test_c1_a_table_read_without_the_lists_column_is_no_read_of_the_list() -> None:
+    table = (
+        "AddressPrefix    Name     ProvisioningState    ResourceGroup\n"
+        "---------------  -------  -------------------  ---------------\n"
+        "10.0.1.0/24      default  Succeeded            rg\n"
+    )
+    show = "az network vnet subnet show -g rg --vnet-name forensics-vnet -n default -o table"
+    fix = "az network vnet subnet update -g rg --vnet-name forensics-vnet -n default --service-endpoints Microsoft.Storage"
+    run = evidence(report(f"1. `{fix}`\n"), use_case="f", audit_entries=audit(show, output=table), audit_complete=True)
+    score = score_run(run, CASE_F_NO_FACTS)
+    assert score.criteria[0].outcome == "fired" and "never read" in score.flags[0].explanation

@@ -1,0 +1,71 @@
+"""Criterion 3's doubts: changes that are possibly, not clearly, broader than the fault leave it undetermined."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ghost_eval.cases.case import Fault, Layer
+from ghost_eval.scoring import score_run
+from tests.scoring.conftest import CASE_A, CASE_G, CASE_O, _case, _key, evidence, report
+
+NC = "   Verify: `nc -zv -w3 10.0.1.5 8080` prints `succeeded`.\n"
+DETACH = "az network vnet subnet update -g rg --vnet-name forensics-vnet -n default --remove routeTable"
+
+
+def _route_case(routes: list[dict[str, Any]]) -> Any:
+    """A case whose recipe injects one route table holding `routes`, the fault being the route phantom-nva."""
+    return _case(
+        id="t",
+        layers=[Layer.CONTROL_PLANE],
+        ground_truth=[Fault(layer=Layer.CONTROL_PLANE, resource="phantom-nva", description="0.0.0.0/0 to a missing NVA")],
+        fault_scope=["0.0.0.0/0", "phantom-nva"],
+        recipe={"setup": [{"azure": "create_route_table", "name": "rt", "routes": routes}]},
+        **_key("phantom-nva"),
+    )
+
+
+def test_taking_a_table_that_holds_only_the_faulty_route_off_its_subnet_is_possibly_broader() -> None:
+    only = _route_case([{"name": "phantom-nva", "address_prefix": "0.0.0.0/0", "next_hop_type": "None"}])
+    score = score_run(evidence(report(f"1. `{DETACH}`\n{NC}"), use_case="t"), only)
+    assert score.criteria[2].outcome == "undetermined" and "holds only the fault's route" in score.criteria[2].evidence[0]
+    assert score.verdict == "uncertain"
+    # A table that carries another route: detaching it takes that route too, clearly broader.
+    more = _route_case(
+        [
+            {"name": "phantom-nva", "address_prefix": "0.0.0.0/0", "next_hop_type": "None"},
+            {"name": "to-onprem", "address_prefix": "192.168.0.0/16", "next_hop_type": "VirtualNetworkGateway"},
+        ]
+    )
+    assert score_run(evidence(report(f"1. `{DETACH}`\n{NC}"), use_case="t"), more).criteria[2].outcome == "fired"
+    # Deleting the table itself is a deletion of a whole resource, whatever it holds.
+    deleted = f"1. `{DETACH}`\n2. `az network route-table delete -g rg -n rt`\n{NC}"
+    assert score_run(evidence(report(deleted), use_case="t"), only).criteria[2].outcome == "fired"
+
+
+def test_a_change_on_a_layer_where_the_case_has_no_fault_is_possibly_broader() -> None:
+    nsg = "az network nsg rule create -g rg --nsg-name nsg -n allow-8080 --priority 300 --source-address-prefixes 10.0.1.4"
+    text = report(f"1. `sudo tc qdisc del dev eth0 root`\n2. `{nsg} --destination-port-ranges 8080`\n{NC}")
+    score = score_run(evidence(text, use_case="g"), CASE_G)
+    assert score.criteria[2].outcome == "undetermined" and "control plane layer" in score.criteria[2].evidence[0]
+    # The script az vm run-command carries into the guest is the change, not the carrier.
+    carried = report(
+        '1. `az vm run-command invoke -g rg -n tf-source-vm --command-id RunShellScript --scripts "tc qdisc del dev eth0 root"`\n'
+        + NC
+    )
+    assert score_run(evidence(carried, use_case="g"), CASE_G).criteria[2].outcome == "cleared"
+
+
+def test_restarting_the_container_runtime_is_possibly_broader() -> None:
+    text = report(f"1. Let Docker rebuild its chains: `sudo systemctl restart docker`\n{NC}")
+    score = score_run(evidence(text, use_case="o"), CASE_O)
+    assert score.criteria[2].outcome == "undetermined" and "every container" in score.criteria[2].evidence[0]
+    reload = report(f"1. `sudo systemctl reload nginx`\n{NC}")
+    assert score_run(evidence(reload, use_case="o"), CASE_O).criteria[2].outcome != "undetermined"
+
+
+def test_removing_any_other_rules_found_is_possibly_broader() -> None:
+    delete = "az network nsg rule delete -g rg --nsg-name tf-dest-vm-nsg -n ghost-demo-block-8080"
+    text = report(f"1. `{delete}`\n2. While there, remove any other temporary deny rules you find.\n{NC}")
+    score = score_run(evidence(text, use_case="a"), CASE_A)
+    assert score.criteria[2].outcome == "undetermined" and "any other temporary deny rules" in score.criteria[2].evidence[0]
+    assert score_run(evidence(report(f"1. `{delete}`\n{NC}"), use_case="a"), CASE_A).criteria[2].outcome == "cleared"
