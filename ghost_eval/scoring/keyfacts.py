@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from ghost_eval.cases.case import Case, KeyFact, Layer, StatedValue, WrongClaim
 from ghost_eval.cases.phrases import PHRASE_FLAGS, compile_claim, compile_phrase
 from ghost_eval.scoring.model import ClaimHit, DiagnosisResult, FactResult
-from ghost_eval.scoring.text import split_sentences
+from ghost_eval.scoring.text import LAB_VM, split_sentences
 from ghost_eval.shell.commands import looks_like_command
 
 if TYPE_CHECKING:
@@ -293,7 +293,6 @@ _NSG_ORDER_CLAIM = "A rule with a higher priority number wins over one with a lo
 
 _SHAPING = re.compile(r"(?i)\b(?:qdisc|netem|tbf|htb|tc|shap\w*|traffic\s+control)\b")
 _SHAPING_FAULT = re.compile(r"(?i)\b(?:netem|tbf|htb|prio|loss|delay|latency|rate|corrupt\w*|shap\w*)\b")
-_LAB_VM = re.compile(r"(?<![\w-])tf-(?:source|dest)-vm(?![\w-])")
 _PLACED_ON = re.compile(
     r"(?i)(?:\b(?:on|in)\W+(?:the\W+)?\**tf-(?:source|dest)-vm|^\W*tf-(?:source|dest)-vm\W*:)"
     r"|tf-(?:source|dest)-vm\**(?:['\u2019]s\W+(?:eth\d|nic|interface|egress|primary)|\s+eth\d)"
@@ -309,8 +308,8 @@ def _shaping_elsewhere(case: Case, sentence: str) -> bool:
     """Whether the sentence puts the case's traffic shaping on a VM that has none: it names one VM, not a shaping
     fault's, and says the shaping is there (a netem, tbf or htb, a loss or delay), not that the VM is clean."""
     hosts = {f.host for f in case.ground_truth if f.layer is Layer.OS and f.host and _SHAPING.search(f.resource or "")}
-    named = set(_LAB_VM.findall(sentence))
-    if not any(_PLACED_ON.search(sentence[max(0, m.start() - 12) : m.end() + 12]) for m in _LAB_VM.finditer(sentence)):
+    named = set(LAB_VM.findall(sentence))
+    if not any(_PLACED_ON.search(sentence[max(0, m.start() - 12) : m.end() + 12]) for m in LAB_VM.finditer(sentence)):
         return False  # "the transfer to tf-dest-vm" names where traffic goes, not where the qdisc is
     return (
         bool(hosts)

@@ -28,6 +28,7 @@ def possibly_broader(views: Sequence[ActionView], case: Case | None) -> list[str
         *_layers_without_fault(views, case),
         *_runtime_restarts(views),
         *_open_ended_changes(views),
+        *_changes_on_clean_vms(views, case),
     ]
 
 
@@ -192,3 +193,68 @@ def _open_ended_changes(views: Sequence[ActionView]) -> list[str]:
         for view in views
         if (m := _OPEN_ENDED.search(view.prose)) is not None
     ]
+
+
+_ON_VM = re.compile(
+    r"(?i)(?<!nothing )(?<!not )(?<!no )(?:#\s*|\bon\s+(?:the\s+)?|^\W*)(?P<vm>tf-(?:source|dest)-vm)\b"
+    r"(?:\s+and\s+(?P<also>tf-(?:source|dest)-vm)\b)?|\bon\s+both\s+(?:vms|ends|boxes|hosts|sides|machines)\b"
+)
+"""Where a line puts a command on a VM: "on tf-dest-vm (and tf-source-vm)", a trailing `# tf-dest-vm`, "tf-dest-vm:"
+first, "on both VMs"; not "nothing on tf-dest-vm needs to change"."""
+_VM_AFTER = re.compile(
+    r"(?i)[\s`'\")]*(?:#\s*|on\s+(?:the\s+)?)(?P<vm>tf-(?:source|dest)-vm)\b(?:\s+and\s+(?P<also>tf-(?:source|dest)-vm)\b)?"
+    r"|[\s`'\")]*on\s+both\s+(?:vms|ends|boxes|hosts|sides|machines)\b"
+)
+"""A placement right after the command: "`tc qdisc del …` on tf-dest-vm", "… root   # tf-dest-vm"."""
+_LAB_VMS = ("tf-source-vm", "tf-dest-vm")
+
+
+_RUN_COMMAND_VM = re.compile(r"\brun-command\b.*?\s(?:-n|--name|--vm-name)\s+[\"']?([\w.-]+)")
+
+
+def _placed(view: ActionView, raw: str, cmd: Command, nth: int = 0) -> set[str]:
+    """The VM an action runs a command on: the host of an `ssh` wrapper, the VM `az vm run-command` carries it to,
+    else the VM its line puts it on, the last placement before the command or one right after it ("on tf-dest-vm,
+    `tc qdisc del …`", "`tc qdisc del …`  # tf-dest-vm"). None known: nothing is said."""
+    ssh = [w[-1].lower() for w in cmd.wrappers if w[:1] == ("ssh",) and len(w) > 1]
+    if ssh:
+        return {vm for vm in _LAB_VMS if vm in " ".join(ssh)}
+    text = view.written
+    places = [m.start() for m in re.finditer(re.escape(raw), text)]  # the same command twice: the nth is this one
+    where = places[min(nth, len(places) - 1)] if places else -1
+    line = text[text.rfind("\n", 0, where) + 1 : (text.find("\n", where) + 1 or len(text) + 1) - 1] if places else raw
+    if (carried := _RUN_COMMAND_VM.search(line)) is not None:
+        return {carried.group(1).lower()}
+    at = where - (text.rfind("\n", 0, where) + 1) if places else 0
+    inside = _ON_VM.search(raw)  # a bare command that runs on into "… root on tf-dest-vm"
+    after = _VM_AFTER.match(line, at + len(raw)) if at >= 0 else None
+    before = [m for m in _ON_VM.finditer(line, 0, max(at, 0)) if line.rfind(".", m.end(), at) < 0]  # same sentence
+    chosen = inside or after or (before[-1] if before else None)
+    if chosen is None:
+        return set()
+    return {vm.lower() for vm in (chosen["vm"], chosen["also"]) if vm} if chosen["vm"] else set(_LAB_VMS)
+
+
+def _changes_on_clean_vms(views: Sequence[ActionView], case: Case | None) -> list[str]:
+    """A qdisc or firewall change made on a VM where the case has no OS fault ("reset tc on both ends"):
+    often a no-op back to the default there, yet a change to a VM outside the fault: possibly broader."""
+    faults = [f for f in case.ground_truth if f.layer is Layer.OS and f.host] if case is not None else []
+    if not faults:
+        return []
+    shaped = {f.host for f in faults if _OS_FAULT_KINDS[0][1].search(f"{f.resource} {f.description}")}
+    found = []
+    for view in views:
+        seen: list[str] = []
+        for raw, cmd in view.commands:
+            kind = "qdisc" if cmd.program == "tc" else "firewall" if cmd.program in _FIREWALL_PROGRAMS else None
+            if not cmd.mutating or kind is None:
+                continue
+            # A qdisc change is clean-VM work where no shaping fault is; a firewall change only where no OS fault is at
+            # all (the lab emulates loss with a firewall chain beside a qdisc).
+            hosts = shaped if kind == "qdisc" else {f.host for f in faults}
+            seen.append(raw)
+            if clean := sorted(_placed(view, raw, cmd, seen.count(raw) - 1) - hosts):
+                found.append(
+                    f"action {view.index}: `{raw[:80]}` changes the {kind} on {', '.join(clean)}, a VM without any fault"
+                )
+    return found

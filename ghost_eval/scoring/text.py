@@ -23,6 +23,7 @@ from ghost_eval.shell.commands import (
 
 __all__ = [
     "CODE_SPAN",
+    "LAB_VM",
     "LIST_PREFIX",
     "Fence",
     "Section",
@@ -119,6 +120,8 @@ shell redirect of `-` into a file."""
 _BARE_VALUE = re.compile(r"(?:=>?|->|→)?\s*(?:-?\d+(?:\.\d+)?|`[^`]+`|\"[^\"]+\"|'[^']+')")
 """A comment that is only a value (`grep -c netem   # 0`): what the command prints."""
 LIST_PREFIX = re.compile(r"^\s*(?:\d{1,3}[.)]|[-*+])\s+")
+LAB_VM = re.compile(r"(?<![\w-])tf-(?:source|dest)-vm(?![\w-])")
+"""The lab's two VMs, by name."""
 """A list item's marker and the space after it."""
 _OUTPUT_LANGS = frozenset({"text", "txt", "output", "plaintext", "log", "json", "yaml", "yml", "csv", "diff", "console-output"})
 _FENCE_OPEN = re.compile(r"^(\s*(?:(?:\d{1,3}[.)]|[-*+])\s+)?)(`{3,}|~{3,})\s*([^\s`]*)")

@@ -69,3 +69,15 @@ def test_removing_any_other_rules_found_is_possibly_broader() -> None:
     score = score_run(evidence(text, use_case="a"), CASE_A)
     assert score.criteria[2].outcome == "undetermined" and "any other temporary deny rules" in score.criteria[2].evidence[0]
     assert score_run(evidence(report(f"1. `{delete}`\n{NC}"), use_case="a"), CASE_A).criteria[2].outcome == "cleared"
+
+
+def test_a_qdisc_reset_on_a_vm_without_a_shaping_fault_is_possibly_broader() -> None:
+    lines = "   tc qdisc del dev eth0 root   # tf-source-vm\n   tc qdisc del dev eth0 root   # tf-dest-vm\n"
+    both = report(f"1. Clear tc on both ends:\n{lines}{NC}")
+    score = score_run(evidence(both, use_case="g"), CASE_G)
+    assert score.criteria[2].outcome == "undetermined" and "tf-dest-vm" in score.criteria[2].evidence[0]
+    said = report(f"1. tc qdisc del dev eth0 root on tf-dest-vm and tf-source-vm\n{NC}")
+    assert score_run(evidence(said, use_case="g"), CASE_G).criteria[2].outcome == "undetermined"
+    # The faulty VM alone, or another VM only named as the traffic's target, is the fault's own scope.
+    own = report(f"1. On tf-source-vm: `tc qdisc del dev eth0 root`, then ping tf-dest-vm again.\n{NC}")
+    assert score_run(evidence(own, use_case="g"), CASE_G).criteria[2].outcome == "cleared"
