@@ -304,19 +304,37 @@ _CLEAN = re.compile(
 """What a sentence about a VM's qdisc says when it calls that VM clean ("tf-dest-vm has the default mq/fq_codel")."""
 
 
-def _shaping_elsewhere(case: Case, sentence: str) -> bool:
-    """Whether the sentence puts the case's traffic shaping on a VM that has none: it names one VM, not a shaping
-    fault's, and says the shaping is there (a netem, tbf or htb, a loss or delay), not that the VM is clean."""
-    hosts = {f.host for f in case.ground_truth if f.layer is Layer.OS and f.host and _SHAPING.search(f.resource or "")}
-    named = set(LAB_VM.findall(sentence))
-    if not any(_PLACED_ON.search(sentence[max(0, m.start() - 12) : m.end() + 12]) for m in LAB_VM.finditer(sentence)):
-        return False  # "the transfer to tf-dest-vm" names where traffic goes, not where the qdisc is
+_FIREWALL = re.compile(r"(?i)\b(?:iptables|nft|INPUT|OUTPUT|FORWARD|firewall|rules\.v4|chain)\b")
+_FIREWALL_FAULT = re.compile(r"(?i)\b(?:DROP|REJECT|drop(?:s|ped|ping)?|reject(?:s|ed|ing)?|block(?:s|ed|ing)?)\b")
+_FAULT_KINDS = {
+    "shaping": (_SHAPING, _SHAPING_FAULT, "The traffic shaping sits on a VM where the case has none."),
+    "firewall": (_FIREWALL, _FIREWALL_FAULT, "The firewall rule at fault sits on a VM where the case has none."),
+}
+"""An OS fault's kind: what names it, what says it is there, and the claim a sentence putting it elsewhere makes."""
+
+
+def _fault_elsewhere(case: Case, kind: str, sentence: str) -> bool:
+    """Whether the sentence puts the case's OS fault of this kind (a qdisc, a firewall rule) on a VM that has none: it
+    places it on one VM ("on tf-source-vm", "tf-source-vm's eth0"), not a faulty one of that kind, and says the fault is
+    there (a netem or a loss; a DROP or a block), not that the VM is clean. Naming where traffic goes ("cannot reach
+    tf-dest-vm") places nothing."""
+    names, says, _ = _FAULT_KINDS[kind]
+    hosts = {f.host for f in case.ground_truth if f.layer is Layer.OS and f.host and names.search(f.resource or "")}
+    placed = {
+        m.group(0)
+        for m in LAB_VM.finditer(sentence)
+        if _PLACED_ON.search(sentence[max(0, m.start() - 12) : m.end() + 12])
+        and any(
+            ";" not in (near := sentence[min(m.end(), n.start()) : max(m.start(), n.end())]) and len(near) <= 60
+            for n in names.finditer(sentence)
+        )  # the fault's own words stand by the VM, in the same clause
+    }
     return (
         bool(hosts)
-        and len(named) == 1
-        and not named <= hosts
-        and _SHAPING.search(sentence) is not None
-        and _SHAPING_FAULT.search(sentence) is not None
+        and len(placed) == 1
+        and not placed <= hosts
+        and names.search(sentence) is not None
+        and says.search(sentence) is not None
         and _CLEAN.search(sentence) is None
     )
 
@@ -328,10 +346,10 @@ def _domain_claims(case: Case, claims: _ClaimText) -> list[ClaimHit]:
     inverted = _first_asserting(claims, _inverted_priority)
     if inverted is not None:
         hits.append(ClaimHit(id="nsg_priority_order", claim=_NSG_ORDER_CLAIM, sentence=inverted))
-    elsewhere = _first_asserting(claims, lambda sentence: _shaping_elsewhere(case, sentence))
-    if elsewhere is not None:
-        claim = "The traffic shaping sits on a VM where the case has none."
-        hits.append(ClaimHit(id="shaping_placement", claim=claim, sentence=elsewhere))
+    for kind, (_, _, claim) in _FAULT_KINDS.items():
+        elsewhere = _first_asserting(claims, lambda sentence: _fault_elsewhere(case, kind, sentence))  # noqa: B023
+        if elsewhere is not None:
+            hits.append(ClaimHit(id=f"{kind}_placement", claim=claim, sentence=elsewhere))
     for nsg, rule in [pair for f in case.ground_truth if (pair := f.nsg_rule)]:
         hit = _first_asserting(claims, lambda sentence: _misplaced(rule, nsg, sentence))  # noqa: B023 (used at once)
         if hit is not None:
@@ -350,13 +368,14 @@ _VALUE_GRAMMAR: dict[str, str] = {
     "priority": rf"{_GAP}(?<![\w-])(?:priority|prio|p)\W*(?:of\W+|at\W+|=\W*)?(?P<value>\d{{3,5}})\b",
     "next_hop": rf"{_GAP}(?:\b|virtual)(?:appliance|nva|next[-\s]?hop)(?:\W+(?:ip|address|at|of|is))*\W+"
     rf"(?P<value>{_ADDRESS})\b(?!/)",
-    "loss": rf"{_PARAMETERS}(?:\bloss\W+(?:of\W+)?(?P<value>{_NUMBER})\s*%"
+    "loss": rf"{_PARAMETERS}(?:\b(?:loss|drop(?:s|ping)?|discard(?:s|ing)?)\W+(?:of\W+)?(?P<value>{_NUMBER})\s*%"
     rf"|(?P<before>{_NUMBER})\s*%\W+(?!packet\b)(?:\w+\W+){{0,2}}loss\b)",
     "port": rf"{_GAP}\b(?:port|tcp|udp)s?\W{{0,3}}(?P<value>\d{{1,5}})\b(?![./])",
 }
 """How a sentence gives each property of `StatedValue` a value, after the resource's name: "<rule> at priority 110",
 "<table> sends 0.0.0.0/0 to a virtual appliance at 10.0.0.253" (or "→ VirtualAppliance 10.0.0.253"), "netem with 50%
-random loss" ("netem qdisc on tf-source-vm's primary NIC injecting 50% random packet loss"), "<rule> allows TCP 22"."""
+random loss" ("netem qdisc on tf-source-vm's primary NIC injecting 50% random packet loss", "netem 30: dropping 50% of
+everything"), "<rule> allows TCP 22"."""
 
 
 def _numeric(value: str) -> float | str:

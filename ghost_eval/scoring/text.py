@@ -337,7 +337,7 @@ def _one_line(span: str) -> str:
 _BARE_START = re.compile(
     r"(?m)^[ \t>]*(?:(?:\d{1,3}[.)]|[-*+]|->|=>|\u2192)[ \t]+)?|:[ \t]+"
     r"|(?P<mid>,[ \t]+|(?<=\S)[.!?][ \t]+|(?:->|=>|\u2192|\u2014|\u2013)[ \t]+|\([ \t]*)"
-    r"|\b(?:with|using|via|run|execute|then)[ \t]+"
+    r"|\b(?:with|w/|using|via|run|execute|then)[ \t]+"
     r"|(?<![\w/.-])(?=[a-z][\w.-]*[ \t]+--?[A-Za-z])|(?<![\w/.-])(?=sudo[ \t]+[a-z])",
     re.IGNORECASE,
 )
@@ -357,6 +357,11 @@ rest of the sentence states."""
 _PRONOUNS = frozenset({"it", "them", "this", "that", "these", "those", "everything", "something"})
 _PREPOSITIONS = frozenset({"from", "to", "on", "against", "at", "in", "for", "of", "with"})
 _SHELL_COMMENT = re.compile(r"\s#(?:\s.*)?$")
+_NEW_SUBJECT = re.compile(r"\s+and\s+(?:the\s+)?[a-z][\w-]*$")
+"""A clause after a command ("… -j DROP and prometheus"): the word before the verb is its subject, not the command."""
+_COMPARISON = re.compile(r"\s[<>]=?\s*\d+(?:\.\d+)?\s*(?:ms|s|%|[kmg]bits?(?:/s)?|[kmg]bps|[kmg]b/s)\b.*$", re.IGNORECASE)
+"""A result compared in words after a command ("iperf3 -c 10.0.1.5 > 5mbit", "curl … < 10 ms"): a measure, not a
+redirect into a file named `5mbit`."""
 """A shell comment ends the command (`iptables -F INPUT   # clears whatever else is there`): its words are not arguments."""
 _SUBCOMMANDS = {"ip": frozenset({"link", "addr", "address", "route", "rule", "neigh", "netns", "tunnel", "tuntap", "maddr"})}
 """Programs named like English words whose object names them as a command without an option (`ip link set dev eth0
@@ -395,14 +400,17 @@ def bare_commands(prose: str) -> list[tuple[int, str]]:
         if (m["mid"] or "").startswith("(") and (close := _closing_paren(prose, start, end)) is not None:
             end = close  # "remove it (iptables -D INPUT … -j DROP) and then …": the aside ends the command
         candidate = " ".join(prose[start:end].replace("\\\n", " ").split())
-        candidate = _SHELL_COMMENT.sub("", candidate)
+        candidate = _COMPARISON.sub("", _SHELL_COMMENT.sub("", candidate))
         if candidate.endswith(")") and candidate.count(")") > candidate.count("("):
             candidate = candidate[:-1].rstrip()  # "(az vm resize … --size Standard_D4s_v5)": the aside's close
         if (predicate := _PREDICATE.search(candidate)) is not None:
             candidate = candidate[: predicate.start()]
-            subject = parse_command_block(candidate)[-1:]  # "… -j DROP; afterwards iptables -S INPUT prints nothing"
-            if not subject or not is_check(subject[0].text):
-                continue
+            if (clause := _NEW_SUBJECT.search(candidate)) is not None:
+                candidate = candidate[: clause.start()]  # "… -j DROP and prometheus should start": the verb's own subject
+            else:
+                subject = parse_command_block(candidate)[-1:]  # "… -j DROP; afterwards iptables -S INPUT prints nothing"
+                if not subject or not is_check(subject[0].text):
+                    continue
         if not candidate or not looks_like_command(candidate):
             continue
         if candidate.split()[0].endswith(":"):
@@ -444,11 +452,12 @@ _EXPECTATION = re.compile(
     r"|(?:should\s*n['\u2019]?t|should\s+not|won['\u2019]t|will\s+not|must\s+not)\s+(?:\w+\s+)?(?:hang|time\s*out|fail|drop|stall)"
     r"|no\s+longer\b|absent\b|exit\s+(?:code|status)\b|non-?zero\b|unchanged\b|(?:→|->|=>)\s*\S"
     r"|exits?\s+(?:with\s+)?(?:(?:code|status)\s+)?\d|fails?\s+with\b|[1-5]xx\b"
-    r"|return(?:s|ed)?\s+(?:\d|an?\s|the\s|`|\"|'|true|false|ok|success|nothing|no\s|empty|only)"
+    r"|return(?:s|ed)?\s+(?:\d|an?\s|the\s|`|\"|'|true|false|ok|success|nothing|no\s|empty|only|data\b|metrics\b)"
     r"|\b(?:rtt|latency|avg|average)\b[^.\n]{0,20}?\d+(?:\.\d+)?\s*ms\b"
     r"|\d+(?:\.\d+)?\s*%\s+(?:packet\s+)?loss\b|\d+\s*/\s*\d+\s+(?:packets|replies|received)\b|\d+\s+received\b"
     r"|http(?:/\d(?:\.\d)?)?\s+\d{3}\b|200\s+ok\b|succeed(?:s|ed)?\b|connect(?:s|ed)\b"
     r"|(?:below|under|above|over|less\s+than|more\s+than|fewer\s+than|at\s+least|at\s+most)\s+\d"
+    r"|(?<!\S)[<>]=?\s*\d+(?:\.\d+)?\s*(?:ms|s|%|[kmg]bits?(?:/s)?|[kmg]bps|[kmg]b/s)\b"
     r"|(?:is|are)\s+(?:now\s+)?(?:absent|gone|empty|no\s+longer|not\s+listed|listed|present|reachable|open|back)\b"
     r"|gets?\s+\d+\s+(?:replies|responses|packets|answers)\b|(?:completes?|finish(?:es)?|ends?)\s+with\b|instead\s+of\b"
     r"|stays?\s+(?:at|flat|the\s+same|unchanged|below|under|zero|0)\b"

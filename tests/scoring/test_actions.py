@@ -512,3 +512,31 @@ def test_a_sentence_asking_for_a_change_above_its_command_is_an_action_in_any_se
     assert [a.commands for a in extract_actions(text)] == [["iptables -D INPUT -p tcp --dport 9090 -j DROP"]]
     told = text.replace("Remove it (separate ticket):", "It was added by hand:")
     assert extract_actions(told) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "check"),
+    [
+        ("verify: curl -w '%{time_total}' http://10.0.1.5:7070/ from tf-source-vm should come back < 10 ms", "curl -w"),
+        ("verify iperf3 -c 10.0.1.5 > 5mbit and ping -c3 10.0.1.5 replies", "iperf3 -c 10.0.1.5"),
+        (
+            "verify w/ az network vnet subnet show ... --query serviceEndpoints -o table, Microsoft.Storage should show "
+            "Succeeded",
+            "az network",
+        ),
+        ("verify: curl http://10.0.1.5:9090/metrics from the source returns data", "curl http"),
+    ],
+)
+def test_a_check_with_a_measure_compared_or_data_returned_is_a_verification(text: str, check: str) -> None:
+    """ "> 5mbit" after a command is a measure, not a redirect into a file; "w/" introduces a command as "with" does."""
+    (action,) = extract_actions(f"fix: `tc qdisc del dev eth0 root`\n{text}")
+    assert action.verification is not None and action.verification.command.startswith(check)
+    assert action.commands[0] == "tc qdisc del dev eth0 root" and not any("5mbit" in c for c in action.commands)
+
+
+def test_a_change_handed_to_its_command_mid_sentence_is_an_action() -> None:
+    text = (
+        "cab: no drift, sign it off.\nprometheus: DROP tcp 9090 on tf-dest-vm INPUT, older than the window. remove it w/ "
+        "iptables -D INPUT -p tcp --dport 9090 -j DROP and prometheus should start scraping again"
+    )
+    assert [a.commands for a in extract_actions(text)] == [["iptables -D INPUT -p tcp --dport 9090 -j DROP"]]

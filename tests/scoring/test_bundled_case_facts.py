@@ -529,6 +529,7 @@ def test_the_nsg_of_the_rules_own_vm_is_no_misplacement() -> None:
         ),
         ("t", "Route table ghost-demo-t-rt points 0.0.0.0/0 at the NVA 10.0.9.9, which no VM answers.", "egress_route"),
         ("g", "On tf-source-vm, tc shows a netem leaf with loss 35% under a prio root.", "qdisc_loss"),
+        ("g", "tc on the source vm: prio root + netem 30: dropping 50% of everything that isnt ssh.", "qdisc_loss"),
     ],
 )
 def test_a_value_of_the_fault_stated_otherwise_contradicts_its_fact(case_id: str, text: str, fact: str) -> None:
@@ -642,3 +643,12 @@ def test_c_a_network_change_for_a_fault_in_the_application_is_broader_than_it() 
     assert 3 not in _fired(
         _score("c", app + "   Verify: `curl -s -o /dev/null -w '%{time_total}' http://10.0.1.5:7070/` prints under 1.\n")
     )
+
+
+def test_the_firewall_rule_put_on_the_other_vm_is_misplaced() -> None:
+    """The DROP (and its keeper) placed on a VM where the case has no firewall fault contradicts the case, whatever
+    the rest names; a recommendation for the other fault on that VM, in a clause of its own, places nothing."""
+    wrong = "The harden-net daemon on tf-source-vm re-applies /etc/iptables/rules.v4, which drops TCP to port 5001."
+    assert "firewall_placement" in check_diagnosis(_case("j_hardened"), wrong, None).forbidden
+    right = "Remove the DROP line from rules.v4 and reload harden-net; remove the shaping on tf-source-vm separately."
+    assert "firewall_placement" not in check_diagnosis(_case("j_hardened"), right, None).forbidden
