@@ -38,6 +38,8 @@ FLOORS = {
     "blind23": 0.78,
     "blind24": 0.89,
     "blind25": 0.86,
+    "blind26": 0.85,
+    "blind27": 0.89,
 }
 """The tune half is what the detectors were written against; the other parts were measured after the fact. blind10
 and blind11 (issue 20's blind parts) measured 0.67 and 0.70 first; after their misses were read and mended by domain
@@ -63,10 +65,12 @@ DIAGNOSIS_FLOORS = {
     "blind23": 0.92,
     "blind24": 0.91,
     "blind25": 0.94,
+    "blind26": 0.89,
+    "blind27": 0.92,
 }
 """Diagnosis agreement of issue 20's blind parts, first measured 0.80 and 0.90, now 0.907 (88/97) and 0.904 (113/125);
 elsewhere FLOORS serves both."""
-BELOW_BAR: dict[str, tuple[int, float]] = {"blind15": (1, 0.10), "blind25": (1, 0.10)}
+BELOW_BAR: dict[str, tuple[int, float]] = {"blind15": (1, 0.10), "blind25": (1, 0.10), "blind26": (1, 0.10), "blind27": (1, 0.10)}
 """Parts allowed below the bar (false safes, uncertain share of definite items) until the scorer mends them. Every
 blind part measured first with false safes (blind13 5, blind15 4, blind17 4, blind19 2, blind20 2); after their misses
 were read and mended by domain rules (a second fault no change reaches is undetermined, a network change where the
@@ -77,7 +81,9 @@ each; after their false safes were read (a generic `--set securityRules=…`, a 
 restored), blind22 holds none and blind23 1 (a qdisc deleted on the VM without the fault and an application
 restarted there). blind24 and blind25, written after scorer 3.9 and measured once at 41ef391: 0.90/0.92 with none and
 0.87/0.95 with 3; after blind25's false safes were read (scorer 3.10: a qdisc or firewall change on a VM without a
-fault is possibly broader), blind23 holds none and blind25 1 (a netem changed to keep its loss, blind15's class)."""
+fault is possibly broader), blind23 holds none and blind25 1 (a netem changed to keep its loss, blind15's class).
+blind26 and blind27, written after scorer 3.11 and measured once at 517b699: 0.86/0.90 and 0.90/0.93, one false safe
+each (not read at the time of writing)."""
 
 
 @pytest.fixture(scope="module")

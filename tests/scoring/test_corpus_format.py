@@ -83,7 +83,21 @@ def test_a_style_is_whole_or_messy_and_a_phase_is_1_or_2(cases: dict[str, Case])
 
 
 @pytest.mark.parametrize(
-    "part", ["blind16", "blind17", "blind18", "blind19", "blind20", "blind21", "blind22", "blind23", "blind24", "blind25"]
+    "part",
+    [
+        "blind16",
+        "blind17",
+        "blind18",
+        "blind19",
+        "blind20",
+        "blind21",
+        "blind22",
+        "blind23",
+        "blind24",
+        "blind25",
+        "blind26",
+        "blind27",
+    ],
 )
 def test_second_labels_cover_their_part_exactly_once(part: str) -> None:
     """A second expert's labels measure the first's only when every item of the part has one and no other item does."""
