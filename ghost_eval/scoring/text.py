@@ -349,7 +349,8 @@ _BARE_END = re.compile(r"\n|[.!?](?=\s|$)|,\s|\s(?:[\u2014\u2013]|->|\u2192|=>)\
 _BARE_OPTION = re.compile(r"(?:^|\s)--?[A-Za-z]")
 _PREDICATE = re.compile(
     r"\s(?:(?:only|now|still|then|again)\s+)?(?:is|are|was|were|has|had|have|been|should|would|will|must|shows|lists|"
-    r"returns|prints|reports|gives)\s"
+    r"returns|prints|reports|gives|rewrote|wrote|added|created|inserted|changed|broke|wiped|replaced|deleted|removed|"
+    r"flushed|installed)\s"
 )
 """A command followed by a verb is the subject of a sentence about it: a change ("`iptables -A …` was run last night")
 is then no recommendation, a read ("then iptables -S f2b-sshd should only show the RETURN") is a check whose result the
@@ -357,6 +358,14 @@ rest of the sentence states."""
 _PRONOUNS = frozenset({"it", "them", "this", "that", "these", "those", "everything", "something"})
 _PREPOSITIONS = frozenset({"from", "to", "on", "against", "at", "in", "for", "of", "with"})
 _SHELL_COMMENT = re.compile(r"\s#(?:\s.*)?$")
+_PURPOSE = re.compile(
+    r"\s+(?:to\s+(?:get|make|keep|avoid|ensure|be|clear|fix|stop|let|force|see|rule|move)|in\s+case|so\s+that|because"
+    r"|since)\b.*$"
+)
+"""A purpose or condition after a command ("az vm redeploy … to get it off the current host in case the hw is bad"):
+prose that ends the command."""
+_PLACED_STEP = re.compile(r"\s*;\s*on\s+tf-(?:source|dest)-vm\s*:?\s+")
+"""A step of a command list told where it runs ("… ; on tf-dest-vm sudo tc qdisc del …"): the place is no program."""
 _NEW_SUBJECT = re.compile(r"\s+and\s+(?:the\s+)?[a-z][\w-]*$")
 """A clause after a command ("… -j DROP and prometheus"): the word before the verb is its subject, not the command."""
 _COMPARISON = re.compile(r"\s[<>]=?\s*\d+(?:\.\d+)?\s*(?:ms|s|%|[kmg]bits?(?:/s)?|[kmg]bps|[kmg]b/s)\b.*$", re.IGNORECASE)
@@ -400,7 +409,8 @@ def bare_commands(prose: str) -> list[tuple[int, str]]:
         if (m["mid"] or "").startswith("(") and (close := _closing_paren(prose, start, end)) is not None:
             end = close  # "remove it (iptables -D INPUT … -j DROP) and then …": the aside ends the command
         candidate = " ".join(prose[start:end].replace("\\\n", " ").split())
-        candidate = _COMPARISON.sub("", _SHELL_COMMENT.sub("", candidate))
+        candidate = _PURPOSE.sub("", _COMPARISON.sub("", _SHELL_COMMENT.sub("", candidate)))
+        candidate = _PLACED_STEP.sub("; ", candidate)
         if candidate.endswith(")") and candidate.count(")") > candidate.count("("):
             candidate = candidate[:-1].rstrip()  # "(az vm resize … --size Standard_D4s_v5)": the aside's close
         if (predicate := _PREDICATE.search(candidate)) is not None:
@@ -446,6 +456,7 @@ _EXPECTATION = re.compile(
     r"include|appear|print|output|reach|connect|respond|receive|match|complete|read|say|get|give)\b"
     r"(?!\s+(?:normally|fine|again|correctly|properly|successfully|as\s+(?:expected|before|usual)|that)\b)"
     r"|(?:should|must|will)\s+(?:now\s+|still\s+)?(?:no\s+longer|not)\s+(?:be|show|appear|list|contain|include|report)\b"
+    r"|(?:should|must|will)\s+(?:now\s+)?be\s+(?:just|only|exactly|[`\"'])"
     r"|(?:should|must|will)\s+(?:now\s+)?be\s+(?:absent|present|gone|empty|listed|reachable|removed|allowed|open|"
     r"established|zero|0|back|restored|successful)\b"
     r"|you(?:['\u2019]ll|\s+will|\s+should)\s+(?:now\s+)?see\b"

@@ -12,7 +12,7 @@ from ghost_eval.scoring.model import CriterionResult
 from ghost_eval.scoring.names import FIX_VERIFIED as NAME
 from ghost_eval.scoring.parsed import ParsedRun, changes_anything
 from ghost_eval.scoring.reads import VM_RESETS, resource_kind
-from ghost_eval.scoring.text import has_expectation
+from ghost_eval.scoring.text import has_expectation, split_sentences
 from ghost_eval.shell.commands import Command, az_call, inspector_call, is_check, parse_command_block, watcher_check
 
 __all__ = ["VERIFICATION"]
@@ -60,6 +60,22 @@ def _reached(cmd: Command) -> set[Layer]:
     return {cmd.layer}
 
 
+_SAME_READ = re.compile(r"(?i)\b(?:the\s+)?same\s+(?:[\w-]+\s+){0,2}?(?:query|command|read|check|listing|call)\b")
+
+
+def _repeated_read(run: ParsedRun) -> Verification | None:
+    """ "After: the same show query should print Microsoft.Sql, Microsoft.Storage": a read the run already ran, named by
+    reference, with the result it should give now. The run's last read is the one meant."""
+    executed = [c for cmds in (*run.audit_commands, *run.trace_commands) if cmds for c in cmds if is_check(c.text)]
+    if not executed:
+        return None
+    for view in run.views:
+        for sentence in split_sentences(view.written):
+            if _SAME_READ.search(sentence) and has_expectation(sentence):
+                return Verification(command=executed[-1].text, expected=sentence[:300])
+    return None
+
+
 def _evaluate(run: ParsedRun) -> CriterionResult:
     """Criterion 4: no action, nor the report's verification section, gives a command with its expected result. A run
     that changes nothing where the case has a fault leaves nothing to verify: undetermined, as the fault stays."""
@@ -81,6 +97,10 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
             return criterion_result(
                 NAME, [], [f"the report's verification runs `{v.command[:120]}` expecting {v.expected[:120]!r}"]
             )
+    if (again := _repeated_read(run)) is not None and _proves(again.command, layers):
+        return criterion_result(
+            NAME, [], [f"the report runs its read `{again.command[:120]}` again, expecting {again.expected[:120]!r}"]
+        )
     last = views[-1]
     fired = action_flag(
         NAME,
@@ -111,7 +131,7 @@ VERIFICATION = Criterion(
     NAME,
     effect="decides",
     check=_evaluate,
-    reads=("views", "report_verifications", "expects_change"),
+    reads=("views", "report_verifications", "expects_change", "audit_commands", "trace_commands"),
     rubric=RUBRIC,
     observe=_observe,
 )

@@ -540,3 +540,28 @@ def test_a_change_handed_to_its_command_mid_sentence_is_an_action() -> None:
         "iptables -D INPUT -p tcp --dport 9090 -j DROP and prometheus should start scraping again"
     )
     assert [a.commands for a in extract_actions(text)] == [["iptables -D INPUT -p tcp --dport 9090 -j DROP"]]
+
+
+def test_a_purpose_clause_ends_a_command_and_a_past_tense_verb_makes_it_a_subject() -> None:
+    actions = extract_actions(
+        "1) sudo tc qdisc del dev eth0 root\n"
+        "2) az vm redeploy -g rg -n tf-source-vm to get it off the current host in case the hw is bad\n"
+    )
+    assert actions[-1].commands == ["az vm redeploy -g rg -n tf-source-vm"]
+    told = extract_actions("docker restart rewrote FORWARD with its isolation chains.\niptables -I DOCKER-USER 1 -j RETURN\n")
+    assert all(not c.startswith("docker") for a in told for c in a.commands)
+
+
+def test_a_step_told_where_it_runs_is_still_a_command() -> None:
+    (action,) = extract_actions(
+        "fixes: az network nsg rule delete -g rg --nsg-name nsg -n block-iperf ; on tf-dest-vm sudo tc qdisc del dev eth0 root"
+    )
+    assert any(c.endswith("sudo tc qdisc del dev eth0 root") and "on tf-dest-vm" not in c for c in action.commands)
+
+
+def test_should_be_just_states_a_result() -> None:
+    (action,) = extract_actions(
+        "fail2ban owns it: sudo fail2ban-client set sshd unbanip 203.0.113.47\n"
+        'verify - sudo iptables -S f2b-sshd should be just "-N f2b-sshd" and "-A f2b-sshd -j RETURN"'
+    )
+    assert action.verification is not None and action.verification.command == "sudo iptables -S f2b-sshd"

@@ -1096,3 +1096,17 @@ def test_c1_a_table_read_without_the_lists_column_is_no_read_of_the_list() -> No
     run = evidence(report(f"1. `{fix}`\n"), use_case="f", audit_entries=audit(show, output=table), audit_complete=True)
     score = score_run(run, CASE_F_NO_FACTS)
     assert score.criteria[0].outcome == "fired" and "never read" in score.flags[0].explanation
+
+
+def test_c4_the_same_read_named_again_with_its_result_verifies() -> None:
+    show = "az network vnet subnet show -g rg --vnet-name forensics-vnet -n default --query serviceEndpoints"
+    endpoints = "Microsoft.Sql Microsoft.KeyVault Microsoft.Storage"
+    fix = f"az network vnet subnet update -g rg --vnet-name forensics-vnet -n default --service-endpoints {endpoints}"
+    text = report(
+        f"1. `{fix}`\n   After: the same show query should print Microsoft.Sql, Microsoft.KeyVault, Microsoft.Storage.\n"
+    )
+    run = evidence(text, use_case="f", audit_entries=audit(show, output=SUBNET_SHOW), audit_complete=True)
+    score = score_run(run, CASE_F)
+    assert score.criteria[3].outcome == "cleared" and "again" in score.criteria[3].evidence[0]
+    # Nothing was read before: "the same query" names nothing the run ran.
+    assert score_run(evidence(text, use_case="f"), CASE_F).criteria[3].outcome == "fired"
