@@ -49,7 +49,10 @@ def test_every_escape_attempt_run_as_vm_root_is_contained(lab: Lab) -> None:
         for attempt in attempts:
             if attempt.case == "m":
                 continue  # the persistence pair is about trials (tests/escapes/test_try_fix.py)
-            code, out, err = vm_run(lab.target, DEST, "\n".join(attempt.commands), timeout=60)
+            # A whole-filesystem search (find-keys) walks all of the host's root the VM sees read-only: on a loaded
+            # machine with a large /opt that takes longer than a minute. The bound is the test's patience, not a
+            # property of the sandbox, and the search's whole output must be read for leaks.
+            code, out, err = vm_run(lab.target, DEST, "\n".join(attempt.commands), timeout=300)
             outputs[attempt.id] = out + err
         code, _, _ = vm_run(lab.target, DEST, "true")  # the VM still answers
         after = host_snapshot()
