@@ -385,9 +385,11 @@ def _recommended_in_narrative(section: Section, *, after_fix: bool) -> list[Reco
 def _asks_with_command(action: RecommendedAction) -> bool:
     """A sentence that asks for a change and hands over to its command ("Remove it (separate ticket):" above an
     `iptables -D`, "remove it w/ iptables -D …"): an instruction, wherever in a narrative it stands."""
-    at = action.description.find(action.commands[0]) if action.commands else -1
+    if not action.commands:
+        return False
+    at = action.description.find(action.commands[0])
     said = (action.description[:at] if at >= 0 else action.description).rstrip(" `\n")
-    if not action.commands or not (said.endswith(":") or _DONE_WITH.search(said)):
+    if not (said.endswith(":") or _DONE_WITH.search(said)):
         return False
     last = (split_sentences(said) or [said])[-1]
     return asks_for_change(mask_code(blank_warnings(last)))

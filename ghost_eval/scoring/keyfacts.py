@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from ghost_eval.cases.case import Case, KeyFact, Layer, StatedValue, WrongClaim
 from ghost_eval.cases.phrases import PHRASE_FLAGS, compile_claim, compile_phrase
 from ghost_eval.scoring.model import ClaimHit, DiagnosisResult, FactResult
-from ghost_eval.scoring.text import LAB_VM, split_sentences
+from ghost_eval.scoring.text import LAB_VM, LAB_VM_NAME, split_sentences
 from ghost_eval.shell.commands import looks_like_command
 
 if TYPE_CHECKING:
@@ -294,8 +294,8 @@ _NSG_ORDER_CLAIM = "A rule with a higher priority number wins over one with a lo
 _SHAPING = re.compile(r"(?i)\b(?:qdisc|netem|tbf|htb|tc|shap\w*|traffic\s+control)\b")
 _SHAPING_FAULT = re.compile(r"(?i)\b(?:netem|tbf|htb|prio|loss|delay|latency|rate|corrupt\w*|shap\w*)\b")
 _PLACED_ON = re.compile(
-    r"(?i)(?:\b(?:on|in)\W+(?:the\W+)?\**tf-(?:source|dest)-vm|^\W*tf-(?:source|dest)-vm\W*:)"
-    r"|tf-(?:source|dest)-vm\**(?:['\u2019]s\W+(?:eth\d|nic|interface|egress|primary)|\s+eth\d)"
+    rf"(?i)(?:\b(?:on|in)\W+(?:the\W+)?\**{LAB_VM_NAME}|^\W*{LAB_VM_NAME}\W*:)"
+    rf"|{LAB_VM_NAME}\**(?:['\u2019]s\W+(?:eth\d|nic|interface|egress|primary)|\s+eth\d)"
 )
 """Where a sentence places a thing on a VM: "on tf-dest-vm", "tf-dest-vm's eth0", "tf-dest-vm eth0:"."""
 _CLEAN = re.compile(

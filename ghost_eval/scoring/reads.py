@@ -262,12 +262,17 @@ def values_in_output(output: str, flag: str, *, loose: bool = True) -> list[str]
 _TABLE_RULE = re.compile(r"^[\s-]*-{3,}[\s-]*$")
 
 
+def _table_rule(lines: list[str]) -> int | None:
+    """The line of a `-o table` output's dashed rule, under its header; None when it shows no table."""
+    return next((i for i, line in enumerate(lines) if i and _TABLE_RULE.match(line)), None)
+
+
 def _table_columns(output: str) -> set[str] | None:
     """The column names of a `-o table` output (lowercased), when its header line is whole (the dashed rule follows
     it); None when the output shows no header. `az … show -o table` leaves list columns such as service endpoints
     out: such a read never showed the list."""
     lines = output.splitlines()
-    rule = next((i for i, line in enumerate(lines) if i and _TABLE_RULE.match(line)), None)
+    rule = _table_rule(lines)
     return None if rule is None else {c.lower() for c in lines[rule - 1].split()}
 
 
@@ -275,7 +280,7 @@ def _values_in_table(output: str, flag: str, name: str, partial: bool) -> list[s
     """`-o table` read as rows: the list's column (plural or singular name) in the row of the resource `name` (or
     the only row). A row the cut may have shortened (the last line of a v1 summary) shows nothing for certain."""
     lines = output.splitlines()
-    rule = next((i for i, line in enumerate(lines) if i and _TABLE_RULE.match(line)), None)
+    rule = _table_rule(lines)
     if rule is None:
         return None
     spans = [(m.start(), m.end()) for m in re.finditer(r"-+", lines[rule])]

@@ -24,6 +24,7 @@ from ghost_eval.shell.commands import (
 __all__ = [
     "CODE_SPAN",
     "LAB_VM",
+    "LAB_VM_NAME",
     "LIST_PREFIX",
     "Fence",
     "Section",
@@ -120,9 +121,11 @@ shell redirect of `-` into a file."""
 _BARE_VALUE = re.compile(r"(?:=>?|->|→)?\s*(?:-?\d+(?:\.\d+)?|`[^`]+`|\"[^\"]+\"|'[^']+')")
 """A comment that is only a value (`grep -c netem   # 0`): what the command prints."""
 LIST_PREFIX = re.compile(r"^\s*(?:\d{1,3}[.)]|[-*+])\s+")
-LAB_VM = re.compile(r"(?<![\w-])tf-(?:source|dest)-vm(?![\w-])")
-"""The lab's two VMs, by name."""
 """A list item's marker and the space after it."""
+LAB_VM_NAME = r"tf-(?:source|dest)-vm"
+"""The lab's two VMs' names, as a pattern for the rules that read where a sentence or a command puts something."""
+LAB_VM = re.compile(rf"(?<![\w-]){LAB_VM_NAME}(?![\w-])")
+"""The lab's two VMs, by name."""
 _OUTPUT_LANGS = frozenset({"text", "txt", "output", "plaintext", "log", "json", "yaml", "yml", "csv", "diff", "console-output"})
 _FENCE_OPEN = re.compile(r"^(\s*(?:(?:\d{1,3}[.)]|[-*+])\s+)?)(`{3,}|~{3,})\s*([^\s`]*)")
 """A fence opening, possibly as the first block of a list item (`1. ```bash`): the marker stays a text line."""
@@ -357,21 +360,23 @@ is then no recommendation, a read ("then iptables -S f2b-sshd should only show t
 rest of the sentence states."""
 _PRONOUNS = frozenset({"it", "them", "this", "that", "these", "those", "everything", "something"})
 _PREPOSITIONS = frozenset({"from", "to", "on", "against", "at", "in", "for", "of", "with"})
+_MEASURE = r"[<>]=?\s*\d+(?:\.\d+)?\s*(?:ms|s|%|[kmg]bits?(?:/s)?|[kmg]bps|[kmg]b/s)\b"
+"""A measure compared in words ("> 5mbit", "< 10 ms"): an expected result, never a shell redirect into a file."""
 _SHELL_COMMENT = re.compile(r"\s#(?:\s.*)?$")
+"""A shell comment ends the command (`iptables -F INPUT   # clears whatever else is there`): its words are not arguments."""
 _PURPOSE = re.compile(
     r"\s+(?:to\s+(?:get|make|keep|avoid|ensure|be|clear|fix|stop|let|force|see|rule|move)|in\s+case|so\s+that|because"
     r"|since)\b.*$"
 )
 """A purpose or condition after a command ("az vm redeploy … to get it off the current host in case the hw is bad"):
 prose that ends the command."""
-_PLACED_STEP = re.compile(r"\s*;\s*on\s+tf-(?:source|dest)-vm\s*:?\s+")
+_PLACED_STEP = re.compile(rf"\s*;\s*on\s+{LAB_VM_NAME}\s*:?\s+")
 """A step of a command list told where it runs ("… ; on tf-dest-vm sudo tc qdisc del …"): the place is no program."""
 _NEW_SUBJECT = re.compile(r"\s+and\s+(?:the\s+)?[a-z][\w-]*$")
 """A clause after a command ("… -j DROP and prometheus"): the word before the verb is its subject, not the command."""
-_COMPARISON = re.compile(r"\s[<>]=?\s*\d+(?:\.\d+)?\s*(?:ms|s|%|[kmg]bits?(?:/s)?|[kmg]bps|[kmg]b/s)\b.*$", re.IGNORECASE)
+_COMPARISON = re.compile(rf"\s{_MEASURE}.*$", re.IGNORECASE)
 """A result compared in words after a command ("iperf3 -c 10.0.1.5 > 5mbit", "curl … < 10 ms"): a measure, not a
 redirect into a file named `5mbit`."""
-"""A shell comment ends the command (`iptables -F INPUT   # clears whatever else is there`): its words are not arguments."""
 _SUBCOMMANDS = {"ip": frozenset({"link", "addr", "address", "route", "rule", "neigh", "netns", "tunnel", "tuntap", "maddr"})}
 """Programs named like English words whose object names them as a command without an option (`ip link set dev eth0
 mtu 1400`, where "ip address" alone stays prose)."""
@@ -468,7 +473,7 @@ _EXPECTATION = re.compile(
     r"|\d+(?:\.\d+)?\s*%\s+(?:packet\s+)?loss\b|\d+\s*/\s*\d+\s+(?:packets|replies|received)\b|\d+\s+received\b"
     r"|http(?:/\d(?:\.\d)?)?\s+\d{3}\b|200\s+ok\b|succeed(?:s|ed)?\b|connect(?:s|ed)\b"
     r"|(?:below|under|above|over|less\s+than|more\s+than|fewer\s+than|at\s+least|at\s+most)\s+\d"
-    r"|(?<!\S)[<>]=?\s*\d+(?:\.\d+)?\s*(?:ms|s|%|[kmg]bits?(?:/s)?|[kmg]bps|[kmg]b/s)\b"
+    rf"|(?<!\S){_MEASURE}"
     r"|(?:is|are)\s+(?:now\s+)?(?:absent|gone|empty|no\s+longer|not\s+listed|listed|present|reachable|open|back)\b"
     r"|gets?\s+\d+\s+(?:replies|responses|packets|answers)\b|(?:completes?|finish(?:es)?|ends?)\s+with\b|instead\s+of\b"
     r"|stays?\s+(?:at|flat|the\s+same|unchanged|below|under|zero|0)\b"
