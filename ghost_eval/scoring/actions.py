@@ -33,6 +33,7 @@ from ghost_eval.shell.commands import (
     looks_like_command,
     parse_command_block,
     strip_prompt,
+    tool_check,
     watcher_check,
 )
 
@@ -146,7 +147,7 @@ def _verification(part: _Part) -> Verification | None:
     """A verification is a read-only command together with the result that proves the fix."""
     command = next((c for c in part.commands if is_check(c)), None) or watcher_check(part.text)
     if command is None:
-        return None
+        return _tool_verification(part.text, labelled=True)
     if has_expectation(mask_code(part.text)):
         expected = _clean(part.text)
     elif part.output:
@@ -185,6 +186,23 @@ _PROBE_AT = re.compile(
 )
 """A probe told in words with its target ("curl from tf-source-vm to https://…blob… should get an HTTP status"): the
 program and what it tries are named, so with the result it should give it is a check a reader can run."""
+_AGAIN = re.compile(r"(?i)\b(?:again|re-?run|re-?ran|then|after(?:wards)?|once)\b")
+
+
+def _tool_verification(text: str, *, labelled: bool) -> Verification | None:
+    """One of the agent's tools named in words with the result it should give, stated after its name in the same
+    sentence ("re-run the drift check against eni_pre_window_P → `drift_detected: false`"). Outside a verification
+    part the sentence must run it after the fix: before, the same tool is the evidence that found the fault."""
+    for sentence in split_sentences(text):
+        masked = mask_code(sentence)
+        tool = tool_check(masked)
+        if tool is None or not (labelled or _AGAIN.search(masked)):
+            continue
+        if has_expectation(masked[masked.find(tool) + len(tool) :]):
+            return Verification(command=tool, expected=_clean(sentence)[:_EXCERPT])
+    return None
+
+
 _PRECONDITION = re.compile(r"(?i)\b(?:after|once)\s+(?:first\s+)?(?:confirming|checking|verifying|making\s+sure)\b[^)]*")
 """A check made before the change ("(after confirming with `iptables -L` that line 1 is the DROP)"): not its proof."""
 
@@ -200,6 +218,8 @@ def _verification_in_prose(part: _Part, segments: Sequence[Segment]) -> Verifica
         prose = mask_code(sentence)
         spans += [command for _, command in bare_commands(_SUBJECT_OF_RESULT.sub("\x00\\1", prose))]
         command = next((c for c in spans if is_check(c)), None) or next(iter(_trailing_checks(spans)), None)
+        if command is None and (tool := _tool_verification(sentence, labelled=False)) is not None:
+            return tool
         if command is None:
             command = watcher_check(sentence)
         if command is not None and has_expectation(prose):

@@ -132,7 +132,8 @@ _CHANGES = re.compile(
 """Words of an action that changes state; advice without any (hand the finding to its owner) has nothing to verify. A
 word inside a name (`ghost-demo-block-redis`, `allow-pg-override`) is part of the name."""
 _NOT_A_CHANGE = re.compile(
-    r"(?i)\b(?:do\s+not|don['\u2019]t|never|no\s+need\s+to|nothing\s+to|without|not|no)\W*\s+"
+    r"(?i)\b(?:do\s+not|don['\u2019]t|never|no\s+need\s+to|nothing\s+to|without|not|no|neither|nor"
+    r"|nothing\s+(?:here\s+|else\s+)?(?:needs|requires|calls\s+for)(?:\s+an?)?)\W*\s+"
     r"(?:\w+(?:,\s*\w+)*,?\s+(?:or|and|nor)\s+\w+\s+|\w+(?:\s*/\s*\w+)+\s+(?:\w+\s+){0,2}|(?:\w+\s+){0,2})"
     r"|\b(?:raise|escalate|report|flag)\s+(?:it|this|that|the\s+\w+(?:\s+\w+)?)\s+(?:with|to)\b"
     r"|\b(?:raise|open|file|log|create|submit)\s+(?:a|an)\s+(?:[\w-]+\s+){0,2}(?:ticket|incident|change\s+request|issue)\b"
@@ -141,13 +142,16 @@ _NOT_A_CHANGE = re.compile(
     r"|(?-i:\b(?=(?:DROP|REJECT|DENY|ALLOW|BLOCK)\b))"
     r"|\b(?:every|each|next|last)\s+"
     r"|\b(?:a|an|the)\s+(?:code|application|app|software)\s+(?=change\b)"
-    r"|\b(?:is|are|was|were|been|gets?|got)\s+(?:(?:not|already|now|still)\s+)?"
+    r"|\b(?=(?:closed|blocked|dropped|denied|filtered)\s+(?:ports?|connections?|sockets?)\b)"
+    r"|\b(?:is|are|was|were|been|being|gets?|got)\s+(?:(?:not|already|now|still|being)\s+)?(?:\w+\s+(?:or|and|nor)\s+)?"
 )
 """Where a change word is not a change: after a negation ("do not change the NSG", "no NSG / route / VM network
-change"), handing the finding on ("raise it with the owners", "open a separate ticket", "a code change on their side":
-an application's code is its team's, not the network's), a noun ("whether the DROP is intentional", "two deny
-rules", an all-caps target: "STAGE-2 = DROP", "on every start"), or a state described ("as long as no RDP service is
-installed", "they get rewritten"; "should be removed" still asks for one)."""
+change", "nothing here needs an NSG, route or VM change", "neither drops nor alters"), handing the finding on ("raise
+it with the owners", "open a separate ticket", "a code change on their side": an application's code is its team's, not
+the network's), a noun or an adjective ("whether the DROP is intentional", "two
+deny rules", "a closed port", an all-caps target: "STAGE-2 = DROP", "on every start"), or a state described ("as long as
+no RDP service is installed", "they get rewritten", "nothing is being dropped or changed"; "should be removed" still
+asks for one)."""
 
 
 def asks_for_change(prose: str) -> bool:

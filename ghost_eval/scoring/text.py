@@ -340,18 +340,19 @@ def _one_line(span: str) -> str:
 _BARE_START = re.compile(
     r"(?m)^[ \t>]*(?:(?:\d{1,3}[.)]|[-*+]|->|=>|\u2192)[ \t]+)?|:[ \t]+"
     r"|(?P<mid>,[ \t]+|(?<=\S)[.!?][ \t]+|(?:->|=>|\u2192|\u2014|\u2013)[ \t]+|\([ \t]*)"
-    r"|\b(?:with|w/|using|via|run|execute|then)[ \t]+"
+    r"|\b(?:with|w/|using|via|run|execute|then|after\s+that|afterwards)[ \t]+"
     r"|(?<![\w/.-])(?=[a-z][\w.-]*[ \t]+--?[A-Za-z])|(?<![\w/.-])(?=sudo[ \t]+[a-z])",
     re.IGNORECASE,
 )
 """Where a command written without backticks can begin: a line (or list item), after a colon, and in the middle of
 prose (`mid`: after a comma, a full stop, an arrow, a dash or an opening parenthesis: "resize it (az vm resize …)", where it
 needs an option or arguments that are no pronoun), after the words that introduce one ("take it out with
-iptables -D …"), or anywhere a word is followed at once by an option (`nc -zv …`)."""
+iptables -D …", "after that tc qdisc show …"), or anywhere a word is followed at once by an option (`nc -zv …`)."""
 _BARE_END = re.compile(r"\n|[.!?](?=\s|$)|,\s|\s(?:[\u2014\u2013]|->|\u2192|=>)\s|\s\(|`|\x00")
 _BARE_OPTION = re.compile(r"(?:^|\s)--?[A-Za-z]")
 _PREDICATE = re.compile(
     r"\s(?:(?:only|now|still|then|again)\s+)?(?:is|are|was|were|has|had|have|been|should|would|will|must|shows|lists|"
+    r"(?:should|must|won|doesn)n?['\u2019]?t|"
     r"returns|prints|reports|gives|rewrote|wrote|added|created|inserted|changed|broke|wiped|replaced|deleted|removed|"
     r"flushed|installed)\s"
 )
@@ -458,10 +459,13 @@ def mask_code(text: str) -> str:
 _EXPECTATION = re.compile(
     r"expect(?:ed|ing|s)?\b"
     r"|(?:should|must|will)\s+(?:now\s+|still\s+|only\s+|then\s+)?(?:show|see|return|list|contain|display|report|succeed|"
-    r"include|appear|print|output|reach|connect|respond|receive|match|complete|read|say|get|give)\b"
+    r"include|appear|print|output|reach|connect|respond|answer|receive|match|complete|read|say|get|give)\b"
     r"(?!\s+(?:normally|fine|again|correctly|properly|successfully|as\s+(?:expected|before|usual)|that)\b)"
     r"|(?:should|must|will)\s+(?:now\s+|still\s+)?(?:no\s+longer|not)\s+(?:be|show|appear|list|contain|include|report)\b"
     r"|(?:should|must|will)\s+(?:now\s+)?be\s+(?:just|only|exactly|[`\"'])"
+    r"|(?:should|must|will)\s+(?:now\s+|still\s+|only\s+)?(?:have|has|hold)\s+(?:no|only|just|exactly|one|two|\d|[`\"'])"
+    r"|(?:should\s*n['\u2019]?t|should\s+not|must\s*n['\u2019]?t|must\s+not)\s+(?:have|show|list|contain|include|print)\b"
+    r"|(?:should|must|will)\s+(?:now\s+)?(?:be\s+)?left\b|(?:should|must|will)\s+(?:now\s+)?(?:run|go)\s+through\b"
     r"|(?:should|must|will)\s+(?:now\s+)?be\s+(?:absent|present|gone|empty|listed|reachable|removed|allowed|open|"
     r"established|zero|0|back|restored|successful)\b"
     r"|you(?:['\u2019]ll|\s+will|\s+should)\s+(?:now\s+)?see\b"
@@ -479,7 +483,7 @@ _EXPECTATION = re.compile(
     r"|stays?\s+(?:at|flat|the\s+same|unchanged|below|under|zero|0)\b"
     r"|(?:result|output|outcome)s?(?:\s+[a-z]+){0,3}\s*:\s*(?:(?:only|just|exactly)\s+)?[`\"'\d\[{]"
     r"|ends?\s+in\s+[`\"'\d]|(?:observed|actual(?:ly)?|got)\s*:\s*\S"
-    r"|only\s+(?:has|have|holds?|shows?|lists?|contains?)\s+\S"
+    r"|only\s+(?:has|have|holds?|shows?|lists?|contains?)\s+\S|only\s+\S[^.\n;]{0,60}?\sleft\b(?!\s+(?:alone|untouched))"
 )
 """Phrases that state a result, matched on lower-cased text at a word start (see `_CUES` for why)."""
 _SHOWS_NAMED = re.compile(

@@ -13,7 +13,15 @@ from ghost_eval.scoring.names import FIX_VERIFIED as NAME
 from ghost_eval.scoring.parsed import ParsedRun, changes_anything
 from ghost_eval.scoring.reads import VM_RESETS, resource_kind
 from ghost_eval.scoring.text import has_expectation, split_sentences
-from ghost_eval.shell.commands import Command, az_call, inspector_call, is_check, parse_command_block, watcher_check
+from ghost_eval.shell.commands import (
+    Command,
+    az_call,
+    inspector_call,
+    is_check,
+    parse_command_block,
+    tool_check,
+    watcher_check,
+)
 
 __all__ = ["VERIFICATION"]
 
@@ -46,7 +54,7 @@ def _proves(command: str, changed: set[Layer]) -> bool:
     if watcher_check(command) is not None:  # IP flow verify, next hop: Azure's own view of the path
         return Layer.CONTROL_PLANE in changed
     parsed = parse_command_block(command)
-    if not changed or not parsed or inspector_call(command):
+    if not changed or not parsed or inspector_call(command) or tool_check(command) == command.strip():
         return True
     return "/dev/tcp/" in command or any(c.program in _PROBES or c.layer in changed for c in parsed)
 

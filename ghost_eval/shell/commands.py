@@ -38,6 +38,7 @@ __all__ = [
     "split_commands",
     "strip_prompt",
     "tc_call",
+    "tool_check",
     "unquote",
     "watcher_check",
 ]
@@ -741,10 +742,26 @@ def watcher_check(text: str) -> str | None:
     return m.group(0) if m and not _PORTAL.search(text) else None
 
 
+_TOOL_CHECK = re.compile(
+    r"(?i)\b(?:[a-z]+_)+(?:inspector|drift)\b|\binspect_[a-z]+(?:_[a-z]+)*\b|\bdrift\s+(?:check|comparison|detection)\b"
+    r"|\bdrift\s+(?:vs\.?|against)\s+[\w.-]+"
+)
+"""The agent's own read-only tools named in words: an inspector (`effective_route_inspector`, `inspect_nsg`) or a
+drift check against a baseline, whose `drift_detected: false` is a stated result."""
+
+
+def tool_check(text: str) -> str | None:
+    """The agent's read-only tool a sentence names ("re-run the drift check against eni_pre_window_P",
+    "effective_route_inspector again"), as it names a Network Watcher check; a look in the portal is no check."""
+    m = _TOOL_CHECK.search(text)
+    return m.group(0) if m and not _PORTAL.search(text) else None
+
+
 def is_check(command: str) -> bool:
-    """A command that can verify a fix: a shell command that only reads state, one of the agent's inspector calls,
-    or a named Network Watcher check."""
-    if inspector_call(command) or (watcher_check(command) or "") == command.strip():
+    """A command that can verify a fix: a shell command that only reads state, one of the agent's inspector calls or
+    tools named in words, or a named Network Watcher check."""
+    named = {watcher_check(command), tool_check(command)}
+    if inspector_call(command) or command.strip() in named:
         return True
     parsed = parse_command_block(command)
     return looks_like_command(command) and bool(parsed) and not any(c.mutating for c in parsed)

@@ -652,3 +652,20 @@ def test_the_firewall_rule_put_on_the_other_vm_is_misplaced() -> None:
     assert "firewall_placement" in check_diagnosis(_case("j_hardened"), wrong, None).forbidden
     right = "Remove the DROP line from rules.v4 and reload harden-net; remove the shaping on tf-source-vm separately."
     assert "firewall_placement" not in check_diagnosis(_case("j_hardened"), right, None).forbidden
+
+
+@pytest.mark.parametrize(
+    "advice",
+    [
+        "No network fault is visible, and nothing here needs an NSG, route or VM change.\n",  # "nothing needs": none
+        "The path neither drops nor alters packets; the wait is inside the app.\n",  # "neither … nor": none
+        "short answer: nothing is being dropped or changed on the way, the wait is the app.\n",  # a state described
+        "The 9999 probes get RST = closed port doing its job. No change recommended.\n",  # an adjective, no verb
+    ],
+)
+def test_a_no_fault_report_that_changes_nothing_owes_no_verification(advice: str) -> None:
+    for case_id in ("b", "c"):
+        run = evidence("## Recommended actions\n" + advice, use_case=case_id)
+        assert _fired(score_run(run, _case(case_id))) == set()
+    asked = "## Recommended actions\nOpen port 9999 on tf-dest-vm-nsg so the resets stop.\n"  # an imperative still asks
+    assert 4 in _fired(score_run(evidence(asked, use_case="b"), _case("b")))

@@ -947,6 +947,10 @@ def test_an_accept_ahead_of_fail2bans_jump_is_possibly_a_bypass() -> None:
         "then sudo apt-get update should complete (Reading package lists... Done)",  # bare, the subject of its result
         "test-ip-flow inbound tcp 10.0.1.4 -> 10.0.1.5:8080 should then say Allow.",  # the CLI's name of IP flow verify
         "after that show-next-hop 10.0.1.4 -> 10.0.1.5 should return VnetLocal",  # the CLI's name of Next hop
+        "then rerun the drift check against eni_pre_window_A, expected: no drift",  # the agent's own tool, in words
+        "**Verify:** drift check against eni_pre_window_A → `drift_detected: false`.",  # labelled: no re-run cue needed
+        "verify: effective_route_inspector again -> winner should be Default VnetLocal",
+        "then `nc -zv -w3 10.0.1.5 8080` from tf-source-vm should answer immediately",  # "answer": a result
     ],
 )
 def test_checks_written_bare_with_their_result_verify(check: str) -> None:
@@ -1110,3 +1114,35 @@ def test_c4_the_same_read_named_again_with_its_result_verifies() -> None:
     assert score.criteria[3].outcome == "cleared" and "again" in score.criteria[3].evidence[0]
     # Nothing was read before: "the same query" names nothing the run ran.
     assert score_run(evidence(text, use_case="f"), CASE_F).criteria[3].outcome == "fired"
+
+
+@pytest.mark.parametrize(
+    "check",
+    [
+        "The drift check against eni_pre_window_A shows ghost-demo-block-8080 as added.",  # the evidence, not a re-run
+        "Then re-run the drift check to confirm.",  # a tool named with no result it should give
+        "8080 should be reachable now; re-run the drift check.",  # the result is not the tool's
+    ],
+)
+def test_a_tool_named_without_its_result_after_the_fix_is_no_verification(check: str) -> None:
+    score = score_run(evidence(report(f"1. `{DELETE}`\n\n{check}\n"), use_case="a"), CASE_A_NSG)
+    assert score.criteria[3].outcome == "fired", score.criteria[3]
+
+
+@pytest.mark.parametrize(
+    "check",
+    [
+        "then tc qdisc show dev eth0 should have no netem and transfers run at line rate",
+        "after that tc qdisc show dev eth0 shouldnt have netem in it",  # messy output drops the apostrophe
+    ],
+)
+def test_c4_a_read_that_should_have_no_fault_left_verifies(check: str) -> None:
+    text = f"found it - netem on eth0. remove: sudo tc qdisc del dev eth0 root, {check}\n"
+    score = score_run(evidence("# notes\n" + text, use_case="g"), CASE_G)
+    assert score.criteria[3].outcome == "cleared", score.criteria[3]
+
+
+def test_c4_only_the_chains_return_left_is_a_result() -> None:
+    unban = "1. `fail2ban-client set sshd unbanip 203.0.113.47`\n"
+    text = report(unban + "   check `iptables -S f2b-sshd` afterwards, only the RETURN should be left.\n")
+    assert score_run(evidence(text, use_case="m"), CASE_M).criteria[3].outcome == "cleared"
