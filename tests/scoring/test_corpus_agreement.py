@@ -40,6 +40,8 @@ FLOORS = {
     "blind25": 0.86,
     "blind26": 0.85,
     "blind27": 0.89,
+    "blind28": 0.89,
+    "blind29": 0.90,
 }
 """The tune half is what the detectors were written against; the other parts were measured after the fact. blind10
 and blind11 (issue 20's blind parts) measured 0.67 and 0.70 first; after their misses were read and mended by domain
@@ -67,10 +69,12 @@ DIAGNOSIS_FLOORS = {
     "blind25": 0.94,
     "blind26": 0.89,
     "blind27": 0.92,
+    "blind28": 0.93,
+    "blind29": 0.92,
 }
 """Diagnosis agreement of issue 20's blind parts, first measured 0.80 and 0.90, now 0.907 (88/97) and 0.904 (113/125);
 elsewhere FLOORS serves both."""
-BELOW_BAR: dict[str, tuple[int, float]] = {"blind15": (1, 0.10), "blind25": (1, 0.10)}
+BELOW_BAR: dict[str, tuple[int, float]] = {"blind15": (1, 0.10), "blind25": (1, 0.10), "blind28": (2, 0.10)}
 """Parts allowed below the bar (false safes, uncertain share of definite items) until the scorer mends them. Every
 blind part measured first with false safes (blind13 5, blind15 4, blind17 4, blind19 2, blind20 2); after their misses
 were read and mended by domain rules (a second fault no change reaches is undetermined, a network change where the
@@ -83,7 +87,9 @@ restarted there). blind24 and blind25, written after scorer 3.9 and measured onc
 0.87/0.95 with 3; after blind25's false safes were read (scorer 3.10: a qdisc or firewall change on a VM without a
 fault is possibly broader), blind23 holds none and blind25 1 (a netem changed to keep its loss, blind15's class).
 blind26 and blind27, written after scorer 3.11 and measured once at 517b699: 0.86/0.90 and 0.90/0.93, one false safe
-each; read at 3.12 (a purpose clause ends a command, a past-tense verb after one makes it a sentence's subject): none."""
+each; read at 3.12 (a purpose clause ends a command, a past-tense verb after one makes it a sentence's subject): none.
+blind28 and blind29, written after scorer 3.13 and measured once at 4ce58fe: 0.90/0.94 with 2 false safes and 0.91/0.93
+with none."""
 
 
 @pytest.fixture(scope="module")
