@@ -145,9 +145,9 @@ def _clean(text: str) -> str:
 
 def _verification(part: _Part) -> Verification | None:
     """A verification is a read-only command together with the result that proves the fix."""
-    command = next((c for c in part.commands if is_check(c)), None) or watcher_check(part.text)
+    command = next((c for c in part.commands if is_check(c)), None)
     if command is None:
-        return _tool_verification(part.text, labelled=True)
+        return _named_verification(part.text, labelled=True)
     if has_expectation(mask_code(part.text)):
         expected = _clean(part.text)
     elif part.output:
@@ -186,20 +186,21 @@ _PROBE_AT = re.compile(
 )
 """A probe told in words with its target ("curl from tf-source-vm to https://…blob… should get an HTTP status"): the
 program and what it tries are named, so with the result it should give it is a check a reader can run."""
-_AGAIN = re.compile(r"(?i)\b(?:again|re-?run|re-?ran|then|after(?:wards)?|once)\b")
+_AGAIN = re.compile(r"(?i)\b(?:again|re-?run|re-?ran|then|after(?:wards)?|once|check|verify|confirm|validate)\b")
 
 
-def _tool_verification(text: str, *, labelled: bool) -> Verification | None:
-    """One of the agent's tools named in words with the result it should give, stated after its name in the same
-    sentence ("re-run the drift check against eni_pre_window_P → `drift_detected: false`"). Outside a verification
-    part the sentence must run it after the fix: before, the same tool is the evidence that found the fault."""
+def _named_verification(text: str, *, labelled: bool) -> Verification | None:
+    """A check named in words (a Network Watcher check, one of the agent's tools) with the result it should give,
+    stated after its name in the same sentence ("re-run the drift check against eni_pre_window_P →
+    `drift_detected: false`"; not "connectivity should be back, effective routes take a minute to update"). Outside a
+    verification part the sentence must run it after the fix: before, the same check is the evidence of the fault."""
     for sentence in split_sentences(text):
         masked = mask_code(sentence)
-        tool = tool_check(masked)
-        if tool is None or not (labelled or _AGAIN.search(masked)):
+        named = watcher_check(masked) or tool_check(masked)
+        if named is None or not (labelled or _AGAIN.search(masked.replace(named, " "))):  # "drift check" is no cue
             continue
-        if has_expectation(masked[masked.find(tool) + len(tool) :]):
-            return Verification(command=tool, expected=_clean(sentence)[:_EXCERPT])
+        if has_expectation(masked[masked.find(named) + len(named) :]):
+            return Verification(command=named, expected=_clean(sentence)[:_EXCERPT])
     return None
 
 
@@ -218,10 +219,8 @@ def _verification_in_prose(part: _Part, segments: Sequence[Segment]) -> Verifica
         prose = mask_code(sentence)
         spans += [command for _, command in bare_commands(_SUBJECT_OF_RESULT.sub("\x00\\1", prose))]
         command = next((c for c in spans if is_check(c)), None) or next(iter(_trailing_checks(spans)), None)
-        if command is None and (tool := _tool_verification(sentence, labelled=False)) is not None:
-            return tool
-        if command is None:
-            command = watcher_check(sentence)
+        if command is None and (by_name := _named_verification(sentence, labelled=False)) is not None:
+            return by_name
         if command is not None and has_expectation(prose):
             return Verification(command=command, expected=_clean(sentence)[:_EXCERPT])
         if not spans and (probe := _RERAN_PROBE.search(prose)) is not None:

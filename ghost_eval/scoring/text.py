@@ -14,6 +14,7 @@ from enum import StrEnum
 
 from ghost_eval.shell.commands import (
     has_prompt,
+    iptables_call,
     is_check,
     looks_like_command,
     parse_command_block,
@@ -214,9 +215,11 @@ def _indented_command(line: str, opens: bool, introduced: bool) -> bool:
 _OPTION = re.compile(r"\s--?[A-Za-z]")
 _PROSE = re.compile(
     r"^\s*[A-Za-z][\w -]{0,20}(?::|\s(?:->|\u2192|=>))\s|[.!?]\s+[a-z]|\s(?:should|would|will|must|shows|is|are)\s"
+    r"|\s(?:->|\u2192|=>)\s"
 )
-"""An unindented line that opens with a label ("verify: az … -> VnetLocal", "verify → tc …") or goes on as a sentence
-("iperf3 -c … from source should connect afterwards. delay on …") is prose naming a command, not a line of code."""
+"""An unindented line that opens with a label ("verify: az … -> VnetLocal", "verify → tc …"), goes on as a sentence
+("iperf3 -c … from source should connect afterwards. delay on …") or points at a result ("… test-ip-flow -> access
+Allow; nc -zv … -> succeeded!", an arrow no shell line has) is prose naming a command, not a line of code."""
 
 
 def segments(lines: Iterable[str]) -> list[Segment]:
@@ -381,6 +384,19 @@ redirect into a file named `5mbit`."""
 _SUBCOMMANDS = {"ip": frozenset({"link", "addr", "address", "route", "rule", "neigh", "netns", "tunnel", "tuntap", "maddr"})}
 """Programs named like English words whose object names them as a command without an option (`ip link set dev eth0
 mtu 1400`, where "ip address" alone stays prose)."""
+_TC_OBJECTS = frozenset({"qdisc", "class", "filter", "action", "actions", "monitor", "exec", "chain"})
+
+
+def _names_no_action(words: list[str]) -> bool:
+    """A program written with what it acts on but no action is a rule or qdisc named in prose: "tc tbf 5mbit on the
+    source vm" (tc takes no `tbf` object), "iptables -p icmp -j DROP rule 1 on dest vm" (iptables refuses a rule given
+    without -A, -I, -D, -S or another command)."""
+    if words[0].rsplit("/", 1)[-1] == "tc":
+        return not words[1].startswith("-") and words[1] not in _TC_OBJECTS
+    call = iptables_call(tuple(words))
+    return call is not None and not call.op
+
+
 _WORDS_TOO = frozenset(
     {"ip", "host", "watch", "time", "ping", "install", "cat", "head", "tail", "less", "kill", "touch", "echo", "find"}
     | {"sort", "env", "nice", "timeout", "dig", "more", "ssh", "sh", "apt", "ln", "cp", "mv", "rm", "tee", "printf"}
@@ -439,6 +455,8 @@ def bare_commands(prose: str) -> list[tuple[int, str]]:
         if len(words) < 2 or words[1] in _PREPOSITIONS:
             continue  # "curl from the sender to …": a probe told in words
         head = words[0].rsplit("/", 1)[-1]
+        if _names_no_action(words):
+            continue
         if m["mid"] and not _BARE_OPTION.search(candidate) and (len(words) < 3 or _PRONOUNS & set(words)):
             continue  # an aside, a clause or a sentence ("(docker set it)", ". docker put it there") names a program
         if _BARE_OPTION.search(candidate) or head not in _WORDS_TOO or words[1] in _SUBCOMMANDS.get(head, ()):
@@ -472,7 +490,8 @@ _EXPECTATION = re.compile(
     r"|(?:should\s*n['\u2019]?t|should\s+not|won['\u2019]t|will\s+not|must\s+not)\s+(?:\w+\s+)?(?:hang|time\s*out|fail|drop|stall)"
     r"|no\s+longer\b|absent\b|exit\s+(?:code|status)\b|non-?zero\b|unchanged\b|(?:→|->|=>)\s*\S"
     r"|exits?\s+(?:with\s+)?(?:(?:code|status)\s+)?\d|fails?\s+with\b|[1-5]xx\b"
-    r"|return(?:s|ed)?\s+(?:\d|an?\s|the\s|`|\"|'|true|false|ok|success|nothing|no\s|empty|only|data\b|metrics\b)"
+    r"|return(?:s|ed)?\s+(?:\d|an?\s|the\s|`|\"|'|\[|\{|true|false|ok|success|nothing|no\s|empty|only|data\b|metrics\b)"
+    r"|gives?\s+(?:\d|`|\"|\[)"
     r"|\b(?:rtt|latency|avg|average)\b[^.\n]{0,20}?\d+(?:\.\d+)?\s*ms\b"
     r"|\d+(?:\.\d+)?\s*%\s+(?:packet\s+)?loss\b|\d+\s*/\s*\d+\s+(?:packets|replies|received)\b|\d+\s+received\b"
     r"|http(?:/\d(?:\.\d)?)?\s+\d{3}\b|200\s+ok\b|succeed(?:s|ed)?\b|connect(?:s|ed)\b"

@@ -728,7 +728,7 @@ def inspector_call(span: str) -> bool:
 _WATCHER_CHECK = re.compile(
     r"(?i)\b(?:ip\s+flow\s+verify|test-ip-flow|show-next-hop|next[\s-]hop(?![\s:]+(?:type\s+)?(?:VirtualAppliance|VnetLocal|Internet|None|"
     r"VirtualNetworkGateway|VnetPeering|\d))|connection\s+troubleshoot|connectivity\s+check|"
-    r"effective\s+(?:routes|security\s+rules|nsg\s+rules))\b"
+    r"effective[\s-]+(?:routes?|security\s+rules|nsg\s+rules))\b"
 )
 """A route's own "next hop VirtualAppliance 10.0.1.100" is a field of the route, not the Next Hop check."""
 _PORTAL = re.compile(r"(?i)\b(?:portal|blade|gui|web\s+ui)\b")

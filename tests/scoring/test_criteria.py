@@ -1146,3 +1146,39 @@ def test_c4_only_the_chains_return_left_is_a_result() -> None:
     unban = "1. `fail2ban-client set sshd unbanip 203.0.113.47`\n"
     text = report(unban + "   check `iptables -S f2b-sshd` afterwards, only the RETURN should be left.\n")
     assert score_run(evidence(text, use_case="m"), CASE_M).criteria[3].outcome == "cleared"
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "connectivity should be back after that, effective routes take a minute to update",  # no result of the check
+        "the effective routes show 10.0.1.5/32 -> VirtualAppliance 10.0.1.100 at the moment",  # the evidence, before
+    ],
+)
+def test_a_watcher_check_named_without_its_result_after_the_fix_is_no_verification(said: str) -> None:
+    score = score_run(evidence(report(f"1. `{DELETE}`\n\n{said}\n"), use_case="a"), CASE_A_NSG)
+    assert score.criteria[3].outcome == "fired", score.criteria[3]
+    checked = "check: effective routes again -> 10.0.1.5/32 is VnetLocal"
+    score = score_run(evidence(report(f"1. `{DELETE}`\n\n{checked}\n"), use_case="a"), CASE_A_NSG)
+    assert score.criteria[3].outcome == "cleared", score.criteria[3]
+
+
+def test_a_rule_or_qdisc_named_in_prose_is_no_check() -> None:
+    """iptables without a command (-A, -I, -D, -S, …) and tc without an object name a finding ("tc tbf 5mbit on the
+    source vm -> slow copies"): their "result" is the symptom, not a check of the fix."""
+    text = (
+        "# notes\nnot the same thing. tc tbf 5mbit on source vm -> slow copies. iptables -p icmp -j DROP rule 1 on dest"
+        " vm -> ping fails. tc qdisc del dev eth0 root (tf-source-vm). will re-run the throughput test after\n"
+    )
+    score = score_run(evidence(text, use_case="g"), CASE_G)
+    assert score.criteria[3].outcome == "fired", score.criteria[3]
+    read = text.replace("will re-run the throughput test after", "then tc -s qdisc show dev eth0 -> no tbf")
+    assert score_run(evidence(read, use_case="g"), CASE_G).criteria[3].outcome == "cleared"
+
+
+def test_a_line_pointing_at_results_after_a_command_block_is_prose_with_its_check() -> None:
+    """No shell line has " -> " between words: after an indented command it is the report's sentence, not code."""
+    checks = "re-run the same test-ip-flow -> access Allow; nc -zv -w 3 10.0.1.5 8080 from tf-source-vm -> succeeded!"
+    text = f"# notes\nremove just the rule (keep the nsg):\n  {DELETE}\n{checks}\n"
+    score = score_run(evidence(text, use_case="a"), CASE_A_NSG)
+    assert score.criteria[3].outcome == "cleared" and "nc -zv" in score.criteria[3].evidence[0], score.criteria[3]
