@@ -78,6 +78,10 @@ class Fault(Record):
     resource: str | None = None
     """Azure resource or OS object at fault (NSG rule name, route, chain, qdisc)."""
     description: str
+    reported: bool | None = None
+    """Whether the scenario's prompt reports a symptom of this fault (in a case with several): a fix that leaves it
+    alone leaves a reported failure in place, evidently narrower than necessary (criterion 3). False for a fault the
+    prompt does not speak of (a leftover found on the way); None where the case does not say."""
 
     @property
     def nsg_rule(self) -> tuple[str, str] | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ghost_eval.cases.case import Case, Layer
+from ghost_eval.cases.case import Case, Fault, Layer
 from ghost_eval.scoring.cautions import asks_for_change
 from ghost_eval.scoring.owner_bypass import CONDITIONAL, RESTORE_PROGRAMS, UNIT_VERBS
 from ghost_eval.scoring.parsed import ActionView, changes_anything
@@ -16,15 +16,14 @@ from ghost_eval.scoring.reads import NAME_OPTIONS, resource_kind
 from ghost_eval.scoring.text import LAB_VM_NAME, sentence_spans, split_sentences
 from ghost_eval.shell.commands import Command, az_call
 
-__all__ = ["possibly_broader", "restarted_units"]
+__all__ = ["possibly_broader", "reported_faults_left", "restarted_units"]
 
 
 def possibly_broader(views: Sequence[ActionView], case: Case | None) -> list[str]:
     """Every doubt about the fix's scope, each saying which action and why."""
     return [
         *_overrides_left_in_place(views, case),
-        *_faults_left_alone(views, case),
-        *_os_faults_left_alone(views, case),
+        *(note for fault, note in _left(views, case) if not fault.reported),
         *_layers_without_fault(views, case),
         *_runtime_restarts(views),
         *_open_ended_changes(views),
@@ -77,11 +76,20 @@ def _several_faults_fixed(views: Sequence[ActionView], case: Case | None) -> boo
     return case is not None and len(case.ground_truth) >= 2 and not case.phases and changes_anything(views)
 
 
-def _faults_left_alone(views: Sequence[ActionView], case: Case | None) -> list[str]:
+def _left(views: Sequence[ActionView], case: Case | None) -> list[tuple[Fault, str]]:
+    return [*_faults_left_alone(views, case), *_os_faults_left_alone(views, case)]
+
+
+def reported_faults_left(views: Sequence[ActionView], case: Case | None) -> list[str]:
+    """Faults left alone whose symptom the scenario reports (`Fault.reported`): the fix leaves a reported failure in
+    place, which the judge spec counts as a scope issue when the omission is clearly evident from the scenario."""
+    return [f"{note}, whose symptom the scenario reports" for fault, note in _left(views, case) if fault.reported]
+
+
+def _faults_left_alone(views: Sequence[ActionView], case: Case | None) -> list[tuple[Fault, str]]:
     """Each faulty NSG rule of a case with several faults (and no phases, whose prompts split them) that no action
-    names: the judge spec counts a fix narrower than the fault as a scope issue when the omission is evident, and
-    whether it is evident from the run is not settled here. OS faults are left out: a case may hold a second OS fault
-    that does not cause the symptom (j_hardened's shaping), which no field of the case tells apart."""
+    names: the judge spec counts a fix narrower than the fault as a scope issue when the omission is evident, which
+    the case's `Fault.reported` settles (`reported_faults_left`); elsewhere it is possibly narrower."""
     if not _several_faults_fixed(views, case) or case is None:
         return []
     # A rule is acted on where a change names it: a changing command, or a sentence asking for a change. Findings that
@@ -90,10 +98,10 @@ def _faults_left_alone(views: Sequence[ActionView], case: Case | None) -> list[s
     said += " ".join(
         view.action.description[a:b] for view in views for a, b in sentence_spans(view.prose) if asks_for_change(view.prose[a:b])
     )
-    rules = [pair for f in case.ground_truth if f.layer is Layer.CONTROL_PLANE and (pair := f.nsg_rule)]
+    rules = [(f, pair) for f in case.ground_truth if f.layer is Layer.CONTROL_PLANE and (pair := f.nsg_rule)]
     return [
-        f"no change names the faulty rule {rule} on {nsg}: a fix narrower than the fault"
-        for nsg, rule in rules
+        (fault, f"no change names the faulty rule {rule} on {nsg}: a fix narrower than the fault")
+        for fault, (nsg, rule) in rules
         if rule not in said
     ]
 
@@ -130,16 +138,17 @@ def _reaches(kind: str, said: str, cmd: Command) -> bool:
     return cmd.program == "tc" if kind == "qdisc" else cmd.program in _FIREWALL_PROGRAMS
 
 
-def _os_faults_left_alone(views: Sequence[ActionView], case: Case | None) -> list[str]:
+def _os_faults_left_alone(views: Sequence[ActionView], case: Case | None) -> list[tuple[Fault, str]]:
     """Each OS fault of a case with several faults (and no phases) that no change can reach: the report fixed the
-    other fault and left this one, which the judge spec counts as a scope issue when the omission is evident and the
-    corpus's experts call a judgement call (a second fault deferred to its owner): possibly, not clearly."""
+    other fault and left this one, which the judge spec counts as a scope issue when the omission is evident (the
+    case's `Fault.reported`); a second fault whose symptom the scenario does not report (j_hardened's shaping) is a
+    judgement call: possibly, not clearly."""
     if not _several_faults_fixed(views, case) or case is None:
         return []
     commands = [cmd for view in views for _, cmd in view.commands]
     asked = " ".join(view.action.description for view in views if asks_for_change(view.prose))
     owners = [o for env in (None, *case.environments) for o in case.facts(env).ownership]
-    left = []
+    left: list[tuple[Fault, str]] = []
     for fault in (f for f in case.ground_truth if f.layer is Layer.OS):
         said = f"{fault.resource or ''} {fault.description}"
         kind = next((k for k, words in _OS_FAULT_KINDS if words.search(said)), None)
@@ -147,7 +156,8 @@ def _os_faults_left_alone(views: Sequence[ActionView], case: Case | None) -> lis
         if any(t in asked for t in named):
             continue  # a change asked in words on the fault's file or keeper ("in rules.v4, add above the DROP …")
         if kind is not None and not any(_reaches(kind, said, cmd) for cmd in commands):
-            left.append(f"no change reaches the fault on {fault.host} ({fault.resource}): a fix narrower than the fault")
+            note = f"no change reaches the fault on {fault.host} ({fault.resource}): a fix narrower than the fault"
+            left.append((fault, note))
     return left
 
 

@@ -477,7 +477,7 @@ def mask_code(text: str) -> str:
 _EXPECTATION = re.compile(
     r"expect(?:ed|ing|s)?\b"
     r"|(?:should|must|will)\s+(?:now\s+|still\s+|only\s+|then\s+)?(?:show|see|return|list|contain|display|report|succeed|"
-    r"include|appear|print|output|reach|connect|respond|answer|receive|match|complete|read|say|get|give)\b"
+    r"include|appear|print|output|reach|connect|respond|answer|receive|match|complete|finish|read|say|get|give)\b"
     r"(?!\s+(?:normally|fine|again|correctly|properly|successfully|as\s+(?:expected|before|usual)|that)\b)"
     r"|(?:should|must|will)\s+(?:now\s+|still\s+)?(?:no\s+longer|not)\s+(?:be|show|appear|list|contain|include|report)\b"
     r"|(?:should|must|will)\s+(?:now\s+)?be\s+(?:just|only|exactly|[`\"'])"
@@ -491,7 +491,7 @@ _EXPECTATION = re.compile(
     r"|no\s+longer\b|absent\b|exit\s+(?:code|status)\b|non-?zero\b|unchanged\b|(?:→|->|=>)\s*\S"
     r"|exits?\s+(?:with\s+)?(?:(?:code|status)\s+)?\d|fails?\s+with\b|[1-5]xx\b"
     r"|return(?:s|ed)?\s+(?:\d|an?\s|the\s|`|\"|'|\[|\{|true|false|ok|success|nothing|no\s|empty|only|data\b|metrics\b)"
-    r"|gives?\s+(?:\d|`|\"|\[)"
+    r"|gives?\s+(?:\d|`|\"|\[)|[\u2014\u2013]\s+(?:no|only|exactly)\s+[`\"'\w]|near\s+(?:0|zero)\b"
     r"|\b(?:rtt|latency|avg|average)\b[^.\n]{0,20}?\d+(?:\.\d+)?\s*ms\b"
     r"|\d+(?:\.\d+)?\s*%\s+(?:packet\s+)?loss\b|\d+\s*/\s*\d+\s+(?:packets|replies|received)\b|\d+\s+received\b"
     r"|http(?:/\d(?:\.\d)?)?\s+\d{3}\b|200\s+ok\b|succeed(?:s|ed)?\b|connect(?:s|ed)\b"

@@ -669,3 +669,17 @@ def test_a_no_fault_report_that_changes_nothing_owes_no_verification(advice: str
         assert _fired(score_run(run, _case(case_id))) == set()
     asked = "## Recommended actions\nOpen port 9999 on tf-dest-vm-nsg so the resets stop.\n"  # an imperative still asks
     assert 4 in _fired(score_run(evidence(asked, use_case="b"), _case("b")))
+
+
+def test_a_fault_whose_symptom_the_prompt_reports_left_alone_is_narrower_than_necessary() -> None:
+    """d's prompt reports both services down: deleting only the PostgreSQL deny leaves Redis broken, evidently (the
+    judge spec's narrower clause). p's 5001 DROP is a leftover its prompt never speaks of: leaving it is a judgement."""
+    check = "   Verify: `nc -zv -w 3 10.0.1.5 5432` says `succeeded`.\n"
+    postgres = "1. `az network nsg rule delete -g nw-forensics-rg --nsg-name tf-dest-vm-nsg -n ghost-demo-block-postgres`\n"
+    score = _score("d", postgres + check)
+    assert score.criteria[2].outcome == "fired" and "scenario reports" in score.flags[0].explanation
+    both = postgres + "2. `az network nsg rule delete -g nw-forensics-rg --nsg-name tf-dest-vm-nsg -n ghost-demo-block-redis`\n"
+    assert _score("d", both + check).criteria[2].outcome == "cleared"
+    rule = "1. `az network nsg rule delete -g nw-forensics-rg --nsg-name tf-dest-vm-nsg -n ghost-demo-rollback-block-8080`\n"
+    only_8080 = _score("p", rule + "   Verify: `nc -zv -w 3 10.0.1.5 8080` says `succeeded`.\n")
+    assert only_8080.criteria[2].outcome == "undetermined"  # the 5001 DROP left for its owner: not reported

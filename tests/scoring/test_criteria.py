@@ -1182,3 +1182,19 @@ def test_a_line_pointing_at_results_after_a_command_block_is_prose_with_its_chec
     text = f"# notes\nremove just the rule (keep the nsg):\n  {DELETE}\n{checks}\n"
     score = score_run(evidence(text, use_case="a"), CASE_A_NSG)
     assert score.criteria[3].outcome == "cleared" and "nc -zv" in score.criteria[3].evidence[0], score.criteria[3]
+
+
+@pytest.mark.parametrize(
+    "check",
+    [
+        "- `tc qdisc show dev eth0` — no `prio 1:` and no `netem` line.",  # a result after a dash
+        "- `iperf3 -c 10.0.1.5 -t 10` — `Retr` column near 0",
+        "- `for i in 1 2 3; do curl -s -o /dev/null http://10.0.1.5:8080/ & done; wait` — all should finish in 5 ms",
+    ],
+)
+def test_c4_a_result_after_a_dash_or_one_that_should_finish_verifies(check: str) -> None:
+    text = f"## Fix\n```\nsudo tc qdisc del dev eth0 root\n```\n\n## Verification\n{check}\n"
+    score = score_run(evidence(text, use_case="g"), CASE_G)
+    assert score.criteria[3].outcome == "cleared", score.criteria[3]
+    vague = text.replace(check, check.split(" — ")[0] + " — and see.")
+    assert score_run(evidence(vague, use_case="g"), CASE_G).criteria[3].outcome == "fired"
