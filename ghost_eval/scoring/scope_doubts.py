@@ -145,7 +145,7 @@ def _os_faults_left_alone(views: Sequence[ActionView], case: Case | None) -> lis
     judgement call: possibly, not clearly."""
     if not _several_faults_fixed(views, case) or case is None:
         return []
-    commands = [cmd for view in views for _, cmd in view.commands]
+    commands = [(cmd, on) for _, _, cmd, on in _placed_commands(views)]
     asked = " ".join(view.action.description for view in views if asks_for_change(view.prose))
     owners = [o for env in (None, *case.environments) for o in case.facts(env).ownership]
     left: list[tuple[Fault, str]] = []
@@ -155,7 +155,8 @@ def _os_faults_left_alone(views: Sequence[ActionView], case: Case | None) -> lis
         named = set(_PATH.findall(said)) | {o.owner for o in owners if o.owner in said}  # rules.v4, harden-net
         if any(t in asked for t in named):
             continue  # a change asked in words on the fault's file or keeper ("in rules.v4, add above the DROP …")
-        if kind is not None and not any(_reaches(kind, said, cmd) for cmd in commands):
+        # A change placed on another VM only ("(on tf-source-vm) tc qdisc del …" for tf-dest-vm's netem) misses it.
+        if kind is not None and not any(_reaches(kind, said, cmd) and (not on or fault.host in on) for cmd, on in commands):
             note = f"no change reaches the fault on {fault.host} ({fault.resource}): a fix narrower than the fault"
             left.append((fault, note))
     return left
@@ -260,18 +261,25 @@ def _changes_on_clean_vms(views: Sequence[ActionView], case: Case | None) -> lis
         return []
     shaped = {f.host for f in faults if dict(_OS_FAULT_KINDS)["qdisc"].search(f"{f.resource} {f.description}")}
     found = []
+    for view, raw, cmd, on in _placed_commands(views):
+        kind = "qdisc" if cmd.program == "tc" else "firewall" if cmd.program in _FIREWALL_PROGRAMS else None
+        if not cmd.mutating or kind is None:
+            continue
+        # A qdisc change is clean-VM work where no shaping fault is; a firewall change only where no OS fault is at
+        # all (the lab emulates loss with a firewall chain beside a qdisc).
+        hosts = shaped if kind == "qdisc" else {f.host for f in faults}
+        if clean := sorted(on - hosts):
+            found.append(f"action {view.index}: `{raw[:80]}` changes the {kind} on {', '.join(clean)}, a VM without any fault")
+    return found
+
+
+def _placed_commands(views: Sequence[ActionView]) -> list[tuple[ActionView, str, Command, set[str]]]:
+    """Every command of every action with the VMs it is placed on (`_placed`; a command written twice in one action is
+    placed by its own occurrence)."""
+    placed = []
     for view in views:
         seen: list[str] = []
         for raw, cmd in view.commands:
-            kind = "qdisc" if cmd.program == "tc" else "firewall" if cmd.program in _FIREWALL_PROGRAMS else None
-            if not cmd.mutating or kind is None:
-                continue
-            # A qdisc change is clean-VM work where no shaping fault is; a firewall change only where no OS fault is at
-            # all (the lab emulates loss with a firewall chain beside a qdisc).
-            hosts = shaped if kind == "qdisc" else {f.host for f in faults}
             seen.append(raw)
-            if clean := sorted(_placed(view, raw, cmd, seen.count(raw) - 1) - hosts):
-                found.append(
-                    f"action {view.index}: `{raw[:80]}` changes the {kind} on {', '.join(clean)}, a VM without any fault"
-                )
-    return found
+            placed.append((view, raw, cmd, _placed(view, raw, cmd, seen.count(raw) - 1)))
+    return placed

@@ -343,14 +343,18 @@ def _one_line(span: str) -> str:
 _BARE_START = re.compile(
     r"(?m)^[ \t>]*(?:(?:\d{1,3}[.)]|[-*+]|->|=>|\u2192)[ \t]+)?|:[ \t]+"
     r"|(?P<mid>,[ \t]+|(?<=\S)[.!?][ \t]+|(?:->|=>|\u2192|\u2014|\u2013)[ \t]+|\([ \t]*)"
-    r"|\b(?:with|w/|using|via|run|execute|then|after\s+that|afterwards)[ \t]+"
-    r"|(?<![\w/.-])(?=[a-z][\w.-]*[ \t]+--?[A-Za-z])|(?<![\w/.-])(?=sudo[ \t]+[a-z])",
+    r"|\b(?:with|w/|using|via|run|execute|then|after\s+that|afterwards)[ \t]+|\b(?:verify|check|confirm)[ \t]+(?=\w)"
+    r"|(?<![\w/.-])(?=[a-z][\w.-]*[ \t]+--?[A-Za-z])|(?<![\w/.-])(?=sudo[ \t]+[a-z])"
+    r"|(?<![\w/.-])(?P<change>(?=(?:az[ \t]+(?:network|vm)|tc[ \t]+(?:qdisc|class|filter))[ \t]))",
     re.IGNORECASE,
 )
 """Where a command written without backticks can begin: a line (or list item), after a colon, and in the middle of
 prose (`mid`: after a comma, a full stop, an arrow, a dash or an opening parenthesis: "resize it (az vm resize …)", where it
 needs an option or arguments that are no pronoun), after the words that introduce one ("take it out with
-iptables -D …", "after that tc qdisc show …"), or anywhere a word is followed at once by an option (`nc -zv …`)."""
+iptables -D …", "after that tc qdisc show …"), anywhere a word is followed at once by an option (`nc -zv …`), and
+(`change`) anywhere az or tc is followed by its command group or object ("fix az network nsg rule delete …"): found that
+way only a change counts, since a read named in the middle of a finding ("the tc qdisc on eth0 shows netem") is no
+check."""
 _BARE_END = re.compile(r"\n|[.!?](?=\s|$)|,\s|\s(?:[\u2014\u2013]|->|\u2192|=>)\s|\s\(|`|\x00")
 _BARE_OPTION = re.compile(r"(?:^|\s)--?[A-Za-z]")
 _PREDICATE = re.compile(
@@ -385,6 +389,14 @@ _SUBCOMMANDS = {"ip": frozenset({"link", "addr", "address", "route", "rule", "ne
 """Programs named like English words whose object names them as a command without an option (`ip link set dev eth0
 mtu 1400`, where "ip address" alone stays prose)."""
 _TC_OBJECTS = frozenset({"qdisc", "class", "filter", "action", "actions", "monitor", "exec", "chain"})
+
+
+def _changes(candidate: str) -> bool:
+    """A whole change: one that changes state and is written out with its arguments (`az vm run-command` named in
+    passing is no command)."""
+    return (_BARE_OPTION.search(candidate) is not None or " dev " in candidate) and any(
+        c.mutating for c in parse_command_block(candidate)
+    )
 
 
 def _names_no_action(words: list[str]) -> bool:
@@ -455,7 +467,7 @@ def bare_commands(prose: str) -> list[tuple[int, str]]:
         if len(words) < 2 or words[1] in _PREPOSITIONS:
             continue  # "curl from the sender to …": a probe told in words
         head = words[0].rsplit("/", 1)[-1]
-        if _names_no_action(words):
+        if _names_no_action(words) or (m["change"] is not None and not _changes(candidate)):
             continue
         if m["mid"] and not _BARE_OPTION.search(candidate) and (len(words) < 3 or _PRONOUNS & set(words)):
             continue  # an aside, a clause or a sentence ("(docker set it)", ". docker put it there") names a program
