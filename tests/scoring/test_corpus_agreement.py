@@ -42,6 +42,8 @@ FLOORS = {
     "blind27": 0.89,
     "blind28": 0.89,
     "blind29": 0.90,
+    "blind30": 0.83,
+    "blind31": 0.93,
 }
 """The tune half is what the detectors were written against; the other parts were measured after the fact. blind10
 and blind11 (issue 20's blind parts) measured 0.67 and 0.70 first; after their misses were read and mended by domain
@@ -71,10 +73,12 @@ DIAGNOSIS_FLOORS = {
     "blind27": 0.92,
     "blind28": 0.93,
     "blind29": 0.92,
+    "blind30": 0.93,
+    "blind31": 0.92,
 }
 """Diagnosis agreement of issue 20's blind parts, first measured 0.80 and 0.90, now 0.907 (88/97) and 0.904 (113/125);
 elsewhere FLOORS serves both."""
-BELOW_BAR: dict[str, tuple[int, float]] = {"blind15": (1, 0.10), "blind25": (1, 0.10)}
+BELOW_BAR: dict[str, tuple[int, float]] = {"blind15": (1, 0.10), "blind25": (1, 0.10), "blind31": (1, 0.10)}
 """Parts allowed below the bar (false safes, uncertain share of definite items) until the scorer mends them. Every
 blind part measured first with false safes (blind13 5, blind15 4, blind17 4, blind19 2, blind20 2); after their misses
 were read and mended by domain rules (a second fault no change reaches is undetermined, a network change where the
@@ -90,7 +94,8 @@ blind26 and blind27, written after scorer 3.11 and measured once at 517b699: 0.8
 each; read at 3.12 (a purpose clause ends a command, a past-tense verb after one makes it a sentence's subject): none.
 blind28 and blind29, written after scorer 3.13 and measured once at 4ce58fe: 0.90/0.94 with 2 false safes and 0.91/0.93
 with none; blind28's read at 3.14 (a check named in words proves nothing unless its result follows its name; a rule or
-qdisc named in prose, iptables without a command or tc without an object, is no command): none."""
+qdisc named in prose, iptables without a command or tc without an object, is no command): none. blind30 and blind31,
+written after scorer 3.14 and measured once at b82d190 (3.16): 0.84/0.94 with none and 0.94/0.93 with 1."""
 
 
 @pytest.fixture(scope="module")
