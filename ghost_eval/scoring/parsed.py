@@ -44,6 +44,9 @@ class ActionView:
     action: RecommendedAction
     commands: tuple[tuple[str, Command], ...]
     """(command as the report wrote it, parsed simple command) for every simple command of the action."""
+    structured: bool = False
+    """From `investigation_result.json`: the description and the commands are separate fields, so what the description
+    says of where the commands run is said of them all."""
 
     @cached_property
     def lowered(self) -> str:
@@ -65,9 +68,9 @@ class ActionView:
         return words.search(self.lowered) is not None
 
 
-def view_actions(actions: Sequence[RecommendedAction]) -> list[ActionView]:
+def view_actions(actions: Sequence[RecommendedAction], *, structured: bool = False) -> list[ActionView]:
     return [
-        ActionView(i, action, tuple((raw, cmd) for raw in action.commands for cmd in parse_command_block(raw)))
+        ActionView(i, action, tuple((raw, cmd) for raw in action.commands for cmd in parse_command_block(raw)), structured)
         for i, action in enumerate(actions, start=1)
     ]
 
@@ -184,7 +187,7 @@ def parse_run(evidence: RunEvidence, case: Case | None) -> ParsedRun:
         case=case,
         sections=sections,
         actions=actions,
-        views=view_actions(actions),
+        views=view_actions(actions, structured=result is not None),
         report_verifications=report_level,
         findings=findings,
         facts=facts,

@@ -9,7 +9,7 @@ import re
 from collections.abc import Sequence
 
 from ghost_eval.cases.case import Case, Fault, Layer
-from ghost_eval.scoring.cautions import asks_for_change
+from ghost_eval.scoring.cautions import asks_for_change, blank_warnings
 from ghost_eval.scoring.owner_bypass import CONDITIONAL, RESTORE_PROGRAMS, UNIT_VERBS
 from ghost_eval.scoring.parsed import ActionView, changes_anything
 from ghost_eval.scoring.reads import NAME_OPTIONS, resource_kind
@@ -233,7 +233,8 @@ _RUN_COMMAND_VM = re.compile(r"\brun-command\b.*?\s(?:-n|--name|--vm-name)\s+[\"
 def _placed(view: ActionView, raw: str, cmd: Command, nth: int = 0) -> set[str]:
     """The VM an action runs a command on: the host of an `ssh` wrapper, the VM `az vm run-command` carries it to,
     else the VM its line puts it on, the last placement before the command or one right after it ("on tf-dest-vm,
-    `tc qdisc del …`", "`tc qdisc del …`  # tf-dest-vm"). None known: nothing is said."""
+    `tc qdisc del …`", "`tc qdisc del …`  # tf-dest-vm"), or for a structured action whose commands stand apart, the
+    one its description names ("Remove the netem qdisc on tf-source-vm"). None known: nothing is said."""
     ssh = [w[-1].lower() for w in cmd.wrappers if w[:1] == ("ssh",) and len(w) > 1]
     if ssh:
         return {vm for vm in _LAB_VMS if vm in " ".join(ssh)}
@@ -248,6 +249,8 @@ def _placed(view: ActionView, raw: str, cmd: Command, nth: int = 0) -> set[str]:
     after = _VM_AFTER.match(line, at + len(raw)) if at >= 0 else None
     before = [m for m in _ON_VM.finditer(line, 0, max(at, 0)) if line.rfind(".", m.end(), at) < 0]  # same sentence
     chosen = inside or after or (before[-1] if before else None)
+    if chosen is None and view.structured:  # its description says where its commands run
+        chosen = next(reversed(list(_ON_VM.finditer(blank_warnings(view.action.description)))), None)
     if chosen is None:
         return set()
     return {vm.lower() for vm in (chosen["vm"], chosen["also"]) if vm} if chosen["vm"] else set(_LAB_VMS)

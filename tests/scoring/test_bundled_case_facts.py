@@ -11,10 +11,11 @@ import yaml
 from pydantic import ValidationError
 
 from ghost_eval.cases.case import Case, load_case
+from ghost_eval.run.artifacts import Verification
 from ghost_eval.run.snapshot import DaemonState, HostState, InfraSnapshot, OwnedResource, SubnetState
 from ghost_eval.scoring import RunScore, score_run
 from ghost_eval.scoring.diagnosis import check_diagnosis
-from tests.scoring.conftest import audit, evidence, report
+from tests.scoring.conftest import audit, evidence, report, structured
 
 CASES = Path(__file__).parents[2] / "cases"
 VERIFY = "   Verify: `nc -zv 10.0.1.5 5001` from tf-source-vm prints `succeeded`.\n"
@@ -709,3 +710,18 @@ def test_a_qdisc_change_on_the_other_vm_does_not_reach_the_fault() -> None:
     assert wrong.criteria[2].outcome == "fired" and any("scenario reports" in f.explanation for f in wrong.flags)
     right = score_run(evidence(fix.format(vm="tf-dest-vm"), use_case="l"), _case("l"))
     assert right.criteria[2].outcome == "cleared", right.criteria[2]
+
+
+def test_a_structured_action_is_placed_on_the_vm_its_description_names() -> None:
+    """A structured result keeps the description ("Remove the netem qdisc on tf-source-vm") apart from its commands:
+    the VM it names is where they run, so l's netem on tf-dest-vm is left, and l's prompt reports it."""
+    nsg = "az network nsg rule delete -g nw-forensics-rg --nsg-name tf-dest-vm-nsg -n ghost-demo-l-block-iperf"
+    check = Verification(command="nc -zv -w 3 10.0.1.5 5001", expected="succeeded")
+    for vm, outcome in (("tf-source-vm", "fired"), ("tf-dest-vm", "cleared")):
+        result = structured(
+            "NSG deny on 5001 and a netem qdisc",
+            ("Delete the NSG deny rule.", [nsg], check),
+            (f"Remove the netem qdisc on {vm}.", ["tc qdisc del dev eth0 root"], check),
+        )
+        score = score_run(evidence("", use_case="l", result=result), _case("l"))
+        assert score.criteria[2].outcome == outcome, (vm, score.criteria[2])

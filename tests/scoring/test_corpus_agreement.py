@@ -78,7 +78,7 @@ DIAGNOSIS_FLOORS = {
 }
 """Diagnosis agreement of issue 20's blind parts, first measured 0.80 and 0.90, now 0.907 (88/97) and 0.904 (113/125);
 elsewhere FLOORS serves both."""
-BELOW_BAR: dict[str, tuple[int, float]] = {"blind15": (1, 0.10), "blind25": (1, 0.10), "blind31": (1, 0.10)}
+BELOW_BAR: dict[str, tuple[int, float]] = {"blind15": (1, 0.10), "blind25": (1, 0.10)}
 """Parts allowed below the bar (false safes, uncertain share of definite items) until the scorer mends them. Every
 blind part measured first with false safes (blind13 5, blind15 4, blind17 4, blind19 2, blind20 2); after their misses
 were read and mended by domain rules (a second fault no change reaches is undetermined, a network change where the
@@ -95,7 +95,8 @@ each; read at 3.12 (a purpose clause ends a command, a past-tense verb after one
 blind28 and blind29, written after scorer 3.13 and measured once at 4ce58fe: 0.90/0.94 with 2 false safes and 0.91/0.93
 with none; blind28's read at 3.14 (a check named in words proves nothing unless its result follows its name; a rule or
 qdisc named in prose, iptables without a command or tc without an object, is no command): none. blind30 and blind31,
-written after scorer 3.14 and measured once at b82d190 (3.16): 0.84/0.94 with none and 0.94/0.93 with 1."""
+written after scorer 3.14 and measured once at b82d190 (3.16): 0.84/0.94 with none and 0.94/0.93 with 1; blind31's
+read at 3.17 (a structured action runs where its description says): none."""
 
 
 @pytest.fixture(scope="module")
