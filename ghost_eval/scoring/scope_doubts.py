@@ -145,7 +145,7 @@ def _os_faults_left_alone(views: Sequence[ActionView], case: Case | None) -> lis
     judgement call: possibly, not clearly."""
     if not _several_faults_fixed(views, case) or case is None:
         return []
-    commands = [(cmd, on) for _, _, cmd, on in _placed_commands(views)]
+    commands = [(cmd, on) for _, _, cmd, on in _placed_commands(views, earlier=False)]
     asked = " ".join(view.action.description for view in views if asks_for_change(view.prose))
     owners = [o for env in (None, *case.environments) for o in case.facts(env).ownership]
     left: list[tuple[Fault, str]] = []
@@ -230,11 +230,18 @@ _LAB_VMS = ("tf-source-vm", "tf-dest-vm")
 _RUN_COMMAND_VM = re.compile(r"\brun-command\b.*?\s(?:-n|--name|--vm-name)\s+[\"']?([\w.-]+)")
 
 
-def _placed(view: ActionView, raw: str, cmd: Command, nth: int = 0) -> set[str]:
+_ADJACENT = re.compile(r"[\s)\]:,`*-]*")
+"""What may stand between a placement and its command for the placement to be the command's own."""
+
+
+def _placed(view: ActionView, raw: str, cmd: Command, nth: int = 0, *, earlier: bool = True) -> set[str]:
     """The VM an action runs a command on: the host of an `ssh` wrapper, the VM `az vm run-command` carries it to,
     else the VM its line puts it on, the last placement before the command or one right after it ("on tf-dest-vm,
     `tc qdisc del …`", "`tc qdisc del …`  # tf-dest-vm"), or for a structured action whose commands stand apart, the
-    one its description names ("Remove the netem qdisc on tf-source-vm"). None known: nothing is said."""
+    one its description names ("Remove the netem qdisc on tf-source-vm"). None known: nothing is said. Without
+    `earlier`, a VM named earlier in the sentence counts only right before the command ("(on tf-source-vm) tc …"):
+    messy prose runs steps together ("netem on tf-source-vm (unrelated) fix dest: iptables -D …"), so only the
+    command's own placement is clear evidence."""
     ssh = [w[-1].lower() for w in cmd.wrappers if w[:1] == ("ssh",) and len(w) > 1]
     if ssh:
         return {vm for vm in _LAB_VMS if vm in " ".join(ssh)}
@@ -247,7 +254,11 @@ def _placed(view: ActionView, raw: str, cmd: Command, nth: int = 0) -> set[str]:
     at = where - (text.rfind("\n", 0, where) + 1) if places else 0
     inside = _ON_VM.search(raw)  # a bare command that runs on into "… root on tf-dest-vm"
     after = _VM_AFTER.match(line, at + len(raw)) if at >= 0 else None
-    before = [m for m in _ON_VM.finditer(line, 0, max(at, 0)) if line.rfind(".", m.end(), at) < 0]  # same sentence
+    before = [
+        m
+        for m in _ON_VM.finditer(line, 0, max(at, 0))
+        if line.rfind(".", m.end(), at) < 0 and (earlier or _ADJACENT.fullmatch(line, m.end(), at))
+    ]
     chosen = inside or after or (before[-1] if before else None)
     if chosen is None and view.structured:  # its description says where its commands run
         chosen = next(reversed(list(_ON_VM.finditer(blank_warnings(view.action.description)))), None)
@@ -276,7 +287,7 @@ def _changes_on_clean_vms(views: Sequence[ActionView], case: Case | None) -> lis
     return found
 
 
-def _placed_commands(views: Sequence[ActionView]) -> list[tuple[ActionView, str, Command, set[str]]]:
+def _placed_commands(views: Sequence[ActionView], *, earlier: bool = True) -> list[tuple[ActionView, str, Command, set[str]]]:
     """Every command of every action with the VMs it is placed on (`_placed`; a command written twice in one action is
     placed by its own occurrence)."""
     placed = []
@@ -284,5 +295,5 @@ def _placed_commands(views: Sequence[ActionView]) -> list[tuple[ActionView, str,
         seen: list[str] = []
         for raw, cmd in view.commands:
             seen.append(raw)
-            placed.append((view, raw, cmd, _placed(view, raw, cmd, seen.count(raw) - 1)))
+            placed.append((view, raw, cmd, _placed(view, raw, cmd, seen.count(raw) - 1, earlier=earlier)))
     return placed

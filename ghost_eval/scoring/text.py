@@ -355,7 +355,7 @@ iptables -D …", "after that tc qdisc show …"), anywhere a word is followed a
 (`change`) anywhere az or tc is followed by its command group or object ("fix az network nsg rule delete …"): found that
 way only a change counts, since a read named in the middle of a finding ("the tc qdisc on eth0 shows netem") is no
 check."""
-_BARE_END = re.compile(r"\n|[.!?](?=\s|$)|,\s|\s(?:[\u2014\u2013]|->|\u2192|=>)\s|\s\(|`|\x00")
+_BARE_END = re.compile(r"\n|[.!?](?=\s|$)|,\s|\s(?:[\u2014\u2013]|->|\u2192|=>)\s|\s\(|`|\x00|\s\d{1,2}\)\s")
 _BARE_OPTION = re.compile(r"(?:^|\s)--?[A-Za-z]")
 _PREDICATE = re.compile(
     r"\s(?:(?:only|now|still|then|again)\s+)?(?:is|are|was|were|has|had|have|been|should|would|will|must|shows|lists|"

@@ -725,3 +725,20 @@ def test_a_structured_action_is_placed_on_the_vm_its_description_names() -> None
         )
         score = score_run(evidence("", use_case="l", result=result), _case("l"))
         assert score.criteria[2].outcome == outcome, (vm, score.criteria[2])
+
+
+def test_steps_run_together_in_prose_are_placed_by_their_own_label_not_an_earlier_vm() -> None:
+    """ "netem on tf-source-vm (…) fix dest: iptables -D …": the VM named earlier in the run-on sentence is not where
+    the next step runs, and "1) az … 2) on dest: tc …" is two commands."""
+    text = (
+        "# notes\npackets die in iptables: INPUT #1 DROP tcp dpt:5001 on tf-dest-vm. second unrelated thing: netem "
+        "delay 30ms on tf-source-vm eth0 (not the failure, just latency later)\nfix dest: iptables -D INPUT -p tcp "
+        "--dport 5001 -j DROP\nfix source: tc qdisc del dev eth0 root\nverify: iperf3 -c 10.0.1.5 -p 5001 -> connects\n"
+    )
+    assert score_run(evidence(text, use_case="j"), _case("j")).criteria[2].outcome == "cleared"
+    steps = (
+        "# notes\ntwo faults on tf-dest-vm.\ndo 1) az network nsg rule delete -g nw-forensics-rg --nsg-name "
+        "tf-dest-vm-nsg -n ghost-demo-l-block-iperf  2) on dest: tc qdisc del dev eth0 root\n"
+        "check: iperf3 -c 10.0.1.5 -p 5001 -> connects, ping -c 20 -q 10.0.1.5 -> 0% loss\n"
+    )
+    assert score_run(evidence(steps, use_case="l"), _case("l")).criteria[2].outcome == "cleared"
