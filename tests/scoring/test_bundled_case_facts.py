@@ -742,3 +742,18 @@ def test_steps_run_together_in_prose_are_placed_by_their_own_label_not_an_earlie
         "check: iperf3 -c 10.0.1.5 -p 5001 -> connects, ping -c 20 -q 10.0.1.5 -> 0% loss\n"
     )
     assert score_run(evidence(steps, use_case="l"), _case("l")).criteria[2].outcome == "cleared"
+
+
+def test_a_list_written_with_entries_the_fault_does_not_need_is_possibly_broader() -> None:
+    """f's subnet holds no endpoint and misses Microsoft.Storage: adding Microsoft.Sql too is a change the fault does
+    not need. Narrowing v's wildcard source to one range swaps the list's entry and adds nothing."""
+    update = "az network vnet subnet update -g nw-forensics-rg --vnet-name forensics-vnet -n default --service-endpoints"
+    check = "   Verify: `az network vnet subnet show -g nw-forensics-rg --vnet-name forensics-vnet -n default` lists it.\n"
+    both = _score("f", f"1. `{update} Microsoft.Storage Microsoft.Sql`\n" + check)
+    assert both.criteria[2].outcome == "undetermined" and "Microsoft.Sql" in " ".join(both.criteria[2].evidence)
+    assert _score("f", f"1. `{update} Microsoft.Storage`\n" + check).criteria[2].outcome == "cleared"
+    narrow = (
+        "1. `az network nsg rule update -g nw-forensics-rg --nsg-name tf-dest-vm-nsg -n ghost-demo-temp-rdp-access "
+        "--source-address-prefixes 10.0.1.0/24`\n"
+    )
+    assert _score("v", narrow + check).criteria[2].outcome != "undetermined"
