@@ -7,7 +7,7 @@ of a written part with their labels stripped, for a second expert to label again
 A blind part is only blind if its writer never sees the scorer, the answer keys or another part: the kit holds the
 cases' facts (symptom, ground truth, expected root cause, environments, phases) and nothing the scorer matches
 against (`key_facts`, `wrong_claims`, `trajectory`, `recipe`, `criteria`, `fault_scope`, `list_arguments`,
-ownership). The guide (`docs/corpus/writing-a-blind-part.md`) names the original's files as the other source and
+ownership, a fault's `reported`). The guide (`docs/corpus/writing-a-blind-part.md`) names the original's files as the other source and
 says how items are written and labelled. A second expert gets the kit too, and the part's items without `why`,
 `expected_flags`, `expected_verdict`, `correct` and a paragraph's `style` (`wrong_host` would give its label away);
 their labels go to `tests/fixtures/corpus/second-labels/<part>.yaml` (`python -m bench.expert_agreement`).
@@ -27,6 +27,8 @@ ANSWER_KEYS = frozenset(
     {"key_facts", "wrong_claims", "trajectory", "recipe", "recipe_from", "criteria", "fault_scope", "list_arguments"}
     | {"ownership", "ownership_reason"}
 )
+FAULT_KEYS = frozenset({"reported"})
+"""A fault's field the scorer judges by (whether its prompt reports its symptom): the writer judges that alone."""
 LABELS = frozenset({"why", "expected_flags", "expected_verdict", "correct"})
 """What a part's writer decided about an item: a second expert must not see it."""
 
@@ -40,6 +42,7 @@ def write_kit(out: Path) -> int:
         if case.get("kind") == "behaviour" or case["id"].startswith("x_"):
             continue  # behaviour cases test the agent's contract, not a fault: no corpus items
         facts = {k: v for k, v in case.items() if k not in ANSWER_KEYS}
+        facts["ground_truth"] = [{k: v for k, v in f.items() if k not in FAULT_KEYS} for f in facts.get("ground_truth", [])]
         (cases / path.name).write_text(yaml.safe_dump(facts, sort_keys=False, width=120, allow_unicode=True), encoding="utf-8")
     shutil.copyfile(ROOT / "docs" / "corpus" / "writing-a-blind-part.md", out / "FORMAT.md")
     return len(list(cases.glob("*.yaml")))

@@ -7,14 +7,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bench.blind_kit import ANSWER_KEYS, LABELS, write_kit, write_unlabelled
+from bench.blind_kit import ANSWER_KEYS, FAULT_KEYS, LABELS, write_kit, write_unlabelled
 from bench.corpus_agreement import load_items
 
 
 def test_the_kit_holds_every_fault_case_and_no_answer_key(tmp_path: Path) -> None:
     assert write_kit(tmp_path / "kit") == 25
     for path in (tmp_path / "kit" / "cases").glob("*.yaml"):
-        assert not ANSWER_KEYS & set(yaml.safe_load(path.read_text(encoding="utf-8"))), path.name
+        case = yaml.safe_load(path.read_text(encoding="utf-8"))
+        assert not ANSWER_KEYS & set(case), path.name
+        assert all(not FAULT_KEYS & set(fault) for fault in case["ground_truth"]), path.name  # d's faults say `reported`
     assert (tmp_path / "kit" / "FORMAT.md").read_text(encoding="utf-8").startswith("# Writing a blind corpus part")
 
 
