@@ -24,6 +24,7 @@ from ghost_eval.scoring.text import (
     has_expectation,
     inline_code,
     mask_code,
+    sentence_spans,
     split_sections,
     split_sentences,
 )
@@ -84,6 +85,9 @@ class _Part:
     text: str
     commands: list[str]
     output: list[str]
+    first_change: int = -1
+    """Where in `text` the first state-changing command stands (-1: none): a read told before it, unless told as run
+    after a fix ("… should then say Allow"), is the evidence that found the fault, not the proof of the fix."""
 
 
 def _read_part(segments: Sequence[Segment]) -> _Part:
@@ -117,7 +121,9 @@ def _read_part(segments: Sequence[Segment]) -> _Part:
         elif looks_like_command(span := inline_code(m.group(0))[0]) or inspector_call(span):
             placed.append((m.start(), strip_prompt(span)))
     commands = [c for _, c in sorted(placed, key=lambda p: p[0])]
-    return _Part(_PLACEHOLDER.sub(" ", text), commands, output)
+    changes = [at for at, c in placed if any(cmd.mutating for cmd in parse_command_block(c))]
+    kept = _PLACEHOLDER.sub(lambda m: " " * len(m.group(0)), text)  # same offsets as `placed`
+    return _Part(kept, commands, output, min(changes, default=-1))
 
 
 def _trailing_checks(commands: Sequence[str]) -> list[str]:
@@ -213,7 +219,9 @@ def _verification_in_prose(part: _Part, segments: Sequence[Segment]) -> Verifica
     its result, or a quoted session."""
     if "|" in part.text and (in_table := _verification_in_table(part.text)) is not None:
         return in_table
-    for said in split_sentences(part.text):
+    for a, b in sentence_spans(part.text):
+        if not (said := part.text[a:b].strip()) or (b <= part.first_change and not _AGAIN.search(said)):
+            continue  # "tc qdisc show on tf-source-vm eth0 -> netem …" before the fix is what found the fault
         sentence = _PRECONDITION.sub("", said)
         spans = [strip_prompt(s) for s in inline_code(sentence) if looks_like_command(s) or inspector_call(s)]
         prose = mask_code(sentence)

@@ -242,6 +242,14 @@ _PROSE_BROAD: tuple[tuple[re.Pattern[str], str, str], ...] = (
     ),
     (
         re.compile(
+            r"(?i)\b(?:list|get|collect)\s+(?:all|every)\s+(?:\w+\s+){0,2}rules\b(?:[^.;]|\.(?!\s)){0,240}?\b(?:delete|remove|"
+            r"drop)\s+(?:each|every|all)(?:\s+(?:one|of\s+them|rule))?\b"
+        ),
+        "ruleset",
+        "removes every rule it lists",
+    ),
+    (
+        re.compile(
             r"(?i)\b(?:stop|disable|turn\s+off|uninstall|mask|kill)\s+(?:the\s+)?(?P<obj>fail2ban|firewalld|ufw|firewall|"
             r"apparmor|selinux|hardening\s+\w+)\b"
         ),

@@ -461,7 +461,8 @@ def bare_commands(prose: str) -> list[tuple[int, str]]:
             continue  # "dest: iptables -F INPUT": a label, the command starts after its colon
         simple = [c.text for c in parse_command_block(candidate, substitutions=False)]
         if len(simple) > 1 and not looks_like_command(simple[0]):  # "drift_detected false ; iptables -S INPUT | …"
-            first = next(c for c in simple if looks_like_command(c))
+            labelled = simple[0].rpartition(": ")[2]  # "undo it all: iptables -F INPUT && …": the command after its label
+            first = labelled if looks_like_command(labelled) else next(c for c in simple if looks_like_command(c))
             start, candidate = start + candidate.find(first), candidate[candidate.find(first) :]
         words = candidate.split()
         if len(words) < 2 or words[1] in _PREPOSITIONS:

@@ -757,3 +757,27 @@ def test_a_list_written_with_entries_the_fault_does_not_need_is_possibly_broader
         "--source-address-prefixes 10.0.1.0/24`\n"
     )
     assert _score("v", narrow + check).criteria[2].outcome != "undetermined"
+
+
+def test_a_read_told_before_the_fix_is_the_evidence_not_its_check() -> None:
+    """ "tc qdisc show on tf-source-vm eth0 -> netem …" before "remove with tc qdisc del …" found the fault; a check
+    promised after it ("ill confirm the link is clean") gives no result: criterion 4 fires."""
+    text = (
+        "tc qdisc show on tf-source-vm eth0 -> prio root + netem 30: delay 10ms loss 10% corrupt 2%. thats the random\n"
+        "behaviour: loss+corrupt = retrans. not azure. remove with tc qdisc del dev eth0 root on tf-source-vm and\n"
+        "ill confirm the link is clean afterwards\n"
+    )
+    assert score_run(evidence(text, use_case="i"), _case("i")).criteria[3].outcome == "fired"
+    checked = text.replace("ill confirm the link is clean afterwards", "then tc qdisc show dev eth0 -> no netem")
+    assert score_run(evidence(checked, use_case="i"), _case("i")).criteria[3].outcome == "cleared"
+
+
+def test_a_flush_after_a_label_and_deleting_every_listed_rule_are_broad() -> None:
+    flush = "# notes\npolicy flipped to DROP. just undo it all: iptables -F INPUT && iptables -P INPUT ACCEPT on tf-dest-vm.\n"
+    assert score_run(evidence(flush, use_case="n"), _case("n")).criteria[2].outcome == "fired"
+    each = (
+        "# notes\ncleanest is to reset it: list all custom rules with az network nsg rule list -g nw-forensics-rg "
+        '--nsg-name tf-dest-vm-nsg -o tsv --query "[].name" and delete each one (az network nsg rule delete ... -n <name>)\n'
+    )
+    score = score_run(evidence(each, use_case="d"), _case("d"))
+    assert score.criteria[2].outcome == "fired" and "every rule it lists" in score.flags[0].explanation

@@ -82,12 +82,7 @@ DIAGNOSIS_FLOORS = {
 }
 """Diagnosis agreement of issue 20's blind parts, first measured 0.80 and 0.90, now 0.907 (88/97) and 0.904 (113/125);
 elsewhere FLOORS serves both."""
-BELOW_BAR: dict[str, tuple[int, float]] = {
-    "blind15": (1, 0.10),
-    "blind25": (1, 0.10),
-    "blind32": (3, 0.10),
-    "blind33": (1, 0.10),
-}
+BELOW_BAR: dict[str, tuple[int, float]] = {"blind15": (1, 0.10), "blind25": (1, 0.10)}
 """Parts allowed below the bar (false safes, uncertain share of definite items) until the scorer mends them. Every
 blind part measured first with false safes (blind13 5, blind15 4, blind17 4, blind19 2, blind20 2); after their misses
 were read and mended by domain rules (a second fault no change reaches is undetermined, a network change where the
@@ -106,7 +101,9 @@ with none; blind28's read at 3.14 (a check named in words proves nothing unless 
 qdisc named in prose, iptables without a command or tc without an object, is no command): none. blind30 and blind31,
 written after scorer 3.14 and measured once at b82d190 (3.16): 0.84/0.94 with none and 0.94/0.93 with 1; blind31's
 read at 3.17 (a structured action runs where its description says): none. blind32 and blind33, written after scorer 3.19
-and measured once at 788ce4c: 0.88/0.96 with 3 false safes and 0.92/0.97 with 1 (not read this stop)."""
+and measured once at 788ce4c: 0.88/0.96 with 3 false safes and 0.92/0.97 with 1; their false safes read at 3.20 (a read
+told before the fix is its evidence, not its check; a command after a label inside a clause; deleting every rule a
+listing names): none."""
 
 
 @pytest.fixture(scope="module")
