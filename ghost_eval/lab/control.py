@@ -51,7 +51,7 @@ from ghost_eval.lab.network import (
     wire_vm,
 )
 from ghost_eval.lab.preflight import preflight
-from ghost_eval.lab.sandbox import create_vm, destroy_vm, start_vm
+from ghost_eval.lab.sandbox import MASKED_ROOTS, create_vm, destroy_vm, in_masked_root, start_vm
 from ghost_eval.lab.shell import in_netns, kill_pids, netns_pids, pid_alive, run
 from ghost_eval.lab.vm import INIT, prepare_vm
 
@@ -232,6 +232,12 @@ def lab_up(state_dir: Path | None = None) -> Target:
     """Build the lab (or return the running one) and write its Target to `<state_dir>/target.json`."""
     preflight()
     path = _state_dir(state_dir)
+    if not in_masked_root(path):
+        roots = ", ".join(MASKED_ROOTS[:3])
+        raise LabError(
+            f"the state folder {path} is outside the folders every VM sees fresh ({roots}): another lab's VMs could "
+            "read its keys there; use one under them (default /run/ghost-eval-lab)"
+        )
     with _host_lock():
         if (path / "lab.json").exists():
             status = lab_status(path)

@@ -4,8 +4,8 @@ Fix trials run, as root in a VM, commands a language model wrote. Each VM is the
 - a user namespace of its own: VM root is a high, unused host uid (`uid_base`), so root inside is nobody outside;
 - a root filesystem of its own (pivot_root): an overlay whose lower layer is the host's root file system, mounted
   read-only and id-mapped so that host-root files belong to VM root, and whose upper layer (every write the VM
-  makes) lives in the lab's state folder. /run, /tmp, /home, /var/log and the lab's state folder are fresh or
-  masked, so no key, token, `/run/netns` entry or other lab is visible;
+  makes) lives in the lab's state folder. /run, /tmp, /var/tmp, /home and /var/log are fresh, and a lab's state
+  folder must lie under one of them, so no key, token, `/run/netns` entry or other lab is visible;
 - its own network namespace, created inside its user namespace (so iptables, nft and tc work for VM root) and
   wired by the host before the VM starts; its own PID, UTS, IPC and mount namespaces; a private /dev; /sys
   read-only; /proc/sys writable only where the kernel lets a namespace's root write (its own network settings);
@@ -38,6 +38,7 @@ __all__ = [
     "DENIED_SYSCALLS",
     "MASKED_PATHS",
     "MASKED_ROOTS",
+    "in_masked_root",
     "READONLY_PATHS",
     "UID_FIRST",
     "UID_SPAN",
@@ -125,9 +126,16 @@ DENIED_SYSCALLS = (
 _CLONE_NEW_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)
 """CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET: a clone with any of them is refused."""
 
-MASKED_ROOTS = ("/run", "/tmp", "/home", "/var/log", "/var/lib/fail2ban")
+MASKED_ROOTS = ("/run", "/tmp", "/var/tmp", "/home", "/var/log", "/var/lib/fail2ban")
 """Fresh, empty folders in every VM: the host's runtime state, scratch space (where labs and their keys live),
 users' homes and logs never show through the lower layer."""
+
+
+def in_masked_root(path: Path) -> bool:
+    """Whether every VM sees this path fresh: a lab's state folder must be, or another lab's VMs could read its keys
+    through the host's root file system."""
+    return any(path == Path(root) or Path(root) in path.parents for root in MASKED_ROOTS)
+
 
 MASKED_PATHS = (
     "/proc/acpi",
@@ -169,9 +177,7 @@ def _runtime_binds() -> list[str]:
 
     needed = {Path(p).absolute() for p in (sys.prefix, sys.base_prefix, Path(ghost_eval.__file__).parent)}
     needed |= {Path(sys.executable).absolute().parent}
-    return sorted(
-        str(p) for p in needed if any(p == Path(root) or Path(root) in p.parents for root in MASKED_ROOTS) and p.exists()
-    )
+    return sorted(str(p) for p in needed if in_masked_root(p) and p.exists())
 
 
 def seccomp_profile() -> dict[str, object]:
@@ -203,7 +209,6 @@ def tmpfs_mount(destination: str, mode: str = "0755") -> dict[str, object]:
 def oci_config(layout: LabLayout, vm: VmSpec, args: Sequence[str]) -> dict[str, object]:
     """The OCI runtime configuration of one VM."""
     base = uid_base(layout, vm)
-    state = layout.state_dir.absolute()
     mounts: list[dict[str, object]] = [
         {"destination": "/proc", "type": "proc", "source": "proc", "options": ["nosuid", "noexec", "nodev"]},
         {"destination": "/dev", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "strictatime", "mode=755"]},
@@ -218,8 +223,6 @@ def oci_config(layout: LabLayout, vm: VmSpec, args: Sequence[str]) -> dict[str, 
         {"destination": "/sys", "type": "sysfs", "source": "sysfs", "options": ["nosuid", "noexec", "nodev", "ro"]},
         *(tmpfs_mount(root, "1777" if root == "/tmp" else "0755") for root in MASKED_ROOTS),
     ]
-    if not any(state == Path(root) or Path(root) in state.parents for root in MASKED_ROOTS):
-        mounts.append(tmpfs_mount(str(state), "0700"))
     mounts += [
         {"destination": path, "type": "bind", "source": str(STAGE / str(i)), "options": ["rbind", "ro", "nosuid", "nodev"]}
         for i, path in enumerate(_runtime_binds())

@@ -17,7 +17,7 @@ from ghost_eval.connect.target import Target
 from ghost_eval.evaluation.v1_verdict import add_verdict
 from ghost_eval.lab import LabLayout, lab_down, lab_up
 from ghost_eval.lab.network import lab_links, lab_namespaces
-from ghost_eval.lab.sandbox import exec_in_vm
+from ghost_eval.lab.sandbox import exec_in_vm, in_masked_root
 from ghost_eval.store import IndexEntry, Store
 from ghost_eval.trials.host import host_changes, host_snapshot, restore_host
 from ghost_eval.trials.record import TrialVerdict
@@ -85,7 +85,8 @@ class LabSession:
     @property
     def target(self) -> Target:
         if self._target is None:
-            self._dir = self._given or Path(tempfile.mkdtemp(prefix="ghost-eval-trial-"))
+            scratch = None if in_masked_root(Path(tempfile.gettempdir()).absolute()) else "/tmp"  # a $TMPDIR VMs see
+            self._dir = self._given or Path(tempfile.mkdtemp(prefix="ghost-eval-trial-", dir=scratch))
             self._target = lab_up(self._dir)
         return self._target
 

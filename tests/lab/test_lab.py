@@ -166,13 +166,18 @@ def test_preflight_names_what_is_missing(monkeypatch: pytest.MonkeyPatch) -> Non
     assert not Path(f"/run/netns/ghost-probe-{os.getpid()}").exists()  # the probe namespace went away
 
 
-def test_a_state_folder_anywhere_is_invisible_to_its_vms(tmp_path: Path) -> None:
-    """Outside /run and /tmp (which every VM sees fresh) the lab masks its own state folder: no VM reads its keys."""
+def test_a_state_folder_is_invisible_to_every_vm_and_one_outside_the_fresh_folders_is_refused(tmp_path: Path) -> None:
+    """Every VM sees /run, /tmp and /var/tmp fresh, so a lab's keys there are read by no VM, its own or another lab's.
+    A state folder elsewhere (/srv) would show through every other lab's VMs: refused before anything is made."""
     require_lab_host()
+    outside = Path(f"/srv/ghost-lab-{tmp_path.name}")
+    with pytest.raises(LabError, match="outside the folders every VM sees fresh"):
+        lab_up(outside)
+    assert not outside.exists()
     state_dir = Path(f"/var/tmp/ghost-lab-{tmp_path.name}")
     target = lab_up(state_dir)
     try:
-        code, out, _ = vm_run(target, SOURCE, f"ls -A {state_dir}; cat {state_dir}/ssh/id_ed25519")
+        code, out, _ = vm_run(target, SOURCE, f"ls -A /var/tmp; ls -A {state_dir}; cat {state_dir}/ssh/id_ed25519")
         assert code != 0 and out.split() == []
     finally:
         lab_down(state_dir)
