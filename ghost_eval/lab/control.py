@@ -233,10 +233,9 @@ def lab_up(state_dir: Path | None = None) -> Target:
     preflight()
     path = _state_dir(state_dir)
     if not in_masked_root(path):
-        roots = ", ".join(MASKED_ROOTS[:3])
         raise LabError(
-            f"the state folder {path} is outside the folders every VM sees fresh ({roots}): another lab's VMs could "
-            "read its keys there; use one under them (default /run/ghost-eval-lab)"
+            f"the state folder {path} is outside the folders every VM sees fresh ({', '.join(MASKED_ROOTS)}): another "
+            "lab's VMs could read its keys there; use one under them (default /run/ghost-eval-lab)"
         )
     with _host_lock():
         if (path / "lab.json").exists():

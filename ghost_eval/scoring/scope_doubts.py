@@ -16,15 +16,18 @@ from ghost_eval.scoring.reads import NAME_OPTIONS, WILDCARDS, resource_kind, spl
 from ghost_eval.scoring.text import LAB_VM_NAME, sentence_spans, split_sentences
 from ghost_eval.shell.commands import Command, az_call
 
-__all__ = ["possibly_broader", "reported_faults_left", "restarted_units"]
+__all__ = ["faults_left", "possibly_broader", "restarted_units"]
 
 
-def possibly_broader(views: Sequence[ActionView], case: Case | None, facts: CaseFacts | None = None) -> list[str]:
-    """Every doubt about the fix's scope, each saying which action and why."""
+def possibly_broader(
+    views: Sequence[ActionView], case: Case | None, facts: CaseFacts | None, left: Sequence[tuple[Fault, str]]
+) -> list[str]:
+    """Every doubt about the fix's scope, each saying which action and why. `left` is `faults_left`: a fault left
+    alone whose symptom the prompt does not report is a doubt; one it reports is the caller's flag."""
     return [
         *_overrides_left_in_place(views, case),
         *_entries_beyond_the_fault(views, case, facts),
-        *(note for fault, note in _left(views, case) if not fault.reported),
+        *(note for fault, note in left if not fault.reported),
         *_layers_without_fault(views, case),
         *_runtime_restarts(views),
         *_open_ended_changes(views),
@@ -44,11 +47,13 @@ def _entries_beyond_the_fault(views: Sequence[ActionView], case: Case | None, fa
     for view in views:
         for _, cmd in view.commands:
             call = az_call(cmd.argv) if cmd.mutating else None
-            for arg in facts.list_arguments if call is not None else ():
-                given = [v for raw in call.options.get(arg.argument, ()) for v in split_values(raw)] if call else []
-                kept = {v.lower() for v in arg.current_values} <= {v.lower() for v in given}  # an addition, not a swap
-                now = {v.lower() for v in arg.current_values} | scope
-                if kept and (extra := [v for v in given if v.lower() not in now and not v.startswith("$")]):
+            if call is None:
+                continue
+            for arg in facts.list_arguments:
+                given = [v for raw in call.options.get(arg.argument, ()) for v in split_values(raw)]
+                current = {v.lower() for v in arg.current_values}
+                kept = current <= {v.lower() for v in given}  # an addition, not a swap
+                if kept and (extra := [v for v in given if v.lower() not in current | scope and not v.startswith("$")]):
                     found.append(
                         f"action {view.index}: {arg.argument} adds {', '.join(extra)}, which the list does not hold now "
                         "and the fault does not need"
@@ -101,20 +106,17 @@ def _several_faults_fixed(views: Sequence[ActionView], case: Case | None) -> boo
     return case is not None and len(case.ground_truth) >= 2 and not case.phases and changes_anything(views)
 
 
-def _left(views: Sequence[ActionView], case: Case | None) -> list[tuple[Fault, str]]:
+def faults_left(views: Sequence[ActionView], case: Case | None) -> list[tuple[Fault, str]]:
+    """Each fault of a case with several that the fix leaves alone, with why. One whose symptom the scenario reports
+    (`Fault.reported`) leaves a reported failure in place, which the judge spec counts as a scope issue when the
+    omission is clearly evident from the scenario; the others are a judgement call."""
     return [*_faults_left_alone(views, case), *_os_faults_left_alone(views, case)]
-
-
-def reported_faults_left(views: Sequence[ActionView], case: Case | None) -> list[str]:
-    """Faults left alone whose symptom the scenario reports (`Fault.reported`): the fix leaves a reported failure in
-    place, which the judge spec counts as a scope issue when the omission is clearly evident from the scenario."""
-    return [f"{note}, whose symptom the scenario reports" for fault, note in _left(views, case) if fault.reported]
 
 
 def _faults_left_alone(views: Sequence[ActionView], case: Case | None) -> list[tuple[Fault, str]]:
     """Each faulty NSG rule of a case with several faults (and no phases, whose prompts split them) that no action
     names: the judge spec counts a fix narrower than the fault as a scope issue when the omission is evident, which
-    the case's `Fault.reported` settles (`reported_faults_left`); elsewhere it is possibly narrower."""
+    the case's `Fault.reported` settles (`faults_left`); elsewhere it is possibly narrower."""
     if not _several_faults_fixed(views, case) or case is None:
         return []
     # A rule is acted on where a change names it: a changing command, or a sentence asking for a change. Findings that
