@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import shutil
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -42,11 +43,20 @@ def write_kit(out: Path) -> int:
         case = yaml.safe_load(path.read_text(encoding="utf-8"))
         if case.get("kind") == "behaviour" or case["id"].startswith("x_"):
             continue  # behaviour cases test the agent's contract, not a fault: no corpus items
-        facts = {k: v for k, v in case.items() if k not in ANSWER_KEYS}
+        facts = _stripped(case)
         facts["ground_truth"] = [{k: v for k, v in f.items() if k not in FAULT_KEYS} for f in facts.get("ground_truth", [])]
         (cases / path.name).write_text(yaml.safe_dump(facts, sort_keys=False, width=120, allow_unicode=True), encoding="utf-8")
     shutil.copyfile(ROOT / "docs" / "corpus" / "writing-a-blind-part.md", out / "FORMAT.md")
     return len(list(cases.glob("*.yaml")))
+
+
+def _stripped(value: Any) -> Any:
+    """`value` without an answer key at any depth: an environment or a phase restates key facts, scope and owners."""
+    if isinstance(value, dict):
+        return {k: _stripped(v) for k, v in value.items() if k not in ANSWER_KEYS}
+    if isinstance(value, list):
+        return [_stripped(v) for v in value]
+    return value
 
 
 def write_unlabelled(part: str, out: Path) -> int:

@@ -11,11 +11,21 @@ from bench.blind_kit import ANSWER_KEYS, FAULT_KEYS, LABELS, write_kit, write_un
 from bench.corpus_agreement import load_items
 
 
+def _keys(value: object) -> set[str]:
+    """Every mapping key at any depth of a loaded YAML value."""
+    if isinstance(value, dict):
+        return set(value) | {k for v in value.values() for k in _keys(v)}
+    if isinstance(value, list):
+        return {k for v in value for k in _keys(v)}
+    return set()
+
+
 def test_the_kit_holds_every_fault_case_and_no_answer_key(tmp_path: Path) -> None:
     assert write_kit(tmp_path / "kit") == 25
     for path in (tmp_path / "kit" / "cases").glob("*.yaml"):
         case = yaml.safe_load(path.read_text(encoding="utf-8"))
-        assert not ANSWER_KEYS & set(case), path.name
+        assert not ANSWER_KEYS & _keys(case), path.name  # h's lab environment restates key facts and scope, t's phases
+        assert "lab" not in case.get("environments", {}) or case["environments"]["lab"].get("differences"), path.name
         assert all(not FAULT_KEYS & set(fault) for fault in case["ground_truth"]), path.name  # d's faults say `reported`
     assert (tmp_path / "kit" / "FORMAT.md").read_text(encoding="utf-8").startswith("# Writing a blind corpus part")
 
