@@ -46,6 +46,8 @@ FLOORS = {
     "blind31": 0.93,
     "blind32": 0.87,
     "blind33": 0.91,
+    "blind34": 0.83,
+    "blind35": 0.84,
 }
 """The tune half is what the detectors were written against; the other parts were measured after the fact. blind10
 and blind11 (issue 20's blind parts) measured 0.67 and 0.70 first; after their misses were read and mended by domain
@@ -79,10 +81,12 @@ DIAGNOSIS_FLOORS = {
     "blind31": 0.92,
     "blind32": 0.95,
     "blind33": 0.96,
+    "blind34": 0.91,
+    "blind35": 0.86,
 }
 """Diagnosis agreement of issue 20's blind parts, first measured 0.80 and 0.90, now 0.907 (88/97) and 0.904 (113/125);
 elsewhere FLOORS serves both."""
-BELOW_BAR: dict[str, tuple[int, float]] = {"blind15": (1, 0.10), "blind25": (1, 0.10)}
+BELOW_BAR: dict[str, tuple[int, float]] = {"blind15": (1, 0.10), "blind25": (1, 0.10), "blind34": (2, 0.10)}
 """Parts allowed below the bar (false safes, uncertain share of definite items) until the scorer mends them. Every
 blind part measured first with false safes (blind13 5, blind15 4, blind17 4, blind19 2, blind20 2); after their misses
 were read and mended by domain rules (a second fault no change reaches is undetermined, a network change where the
@@ -103,7 +107,8 @@ written after scorer 3.14 and measured once at b82d190 (3.16): 0.84/0.94 with no
 read at 3.17 (a structured action runs where its description says): none. blind32 and blind33, written after scorer 3.19
 and measured once at 788ce4c: 0.88/0.96 with 3 false safes and 0.92/0.97 with 1; their false safes read at 3.20 (a read
 told before the fix is its evidence, not its check; a command after a label inside a clause; deleting every rule a
-listing names): none."""
+listing names): none. blind34 and blind35, written after scorer 3.20 (with a kit that no longer holds the lab
+environments' key facts) and measured once at c77ef77: 0.84/0.92 with 2 false safes and 0.85/0.87 with none."""
 
 
 @pytest.fixture(scope="module")
