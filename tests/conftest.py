@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -100,6 +101,15 @@ def write_index(root: Path, entries: list[dict[str, Any]]) -> None:
 def tree_digest(root: Path) -> dict[str, str]:
     """Every file under root with its sha256: compare before/after to prove nothing changed."""
     return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def host_alone() -> Iterator[None]:
+    """One host-checking test at a time on this machine, whichever xdist worker or concurrent run holds the others:
+    each would be the other's breach (tests.lab.helpers.HOST_MARKS)."""
+    with (Path(tempfile.gettempdir()) / "ghost-eval-host-tests.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 @pytest.fixture

@@ -43,6 +43,7 @@ from ghost_eval.lab.sandbox import (
     UID_FIRST,
     UID_SPAN,
     crun_command,
+    in_masked_root,
     launcher_argv,
     seccomp_profile,
     tmpfs_mount,
@@ -56,7 +57,6 @@ PRIVATE = "/run/agentbox"
 """Where the agent sees its private folder: the `az` profile, CA, SSH key and home."""
 VENDOR_API = {"anthropic": ("api.anthropic.com:443",), "gemini": ("generativelanguage.googleapis.com:443",)}
 """What a real model's tunnel may reach, by provider: the API host name the vendor's SDK calls, on 443."""
-_MASKED = (*MASKED_ROOTS, "/root")
 _PATH = "/usr/local/bin:/usr/bin:/bin"
 _MAX_PROCESSES = 512
 
@@ -185,7 +185,7 @@ class AgentBox:
         """The agent's OCI runtime configuration (see the module's docstring for what each part is for)."""
         base = agent_uid_base(self.layout)
         state = self.layout.state_dir.absolute()
-        masked = [*_MASKED, *([] if any(r == str(state) or state.is_relative_to(r) for r in _MASKED) else [str(state)])]
+        masked = [*MASKED_ROOTS, *([] if in_masked_root(state) else [str(state)])]
         mounts: list[dict[str, object]] = [
             {"destination": "/proc", "type": "proc", "source": "proc", "options": ["nosuid", "noexec", "nodev"]},
             {"destination": "/dev", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "strictatime", "mode=755"]},

@@ -126,9 +126,12 @@ DENIED_SYSCALLS = (
 _CLONE_NEW_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)
 """CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET: a clone with any of them is refused."""
 
-MASKED_ROOTS = ("/run", "/tmp", "/var/tmp", "/home", "/var/log", "/var/lib/fail2ban")
+MASKED_ROOTS = ("/run", "/tmp", "/var/tmp", "/home", "/root", "/var/log", "/var/lib/fail2ban")
 """Fresh, empty folders in every VM: the host's runtime state, scratch space (where labs and their keys live),
-users' homes and logs never show through the lower layer."""
+users' homes (root's too: the lower layer is id-mapped, so VM root could read a key root writes there while the lab
+runs) and logs never show through the lower layer."""
+
+_MASKED_MODES = {"/tmp": "1777", "/var/tmp": "1777", "/root": "0700"}
 
 
 def in_masked_root(path: Path) -> bool:
@@ -221,7 +224,7 @@ def oci_config(layout: LabLayout, vm: VmSpec, args: Sequence[str]) -> dict[str, 
         {"destination": "/dev/shm", "type": "tmpfs", "source": "shm", "options": ["nosuid", "noexec", "nodev", "mode=1777"]},
         {"destination": "/dev/mqueue", "type": "mqueue", "source": "mqueue", "options": ["nosuid", "noexec", "nodev"]},
         {"destination": "/sys", "type": "sysfs", "source": "sysfs", "options": ["nosuid", "noexec", "nodev", "ro"]},
-        *(tmpfs_mount(root, "1777" if root == "/tmp" else "0755") for root in MASKED_ROOTS),
+        *(tmpfs_mount(root, _MASKED_MODES.get(root, "0755")) for root in MASKED_ROOTS),
     ]
     mounts += [
         {"destination": path, "type": "bind", "source": str(STAGE / str(i)), "options": ["rbind", "ro", "nosuid", "nodev"]}

@@ -2,7 +2,7 @@
 
 Everything a VM sees as its own is written into the upper layer of its root file system under the state folder
 before it boots (see `sandbox`); nothing is written to the host's /etc or /usr/local. The VM gets its own sshd
-configuration and host key (key-only login, `UsePAM no`), /etc/hosts and resolv.conf (lookups fail fast instead of
+configuration and host key (key-only login, `UsePAM no`), shadow tables without the host's hashes, /etc/hosts and resolv.conf (lookups fail fast instead of
 hanging), fail2ban settings (sshd jail, polling backend, the management subnet exempt), and the lab's daemons,
 units and init.
 """
@@ -112,12 +112,6 @@ logtarget = /var/log/fail2ban.log
 allowipv6 = auto
 """
 
-_PROFILE = """# ~/.profile: executed by Bourne-compatible login shells.
-if [ "$BASH" ] && [ -f ~/.bashrc ]; then
-  . ~/.bashrc
-fi
-"""
-
 _RESOLV = """# ghost-eval lab: no DNS server is reachable from the VMs; the lab's names are in /etc/hosts
 nameserver 127.0.0.1
 options timeout:1 attempts:1
@@ -150,22 +144,18 @@ def _whiteout(upper: Path, relative: str) -> None:
         os.mknod(target, stat.S_IFCHR | 0o000, os.makedev(0, 0))
 
 
-def _runtime_paths() -> list[Path]:
-    """Where the lab's Python and this package live: VMs run the lab daemons from there, so it must stay visible."""
-    import ghost_eval
-
-    return [Path(p).resolve() for p in (sys.executable, sys.prefix, sys.base_prefix, ghost_eval.__file__)]
-
-
-def _hide_host_home(upper: Path, home: Path = Path("/root")) -> None:
-    """The VM's /root starts empty (plain .bashrc and .profile): the host's dotfiles, keys and caches stay hidden,
-    and its shell start-up (often slow: pyenv, nvm…) does not run on every SSH command."""
-    keep = {p.relative_to(home).parts[0] for p in _runtime_paths() if p.is_relative_to(home)} | {".profile", ".bashrc"}
-    for entry in home.iterdir() if home.is_dir() else []:
-        if entry.name not in keep:
-            _whiteout(upper, entry.name)
-    _write(upper / ".profile", _PROFILE)
-    _write(upper / ".bashrc", "# ~/.bashrc: executed by bash(1) for non-login shells.\n")
+def _without_hashes(table: Path) -> str | None:
+    """The host's shadow table with every password hash replaced by `*` (a lock `!` kept): the VM keeps its accounts,
+    never the host's hashes, which VM root would otherwise read through the id-mapped lower layer."""
+    if not table.is_file():
+        return None
+    lines = []
+    for line in table.read_text(encoding="utf-8", errors="replace").splitlines():
+        fields = line.split(":")
+        if len(fields) > 1 and fields[1]:
+            fields[1] = "!" if fields[1].startswith("!") else "*"
+        lines.append(":".join(fields))
+    return "\n".join(lines) + "\n"
 
 
 def _program(module: str, about: str) -> str:
@@ -185,7 +175,9 @@ def prepare_vm(layout: LabLayout, vm: VmSpec, client_public_key: str, host_key: 
     upper.mkdir(parents=True, exist_ok=True)
     upper.chmod(0o755)
     etc, usr_local = upper / "etc", upper / "usr" / "local"
-    _hide_host_home(upper / "root")
+    for table in ("shadow", "gshadow"):
+        if (text := _without_hashes(Path("/etc") / table)) is not None:
+            _write(etc / table, text, 0o640)
     _write(etc / "hostname", f"{vm.name}\n")
     _write(etc / "hosts", _hosts(layout, vm))
     _write(etc / "resolv.conf", _RESOLV)

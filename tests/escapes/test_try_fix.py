@@ -71,7 +71,7 @@ def test_a_trial_during_which_the_host_changes_fails_loudly_and_names_the_change
     state = tmp_path / "lab"
     lab_up(state)
     marker = Path("/srv") / f"ghost-escape-detector-{tmp_path.name}"
-    started = [state / "vms" / vm / "upper" / "root" / "ghost-escape-go" for vm in ("tf-source-vm", "tf-dest-vm")]
+    started = [state / "vms" / vm / "upper" / "opt" / "ghost-escape-go" for vm in ("tf-source-vm", "tf-dest-vm")]
 
     def breach() -> None:
         deadline = time.monotonic() + 120
@@ -82,7 +82,7 @@ def test_a_trial_during_which_the_host_changes_fails_loudly_and_names_the_change
     writer = threading.Thread(target=breach, daemon=True)
     writer.start()
     try:
-        (run_id,) = _store(tmp_path / "store", [("v", ["touch /root/ghost-escape-go && sleep 3"])])
+        (run_id,) = _store(tmp_path / "store", [("v", ["touch /opt/ghost-escape-go && sleep 3"])])
         code = main(["lab", "try-fix", run_id, "--store", str(tmp_path / "store"), "--state-dir", str(state), "--json"])
         writer.join(5)
         captured = capsys.readouterr()

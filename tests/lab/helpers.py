@@ -22,9 +22,11 @@ from ghost_eval.lab import LabLayout, lab_down, lab_up
 __all__ = ["HOST_MARKS", "LAB_MARKS", "Lab", "lab", "normalized_firewall", "require_lab_host", "vm_run", "wait_until"]
 
 LAB_MARKS = [pytest.mark.slow, pytest.mark.xdist_group("lab")]
-HOST_MARKS = [pytest.mark.slow, pytest.mark.xdist_group("host")]
+HOST_MARKS = [pytest.mark.slow, pytest.mark.xdist_group("host"), pytest.mark.usefixtures("host_alone")]
 """Tests that check the whole host for changes (fix trials through `lab try-fix` or `trial_stored_run`) or change it
-on purpose (to see the check catch it) run one at a time, in a group of their own: each would be the other's breach."""
+on purpose (to see the check catch it) run one at a time, in a group of their own: each would be the other's breach.
+The group alone did not keep two of them apart (seen: try-fix's breach test on one worker, the escape corpus on the
+other), so each also holds a lock on the machine while it runs."""
 
 
 def require_lab_host() -> None:

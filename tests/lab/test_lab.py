@@ -15,6 +15,7 @@ from ghost_eval.connect.target import TargetError, load_target
 from ghost_eval.lab import LabError, LabLayout, lab_down, lab_status, lab_up
 from ghost_eval.lab import preflight as preflight_module
 from ghost_eval.lab.network import lab_links, lab_namespaces
+from ghost_eval.lab.vm import _without_hashes as without_hashes
 from tests.lab.helpers import LAB_MARKS, Lab, require_lab_host, vm_run, wait_until
 
 pytestmark = LAB_MARKS
@@ -166,9 +167,20 @@ def test_preflight_names_what_is_missing(monkeypatch: pytest.MonkeyPatch) -> Non
     assert not Path(f"/run/netns/ghost-probe-{os.getpid()}").exists()  # the probe namespace went away
 
 
+def test_a_vm_gets_the_hosts_accounts_without_their_password_hashes(tmp_path: Path) -> None:
+    """VM root reads host-root files as its own (the lower layer is id-mapped): /etc/shadow is the VM's own copy."""
+    table = tmp_path / "shadow"
+    table.write_text("root:$6$salt$ghostevalhash:19000:0:99999:7:::\nlocked:!$6$x$y:19000::::::\nnopass::19000::::::\n")
+    written = without_hashes(table)
+    assert written == "root:*:19000:0:99999:7:::\nlocked:!:19000::::::\nnopass::19000::::::\n"
+    assert without_hashes(tmp_path / "absent") is None
+
+
 def test_a_state_folder_is_invisible_to_every_vm_and_one_outside_the_fresh_folders_is_refused(tmp_path: Path) -> None:
     """Every VM sees /run, /tmp and /var/tmp fresh, so a lab's keys there are read by no VM, its own or another lab's.
-    A state folder elsewhere (/srv) would show through every other lab's VMs: refused before anything is made."""
+    A state folder elsewhere (/srv) would show through every other lab's VMs: refused before anything is made.
+    Root's home is fresh too: a key the host's root writes there while the lab runs is not read by VM root (whose
+    view of host-root files is id-mapped to its own)."""
     require_lab_host()
     outside = Path(f"/srv/ghost-lab-{tmp_path.name}")
     with pytest.raises(LabError, match="outside the folders every VM sees fresh"):
@@ -176,9 +188,16 @@ def test_a_state_folder_is_invisible_to_every_vm_and_one_outside_the_fresh_folde
     assert not outside.exists()
     state_dir = Path(f"/var/tmp/ghost-lab-{tmp_path.name}")
     target = lab_up(state_dir)
+    home_marker = Path(f"/root/ghost-eval-home-probe-{tmp_path.name}")
     try:
+        home_marker.write_text("ghost-eval-home-probe\n", encoding="utf-8")
+        home_marker.chmod(0o600)
         code, out, _ = vm_run(target, SOURCE, f"ls -A /var/tmp; ls -A {state_dir}; cat {state_dir}/ssh/id_ed25519")
         assert code != 0 and out.split() == []
+        code, out, _ = vm_run(target, SOURCE, f"ls -A /root; cat {home_marker}")
+        assert code != 0 and "ghost-eval-home-probe" not in out
+        assert {name for name in out.split() if not name.startswith(".")} == set()  # only a runtime bind (.pyenv)
     finally:
+        home_marker.unlink(missing_ok=True)
         lab_down(state_dir)
     assert not state_dir.exists()
