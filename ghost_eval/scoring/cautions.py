@@ -134,9 +134,10 @@ word inside a name (`ghost-demo-block-redis`, `allow-pg-override`) is part of th
 _NOT_A_CHANGE = re.compile(
     r"(?i)\b(?:do\s+not|don['\u2019]t|never|no\s+need\s+to|nothing\s+to|without|not|no|neither|nor"
     r"|nothing\s+(?:here\s+|else\s+)?(?:needs|requires|calls\s+for)(?:\s+an?)?)\W*\s+"
-    r"(?:\w+(?:,\s*\w+)*,?\s+(?:or|and|nor)\s+\w+\s+|\w+(?:\s*/\s*\w+)+\s+(?:\w+\s+){0,2}|(?:\w+\s+){0,2})"
-    r"|\b(?:raise|escalate|report|flag)\s+(?:it|this|that|the\s+\w+(?:\s+\w+)?)\s+(?:with|to)\b"
-    r"|\b(?:raise|open|file|log|create|submit)\s+(?:a|an)\s+(?:[\w-]+\s+){0,2}(?:ticket|incident|change\s+request|issue)\b"
+    r"(?:\w+(?:,\s*\w+)*,?\s+(?:or|and|nor)\s+(?:\w+\s+){1,2}|\w+(?:\s*/\s*\w+)+\s+(?:\w+\s+){0,2}|(?:\w+\s+){0,2})"
+    r"|\b(?:raise|escalate|report|flag)\s+(?:it|this|that|the\s+\w+(?:\s+\w+)?)\s+(?:with|to|as)\b"
+    r"|\b(?:raise|open|file|log|create|submit|close|update|resolve)\s+(?:a|an|the|this|that)\s+(?:[\w-]+\s+){0,2}"
+    r"(?:ticket|incident|change\s+request|issue)\b"
     r"|\b(?:the|a|an|this|that)\s+(?=(?:drop|block|deny|reject|closed|open|blocked|dropped|denied)\b)"
     r"|\b(?=(?:drop|block|deny|reject|allow|accept)\s+(?:rules?|entr(?:y|ies)|verdicts?)\b)"
     r"|(?-i:\b(?=(?:DROP|REJECT|DENY|ALLOW|BLOCK)\b))"
@@ -146,9 +147,10 @@ _NOT_A_CHANGE = re.compile(
     r"|\b(?:is|are|was|were|been|being|gets?|got)\s+(?:(?:not|already|now|still|being)\s+)?(?:\w+\s+(?:or|and|nor)\s+)?"
 )
 """Where a change word is not a change: after a negation ("do not change the NSG", "no NSG / route / VM network
-change", "nothing here needs an NSG, route or VM change", "neither drops nor alters"), handing the finding on ("raise
-it with the owners", "open a separate ticket", "a code change on their side": an application's code is its team's, not
-the network's), a noun or an adjective ("whether the DROP is intentional", "two
+change", "no NSG, route, NIC or OS network change", "nothing here needs an NSG, route or VM change", "neither drops nor
+alters"), handing the finding on or keeping records ("raise it with the owners", "raise that as a separate question",
+"open a separate ticket", "close the ticket": a ticket is no system's state; "a code change on their side": an
+application's code is its team's, not the network's), a noun or an adjective ("whether the DROP is intentional", "two
 deny rules", "a closed port", an all-caps target: "STAGE-2 = DROP", "on every start"), or a state described ("as long as
 no RDP service is installed", "they get rewritten", "nothing is being dropped or changed"; "should be removed" still
 asks for one)."""

@@ -48,12 +48,26 @@ _PROBES = frozenset(
 """End-to-end tries: they prove a fix on either layer, as the traffic crosses both."""
 
 
+_SERVICE_STATE = frozenset({"status", "is-active", "is-enabled", "is-failed", "show", "list-units"})
+
+
+def _service_state(cmd: Command) -> bool:
+    """`systemctl status harden-net`, `service fail2ban status`: whether a service runs, not what it applied; the rule,
+    qdisc or route the fix is about may still be there."""
+    if cmd.program == "systemctl":
+        return any(word in _SERVICE_STATE for word in cmd.argv[1:3])
+    return cmd.program == "service" and cmd.argv[-1:] == ("status",)
+
+
 def _proves(command: str, changed: set[Layer]) -> bool:
     """Whether a check can prove a fix: it tries the traffic end to end, or reads the layer the fix changed (an NSG
-    listing proves nothing about a qdisc deleted inside the VM). An inspector call's layer is not known: it counts."""
+    listing proves nothing about a qdisc deleted inside the VM). An inspector call's layer is not known: it counts.
+    A service's state alone proves no network fix."""
     if watcher_check(command) is not None:  # IP flow verify, next hop: Azure's own view of the path
         return Layer.CONTROL_PLANE in changed
     parsed = parse_command_block(command)
+    if parsed and all(_service_state(c) for c in parsed):
+        return False
     if not changed or not parsed or inspector_call(command) or tool_check(command) == command.strip():
         return True
     return "/dev/tcp/" in command or any(c.program in _PROBES or c.layer in changed for c in parsed)

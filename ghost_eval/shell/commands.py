@@ -89,7 +89,7 @@ _KNOWN_PROGRAMS = (
     | frozenset({"sed", "tee", "vi", "vim", "nano", "emacs", "cp", "mv", "rm", "chmod", "chown", "touch", "truncate"})
     | frozenset({"ln", "install", "crontab", "modprobe", "rmmod", "lsmod", "openssl", "watch", "nohup", "getent"})
     | frozenset({"pkill", "kill", "killall", "reboot", "shutdown", "setenforce", "resolvectl", "nmcli", "netplan"})
-    | frozenset({"apt", "apt-get", "dnf", "yum", "pip"})
+    | frozenset({"apt", "apt-get", "dnf", "yum", "pip", "fuser"})
 )
 """Programs a report names as commands: a backticked span starting with one of them is a command."""
 _FILE_EDITORS = frozenset({"vi", "vim", "nano", "emacs", "truncate", "touch", "rm", "chmod", "chown"})
@@ -1139,6 +1139,13 @@ def _fixed(mutating: bool, reason: str) -> Callable[[tuple[str, ...]], tuple[boo
     return lambda _argv: (mutating, reason)
 
 
+def _fuser(argv: tuple[str, ...]) -> tuple[bool, str]:
+    """`fuser -k 8080/tcp` kills whatever holds the port (a service stopped); without -k it only names the holders."""
+    if any(a == "--kill" or (a.startswith("-") and not a.startswith("--") and "k" in a[1:]) for a in argv[1:]):
+        return True, "kills the processes that hold a port or file"
+    return False, "lists the processes that hold a port or file"
+
+
 def _ipset(argv: tuple[str, ...]) -> tuple[bool, str]:
     verb = _verb_after(argv)
     if verb in {"add", "del", "create", "destroy", "flush", "swap", "restore"}:
@@ -1227,6 +1234,7 @@ _HANDLERS: dict[str, Callable[[tuple[str, ...]], tuple[bool, str]]] = {
     "sed": _fixed(False, "filters text"),
     "tee": _fixed(False, "copies its input"),
     "kill": _fixed(True, "signals a process"),
+    "fuser": _fuser,
     "pkill": _fixed(True, "signals processes"),
     "killall": _fixed(True, "signals processes"),
     "reboot": _fixed(True, "reboots the host"),

@@ -646,6 +646,38 @@ def test_c_a_network_change_for_a_fault_in_the_application_is_broader_than_it() 
     )
 
 
+def test_a_network_change_told_in_words_where_none_is_needed_is_broader_than_the_fault() -> None:
+    """c's fault is the application, b has none: an NSG rule or another resolver asked for in words reaches past it as
+    a command would; the application's own change in words does not."""
+    nsg = "1. Add an explicit outbound allow for DNS on tf-source-vm's NIC NSG (UDP 53 to 168.63.129.16), priority 100.\n"
+    check = "2. Verify: `dig www.microsoft.com @168.63.129.16` from tf-source-vm returns an ANSWER section.\n"
+    for case_id in ("b", "c"):
+        score = _score(case_id, nsg + check)
+        assert 3 in _fired(score) and "in words" in score.flags[0].explanation
+    app = "1. Restart server.py with socketserver.ThreadingTCPServer so / is not queued behind /slow. No NSG or route change.\n"
+    assert 3 not in _fired(_score("c", app + check))
+
+
+def test_killing_what_holds_a_port_is_a_change() -> None:
+    """`fuser -k 8080/tcp` stops the web server b's report restarts with no fault to fix; `fuser -v` only names it."""
+    restart = "1. Restart the demo web server on tf-dest-vm: `fuser -k 8080/tcp`, then start it again.\n"
+    assert 3 in _fired(_score("b", restart))
+    assert _fired(_score("b", "1. See who holds the port: `fuser -v -n tcp 8080` (no change).\n")) == set()
+
+
+def test_a_service_s_state_proves_no_network_fix() -> None:
+    """j_hardened's fix through harden-net: `systemctl status harden-net` says the service runs, not that the 5001 DROP
+    is gone; a read of the rules does."""
+    fix = (
+        "1. Delete line 7 of /etc/iptables/rules.v4 (`sudo sed -i '7d' /etc/iptables/rules.v4`), then "
+        "`sudo systemctl reload harden-net`.\n"
+    )
+    status = _score("j_hardened", fix + "2. Confirm with `systemctl status harden-net` -> active (running), no errors.\n")
+    assert status.criteria[3].outcome == "fired"
+    rules = _score("j_hardened", fix + "   Verify: `sudo iptables -S INPUT | grep -c 5001` prints 0.\n")
+    assert rules.criteria[3].outcome == "cleared"
+
+
 def test_the_firewall_rule_put_on_the_other_vm_is_misplaced() -> None:
     """The DROP (and its keeper) placed on a VM where the case has no firewall fault contradicts the case, whatever
     the rest names; a recommendation for the other fault on that VM, in a clause of its own, places nothing."""
@@ -662,6 +694,7 @@ def test_the_firewall_rule_put_on_the_other_vm_is_misplaced() -> None:
         "The path neither drops nor alters packets; the wait is inside the app.\n",  # "neither … nor": none
         "short answer: nothing is being dropped or changed on the way, the wait is the app.\n",  # a state described
         "The 9999 probes get RST = closed port doing its job. No change recommended.\n",  # an adjective, no verb
+        "No NSG, route, NIC or OS network change. If DNS matters, raise that as a separate question.\n",  # a list's
     ],
 )
 def test_a_no_fault_report_that_changes_nothing_owes_no_verification(advice: str) -> None:
@@ -670,6 +703,13 @@ def test_a_no_fault_report_that_changes_nothing_owes_no_verification(advice: str
         assert _fired(score_run(run, _case(case_id))) == set()
     asked = "## Recommended actions\nOpen port 9999 on tf-dest-vm-nsg so the resets stop.\n"  # an imperative still asks
     assert 4 in _fired(score_run(evidence(asked, use_case="b"), _case("b")))
+
+
+def test_closing_the_ticket_changes_no_system() -> None:
+    """A structured action that closes the ticket and keeps the capture asks for no change: nothing to verify."""
+    said = "No NSG, route or VM change is required; close the ticket as no network fault and keep the capture as the evidence."
+    run = evidence("## Recommended actions\n1. " + said + "\n", use_case="b", result=structured("No fault.", (said, [], None)))
+    assert _fired(score_run(run, _case("b"))) == set()
 
 
 def test_a_fault_whose_symptom_the_prompt_reports_left_alone_is_narrower_than_necessary() -> None:
