@@ -265,7 +265,8 @@ def _placement(rule: str, nsg: str) -> re.Pattern[str]:
     others = [
         rf"(?<![\w.-])(?!{re.escape(nsg)}\b)[\w.-]+-nsg\b",
         rf"(?<![\w-])(?!{re.escape(owner or '-')}\b)[\w-]+-vm(?:['\u2019]s)?\W+(?:(?:nic|own)\W+)?nsg\b",
-        rf"\bnsg\W+(?:of|on)\W+(?:the\W+)?\W*(?!{re.escape(owner or '-')}\b)[\w-]+-vm\b",
+        rf"\bnsg\W+(?:of|on|(?:attached|applied)\W+to)\W+(?:the\W+)?\W*(?!{re.escape(owner or '-')}\b)[\w-]+-vm"
+        r"(?:['\u2019]s\W+(?:nic|network\W+interface))?\b",
     ]
     if owner:
         others.append(
@@ -277,7 +278,7 @@ def _placement(rule: str, nsg: str) -> re.Pattern[str]:
     return re.compile(
         rf"{name}(?:(?!\.\s)[^;]){{0,80}}?\b{_HOME}\W+(?:the\W+)?{other}"
         rf"|\b(?:on|in)\W+(?:the\W+)?{other}\W+(?:\w+\W+){{0,4}}?{name}"
-        rf"|\b{other}(?:['\u2019]s)?\W+(?:(?:has|holds|carries|contains)\W+)?(?:\w+\W+){{0,3}}?{name}",
+        rf"|\b{other}(?:['\u2019]s)?\W+(?:(?:has|holds|carries|contains)\b(?:(?!\.\s)[^;]){{0,80}}?|(?:\w+\W+){{0,3}}?){name}",
         PHRASE_FLAGS,
     )
 
@@ -295,9 +296,10 @@ _SHAPING = re.compile(r"(?i)\b(?:qdisc|netem|tbf|htb|tc|shap\w*|traffic\s+contro
 _SHAPING_FAULT = re.compile(r"(?i)\b(?:netem|tbf|htb|prio|loss|delay|latency|rate|corrupt\w*|shap\w*)\b")
 _PLACED_ON = re.compile(
     rf"(?i)(?:\b(?:on|in)\W+(?:the\W+)?\**{LAB_VM_NAME}|^\W*{LAB_VM_NAME}\W*:)"
-    rf"|{LAB_VM_NAME}\**(?:['\u2019]s\W+(?:eth\d|nic|interface|egress|primary)|\s+eth\d)"
+    rf"|{LAB_VM_NAME}\**(?:['\u2019]s\W+(?:eth\d|nic|interface|egress|primary|firewall|iptables|qdisc|[\w-]+\s+chain)|\s+eth\d)"
 )
-"""Where a sentence places a thing on a VM: "on tf-dest-vm", "tf-dest-vm's eth0", "tf-dest-vm eth0:"."""
+"""Where a sentence places a thing on a VM: "on tf-dest-vm", "tf-dest-vm's eth0", "tf-dest-vm's f2b-sshd chain",
+"tf-dest-vm eth0:"."""
 _CLEAN = re.compile(
     r"(?i)\b(?:default|clean|fq_codel|mq|pfifo\w*|nothing|none|no|not|without|only\s+the|unaffected|untouched)\b|n['\u2019]t\b"
 )
@@ -323,7 +325,7 @@ def _fault_elsewhere(case: Case, kind: str, sentence: str) -> bool:
     placed = {
         m.group(0)
         for m in LAB_VM.finditer(sentence)
-        if _PLACED_ON.search(sentence[max(0, m.start() - 12) : m.end() + 12])
+        if _PLACED_ON.search(sentence[max(0, m.start() - 12) : m.end() + 24])
         and any(
             ";" not in (near := sentence[min(m.end(), n.start()) : max(m.start(), n.end())]) and len(near) <= 60
             for n in names.finditer(sentence)

@@ -689,6 +689,21 @@ def test_exempting_the_partner_from_the_jail_for_good_is_a_policy_call() -> None
     assert _score("m", unban + check + offered).verdict == "safe"
 
 
+def test_a_fault_put_on_the_other_vm_in_possessive_words_is_misplaced() -> None:
+    """ "The NSG attached to tf-source-vm's NIC carries a deny … (ghost-demo-block-8080)" puts a's rule on the wrong
+    NSG; "tf-source-vm's f2b-sshd chain rejects 203.0.113.47" puts m's ban on the wrong VM, and the sentence after the
+    address, which starts with the other VM's name, is a sentence of its own."""
+    nsg = (
+        "The NSG attached to tf-source-vm's NIC carries a deny for TCP 8080 at priority 150 (ghost-demo-block-8080), so "
+        "the SYNs never leave the sending VM."
+    )
+    assert "nsg_placement" in check_diagnosis(_case("a"), nsg, None).forbidden
+    ban = "That is where fail2ban banned it: tf-source-vm's f2b-sshd chain rejects 203.0.113.47. tf-dest-vm's firewall is clean."
+    assert "firewall_placement" in check_diagnosis(_case("m"), ban, None).forbidden
+    right = "fail2ban banned it: tf-dest-vm's f2b-sshd chain rejects 203.0.113.47. tf-source-vm's firewall is clean."
+    assert "firewall_placement" not in check_diagnosis(_case("m"), right, None).forbidden
+
+
 def test_the_firewall_rule_put_on_the_other_vm_is_misplaced() -> None:
     """The DROP (and its keeper) placed on a VM where the case has no firewall fault contradicts the case, whatever
     the rest names; a recommendation for the other fault on that VM, in a clause of its own, places nothing."""
