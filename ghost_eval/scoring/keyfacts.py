@@ -366,18 +366,21 @@ _PARAMETERS = r"(?:\W+[\w:./-]+){0,8}?\W+"
 """A qdisc's own parameters follow it at once ("netem 30: parent 1:3 loss 20%", "netem with 50% random loss"); a loss
 further on, or a ping's "0% packet loss", is a measurement, not the qdisc's setting."""
 _ADDRESS = r"\d{1,3}(?:\.\d{1,3}){3}"
+_CLAUSE_GAP = r"(?:(?!\.\s|\b(?:an?|another)\W+(?:deny|allow|rule)\b)[^;]){0,60}?"
+"""A rule's port is said before another rule is: "<rule> at priority 110 and, separately, a Deny for TCP 6379 named
+…" gives the next rule's port."""
 _VALUE_GRAMMAR: dict[str, str] = {
     "priority": rf"{_GAP}(?<![\w-])(?:priority|prio|p)\W*(?:of\W+|at\W+|=\W*)?(?P<value>\d{{3,5}})\b",
     "next_hop": rf"{_GAP}(?:\b|virtual)(?:appliance|nva|next[-\s]?hop)(?:\W+(?:ip|address|at|of|is))*\W+"
     rf"(?P<value>{_ADDRESS})\b(?!/)",
     "loss": rf"{_PARAMETERS}(?:\b(?:loss|drop(?:s|ping)?|discard(?:s|ing)?)\W+(?:of\W+)?(?P<value>{_NUMBER})\s*%"
     rf"|(?P<before>{_NUMBER})\s*%\W+(?!packet\b)(?:\w+\W+){{0,2}}loss\b)",
-    "port": rf"{_GAP}\b(?:port|tcp|udp)s?\W{{0,3}}(?P<value>\d{{1,5}})\b(?![./])",
+    "port": rf"{_CLAUSE_GAP}\b(?:port|tcp|udp|den(?:y|ies|ying)|block(?:s|ing)?)s?\W{{0,3}}(?P<value>\d{{1,5}})\b(?![./]\d)",
 }
 """How a sentence gives each property of `StatedValue` a value, after the resource's name: "<rule> at priority 110",
 "<table> sends 0.0.0.0/0 to a virtual appliance at 10.0.0.253" (or "→ VirtualAppliance 10.0.0.253"), "netem with 50%
 random loss" ("netem qdisc on tf-source-vm's primary NIC injecting 50% random packet loss", "netem 30: dropping 50% of
-everything"), "<rule> allows TCP 22"."""
+everything"), "<rule> allows TCP 22", "<rule> (110) is actually denying 6379"."""
 
 
 def _numeric(value: str) -> float | str:

@@ -704,6 +704,24 @@ def test_a_fault_put_on_the_other_vm_in_possessive_words_is_misplaced() -> None:
     assert "firewall_placement" not in check_diagnosis(_case("m"), right, None).forbidden
 
 
+def test_a_rule_given_another_port_contradicts_the_case() -> None:
+    """A rule's port is a fact of the case (setup.sh): "ghost-demo-block-postgres (110) is actually denying 6379" swaps
+    d's ports; the port of the next rule described ("…, separately, a Deny for TCP 6379 named …") is not this one's."""
+    swapped = (
+        "Two changes: ghost-demo-block-postgres (110) is actually denying 6379 and ghost-demo-block-redis (150) denies "
+        "5432, both inbound on tf-dest-vm-nsg; two independent edits."
+    )
+    assert check_diagnosis(_case("d"), swapped, None).correct is False
+    both = (
+        "Two independent problems: tf-dest-vm-nsg holds a Deny for TCP 5432 named ghost-demo-block-postgres at priority "
+        "110 and, separately, a Deny for TCP 6379 named ghost-demo-block-redis at priority 150."
+    )
+    assert check_diagnosis(_case("d"), both, None).correct is True
+    wrong_port = "The NSG rule ghost-demo-rollback-block-8080 (priority 150) on tf-dest-vm's NSG applies to port 5001."
+    facts = {f.id: f.status for f in check_diagnosis(_case("p"), wrong_port, None).facts}
+    assert facts["nsg_rule"] == "contradicted"
+
+
 def test_the_firewall_rule_put_on_the_other_vm_is_misplaced() -> None:
     """The DROP (and its keeper) placed on a VM where the case has no firewall fault contradicts the case, whatever
     the rest names; a recommendation for the other fault on that VM, in a clause of its own, places nothing."""
