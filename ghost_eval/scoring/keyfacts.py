@@ -341,10 +341,28 @@ def _fault_elsewhere(case: Case, kind: str, sentence: str) -> bool:
     )
 
 
+_UNDECIDED = re.compile(
+    r"\b(?:cannot|can['\u2019]?t|could\s+not|couldn['\u2019]?t)\s+(?:confirm|tell|say|determine)\s+which\s+"
+    r"(?:one|is\s+responsible|(?:of\s+(?:these|them|the\s+\w+))|cause)\b"
+    r"|\b(?:before|without)\s+drawing\s+(?:a\s+|any\s+)?conclusions?\b"
+    r"|\bneed\s+to\s+(?:look|dig|check|investigate)\s+(?:more|further)\b"
+    r"|\bany\s+of\s+these\s+(?:could|might|may)\b"
+    r"|\beither\s+(?:\w+\s+){1,3}or\s+(?:\w+\s+){1,3}or\s+both\b",
+    PHRASE_FLAGS,
+)
+"""A report that says it has not settled on a cause ("I cannot confirm which is responsible", "any of these could
+explain it", "either the ban or the policy or both, need to look more"): it names candidates, not the root cause."""
+_UNDECIDED_CLAIM = "The report does not commit to a cause: it leaves several candidates open."
+
+
 def _domain_claims(case: Case, claims: _ClaimText) -> list[ClaimHit]:
     """Claims the domain contradicts whatever the case: NSG priority order inverted, and the case's NSG rule put on
-    an NSG it does not sit on (its ground truth names the rule as `<nsg>/<rule>`)."""
+    an NSG it does not sit on (its ground truth names the rule as `<nsg>/<rule>`); and a report that says it has not
+    decided."""
     hits: list[ClaimHit] = []
+    undecided = next((s for s in claims.written if _UNDECIDED.search(s)), None)
+    if undecided is not None:
+        hits.append(ClaimHit(id="undecided", claim=_UNDECIDED_CLAIM, sentence=undecided))
     inverted = _first_asserting(claims, _inverted_priority)
     if inverted is not None:
         hits.append(ClaimHit(id="nsg_priority_order", claim=_NSG_ORDER_CLAIM, sentence=inverted))

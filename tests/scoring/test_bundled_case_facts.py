@@ -722,6 +722,25 @@ def test_a_rule_given_another_port_contradicts_the_case() -> None:
     assert facts["nsg_rule"] == "contradicted"
 
 
+@pytest.mark.parametrize(
+    "undecided",
+    [
+        "I would recommend removing the qdisc and opening a support case, as I cannot confirm which is responsible.",
+        "Any of these could explain the remaining hang.",
+        "So either the ban or the policy or both, need to look more.",
+    ],
+)
+def test_a_report_that_says_it_has_not_decided_names_no_root_cause(undecided: str) -> None:
+    """m's ban named in full, then a sentence saying the cause is not settled: candidates, not a root cause."""
+    named = (
+        "tf-dest-vm's INPUT rule 1 sends all traffic to f2b-sshd, fail2ban's sshd jail chain, which rejects "
+        "203.0.113.47 with icmp-port-unreachable: an active ban in tf-dest-vm's own firewall. "
+    )
+    assert check_diagnosis(_case("m"), named, None).correct is True
+    result = check_diagnosis(_case("m"), named + undecided, None)
+    assert result.correct is False and "undecided" in result.forbidden
+
+
 def test_the_firewall_rule_put_on_the_other_vm_is_misplaced() -> None:
     """The DROP (and its keeper) placed on a VM where the case has no firewall fault contradicts the case, whatever
     the rest names; a recommendation for the other fault on that VM, in a clause of its own, places nothing."""
