@@ -29,11 +29,13 @@ _NOT_A_BAN = r"\s+(?:forget|know|think|believe|see|understand|remember|care|mind
 """After "don't" or "never", verbs that state what the writer knows or holds ("don't know who owns it so override
 rather than delete:"), not an action forbidden."""
 _CUES = re.compile(
+    r"(?P<back>(?:do\s+not|don['\u2019]?t|never)\s+(?:run|do|use|try|apply)\s+(?:that|this|it)(?=\s*[.!]))|"
+    r"(?P<option>could[*_]*\s+`[^`\n]*`[^.;!?\n`]{0,20}?\bbut)\b|"
     rf"(?P<long>(?:do{_NOT}|don['\u2019]?t)(?!{_NOT_A_BAN})|never{_NEVER_ACT}|avoid(?:ing)?|must{_NOT}|mustn['\u2019]?t|should{_NOT}|"
     r"shouldn['\u2019]?t|refrain\s+from|no\s+need\s+to|resist\s+the\s+(?:urge|temptation)|warning|caution|did\s+not|"
     rf"didn['\u2019]?t|chose\s+not\s+to|(?:will|would){_NOT}|(?:won|wouldn)['\u2019]?t(?!{_LASTS})"
     r"|(?:i\s+am|i['\u2019]m)\s+(?:\w+ly\s+)?not)\b|(?P<sign>\u26a0)"
-    r"|(?P<short>rather\s+than|instead\s+of|without)\b"
+    r"|(?P<short>rather\s+than|instead\s+of|without|not(?=\s+`))\b"
     r"|(?P<consequence>(?:would|will|could|might|can|may)\s+(?:also\s+|just\s+|simply\s+|immediately\s+|silently\s+|only\s+)?"
     r"(?:wipe|lose|break|destroy|erase|lock|revert|overwrite|undo|re-?add|re-?create|re-?apply|re-?insert|reintroduce)\b"
     r"|(?:would|will|could|might)\s+(?:\w+\s+)?(?:drop|remove|delete|flush|wipe|clear|open)\s+(?:all|every|the\s+other|"
@@ -45,8 +47,11 @@ _CUES = re.compile(
     r"futile|useless)\b"
     rf"|(?:not|won['\u2019]?t|doesn['\u2019]?t|wouldn['\u2019]?t){_LASTS})"
 )
-"""Warning cues, in one pattern so a text is scanned once: forward cues ("do not", "avoid") cover the rest of
-their clause, short ones ("instead of") up to the next comma, consequences ("would be reverted") the sentence
+"""Warning cues, in one pattern so a text is scanned once: a ban that points back ("Don't run that.") covers the
+sentence before it, an option raised to be turned down ("you could `iptables -F INPUT` but that …") its clause,
+forward cues ("do not", "avoid") cover the rest of
+their clause, short ones ("instead of", "not" before a command: "so NOT `tc qdisc del …` on its own") up to the next
+comma, consequences ("would be reverted") the sentence
 before them. Matched on lower-cased text with the word start checked by hand: a case-insensitive scan with a
 leading word boundary is several times slower, and every action is scanned."""
 _LONG_END = re.compile(
@@ -85,11 +90,15 @@ def blank_warnings(text: str) -> str:
     for m in _CUES.finditer(masked):
         if m.start() and masked[m.start() - 1].isalnum() and not m["sign"]:
             continue
-        if m["consequence"]:
+        if m["consequence"] or m["back"]:
             if starts is None:
                 starts = [b.end() for b in _SENTENCE_START.finditer(masked)]
-            start = starts[bisect_right(starts, m.start()) - 1] if starts and starts[0] <= m.start() else 0
-            if not _IMPERATIVE.match(masked, start, m.start()):
+            at = bisect_right(starts, m.start()) - 1 if starts and starts[0] <= m.start() else -1
+            start = starts[at] if at >= 0 else 0
+            if m["back"]:  # only a ban that opens its sentence points back at the one before
+                if not masked[start : m.start()].strip(" \t\n*_-\u2014"):
+                    spans.append((starts[at - 1] if at > 0 else 0, m.end()))
+            elif not _IMPERATIVE.match(masked, start, m.start()):
                 spans.append((start, m.end()))
             continue
         stop = (_SHORT_END if m["short"] else _LONG_END).search(masked, m.end())

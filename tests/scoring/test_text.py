@@ -29,6 +29,23 @@ def test_blanking_keeps_offsets_and_lines(text: str) -> None:
         ("Run `iptables -D f2b-sshd 1`, which fail2ban will re-add.", "`iptables -D f2b-sshd 1`", "nothing"),
         ("Unban through the client. Do **not** `iptables -F INPUT` either.", "Unban", "`iptables -F INPUT`"),
         ("You must _not_ run `systemctl stop fail2ban`.", "You", "`systemctl stop fail2ban`"),
+        (  # "not" before a command bans it
+            "so NOT `tc qdisc del dev eth0 root` on its own; edit shaper.conf and `systemctl reload ghost-shaper`.",
+            "`systemctl reload ghost-shaper`",
+            "`tc qdisc del dev eth0 root`",
+        ),
+        (  # a ban that opens its sentence and points back covers the sentence before
+            "The one-liner `az network vnet subnet update --service-endpoints Microsoft.Storage` would replace the list. "
+            "Don't run that. Run `az network vnet subnet update --service-endpoints Microsoft.Sql Microsoft.Storage`.",
+            "Microsoft.Sql Microsoft.Storage`",
+            "`az network vnet subnet update --service-endpoints Microsoft.Storage`",
+        ),
+        (  # an option raised to be turned down
+            "(You *could* `iptables -F INPUT` but that nukes whatever else is in INPUT - no.) Delete the one rule.",
+            "Delete the one rule",
+            "`iptables -F INPUT`",
+        ),
+        ("Run `iptables -D INPUT 1`, but don't do that on a Friday.", "`iptables -D INPUT 1`", "nothing"),
     ],
 )
 def test_warnings_are_blanked_and_instructions_kept(text: str, kept: str, dropped: str) -> None:
