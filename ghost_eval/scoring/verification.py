@@ -85,16 +85,18 @@ def _reached(cmd: Command) -> set[Layer]:
 _SAME_READ = re.compile(r"(?i)\b(?:the\s+)?same\s+(?:[\w-]+\s+){0,2}?(?:query|command|read|check|listing|call)\b")
 
 
-def _repeated_read(run: ParsedRun) -> Verification | None:
+def _repeated_read(run: ParsedRun, changed: set[Layer]) -> Verification | None:
     """ "After: the same show query should print Microsoft.Sql, Microsoft.Storage": a read the run already ran, named by
-    reference, with the result it should give now. The run's last read is the one meant."""
+    reference, with the result it should give now. The run's last read that can prove the fix is the one meant (an NSG
+    rule listing, not the `ss` run after it, for an NSG change)."""
     executed = [c for cmds in (*run.audit_commands, *run.trace_commands) if cmds for c in cmds if is_check(c.text)]
-    if not executed:
+    meant = next((c for c in reversed(executed) if _proves(c.text, changed)), None)
+    if meant is None:
         return None
     for view in run.views:
         for sentence in split_sentences(view.written):
             if _SAME_READ.search(sentence) and has_expectation(sentence):
-                return Verification(command=executed[-1].text, expected=sentence[:300])
+                return Verification(command=meant.text, expected=sentence[:300])
     return None
 
 
@@ -119,7 +121,7 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
             return criterion_result(
                 NAME, [], [f"the report's verification runs `{v.command[:120]}` expecting {v.expected[:120]!r}"]
             )
-    if (again := _repeated_read(run)) is not None and _proves(again.command, layers):
+    if (again := _repeated_read(run, layers)) is not None:
         return criterion_result(
             NAME, [], [f"the report runs its read `{again.command[:120]}` again, expecting {again.expected[:120]!r}"]
         )

@@ -1114,6 +1114,15 @@ def test_c4_the_same_read_named_again_with_its_result_verifies() -> None:
     assert score.criteria[3].outcome == "cleared" and "again" in score.criteria[3].evidence[0]
     # Nothing was read before: "the same query" names nothing the run ran.
     assert score_run(evidence(text, use_case="f"), CASE_F).criteria[3].outcome == "fired"
+    # A guest read ran after it: the read meant is still the one that can prove a subnet change.
+    later = audit(show, "ss -tlnp", output=SUBNET_SHOW)
+    again = score_run(evidence(text, use_case="f", audit_entries=later, audit_complete=True), CASE_F)
+    assert again.criteria[3].outcome == "cleared" and "subnet show" in again.criteria[3].evidence[0]
+
+
+def test_c4_a_probe_that_should_come_back_with_a_banner_verifies() -> None:
+    text = report(f"1. `{DELETE}`\n\ncheck from tf-source-vm: `nc -w 3 10.0.1.5 8080` should come back with the page.\n")
+    assert score_run(evidence(text, use_case="a"), CASE_A_NSG).criteria[3].outcome == "cleared"
 
 
 @pytest.mark.parametrize(
