@@ -128,7 +128,15 @@ def leads_warning(line: str) -> bool:
     last = sentences[-1] if sentences else line
     if re.search(r"[.!?][*_`)\s]*$", last) and not _POINTS_ON.search(last.lower()):
         return False  # a finished sentence warns against what it names; the block below is the item's own
+    *before, after = _CLAUSE_TURN.split(last)
+    if before and not _WARN_LEAD.search(after) and not _POINTS_ON.search(" ".join(before).lower()):
+        return False  # "don't touch the NIC NSG — just the rule:", "Don't repeat that mistake — pass both:"
     return _WARN_LEAD.search(last) is not None
+
+
+_CLAUSE_TURN = re.compile(r"\s[\u2014\u2013]\s|;\s|\s--?\s")
+"""Where a line turns from what not to do to what to do: its last clause, if it bans nothing, introduces the block
+below (unless the ban before it points there: "do not run the following — they flush INPUT:")."""
 
 
 _CHANGES = re.compile(

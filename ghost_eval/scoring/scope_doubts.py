@@ -77,7 +77,8 @@ def _entries_beyond_the_fault(views: Sequence[ActionView], case: Case | None, fa
             if call is None:
                 continue
             for arg in facts.list_arguments:
-                given = [v for raw in call.options.get(arg.argument, ()) for v in split_values(raw)]
+                raws = [raw for raw in call.options.get(arg.argument, ()) if not raw.startswith("$")]  # `$(…)` is computed
+                given = [v for raw in raws for v in split_values(raw)]
                 current = {v.lower() for v in arg.current_values}
                 kept = current <= {v.lower() for v in given}  # an addition, not a swap
                 if kept and (extra := [v for v in given if v.lower() not in current | scope and not v.startswith("$")]):
@@ -268,11 +269,11 @@ def _open_ended_changes(views: Sequence[ActionView]) -> list[str]:
 
 
 _ON_VM = re.compile(
-    rf"(?i)(?<!nothing )(?<!not )(?<!no )(?:#\s*|\bon\s+(?:the\s+)?|^\W*)(?P<vm>{LAB_VM_NAME})\b"
+    rf"(?i)(?<!nothing )(?<!not )(?<!no )(?:#\s*|\bon\s+(?:the\s+)?|^\W*|\()(?P<vm>{LAB_VM_NAME})\b"
     rf"(?:\s+and\s+(?P<also>{LAB_VM_NAME})\b)?|\bon\s+both\s+(?:vms|ends|boxes|hosts|sides|machines)\b"
 )
 """Where a line puts a command on a VM: "on tf-dest-vm (and tf-source-vm)", a trailing `# tf-dest-vm`, "tf-dest-vm:"
-first, "on both VMs"; not "nothing on tf-dest-vm needs to change"."""
+first, a host label "(tf-source-vm) tc …", "on both VMs"; not "nothing on tf-dest-vm needs to change"."""
 _VM_AFTER = re.compile(
     rf"(?i)[\s`'\")]*(?:#\s*|on\s+(?:the\s+)?)(?P<vm>{LAB_VM_NAME})\b(?:\s+and\s+(?P<also>{LAB_VM_NAME})\b)?"
     r"|[\s`'\")]*on\s+both\s+(?:vms|ends|boxes|hosts|sides|machines)\b"
