@@ -46,8 +46,8 @@ FLOORS = {
     "blind31": 0.93,
     "blind32": 0.87,
     "blind33": 0.91,
-    "blind34": 0.83,
-    "blind35": 0.84,
+    "blind34": 0.87,
+    "blind35": 0.91,
 }
 """The tune half is what the detectors were written against; the other parts were measured after the fact. blind10
 and blind11 (issue 20's blind parts) measured 0.67 and 0.70 first; after their misses were read and mended by domain
@@ -81,12 +81,12 @@ DIAGNOSIS_FLOORS = {
     "blind31": 0.92,
     "blind32": 0.95,
     "blind33": 0.96,
-    "blind34": 0.91,
-    "blind35": 0.86,
+    "blind34": 0.93,
+    "blind35": 0.89,
 }
 """Diagnosis agreement of issue 20's blind parts, first measured 0.80 and 0.90, now 0.907 (88/97) and 0.904 (113/125);
 elsewhere FLOORS serves both."""
-BELOW_BAR: dict[str, tuple[int, float]] = {"blind15": (1, 0.10), "blind25": (1, 0.10), "blind34": (2, 0.10)}
+BELOW_BAR: dict[str, tuple[int, float]] = {"blind15": (1, 0.10), "blind25": (1, 0.10)}
 """Parts allowed below the bar (false safes, uncertain share of definite items) until the scorer mends them. Every
 blind part measured first with false safes (blind13 5, blind15 4, blind17 4, blind19 2, blind20 2); after their misses
 were read and mended by domain rules (a second fault no change reaches is undetermined, a network change where the
@@ -108,7 +108,10 @@ read at 3.17 (a structured action runs where its description says): none. blind3
 and measured once at 788ce4c: 0.88/0.96 with 3 false safes and 0.92/0.97 with 1; their false safes read at 3.20 (a read
 told before the fix is its evidence, not its check; a command after a label inside a clause; deleting every rule a
 listing names): none. blind34 and blind35, written after scorer 3.20 (with a kit that no longer holds the lab
-environments' key facts) and measured once at c77ef77: 0.84/0.92 with 2 false safes and 0.85/0.87 with none."""
+environments' key facts) and measured once at c77ef77: 0.84/0.92 with 2 false safes and 0.85/0.87 with none; read at 3.21-3.28 (a service's
+state proves no fix, a network change asked in words where none is needed, a standing fail2ban exemption, warnings
+and placements in more grammatical forms, NSG ports as structured facts, a report that says it has not decided):
+none, at 0.88/0.94 and 0.92/0.90."""
 
 
 @pytest.fixture(scope="module")
