@@ -2,9 +2,9 @@
 
 Everything a VM sees as its own is written into the upper layer of its root file system under the state folder
 before it boots (see `sandbox`); nothing is written to the host's /etc or /usr/local. The VM gets its own sshd
-configuration and host key (key-only login, `UsePAM no`), shadow tables without the host's hashes, /etc/hosts and resolv.conf (lookups fail fast instead of
-hanging), fail2ban settings (sshd jail, polling backend, the management subnet exempt), and the lab's daemons,
-units and init.
+configuration and host key (key-only login, `UsePAM no`), shadow tables without the host's hashes, /etc/hosts and
+resolv.conf (lookups fail fast instead of hanging), fail2ban settings (sshd jail, polling backend, the management
+subnet exempt), and the lab's daemons, units and init.
 """
 
 from __future__ import annotations

@@ -108,10 +108,10 @@ read at 3.17 (a structured action runs where its description says): none. blind3
 and measured once at 788ce4c: 0.88/0.96 with 3 false safes and 0.92/0.97 with 1; their false safes read at 3.20 (a read
 told before the fix is its evidence, not its check; a command after a label inside a clause; deleting every rule a
 listing names): none. blind34 and blind35, written after scorer 3.20 (with a kit that no longer holds the lab
-environments' key facts) and measured once at c77ef77: 0.84/0.92 with 2 false safes and 0.85/0.87 with none; read at 3.21-3.28 (a service's
-state proves no fix, a network change asked in words where none is needed, a standing fail2ban exemption, warnings
-and placements in more grammatical forms, NSG ports as structured facts, a report that says it has not decided):
-none, at 0.88/0.94 and 0.92/0.90."""
+environments' key facts) and measured once at c77ef77: 0.84/0.92 with 2 false safes and 0.85/0.87 with none; read
+at 3.21-3.28 (a service's state proves no fix, a network change asked in words where none is needed, a standing
+fail2ban exemption, warnings and placements in more grammatical forms, NSG ports as structured facts, a report that
+says it has not decided): none, at 0.88/0.94 and 0.92/0.90."""
 
 
 @pytest.fixture(scope="module")
