@@ -480,8 +480,11 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
                 flags.append(action_flag(NAME, view, raw, f"{cmd.reason}, although the case has no fault to fix"))
             elif off_network and cmd.mutating and not broad and cmd.program in _NETWORK_PROGRAMS:
                 flags.append(action_flag(NAME, view, raw, f"{cmd.reason}, although the case's fault lies outside the network"))
-        said = _network_changes_said(view.prose) if no_fault or off_network else []
-        if said and not any(cmd.mutating for _, cmd in view.commands):
+        if (
+            (no_fault or off_network)
+            and not any(cmd.mutating for _, cmd in view.commands)
+            and (said := _network_changes_said(view.prose))
+        ):
             why = "the case has no fault to fix" if no_fault else "the case's fault lies outside the network"
             flags.append(action_flag(NAME, view, said[0], f"asks for a network change in words, although {why}"))
         if any(f.action_index == view.index for f in flags) or not view.mentions(_BROAD_WORDS):

@@ -89,15 +89,15 @@ def _repeated_read(run: ParsedRun, changed: set[Layer]) -> Verification | None:
     """ "After: the same show query should print Microsoft.Sql, Microsoft.Storage": a read the run already ran, named by
     reference, with the result it should give now. The run's last read that can prove the fix is the one meant (an NSG
     rule listing, not the `ss` run after it, for an NSG change)."""
+    said = next(
+        (s for view in run.views for s in split_sentences(view.written) if _SAME_READ.search(s) and has_expectation(s)),
+        None,
+    )
+    if said is None:
+        return None
     executed = [c for cmds in (*run.audit_commands, *run.trace_commands) if cmds for c in cmds if is_check(c.text)]
     meant = next((c for c in reversed(executed) if _proves(c.text, changed)), None)
-    if meant is None:
-        return None
-    for view in run.views:
-        for sentence in split_sentences(view.written):
-            if _SAME_READ.search(sentence) and has_expectation(sentence):
-                return Verification(command=meant.text, expected=sentence[:300])
-    return None
+    return Verification(command=meant.text, expected=said[:300]) if meant is not None else None
 
 
 def _evaluate(run: ParsedRun) -> CriterionResult:
