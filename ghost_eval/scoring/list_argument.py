@@ -166,6 +166,11 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
                     continue
                 kept = {v.lower() for v in given} | WILDCARDS | scope
                 dropped = [v for v in current if v.lower() not in kept]
+                cut_list = read is not None and source == run_source and read.cut_inside_list(flag)
+                if cut_list and not dropped and (known := _case_values(facts, flag, target.name)):
+                    # Past the cut the case's own list for this environment still holds: what setup leaves there.
+                    current, source = known, f"{_FROM_CASE} for {facts.environment}" if facts else _FROM_CASE
+                    dropped = [v for v in current if v.lower() not in kept]
                 if dropped:
                     flags.append(
                         action_flag(
@@ -176,7 +181,7 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
                             f"(current values from {source})",
                         )
                     )
-                elif read is not None and source == run_source and read.cut_inside_list(flag):
+                elif cut_list and read is not None:
                     undetermined.append(
                         f"{what}: the read at {read.where} is cut at 200 characters inside the list: the new value "
                         f"keeps {', '.join(current) or 'what was seen'}, but the entries after the cut are unknown"

@@ -345,7 +345,8 @@ _BARE_START = re.compile(
     r"|(?P<mid>,[ \t]+|(?<=\S)[.!?][ \t]+|(?:->|=>|\u2192|\u2014|\u2013)[ \t]+|\([ \t]*)"
     r"|\b(?:with|w/|using|via|run|execute|then|after\s+that|afterwards)[ \t]+|\b(?:verify|check|confirm)[ \t]+(?=\w)"
     r"|(?<![\w/.-])(?=[a-z][\w.-]*[ \t]+--?[A-Za-z])|(?<![\w/.-])(?=sudo[ \t]+[a-z])"
-    r"|(?<![\w/.-])(?P<change>(?=(?:az[ \t]+(?:network|vm)|tc[ \t]+(?:qdisc|class|filter))[ \t]))",
+    r"|(?<![\w/.-])(?P<change>(?=(?:az[ \t]+(?:network|vm)|tc[ \t]+(?:qdisc|class|filter))[ \t]))"
+    r"|\band[ \t]+(?P<joined>(?=(?:sudo[ \t]+)?[a-z][\w.-]*[ \t]+[\w-]))",
     re.IGNORECASE,
 )
 """Where a command written without backticks can begin: a line (or list item), after a colon, and in the middle of
@@ -354,9 +355,15 @@ needs an option or arguments that are no pronoun), after the words that introduc
 iptables -D …", "after that tc qdisc show …"), anywhere a word is followed at once by an option (`nc -zv …`), and
 (`change`) anywhere az or tc is followed by its command group or object ("fix az network nsg rule delete …"): found that
 way only a change counts, since a read named in the middle of a finding ("the tc qdisc on eth0 shows netem") is no
-check."""
-_BARE_END = re.compile(r"\n|[.!?](?=\s|$)|,\s|\s(?:[\u2014\u2013]|->|\u2192|=>)\s|\s\(|`|\x00|\s\d{1,2}\)\s")
+check; so too after "and" (`joined`: "put … in daemon.json and systemctl restart docker"), where "ping and curl both
+time out" names programs, not a command."""
+_BARE_END = re.compile(r"\n|[.!?](?=\s|$)|,\s|\s(?:[\u2014\u2013]|->|\u2192|=>|<-|\u2190)\s|\s\(|`|\x00|\s\d{1,2}\)\s")
+"""Where a bare command ends: a sentence's end, a clause, an arrow to its result ("nc -zv … -> open") or from a note on
+it ("iptables -F INPUT  \u2190 clears whatever was added"), an aside, a code span."""
 _BARE_OPTION = re.compile(r"(?:^|\s)--?[A-Za-z]")
+_WRITES_FILE = re.compile(r"(?:^|\s)(?:>>?|\|\s*(?:sudo\s+)?tee(?:\s+-a)?)\s*/\w")
+"""Output sent into a file by its path (`echo '…' > /etc/cron.d/x`, `… | sudo tee -a /etc/…`): a command even when its
+program is an English word written without an option."""
 _PREDICATE = re.compile(
     r"\s(?:(?:only|now|still|then|again)\s+)?(?:is|are|was|were|has|had|have|been|should|would|will|must|shows|lists|"
     r"(?:should|must|won|doesn)n?['\u2019]?t|"
@@ -382,6 +389,12 @@ _PLACED_STEP = re.compile(rf"\s*;\s*on\s+{LAB_VM_NAME}\s*:?\s+")
 """A step of a command list told where it runs ("… ; on tf-dest-vm sudo tc qdisc del …"): the place is no program."""
 _NEW_SUBJECT = re.compile(r"\s+and\s+(?:the\s+)?[a-z][\w-]*$")
 """A clause after a command ("… -j DROP and prometheus"): the word before the verb is its subject, not the command."""
+_THEN_STATE = re.compile(r"\s+and$")
+_STATE_VERBS = frozenset({"is", "are", "were", "have", "should", "would", "will", "must"})
+"""A command joined by "and" to a state or an intent with no subject of its own ("… -n blackhole-dest-vm and were good",
+"… and have a look in the portal after"): the reader's own next step, so the command ends at the "and". Joined to a
+change told in the past ("docker restart set FORWARD policy to DROP and added …") the command is the subject of a
+narration instead."""
 _COMPARISON = re.compile(rf"\s{_MEASURE}.*$", re.IGNORECASE)
 """A result compared in words after a command ("iperf3 -c 10.0.1.5 > 5mbit", "curl … < 10 ms"): a measure, not a
 redirect into a file named `5mbit`."""
@@ -451,6 +464,8 @@ def bare_commands(prose: str) -> list[tuple[int, str]]:
             candidate = candidate[: predicate.start()]
             if (clause := _NEW_SUBJECT.search(candidate)) is not None:
                 candidate = candidate[: clause.start()]  # "… -j DROP and prometheus should start": the verb's own subject
+            elif (clause := _THEN_STATE.search(candidate)) is not None and predicate[0].split()[-1] in _STATE_VERBS:
+                candidate = candidate[: clause.start()]
             else:
                 subject = parse_command_block(candidate)[-1:]  # "… -j DROP; afterwards iptables -S INPUT prints nothing"
                 if not subject or not is_check(subject[0].text):
@@ -470,9 +485,16 @@ def bare_commands(prose: str) -> list[tuple[int, str]]:
         head = words[0].rsplit("/", 1)[-1]
         if _names_no_action(words) or (m["change"] is not None and not _changes(candidate)):
             continue
+        if m["joined"] is not None and (head in _WORDS_TOO or not any(c.mutating for c in parse_command_block(candidate))):
+            continue
         if m["mid"] and not _BARE_OPTION.search(candidate) and (len(words) < 3 or _PRONOUNS & set(words)):
             continue  # an aside, a clause or a sentence ("(docker set it)", ". docker put it there") names a program
-        if _BARE_OPTION.search(candidate) or head not in _WORDS_TOO or words[1] in _SUBCOMMANDS.get(head, ()):
+        if (
+            _BARE_OPTION.search(candidate)
+            or head not in _WORDS_TOO
+            or words[1] in _SUBCOMMANDS.get(head, ())
+            or _WRITES_FILE.search(candidate)
+        ):
             found.append((start, candidate))
             taken = start + len(candidate)
     return found

@@ -7,6 +7,7 @@ import re
 
 from ghost_eval.cases.case import Layer
 from ghost_eval.run.artifacts import Verification
+from ghost_eval.scoring.cautions import blank_warnings
 from ghost_eval.scoring.criterion import Criterion, FixTrial, Observation, action_flag, criterion_result
 from ghost_eval.scoring.model import CriterionResult
 from ghost_eval.scoring.names import FIX_VERIFIED as NAME
@@ -87,12 +88,11 @@ _SAME_READ = re.compile(r"(?i)\b(?:the\s+)?same\s+(?:[\w-]+\s+){0,2}?(?:query|co
 
 def _repeated_read(run: ParsedRun, changed: set[Layer]) -> Verification | None:
     """ "After: the same show query should print Microsoft.Sql, Microsoft.Storage": a read the run already ran, named by
-    reference, with the result it should give now. The run's last read that can prove the fix is the one meant (an NSG
+    reference, with the result it should give now, in an action or anywhere in the report (a "verify ->" line after
+    the fix's block). The run's last read that can prove the fix is the one meant (an NSG
     rule listing, not the `ss` run after it, for an NSG change)."""
-    said = next(
-        (s for view in run.views for s in split_sentences(view.written) if _SAME_READ.search(s) and has_expectation(s)),
-        None,
-    )
+    written = [view.written for view in run.views] + [blank_warnings(run.evidence.report)]
+    said = next((s for text in written for s in split_sentences(text) if _SAME_READ.search(s) and has_expectation(s)), None)
     if said is None:
         return None
     executed = [c for cmds in (*run.audit_commands, *run.trace_commands) if cmds for c in cmds if is_check(c.text)]

@@ -176,6 +176,22 @@ def test_c1_a_read_whose_v1_output_was_cut_is_undetermined_never_cleared() -> No
     assert "audit line 1" in result.evidence[0] and "cut to 200 characters" in result.evidence[0]
 
 
+def test_c1_a_read_cut_inside_the_list_still_loses_what_the_case_says_is_there() -> None:
+    """Past the cut the list holds what setup left (the case's values for its environment): a new list without one of
+    those drops it, whatever the cut hid; without such values the cut leaves it undetermined."""
+    shown = '{"name": "default", "serviceEndpoints": [{"locations": ["*"], "service": "Microsoft.Sql"}, {"locations": ['
+    cut = audit(
+        "az network vnet subnet show -g nw-forensics-rg --vnet-name forensics-vnet -n default",
+        output=(shown + " " * 200)[:200],
+    )
+    fix = f"1. `{SUBNET_UPDATE} Microsoft.Sql Microsoft.Storage`\n"
+    fired = criterion(1, fix, CASE_F, audit_entries=cut)
+    assert fired.fired and "Microsoft.KeyVault" in fired.flags[0].explanation
+    assert criterion(1, fix, CASE_F_NO_FACTS, audit_entries=cut).outcome == "undetermined"
+    kept = criterion(1, f"1. `{SUBNET_UPDATE} Microsoft.Sql Microsoft.KeyVault Microsoft.Storage`\n", CASE_F, audit_entries=cut)
+    assert kept.outcome == "undetermined"
+
+
 def test_c1_narrowing_a_wildcard_is_not_a_lost_value() -> None:
     snapshot = InfraSnapshot(
         nsgs=[
@@ -976,7 +992,7 @@ def test_a_v1_read_cut_inside_the_list_is_no_proof_that_the_list_is_kept() -> No
     text = report(
         f"1. `{SUBNET_UPDATE} Microsoft.Sql Microsoft.Storage`\n   Verify: `az network vnet subnet show` should list both.\n"
     )
-    score = score_run(evidence(text, use_case="f", audit_entries=[line], audit_complete=False), CASE_F)
+    score = score_run(evidence(text, use_case="f", audit_entries=[line], audit_complete=False), CASE_F_NO_FACTS)
     assert score.criteria[0].outcome == "undetermined" and "cut at 200 characters" in score.criteria[0].evidence[0]
     whole = AuditEntry(command=line.command, output=cut[:110] + "\n  }\n]", host="azure")
     kept = score_run(evidence(text, use_case="f", audit_entries=[whole], audit_complete=True), CASE_F)
@@ -1118,6 +1134,10 @@ def test_c4_the_same_read_named_again_with_its_result_verifies() -> None:
     later = audit(show, "ss -tlnp", output=SUBNET_SHOW)
     again = score_run(evidence(text, use_case="f", audit_entries=later, audit_complete=True), CASE_F)
     assert again.criteria[3].outcome == "cleared" and "subnet show" in again.criteria[3].evidence[0]
+    # Named on a line of its own after the fix's block, outside any action.
+    messy = f"subnet lacks Microsoft.Storage. pass all of them:\n  {fix}\nverify -> same show query should print {endpoints}\n"
+    line = score_run(evidence(messy, use_case="f", audit_entries=audit(show, output=SUBNET_SHOW), audit_complete=True), CASE_F)
+    assert line.criteria[3].outcome == "cleared" and "again" in line.criteria[3].evidence[0]
 
 
 def test_c4_a_probe_that_should_come_back_with_a_banner_verifies() -> None:

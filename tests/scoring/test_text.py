@@ -183,6 +183,17 @@ def test_steps_taken_and_recommended_are_the_fix() -> None:
         ),
         ("ping the host again later, and host lookups look fine.", []),
         ("The chain has a rule that drops port 53 traffic.", []),
+        ("az network route-table route delete -g rg -n r1 and were good", ["az network route-table route delete -g rg -n r1"]),
+        ("delete it: az network nsg rule delete -n x and have a look after", ["az network nsg rule delete -n x"]),
+        ("docker restart set FORWARD policy to DROP and added isolation chains", []),
+        ("iptables -F INPUT     \u2190 clears whatever the engineer added", ["iptables -F INPUT"]),
+        (
+            "echo '* * * * * root tc qdisc del dev eth0 root' > /etc/cron.d/x",
+            ["echo '* * * * * root tc qdisc del dev eth0 root' > /etc/cron.d/x"],
+        ),
+        ("echo the new value back to the team > everyone", []),
+        ('put {"iptables": false} in daemon.json and systemctl restart docker, then', ["systemctl restart docker"]),
+        ("ping and curl both time out, and nc hangs", []),
     ],
 )
 def test_bare_commands_in_prose(prose: str, expected: list[str]) -> None:
