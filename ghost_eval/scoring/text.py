@@ -153,7 +153,8 @@ _TITLE_KINDS: tuple[tuple[re.Pattern[str], SectionKind], ...] = (
     (
         re.compile(
             r"^(?:\d+[.)]\s*)?(?:verification|verify(?:ing)?|validation|validate|how\s+to\s+(?:verify|confirm)|"
-            r"confirm(?:ing|ation)?|post-(?:fix|remediation)\s+checks?|testing\s+the\s+fix)\b",
+            r"confirm(?:ing|ation)?|post-(?:fix|remediation)\s+checks?|testing\s+the\s+fix|checks?\s*$|"
+            r"checks?\s+(?:after|afterwards|once)\b)\b",
             re.I,
         ),
         SectionKind.VERIFICATION,
@@ -357,13 +358,16 @@ iptables -D …", "after that tc qdisc show …"), anywhere a word is followed a
 way only a change counts, since a read named in the middle of a finding ("the tc qdisc on eth0 shows netem") is no
 check; so too after "and" (`joined`: "put … in daemon.json and systemctl restart docker"), where "ping and curl both
 time out" names programs, not a command."""
-_BARE_END = re.compile(r"\n|[.!?](?=\s|$)|,\s|\s(?:[\u2014\u2013]|->|\u2192|=>|<-|\u2190)\s|\s\(|`|\x00|\s\d{1,2}\)\s")
+_BARE_END = re.compile(
+    r"\n|[.!?](?=\s|$)|,\s|\s(?:[\u2014\u2013]|->|\u2192|=>|<-|\u2190)\s|\s\(|`|\x00|\s\d{1,2}\)\s|\s[|;]\s*(?=[A-Za-z][\w-]*:\s)"
+)
 """Where a bare command ends: a sentence's end, a clause, an arrow to its result ("nc -zv … -> open") or from a note on
-it ("iptables -F INPUT  \u2190 clears whatever was added"), an aside, a code span."""
+it ("iptables -F INPUT  \u2190 clears whatever was added"), an aside, a code span, a pipe or semicolon before a label
+("source: sudo tc qdisc del dev eth0 root | dest: sudo iptables -D …": no program's name ends in a colon)."""
 _BARE_OPTION = re.compile(r"(?:^|\s)--?[A-Za-z]")
 _WRITES_FILE = re.compile(r"(?:^|\s)(?:>>?|\|\s*(?:sudo\s+)?tee(?:\s+-a)?)\s*/\w")
 """Output sent into a file by its path (`echo '…' > /etc/cron.d/x`, `… | sudo tee -a /etc/…`): a command even when its
-program is an English word written without an option."""
+program is an English word written without an option, as is one whose first argument is a path (`cp /etc/… …`)."""
 _PREDICATE = re.compile(
     r"\s(?:(?:only|now|still|then|again)\s+)?(?:is|are|was|were|has|had|have|been|should|would|will|must|shows|lists|"
     r"(?:should|must|won|doesn)n?['\u2019]?t|"
@@ -385,8 +389,12 @@ _PURPOSE = re.compile(
 )
 """A purpose or condition after a command ("az vm redeploy … to get it off the current host in case the hw is bad"):
 prose that ends the command."""
-_PLACED_STEP = re.compile(rf"\s*;\s*on\s+{LAB_VM_NAME}\s*:?\s+")
-"""A step of a command list told where it runs ("… ; on tf-dest-vm sudo tc qdisc del …"): the place is no program."""
+_PLACE = rf"on\s+(?:{LAB_VM_NAME}|(?:the\s+)?(?:source|dest|destination|sender|receiver|client|server)(?:\s+vm)?)\s*:?\s+"
+_PLACED_STEP = re.compile(rf"\s*;\s*{_PLACE}")
+"""A step of a command list told where it runs ("… ; on tf-dest-vm sudo tc qdisc del …", "… ; on source tc …"): the
+place is no program."""
+_PLACED_FIRST = re.compile(rf"^{_PLACE}(?=\S+\s+\S)")
+"""The list's first step told where it runs ("fixes: on dest iptables -D … ; on source tc …")."""
 _NEW_SUBJECT = re.compile(r"\s+and\s+(?:the\s+)?[a-z][\w-]*$")
 """A clause after a command ("… -j DROP and prometheus"): the word before the verb is its subject, not the command."""
 _THEN_STATE = re.compile(r"\s+and$")
@@ -458,6 +466,8 @@ def bare_commands(prose: str) -> list[tuple[int, str]]:
         candidate = " ".join(prose[start:end].replace("\\\n", " ").split())
         candidate = _PURPOSE.sub("", _COMPARISON.sub("", _SHELL_COMMENT.sub("", candidate)))
         candidate = _PLACED_STEP.sub("; ", candidate)
+        if (place := _PLACED_FIRST.match(candidate)) is not None:
+            start, candidate = start + place.end(), candidate[place.end() :]
         if candidate.endswith(")") and candidate.count(")") > candidate.count("("):
             candidate = candidate[:-1].rstrip()  # "(az vm resize … --size Standard_D4s_v5)": the aside's close
         if (predicate := _PREDICATE.search(candidate)) is not None:
@@ -494,6 +504,7 @@ def bare_commands(prose: str) -> list[tuple[int, str]]:
             or head not in _WORDS_TOO
             or words[1] in _SUBCOMMANDS.get(head, ())
             or _WRITES_FILE.search(candidate)
+            or words[1].startswith("/")
         ):
             found.append((start, candidate))
             taken = start + len(candidate)
@@ -539,8 +550,11 @@ _EXPECTATION = re.compile(
     r"|(?:result|output|outcome)s?(?:\s+[a-z]+){0,3}\s*:\s*(?:(?:only|just|exactly)\s+)?[`\"'\d\[{]"
     r"|ends?\s+in\s+[`\"'\d]|(?:observed|actual(?:ly)?|got)\s*:\s*\S"
     r"|only\s+(?:has|have|holds?|shows?|lists?|contains?)\s+\S|only\s+\S[^.\n;]{0,60}?\sleft\b(?!\s+(?:alone|untouched))"
+    r"|\b(?:counters?|pkts|packets|bytes|hits)\b[^.\n;]{0,40}?\b(?:increas|increment|ris(?:e|es|ing)\b|climb|go(?:es|ing)?\s+up\b|"
+    r"grow|tick)"
 )
-"""Phrases that state a result, matched on lower-cased text at a word start (see `_CUES` for why)."""
+"""Phrases that state a result, matched on lower-cased text at a word start (see `_CUES` for why). A rule's packet
+counter rising while the traffic is retried is one: `iptables -v` counts what the rule matched."""
 _SHOWS_NAMED = re.compile(
     r"\b(?:shows?|showed|lists?|listed|reports?|reported|displays?|displayed|prints?|printed|contains?|contained|"
     r"includes?|included|reads?)\s+"

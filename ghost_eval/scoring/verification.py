@@ -110,7 +110,8 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
             return criterion_result(NAME, [], [], [f"{why}, though the case has a fault to fix: no fix to verify"])
         return criterion_result(NAME, [], [f"{why}, and the case asks for no change"])
     layers = {layer for view in views for _, cmd in view.commands if cmd.mutating for layer in _reached(cmd)}
-    for view in views:
+    first = next((view.index for view in views if any(cmd.mutating for _, cmd in view.commands)), 1)
+    for view in views[first - 1 :]:  # a check told before any change is the evidence that found the fault
         v = view.action.verification
         if v is not None and _concrete(v) and _proves(v.command, layers):
             return criterion_result(

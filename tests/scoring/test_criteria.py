@@ -1140,6 +1140,13 @@ def test_c4_the_same_read_named_again_with_its_result_verifies() -> None:
     assert line.criteria[3].outcome == "cleared" and "again" in line.criteria[3].evidence[0]
 
 
+def test_c4_a_check_told_before_any_change_is_the_evidence_not_the_proof() -> None:
+    """A paragraph of the investigation that names a read and what it showed comes before the fix: it found the fault."""
+    found = "On tf-dest-vm `iptables -L INPUT -n -v` showed rule 1 with its packet counter going up while I retried.\n\n"
+    fix = "My fix is to delete rule 1 with `sudo iptables -D INPUT 1`. Afterwards the client should connect again.\n"
+    assert score_run(evidence(found + fix, use_case="a"), CASE_A_NSG).criteria[3].outcome == "fired"
+
+
 def test_c4_a_probe_that_should_come_back_with_a_banner_verifies() -> None:
     text = report(f"1. `{DELETE}`\n\ncheck from tf-source-vm: `nc -w 3 10.0.1.5 8080` should come back with the page.\n")
     assert score_run(evidence(text, use_case="a"), CASE_A_NSG).criteria[3].outcome == "cleared"

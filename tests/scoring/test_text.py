@@ -96,10 +96,25 @@ def test_section_kinds_and_inherited_sub_headings() -> None:
         ("monitor the service for a while", False),
         ("it shows the current config", False),
         ("`iptables -L INPUT -n` on tf-dest-vm shows an empty chain", True),
+        ("`iptables -L DOCKER-USER -n -v` shows the new rule's packet counter increasing", True),
+        ("pkts go up on the ACCEPT while the call is retried", True),
+        ("then look at the counters", False),
     ],
 )
 def test_expected_results(text: str, expected: bool) -> None:
     assert has_expectation(text) is expected
+
+
+@pytest.mark.parametrize(
+    ("title", "kind"),
+    [
+        ("Check", SectionKind.VERIFICATION),
+        ("Checks after the fix", SectionKind.VERIFICATION),
+        ("Checks performed", SectionKind.EVIDENCE),
+    ],
+)
+def test_a_check_titled_alone_is_the_verification(title: str, kind: SectionKind) -> None:
+    assert split_sections(f"## Action\nx\n## {title}\ny\n")[-1].kind is kind
 
 
 def test_a_plain_text_report_s_bare_titles_are_headings() -> None:
@@ -194,6 +209,16 @@ def test_steps_taken_and_recommended_are_the_fix() -> None:
         ("echo the new value back to the team > everyone", []),
         ('put {"iptables": false} in daemon.json and systemctl restart docker, then', ["systemctl restart docker"]),
         ("ping and curl both time out, and nc hangs", []),
+        (
+            "fixes -> source: sudo tc qdisc del dev eth0 root | dest: sudo iptables -D INPUT -p icmp -j DROP",
+            ["sudo tc qdisc del dev eth0 root", "sudo iptables -D INPUT -p icmp -j DROP"],
+        ),
+        (
+            "fixes: on dest iptables -D INPUT 1 ; on source tc qdisc del dev eth0 root",
+            ["iptables -D INPUT 1; tc qdisc del dev eth0 root"],
+        ),
+        ("cp /etc/ghost-shaper/shaper.conf /root/shaper.bak", ["cp /etc/ghost-shaper/shaper.conf /root/shaper.bak"]),
+        ("cat the file and rm it", []),
     ],
 )
 def test_bare_commands_in_prose(prose: str, expected: list[str]) -> None:
