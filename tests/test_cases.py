@@ -358,6 +358,19 @@ def test_concept_names_may_hold_digits() -> None:
     assert _check(case, "The sshd jail bans the partner.").correct
 
 
+@pytest.mark.parametrize(
+    ("concept", "text", "found"),
+    [
+        ("@policy", "drift: -P INPUT ACCEPT -> -P INPUT DROP.", True),  # iptables' own spelling of a chain's policy
+        ("@policy", "iptables --dport 80 -j DROP", False),
+        ("@independent", "2 faults both on the dest vm.", True),  # a numeral counts as its word
+        ("@independent", "2 hops away.", False),
+    ],
+)
+def test_concepts_read_iptables_syntax_and_numerals(concept: str, text: str, found: bool) -> None:
+    assert _check(_probe(fact=concept), text).correct is found
+
+
 def test_rejected_as_a_fact_is_no_refutation_but_as_a_verdict_it_is() -> None:
     case = _probe(r"\bnsg\b.{0,40}\bblocks\b", fact="@storage_firewall.{0,80}@deny")
     assert _check(case, "Requests to nwlogs080613 are rejected with AuthorizationFailure by its firewall.").correct

@@ -65,11 +65,11 @@ CONCEPTS: dict[str, str] = {
     "fail2ban": r"fail2ban|\bf2b-sshd\b|\bf2b\b|\bsshd\W+jail\b|\bjail\b",
     "ban": r"\bban(?:s|ned|ning)?\b|\bjail(?:ed)?\b|\bblacklist\w*|\bblocklist\w*|\bblock-?list\w*",
     "docker": r"\bdocker\w*|\bcontainer\W+(?:engine|runtime|daemon)\b|\bmoby\b",
-    "policy": r"\bpolic(?:y|ies)\b|\bdefault\W+(?:action|target|verdict)\b|\bchain\W+default\b|\b-P\b",
+    "policy": r"\bpolic(?:y|ies)\b|\bdefault\W+(?:action|target|verdict)\b|\bchain\W+default\b|(?<![\w-])-P\b",
     "baseline": r"\bbaseline\b|\bsnapshot\b|\bpre-?(?:window|hardening|change|escalation)\b|\bbefore\W+the\W+(?:window|change)",
     # relations
     "independent": r"\bindependent\w*|\bseparate\w*|\bunrelated\b|\bdistinct\b|\bnot\W+(?:related|connected|linked)\b"
-    r"|\bdifferent\W+(?:root\W+)?(?:causes?|faults?|issues?|problems?)\b|\btwo\W+(?:\w+\W+){0,2}?(?:faults|issues|problems"
+    r"|\bdifferent\W+(?:root\W+)?(?:causes?|faults?|issues?|problems?)\b|\b(?:two|2)\W+(?:\w+\W+){0,2}?(?:faults|issues|problems"
     r"|causes|findings|misconfigurations|changes|defects|breakages)\b|\bsecond\W+(?:\w+\W+)?(?:fault|issue|finding|problem"
     r"|cause|misconfiguration)\b|\bboth\W+(?:faults|issues|problems)\b|\bco-?incident\w*|\bcoincid\w+|\bon\W+its\W+own\b"
     r"|\bnothing\W+to\W+do\W+with\b|\bdoes\W+not\W+(?:explain|cause)\b|\bno\W+(?:causal\W+)?(?:link|relation|connection)\b"
