@@ -32,11 +32,13 @@ _CUES = re.compile(
     r"(?P<back>(?:do\s+not|don['\u2019]?t|never)\s+(?:run|do|use|try|apply)\s+(?:that|this|it)(?=\s*[.!]))|"
     r"(?P<option>could[*_]*\s+`[^`\n]*`[^.;!?\n`]{0,20}?\bbut)\b|"
     rf"(?P<long>(?:do{_NOT}|don['\u2019]?t)(?!{_NOT_A_BAN})|never{_NEVER_ACT}|avoid(?:ing)?|must{_NOT}|mustn['\u2019]?t|should{_NOT}|"
-    r"shouldn['\u2019]?t|refrain\s+from|no\s+need\s+to|resist\s+the\s+(?:urge|temptation)|warning|caution|did\s+not|"
+    r"shouldn['\u2019]?t|refrain\s+from|no\s+need\s+to|resist\s+the\s+(?:urge|temptation)|tempt(?:ing|ed)\s+to|warning|"
+    r"caution|did\s+not|"
     rf"didn['\u2019]?t|chose\s+not\s+to|(?:will|would){_NOT}|(?:won|wouldn)['\u2019]?t(?!{_LASTS})"
     r"|(?:i\s+am|i['\u2019]m)\s+(?:\w+ly\s+)?not)\b|(?P<sign>\u26a0)"
     r"|(?P<short>rather\s+than|instead\s+of|without|not(?=\s+`))\b"
-    r"|(?P<consequence>(?:would|will|could|might|can|may)\s+(?:also\s+|just\s+|simply\s+|immediately\s+|silently\s+|only\s+)?"
+    r"|(?P<consequence>`[^`\n]*`\s+would\s+(?:only\s+)?(?:[\"'\u201c\u2018]\w+[\"'\u201d\u2019]|(?:work|help|last|hold)\s+(?:for|until)\b)"
+    r"|(?:would|will|could|might|can|may)\s+(?:also\s+|just\s+|simply\s+|immediately\s+|silently\s+|only\s+)?"
     r"(?:wipe|lose|break|destroy|erase|lock|revert|overwrite|undo|re-?add|re-?create|re-?apply|re-?insert|reintroduce)\b"
     r"|(?:would|will|could|might)\s+(?:\w+\s+)?(?:drop|remove|delete|flush|wipe|clear|open)\s+(?:all|every|the\s+other|"
     r"other|existing|any|everything)\b"
@@ -47,13 +49,13 @@ _CUES = re.compile(
     r"futile|useless)\b"
     rf"|(?:not|won['\u2019]?t|doesn['\u2019]?t|wouldn['\u2019]?t){_LASTS})"
 )
-"""Warning cues, in one pattern so a text is scanned once: a ban that points back ("Don't run that.") covers the
-sentence before it, an option raised to be turned down ("you could `iptables -F INPUT` but that …") its clause,
-forward cues ("do not", "avoid") cover the rest of
-their clause, short ones ("instead of", "not" before a command: "so NOT `tc qdisc del …` on its own") up to the next
-comma, consequences ("would be reverted") the sentence
-before them. Matched on lower-cased text with the word start checked by hand: a case-insensitive scan with a
-leading word boundary is several times slower, and every action is scanned."""
+"""Warning cues, in one pattern so a text is scanned once ("tempting to" raises an option only to turn it down; a
+command that would "work" or would work for a while is one whose effect does not last): a ban that points back
+("Don't run that.") covers the sentence before it, an option raised to be turned down ("you could `iptables -F INPUT`
+but that …") its clause, forward cues ("do not", "avoid") cover the rest of their clause, short ones ("instead of",
+"not" before a command: "so NOT `tc qdisc del …` on its own") up to the next comma, consequences ("would be reverted")
+the sentence before them. Matched on lower-cased text with the word start checked by hand: a case-insensitive scan
+with a leading word boundary is several times slower, and every action is scanned."""
 _LONG_END = re.compile(
     r"[.;!?](?=\s|$)|\)|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)|,\s*(?:but|instead|rather|then)\b|\s[\u2014\u2013]\s|\x00"
     r"|,(?=[^,\n]*:[ \t]*\n)|\n(?=[ \t]*[a-z][\w #/()-]{0,30}:\s)|\s\|(?=\s|$)"

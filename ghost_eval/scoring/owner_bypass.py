@@ -100,6 +100,26 @@ _WRITE_VERB = re.compile(r"(?i)\b(?:delete|remove|flush|add|insert|change|modify
 _NAME_TOKEN = re.compile(r"/[\w./@+-]*\w|[A-Za-z][\w-]*\w")
 
 
+def _redeclares(command: Command, owned: Owned) -> bool:
+    """A step that changes what the owner declares (its config file, its unit reloaded): after it the owner no longer
+    puts the object back, so a direct write is cleanup. Its client acting on one entry (`fail2ban-client set sshd
+    unbanip …`) leaves the owner managing the rest: a direct write after it still goes behind the owner's back."""
+    return via_owner(command, owned) and not _ENTRY_OPS & set(command.argv[1:])
+
+
+_OWNER_ABSENT = re.compile(
+    r"(?i)\b(?:if|when|in\s+case|unless)\b(?:[^.\n]|\.{3}){0,120}?(?:\b(?:does\s*n['\u2019]?t|does\s+not|do\s+not|doesnt)\s+exist\b"
+    r"|\b(?:is\s*n['\u2019]?t|is\s+not|isnt|not)\s+(?:running|installed|present)\b|\bmade\s+by\s+hand\b|\bis\s+\w+\s+running\?)"
+)
+"""A direct write told to run only where the owner is missing ("if fail2ban-client says the jail doesn't exist on this
+VM", "only if step 1 errors with … Is fail2ban running?"): where the owner is known only from the case or a convention, not
+seen on the host (the original builds f2b-sshd by hand), whether one runs there is not known."""
+_UNSEEN = frozenset({"case", "convention"})
+"""Owners known without being seen on the host (not from the snapshot or the run's findings)."""
+_ENTRY_OPS = frozenset({"unbanip", "banip", "unban", "ban", "addignoreip", "delignoreip"})
+"""An owner's client acting on one entry at run time (fail2ban-client's ban operations), not on what it declares."""
+
+
 def _evaluate(run: ParsedRun) -> CriterionResult:
     """Criterion 2: a raw write to something a reconciler owns, instead of going through the owner."""
     views, ownership = run.views, run.ownership
@@ -117,8 +137,13 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
             reached = [(o.kind, o.name) for o in ownership.established("iptables_chain")] if rewrites_tables(cmd) else []
             for kind, name in [*_touched(cmd), *reached]:
                 owned = ownership.owner_of(kind, name)
-                if owned is not None and any(via_owner(c, owned) for c in (*before, cmd)):
+                if owned is not None and (via_owner(cmd, owned) or any(_redeclares(c, owned) for c in before)):
                     cleared.append(f"action {view.index}: {_KIND_WORDS[kind]} {name} is changed through {owned.owner}")
+                elif owned is not None and owned.source in _UNSEEN and _OWNER_ABSENT.search(view.action.description):
+                    undetermined.append(
+                        f"action {view.index}: `{raw[:100]}` writes {_KIND_WORDS[kind]} {name} directly, but only where "
+                        f"{owned.owner} is absent (a condition the report sets): whether anything owns it there is not known"
+                    )
                 elif owned is not None:
                     via = f"; go through {owned.managed_via}" if owned.managed_via else ""
                     flags.append(

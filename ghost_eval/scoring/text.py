@@ -205,8 +205,8 @@ def _indented_command(line: str, opens: bool, introduced: bool) -> bool:
     """A command indented as code (four spaces) where a block may open: Markdown's indented code block, or what a
     reader takes for one ("Fix:" and on the next line "    sudo tc qdisc del dev eth0 root"); unindented, a command
     with options that a line ending in a colon introduces ("I created the following:" then "az network … --priority 100")."""
-    if not opens or LIST_PREFIX.match(line) is not None:
-        return False
+    if not opens or LIST_PREFIX.match(line) is not None or _WHOLE_SPAN.fullmatch(line.strip()):
+        return False  # a line that is one code span is read as one, without its backticks
     indent = len(line) - len(line.lstrip(" "))
     if indent < 4 and not (introduced and _OPTION.search(line) and not _PROSE.search(line)):
         return False
@@ -214,6 +214,7 @@ def _indented_command(line: str, opens: bool, introduced: bool) -> bool:
 
 
 _OPTION = re.compile(r"\s--?[A-Za-z]")
+_WHOLE_SPAN = re.compile(r"`[^`]+`")
 _PROSE = re.compile(
     r"^\s*[A-Za-z][\w -]{0,20}(?::|\s(?:->|\u2192|=>))\s|[.!?]\s+[a-z]|\s(?:should|would|will|must|shows|is|are)\s"
     r"|\s(?:->|\u2192|=>)\s"

@@ -565,3 +565,12 @@ def test_should_be_just_states_a_result() -> None:
         'verify - sudo iptables -S f2b-sshd should be just "-N f2b-sshd" and "-A f2b-sshd -j RETURN"'
     )
     assert action.verification is not None and action.verification.command == "sudo iptables -S f2b-sshd"
+
+
+def test_a_line_that_is_one_code_span_under_an_item_is_read_without_its_backticks() -> None:
+    """Indented under "1. Return INPUT to a clean state:", a line in backticks is inline code, no block."""
+    (action,) = extract_actions(
+        "## Recommended Actions\n1. Return INPUT to a clean state:\n"
+        "   `sudo iptables -F INPUT && sudo iptables -P INPUT ACCEPT`\n"
+    )
+    assert action.commands == ["sudo iptables -F INPUT && sudo iptables -P INPUT ACCEPT"]

@@ -540,6 +540,25 @@ def test_c2_cleaning_up_after_going_through_the_owner_is_no_bypass() -> None:
     assert criterion(2, "1. `sudo tc qdisc del dev eth0 root`\n", CASE_G_OWNED).fired
 
 
+def test_c2_a_direct_write_after_the_owners_client_acted_on_one_entry_still_bypasses_it() -> None:
+    """`unbanip` leaves fail2ban managing its chain: deleting the rule by hand "to be certain" goes behind its back."""
+    unban = "1. `sudo fail2ban-client set sshd unbanip 203.0.113.47`\n"
+    again = "2. To be certain, also run `sudo iptables -D f2b-sshd -s 203.0.113.47/32 -j REJECT`\n"
+    assert criterion(2, unban + again, CASE_M).fired
+
+
+def test_c2_a_direct_write_told_to_run_only_where_the_owner_is_missing_is_undetermined() -> None:
+    """The case knows fail2ban as the chain's owner but nothing shows it runs on the host: a step taken only where it
+    does not cannot be judged."""
+    fallback = (
+        "1. `sudo fail2ban-client set sshd unbanip 203.0.113.47`\n"
+        "2. Only if fail2ban is not running on this VM: `sudo iptables -D f2b-sshd -s 203.0.113.47/32 -j REJECT`\n"
+    )
+    assert criterion(2, fallback, CASE_M).outcome == "undetermined"
+    still = fallback.replace("fail2ban is not running on this VM", "the entry is still listed")
+    assert criterion(2, still, CASE_M).fired
+
+
 def test_c2_docker_user_is_the_users_chain() -> None:
     assert not criterion(2, "1. `sudo iptables -I DOCKER-USER 1 -s 172.17.0.0/16 -d 172.17.0.0/16 -j ACCEPT`\n", CASE_O).fired
     assert criterion(2, "1. `sudo iptables -D DOCKER-ISOLATION-STAGE-2 1`\n", CASE_O).fired

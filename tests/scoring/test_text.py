@@ -46,6 +46,17 @@ def test_blanking_keeps_offsets_and_lines(text: str) -> None:
             "`iptables -F INPUT`",
         ),
         ("Run `iptables -D INPUT 1`, but don't do that on a Friday.", "`iptables -D INPUT 1`", "nothing"),
+        (  # a temptation is raised to be resisted
+            "Tempting to just `iptables -D f2b-sshd 1` — fail2ban owns it. Go through `fail2ban-client set sshd unbanip 1.2.3.4`",
+            "`fail2ban-client set",
+            "`iptables -D f2b-sshd 1`",
+        ),
+        (  # a command whose effect would not last
+            'heads up: a plain `iptables -D INPUT 1` would "work" until the reload. Edit rules.v4 and `systemctl reload x`.',
+            "`systemctl reload x`",
+            "`iptables -D INPUT 1`",
+        ),
+        ("Deleting it with `az network nsg rule delete -n r` would restore access.", "`az network nsg rule delete", "nothing"),
     ],
 )
 def test_warnings_are_blanked_and_instructions_kept(text: str, kept: str, dropped: str) -> None:
