@@ -29,7 +29,8 @@ _NOT_A_BAN = r"\s+(?:forget|know|think|believe|see|understand|remember|care|mind
 """After "don't" or "never", verbs that state what the writer knows or holds ("don't know who owns it so override
 rather than delete:"), not an action forbidden."""
 _CUES = re.compile(
-    r"(?P<back>(?:do\s+not|don['\u2019]?t|never)\s+(?:run|do|use|try|apply)\s+(?:that|this|it)(?=\s*[.!]))|"
+    r"(?P<back>(?:do\s+not|don['\u2019]?t|never)\s+(?:run|do|use|try|apply)\s+(?:that|this|it)(?:\s+(?:that|this)\s+way)?"
+    r"(?=\s*[.!]))|"
     r"(?P<option>could[*_]*\s+`[^`\n]*`[^.;!?\n`]{0,20}?\bbut)\b|"
     rf"(?P<long>(?:do{_NOT}|don['\u2019]?t)(?!{_NOT_A_BAN})|never{_NEVER_ACT}|avoid(?:ing)?|must{_NOT}|mustn['\u2019]?t|should{_NOT}|"
     r"shouldn['\u2019]?t|refrain\s+from|no\s+need\s+to|resist\s+the\s+(?:urge|temptation)|tempt(?:ing|ed)\s+to|warning|"
@@ -56,6 +57,8 @@ but that …") its clause, forward cues ("do not", "avoid") cover the rest of th
 "not" before a command: "so NOT `tc qdisc del …` on its own") up to the next comma, consequences ("would be reverted")
 the sentence before them. Matched on lower-cased text with the word start checked by hand: a case-insensitive scan
 with a leading word boundary is several times slower, and every action is scanned."""
+_SO_BACK = re.compile(r"(?:\bso|\s[\u2014\u2013-])\s*$")
+"""A ban that closes its own sentence after "so" or a dash points back at what the sentence just said."""
 _LONG_END = re.compile(
     r"[.;!?](?=\s|$)|\)|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)|,\s*(?:but|instead|rather|then)\b|\s[\u2014\u2013]\s|\x00"
     r"|,(?=[^,\n]*:[ \t]*\n)|\n(?=[ \t]*[a-z][\w #/()-]{0,30}:\s)|\s\|(?=\s|$)"
@@ -100,6 +103,8 @@ def blank_warnings(text: str) -> str:
             if m["back"]:  # only a ban that opens its sentence points back at the one before
                 if not masked[start : m.start()].strip(" \t\n*_-\u2014"):
                     spans.append((starts[at - 1] if at > 0 else 0, m.end()))
+                elif _SO_BACK.search(masked, start, m.start()):  # "… puts it back \u2014 so don't do it that way."
+                    spans.append((start, m.end()))
             elif not _IMPERATIVE.match(masked, start, m.start()):
                 spans.append((start, m.end()))
             continue
@@ -136,9 +141,10 @@ def leads_warning(line: str) -> bool:
     return _WARN_LEAD.search(last) is not None
 
 
-_CLAUSE_TURN = re.compile(r"\s[\u2014\u2013]\s|;\s|\s--?\s")
+_CLAUSE_TURN = re.compile(r"\s[\u2014\u2013]\s|[;,]\s|\s--?\s")
 """Where a line turns from what not to do to what to do: its last clause, if it bans nothing, introduces the block
-below (unless the ban before it points there: "do not run the following — they flush INPUT:")."""
+below (unless the ban before it points there: "do not run the following — they flush INPUT:"); a comma turns it too
+("don't rebuild/clear the NSG for this, two deletes:"), as it ends a ban's clause inside a line."""
 
 
 _CHANGES = re.compile(

@@ -525,7 +525,7 @@ _EXPECTATION = re.compile(
     r"expect(?:ed|ing|s)?\b"
     r"|(?:should|must|will)\s+(?:now\s+|still\s+|only\s+|then\s+)?(?:show|see|return|list|contain|display|report|succeed|"
     r"include|appear|print|output|reach|connect|respond|answer|receive|match|complete|finish|read|say|get|give|"
-    r"come\s+back\s+with)\b"
+    r"come\s+back\s+(?:with|as))\b"
     r"(?!\s+(?:normally|fine|again|correctly|properly|successfully|as\s+(?:expected|before|usual)|that)\b)"
     r"|(?:should|must|will)\s+(?:now\s+|still\s+)?(?:no\s+longer|not)\s+(?:be|show|appear|list|contain|include|report)\b"
     r"|(?:should|must|will)\s+(?:now\s+)?be\s+(?:just|only|exactly|[`\"'])"
@@ -551,7 +551,8 @@ _EXPECTATION = re.compile(
     r"|(?:result|output|outcome)s?(?:\s+[a-z]+){0,3}\s*:\s*(?:(?:only|just|exactly)\s+)?[`\"'\d\[{]"
     r"|ends?\s+in\s+[`\"'\d]|(?:observed|actual(?:ly)?|got)\s*:\s*\S"
     r"|only\s+(?:has|have|holds?|shows?|lists?|contains?)\s+\S|only\s+\S[^.\n;]{0,60}?\sleft\b(?!\s+(?:alone|untouched))"
-    r"|\b(?:counters?|pkts|packets|bytes|hits)\b[^.\n;]{0,40}?\b(?:increas|increment|ris(?:e|es|ing)\b|climb|go(?:es|ing)?\s+up\b|"
+    r"|(?:want|need|expect)\s+to\s+see\b"
+    r"|\b(?:counters?|counts?|pkts|packets?|bytes|hits)\b[^.\n;]{0,40}?\b(?:increas|increment|ris(?:e|es|ing)\b|climb|go(?:es|ing)?\s+up\b|"
     r"grow|tick)"
 )
 """Phrases that state a result, matched on lower-cased text at a word start (see `_CUES` for why). A rule's packet

@@ -901,6 +901,7 @@ def test_a_list_fed_from_a_read_inside_the_update_adds_only_what_it_names() -> N
     [
         "don't touch the NIC NSG, don't pull the subnet NSG — just the rule:",
         "Don't repeat that mistake — pass both:",
+        "don't rebuild/clear the NSG for this, one delete:",
     ],
 )
 def test_a_warning_line_that_turns_to_what_to_do_introduces_the_fix(lead: str) -> None:

@@ -57,6 +57,11 @@ def test_blanking_keeps_offsets_and_lines(text: str) -> None:
             "`iptables -D INPUT 1`",
         ),
         ("Deleting it with `az network nsg rule delete -n r` would restore access.", "`az network nsg rule delete", "nothing"),
+        (  # a ban closing its own sentence after "so" points back at it
+            "A plain `tc qdisc del dev eth0 root` comes back in five minutes — so don't do it that way. Edit the config.",
+            "Edit the config",
+            "`tc qdisc del dev eth0 root`",
+        ),
     ],
 )
 def test_warnings_are_blanked_and_instructions_kept(text: str, kept: str, dropped: str) -> None:
@@ -110,6 +115,9 @@ def test_section_kinds_and_inherited_sub_headings() -> None:
         ("`iptables -L DOCKER-USER -n -v` shows the new rule's packet counter increasing", True),
         ("pkts go up on the ACCEPT while the call is retried", True),
         ("then look at the counters", False),
+        ("the policy DROP packet count stops climbing while the call is retried", True),
+        ("you want to see two lines: Microsoft.Sql and Microsoft.Storage", True),
+        ("it should come back as an empty list", True),
     ],
 )
 def test_expected_results(text: str, expected: bool) -> None:
