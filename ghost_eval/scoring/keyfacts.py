@@ -241,9 +241,21 @@ _PRIORITY_ORDER = re.compile(
 """Two NSG priorities in an order relation ("DenyAllInBound at 65500 overrides the allow at 500")."""
 
 
+_HIGHER_WINS = re.compile(
+    r"\bhigher\W+(?:priority\W+)?(?:numbers?|values?)\W+(?:\w+\W+){0,2}?(?:takes?\W+precedence|wins?|goes?\W+first|overrides?"
+    r"|(?:is|are)\W+(?:evaluated|processed|applied|matched)\W+first)\b"
+    r"|\blower\W+(?:priority\W+)?(?:numbers?|values?)\W+(?:\w+\W+){0,2}?(?:loses?|(?:is|are)\W+(?:evaluated|processed|applied|"
+    r"matched)\W+(?:last|later|after))\b",
+    PHRASE_FLAGS,
+)
+"""The order stated as a rule ("since the higher number takes precedence, the allow should win")."""
+
+
 def _inverted_priority(sentence: str) -> bool:
     """Whether the sentence says a rule with a higher priority number wins over one with a lower number: an NSG
     evaluates its rules from the lowest number up, and the first match decides."""
+    if _HIGHER_WINS.search(sentence):
+        return True
     for m in _PRIORITY_ORDER.finditer(sentence):
         first, second = int(m.group(1)), int(m.group(3))
         priorities = all(100 <= n <= 4096 or 65000 <= n <= 65500 for n in (first, second))
@@ -289,6 +301,16 @@ def _misplaced(rule: str, nsg: str, sentence: str) -> bool:
     return rule.lower() in lowered and nsg.lower() not in lowered and _placement(rule, nsg).search(sentence) is not None
 
 
+_ROUTE_FAULT = re.compile(r"(?i)\broute\b")
+_SYSTEM_ROUTE_WINS = re.compile(
+    r"(?<!\bthan\s)\b(?:vnet\W?local|system\s+routes?)\s+(?:\(system\)\s+)?(?:route\s+)?(?:always\s+)?(?:wins|takes?\s+precedence|"
+    r"overrides?|is\W+preferred|beats)\b|\b(?:udr|user\W+(?:defined\W+)?route|this\W+route)\W+(?:is\W+|are\W+)?"
+    r"(?:ignored|(?:does\W+not|doesn['\u2019]?t)\W+apply)\b",
+    PHRASE_FLAGS,
+)
+"""A system route said to win over the case's user route: Azure picks the longest prefix, and between equal prefixes a
+user route over the system one, so the case's /32 (or the 0.0.0.0/0 it overrides) is the route in force."""
+_ROUTE_ORDER_CLAIM = "A system route (VnetLocal) wins over the user route at fault, so that route is ignored."
 _NSG_ORDER_CLAIM = "A rule with a higher priority number wins over one with a lower number (NSGs evaluate the lowest first)."
 
 
@@ -300,14 +322,19 @@ _PLACED_ON = re.compile(
 )
 """Where a sentence places a thing on a VM: "on tf-dest-vm", "tf-dest-vm's eth0", "tf-dest-vm's f2b-sshd chain",
 "tf-dest-vm eth0:"."""
+_ITS = re.compile(
+    r"(?i)[^.;:]{0,30}?[:,]?\s+its\s+(?:eth\d|nic|interface|egress|qdisc|firewall|iptables|INPUT|OUTPUT|[\w-]+\s+chain)\b"
+)
+"""A VM as the subject, its part named by "its" ("tf-dest-vm delays its replies: its eth0 has a netem qdisc")."""
 _CLEAN = re.compile(
     r"(?i)\b(?:default|clean|fq_codel|mq|pfifo\w*|nothing|none|no|not|without|only\s+the|unaffected|untouched)\b|n['\u2019]t\b"
 )
 """What a sentence about a VM's qdisc says when it calls that VM clean ("tf-dest-vm has the default mq/fq_codel")."""
 
 
-_FIREWALL = re.compile(r"(?i)\b(?:iptables|nft|INPUT|OUTPUT|FORWARD|firewall|rules\.v4|chain)\b")
-_FIREWALL_FAULT = re.compile(r"(?i)\b(?:DROP|REJECT|drop(?:s|ped|ping)?|reject(?:s|ed|ing)?|block(?:s|ed|ing)?)\b")
+_FIREWALL = re.compile(r"(?i)\b(?:iptables|nft|INPUT|OUTPUT|FORWARD|firewall|rules\.v4|chain|fail2ban|f2b-sshd)\b")
+_FIREWALL_FAULT = re.compile(r"(?i)\b(?:DROP|REJECT|drop(?:s|ped|ping)?|reject(?:s|ed|ing)?|block(?:s|ed|ing)?|ban(?:s|ned)?)\b")
+"""fail2ban is a firewall's owner: its ban is a REJECT in the VM's own chain."""
 _FAULT_KINDS = {
     "shaping": (_SHAPING, _SHAPING_FAULT, "The traffic shaping sits on a VM where the case has none."),
     "firewall": (_FIREWALL, _FIREWALL_FAULT, "The firewall rule at fault sits on a VM where the case has none."),
@@ -322,23 +349,20 @@ def _fault_elsewhere(case: Case, kind: str, sentence: str) -> bool:
     tf-dest-vm") places nothing."""
     names, says, _ = _FAULT_KINDS[kind]
     hosts = {f.host for f in case.ground_truth if f.layer is Layer.OS and f.host and names.search(f.resource or "")}
-    placed = {
-        m.group(0)
-        for m in LAB_VM.finditer(sentence)
-        if _PLACED_ON.search(sentence[max(0, m.start() - 12) : m.end() + 24])
-        and any(
-            ";" not in (near := sentence[min(m.end(), n.start()) : max(m.start(), n.end())]) and len(near) <= 60
-            for n in names.finditer(sentence)
-        )  # the fault's own words stand by the VM, in the same clause
-    }
-    return (
-        bool(hosts)
-        and len(placed) == 1
-        and not placed <= hosts
-        and names.search(sentence) is not None
-        and says.search(sentence) is not None
-        and _CLEAN.search(sentence) is None
-    )
+    if not hosts:
+        return False
+    for clause in sentence.split(";"):  # "… in tf-source-vm's OUTPUT chain …; tf-dest-vm is clean": each clause apart
+        placed = {
+            m.group(0)
+            for m in LAB_VM.finditer(clause)
+            if (_PLACED_ON.search(clause[max(0, m.start() - 12) : m.end() + 24]) or _ITS.match(clause, m.end()))
+            and any(
+                len(clause[min(m.end(), n.start()) : max(m.start(), n.end())]) <= 60 for n in names.finditer(clause)
+            )  # the fault's own words stand by the VM
+        }
+        if len(placed) == 1 and not placed <= hosts and says.search(clause) is not None and _CLEAN.search(clause) is None:
+            return True
+    return False
 
 
 _UNDECIDED = re.compile(
@@ -346,12 +370,14 @@ _UNDECIDED = re.compile(
     r"(?:one|is\s+responsible|(?:of\s+(?:these|them|the\s+\w+))|cause)\b"
     r"|\b(?:before|without)\s+drawing\s+(?:a\s+|any\s+)?conclusions?\b"
     r"|\bneed\s+to\s+(?:look|dig|check|investigate)\s+(?:more|further)\b"
-    r"|\bany\s+of\s+these\s+(?:could|might|may)\b"
+    r"|\bany\s+of\s+these\s+(?:could|might|may)\b|=\s*any\s+of\s+the\s+(?:\d|two|three|four)\b"
+    r"|\bbefore\s+(?:i['\u2019]d|i\s+would|i\s+can|we\s+can|anyone\s+can)\s+(?:call|pin|blame)\s+(?:it|this)\b"
     r"|\beither\s+(?:\w+\s+){1,3}or\s+(?:\w+\s+){1,3}or\s+both\b",
     PHRASE_FLAGS,
 )
 """A report that says it has not settled on a cause ("I cannot confirm which is responsible", "any of these could
-explain it", "either the ban or the policy or both, need to look more"): it names candidates, not the root cause."""
+explain it", "either the ban or the policy or both, need to look more", "… = any of the 3. need a longer baseline before
+I'd call it"): it names candidates, not the root cause."""
 _UNDECIDED_CLAIM = "The report does not commit to a cause: it leaves several candidates open."
 
 
@@ -366,6 +392,10 @@ def _domain_claims(case: Case, claims: _ClaimText) -> list[ClaimHit]:
     inverted = _first_asserting(claims, _inverted_priority)
     if inverted is not None:
         hits.append(ClaimHit(id="nsg_priority_order", claim=_NSG_ORDER_CLAIM, sentence=inverted))
+    if any(_ROUTE_FAULT.search(f"{f.resource} {f.description}") for f in case.ground_truth):
+        ignored = _first_asserting(claims, lambda sentence: _SYSTEM_ROUTE_WINS.search(sentence) is not None)
+        if ignored is not None:
+            hits.append(ClaimHit(id="route_precedence", claim=_ROUTE_ORDER_CLAIM, sentence=ignored))
     for kind, (_, _, claim) in _FAULT_KINDS.items():
         elsewhere = _first_asserting(claims, lambda sentence: _fault_elsewhere(case, kind, sentence))  # noqa: B023
         if elsewhere is not None:
@@ -409,10 +439,27 @@ def _numeric(value: str) -> float | str:
         return value.lower()
 
 
+_NAMED_AFTER: dict[str, str] = {
+    "next_hop": rf"(?:\b|virtual)(?:appliance|nva|next[-\s]?hop)(?:\W+(?:ip|address|at|of|is))*\W+(?P<value>{_ADDRESS})\b(?!/)"
+    r"\W{0,3}\(\s*(?:route\s+table\s+|table\s+|route\s+)?",
+}
+"""A value given first, its resource named after it in brackets ("0.0.0.0/0 → VirtualAppliance 10.0.0.253
+(ghost-demo-t-rt)")."""
+
+
+@cache
+def _value_patterns(resource: str, prop: str) -> tuple[re.Pattern[str], ...]:
+    name = re.escape(resource)
+    after = _NAMED_AFTER.get(prop)
+    return (
+        re.compile(name + _VALUE_GRAMMAR[prop], PHRASE_FLAGS),
+        *((re.compile(after + name + r"\b", PHRASE_FLAGS),) if after else ()),
+    )
+
+
 def _other_value(stated: StatedValue, sentence: str) -> bool:
     """Whether the sentence gives the resource's property a value other than the fact's."""
-    pattern = re.compile(re.escape(stated.resource) + _VALUE_GRAMMAR[stated.property], PHRASE_FLAGS)
-    for m in pattern.finditer(sentence):
+    for m in (m for pattern in _value_patterns(stated.resource, stated.property) for m in pattern.finditer(sentence)):
         given = m.group("value") or m.groupdict().get("before")
         if given is not None and _numeric(given) != _numeric(stated.value):
             return True

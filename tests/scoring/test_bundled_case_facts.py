@@ -435,6 +435,7 @@ CASE_A_RIGHT = (
         "DenyAllInBound at 65500 overrides the allow at 500, so the allow never applies.",
         "The rule at priority 4000 takes precedence over the one at 150.",
         "The allow at 200 is overridden by the deny at 300.",
+        "AllowVnetInBound sits at 65000 and, since the higher number takes precedence, the allow should win.",
     ],
 )
 def test_a_diagnosis_that_inverts_nsg_priority_order_is_wrong(claim: str) -> None:
@@ -562,6 +563,7 @@ def test_a_loss_measured_after_the_fix_is_no_value_of_the_qdisc() -> None:
     [
         ("g", "A tc netem qdisc on tf-source-vm's primary NIC injecting 50% random packet loss on non-SSH traffic."),
         ("t", "ghost-demo-t-rt / all-egress-to-nva: 0.0.0.0/0 → VirtualAppliance 10.0.0.253, which has no NIC."),
+        ("t", "effective routes: 0.0.0.0/0 user → VirtualAppliance 10.0.0.253 (ghost-demo-t-rt), no NIC has it."),
         ("v", "tf-dest-vm-nsg: ghost-demo-temp-rdp-access allows TCP 22 from any source at priority 500."),
     ],
 )
@@ -728,6 +730,7 @@ def test_a_rule_given_another_port_contradicts_the_case() -> None:
         "I would recommend removing the qdisc and opening a support case, as I cannot confirm which is responsible.",
         "Any of these could explain the remaining hang.",
         "So either the ban or the policy or both, need to look more.",
+        "could also be the NSG or the app = any of the 3. need a longer baseline before I'd call it",
     ],
 )
 def test_a_report_that_says_it_has_not_decided_names_no_root_cause(undecided: str) -> None:
@@ -922,3 +925,37 @@ def test_a_host_label_in_brackets_places_the_command() -> None:
         "  (tf-source-vm) tc qdisc del dev eth0 root\n\n" + VERIFY
     )
     assert _score("j", fix).criteria[2].outcome == "cleared"
+
+
+@pytest.mark.parametrize(
+    ("case_id", "text", "right"),
+    [
+        (  # the route at fault said to lose to the system route
+            "e",
+            "ghost-demo-blackhole-rt sends 10.0.1.5/32 to VirtualAppliance 10.0.1.100, but VnetLocal always wins for "
+            "same-vnet traffic so this route is ignored.",
+            "ghost-demo-blackhole-rt sends 10.0.1.5/32 to VirtualAppliance 10.0.1.100; the /32 is more specific than "
+            "VnetLocal → wins, and nothing holds 10.0.1.100.",
+        ),
+        (  # fail2ban's ban put on the other VM
+            "m",
+            "The fail2ban ban on 203.0.113.47 is on tf-source-vm, which the partner's connections traverse.",
+            "The fail2ban ban on 203.0.113.47 is on tf-dest-vm: its f2b-sshd chain rejects the partner.",
+        ),
+        (  # the drop in the other VM's chain; the other clause calls the right VM clean
+            "j",
+            "The run left a DROP for 5001 in tf-source-vm's OUTPUT chain; tf-dest-vm is clean.",
+            "The run left a DROP for 5001 in tf-dest-vm's INPUT chain; tf-source-vm's firewall is clean.",
+        ),
+        (  # the VM as subject, its interface named by "its"
+            "h",
+            "tf-dest-vm delays its replies: its eth0 has a netem qdisc adding 100 ms delay and 10% loss.",
+            "tf-source-vm delays its packets: its eth0 has a netem qdisc adding 100 ms delay and 10% loss.",
+        ),
+    ],
+)
+def test_a_claim_the_domain_or_the_case_contradicts_makes_the_diagnosis_wrong(case_id: str, text: str, right: str) -> None:
+    """A system route never beats a longer user prefix; a fault put on a VM where the case has none is misplaced,
+    read clause by clause and through "its"."""
+    assert check_diagnosis(_case(case_id), text, None).forbidden
+    assert not check_diagnosis(_case(case_id), right, None).forbidden
