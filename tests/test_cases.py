@@ -365,6 +365,7 @@ def test_concept_names_may_hold_digits() -> None:
         ("@policy", "iptables --dport 80 -j DROP", False),
         ("@independent", "2 faults both on the dest vm.", True),  # a numeral counts as its word
         ("@independent", "2 hops away.", False),
+        ("@source_vm", "tc -s qdisc show dev eth0 (src vm) shows a tbf", True),
     ],
 )
 def test_concepts_read_iptables_syntax_and_numerals(concept: str, text: str, found: bool) -> None:

@@ -31,8 +31,8 @@ def _role(words: str) -> str:
 
 CONCEPTS: dict[str, str] = {
     # hosts
-    "source_vm": r"tf-source-vm|10\.0\.1\.4\b|\bsource\W+(?:vm|host|machine|side|node)|\bsender\b|\bsending\W+(?:vm|host|side)"
-    rf"|\bclient\W+(?:vm|host|side)|\bvm\W*1\b|{_role('source|src')}",
+    "source_vm": r"tf-source-vm|10\.0\.1\.4\b|\b(?:source|src)\W+(?:vm|host|machine|side|node)|\bsender\b"
+    rf"|\bsending\W+(?:vm|host|side)|\bclient\W+(?:vm|host|side)|\bvm\W*1\b|{_role('source|src')}",
     "dest_vm": r"tf-dest-vm|10\.0\.1\.5\b|\b(?:destination|dest|target|receiving|server)\W+(?:vm|host|machine|side|node)"
     rf"|\breceiver\b|\bvm\W*2\b|{_role('destination|dest|dst')}",
     # Azure control plane

@@ -207,9 +207,9 @@ def _unrefuted(sentence: str) -> str:
     A bare verdict clause ("… - ruled out") refutes the clause before it; a sentence that opens with a refutation
     label loses its first clause.
     """
-    clauses = _CLAUSE.split(sentence)
     if not _ANY_REFUTATION.search(sentence):
-        return " ".join(c.strip() for c in clauses if c.strip())
+        return sentence  # as written: a line's label ("src: htb …") names its VM by its colon
+    clauses = _CLAUSE.split(sentence)
     keep = [not _refutes(c) for c in clauses]
     if _REFUTED_LABEL.match(sentence):
         keep[0] = False

@@ -578,13 +578,14 @@ def has_expectation(text: str) -> bool:
 
 
 _SENTENCE_SPLIT = re.compile(
-    r"[.!?]\s+(?=[A-Z`(\[*#])|(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<!\bvs)(?<!\bcf)(?<![\d.])[.!?]\s+(?=[a-z])"
+    r"[.!?]\s+(?=[A-Z`(\[*#=\u2192])|(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<!\bvs)(?<!\bcf)(?<![\d.])[.!?]\s+(?=[a-z])"
     rf"|(?<!\be\.g)(?<!\bi\.e)[.!?]\s+(?={LAB_VM_NAME}\b)"
     r"|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s|\s*#)"
 )
-"""Where a sentence ends: a full stop before a capital, or before a lower-case word (messy output writes lower case)
-unless it closes an abbreviation or a number; before a VM's name, which is lower case even after an address ("rejects
-203.0.113.47. tf-dest-vm's firewall is clean"); a blank line; a list item or heading."""
+"""Where a sentence ends: a full stop before a capital or a conclusion's sign ("… on dest. = two independent …"), or
+before a lower-case word (messy output writes lower case) unless it closes an abbreviation or a number; before a VM's
+name, which is lower case even after an address ("rejects 203.0.113.47. tf-dest-vm's firewall is clean"); a blank
+line; a list item or heading."""
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:

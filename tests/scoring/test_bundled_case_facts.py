@@ -959,3 +959,13 @@ def test_a_claim_the_domain_or_the_case_contradicts_makes_the_diagnosis_wrong(ca
     read clause by clause and through "its"."""
     assert check_diagnosis(_case(case_id), text, None).forbidden
     assert not check_diagnosis(_case(case_id), right, None).forbidden
+
+
+def test_a_line_labelled_with_a_role_keeps_its_label_when_nothing_is_refuted() -> None:
+    """ "src: htb … tbf …" names tf-source-vm by its label, as "dest: INPUT drops tcp/5001 …" names tf-dest-vm."""
+    text = (
+        "dest: INPUT drops tcp/5001, the rule lives in /etc/iptables/rules.v4 and harden-net re-applies it every 600s, "
+        "so the fix goes through the file and a reload. src: htb root 1:, class 1:20 2Mbit, tbf 20: lat 30ms, ssh exempt. "
+        "two independent faults"
+    )
+    assert "shaping_on_source" not in check_diagnosis(_case("j_hardened"), text, None).missing

@@ -82,7 +82,7 @@ def test_a_fact_is_found_in_a_later_window_and_a_refuted_clause_never_counts() -
     text = "Ruled out: fail2ban banned 203.0.113.47. Checked routes. Then fail2ban banned 203.0.113.47; f2b-sshd rejects it."
     result = check_diagnosis(CASE_M, text, None)
     assert result.correct is True
-    assert result.facts[0].sentence == "Then fail2ban banned 203.0.113.47 f2b-sshd rejects it."  # clauses as read
+    assert result.facts[0].sentence == "Then fail2ban banned 203.0.113.47; f2b-sshd rejects it."  # as written
 
 
 @pytest.mark.parametrize(

@@ -283,6 +283,10 @@ def test_a_lower_case_sentence_after_a_full_stop_is_a_sentence_of_its_own() -> N
         "then nc -zv 10.0.1.5 8080 works",
     ]
     assert len(split_sentences("use a probe, e.g. nc against port 8080 v. 1.2 works")) == 1
+    assert split_sentences("H4 refuted, both listening. = two independent rules") == [
+        "H4 refuted, both listening.",
+        "= two independent rules",
+    ]
 
 
 def test_a_probe_that_should_no_longer_hang_states_its_result() -> None:
