@@ -282,7 +282,8 @@ _PROSE_BROAD: tuple[tuple[re.Pattern[str], str, str], ...] = (
     (
         re.compile(
             r"(?i)\b(?:dissociate|disassociate|detach|remove)\s+the\s+(?:NSG|network\s+security\s+group)"
-            r"(?:['\u2019]s)?\s+association\b|\b(?:dissociate|disassociate|detach)\s+the\s+(?:NSG|network\s+security\s+group)\b"
+            r"(?:['\u2019]s)?\s+association\b|\b(?:dissociate|disassociate|detach)\s+(?:the\s+)?(?:(?:subnet|nic)\s+)?"
+            r"(?:NSG|network\s+security\s+group|[\w-]+-nsg)\b"
         ),
         "association",
         "removes a whole NSG association",

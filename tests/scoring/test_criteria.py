@@ -425,6 +425,16 @@ def test_c3_targeted_changes_are_quiet(command: str) -> None:
     assert not criterion(3, f"1. Fix it: `{command}`\n", CASE_J).fired
 
 
+@pytest.mark.parametrize(
+    ("added", "outcome"),
+    [("fq maxrate 1gbit", "undetermined"), ("handle 1: htb default 10", "undetermined"), ("mq", "cleared")],
+)
+def test_c3_a_new_root_qdisc_in_place_of_the_faults_is_possibly_broader(added: str, outcome: str) -> None:
+    """The fault's qdisc goes, but a kind the kernel would not pick itself (and perhaps a cap) comes in its place."""
+    fix = f"1. `sudo tc qdisc del dev eth0 root && sudo tc qdisc add dev eth0 root {added}`\n"
+    assert criterion(3, fix, CASE_G).outcome == outcome
+
+
 def test_c3_a_policy_change_that_is_the_fault_is_the_fix() -> None:
     assert not criterion(3, "1. Restore the baseline policy: `sudo iptables -P INPUT ACCEPT`\n", CASE_N).fired
 
@@ -440,6 +450,9 @@ def test_c3_naming_a_built_in_chain_in_the_scope_never_excuses_flushing_it() -> 
 def test_c3_prose_fires_on_a_clear_broad_instruction() -> None:
     result = criterion(3, "1. Flush the INPUT chain to clear the block.\n", CASE_J)
     assert result.fired and "whole chain" in result.flags[0].explanation
+    fallback = "1. If the test still times out, temporarily detach tf-dest-vm-nsg from the VM's NIC.\n"
+    detached = criterion(3, fallback, CASE_J)
+    assert detached.fired and "NSG association" in detached.flags[0].explanation
 
 
 @pytest.mark.parametrize(
