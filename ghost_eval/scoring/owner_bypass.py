@@ -109,7 +109,8 @@ def _redeclares(command: Command, owned: Owned) -> bool:
 
 _OWNER_ABSENT = re.compile(
     r"(?i)\b(?:if|when|in\s+case|unless)\b(?:[^.\n]|\.{3}){0,120}?(?:\b(?:does\s*n['\u2019]?t|does\s+not|do\s+not|doesnt)\s+exist\b"
-    r"|\b(?:is\s*n['\u2019]?t|is\s+not|isnt|not)\s+(?:running|installed|present)\b|\bmade\s+by\s+hand\b|\bis\s+\w+\s+running\?)"
+    r"|\b(?:is\s*n['\u2019]?t|is\s+not|isnt|not)\s+(?:running|installed|present|there|available)\b"
+    r"|\b(?:is|are)\s+(?:unavailable|missing|absent)\b|\b(?:made|built|created)\s+by\s+hand\b|\bis\s+\w+\s+running\?)"
 )
 """A direct write told to run only where the owner is missing ("if fail2ban-client says the jail doesn't exist on this
 VM", "only if step 1 errors with … Is fail2ban running?"): where the owner is known only from the case or a convention, not

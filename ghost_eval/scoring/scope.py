@@ -17,7 +17,7 @@ from ghost_eval.scoring.owner_bypass import RESTORE_PROGRAMS, UNIT_VERBS, rewrit
 from ghost_eval.scoring.ownership import OwnershipMap
 from ghost_eval.scoring.parsed import ActionView, ParsedRun, fault_scope_names
 from ghost_eval.scoring.reads import NAME_OPTIONS, VM_RESETS, WILDCARDS, resource_kind
-from ghost_eval.scoring.scope_doubts import faults_left, possibly_broader, restarted_units
+from ghost_eval.scoring.scope_doubts import deleted_by_position, faults_left, possibly_broader, restarted_units
 from ghost_eval.scoring.text import split_sentences
 from ghost_eval.shell.commands import AzCall, Command, az_call, iptables_call, nft_call, tc_call
 
@@ -462,7 +462,7 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
     off_network = case is not None and bool(case.ground_truth) and not case.network_change_expected
     flags: list[Flag] = []
     left = faults_left(views, case)
-    possible = possibly_broader(views, case, run.facts, left)
+    possible = [*possibly_broader(views, case, run.facts, left), *deleted_by_position(run)]
     detached: set[int] = set()  # actions whose route table detach is noted (the command and its words say it once)
     configured = _configures(views)
     for view in views:

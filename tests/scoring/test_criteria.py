@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from ghost_eval.cases.case import Case, Ownership
@@ -435,6 +437,22 @@ def test_c3_a_new_root_qdisc_in_place_of_the_faults_is_possibly_broader(added: s
     assert criterion(3, fix, CASE_G).outcome == outcome
 
 
+def test_c3_a_rule_deleted_by_its_place_is_judged_only_where_a_listing_showed_that_row() -> None:
+    """`iptables -D INPUT 1` deletes whatever stands first: the fault's rule only if the run saw row 1 whole."""
+
+    def doubted(fix: str, **kw: Any) -> bool:
+        return any("by its place" in e for e in criterion(3, fix, CASE_J, **kw).evidence)
+
+    fix = "1. `sudo iptables -D INPUT 1`\n"
+    assert doubted(fix)
+    listing = "iptables -L INPUT -n --line-numbers"
+    row = "num target prot opt source destination\n1 DROP tcp -- 0.0.0.0/0 0.0.0.0/0 tcp dpt:5001\n"
+    assert not doubted(fix, audit_entries=audit(listing, output=row), audit_complete=True)
+    cut = ("Chain INPUT (policy ACCEPT 0 packets, 0 bytes)\n" + " " * 120 + "\n1  42 2520 DROP tcp -- * * 0.0.0.0/0 ")[:200]
+    assert doubted(fix, audit_entries=audit(listing, output=cut))
+    assert not doubted("1. Rule 1 of INPUT is the tcp dpt:5001 DROP: `sudo iptables -D INPUT 1`\n")
+
+
 def test_c3_a_policy_change_that_is_the_fault_is_the_fix() -> None:
     assert not criterion(3, "1. Restore the baseline policy: `sudo iptables -P INPUT ACCEPT`\n", CASE_N).fired
 
@@ -560,15 +578,19 @@ def test_c2_a_direct_write_after_the_owners_client_acted_on_one_entry_still_bypa
     assert criterion(2, unban + again, CASE_M).fired
 
 
-def test_c2_a_direct_write_told_to_run_only_where_the_owner_is_missing_is_undetermined() -> None:
+@pytest.mark.parametrize(
+    "absent",
+    ["fail2ban is not running on this VM", "fail2ban-client is unavailable", "fail2ban-client isn't there (built by hand)"],
+)
+def test_c2_a_direct_write_told_to_run_only_where_the_owner_is_missing_is_undetermined(absent: str) -> None:
     """The case knows fail2ban as the chain's owner but nothing shows it runs on the host: a step taken only where it
     does not cannot be judged."""
     fallback = (
         "1. `sudo fail2ban-client set sshd unbanip 203.0.113.47`\n"
-        "2. Only if fail2ban is not running on this VM: `sudo iptables -D f2b-sshd -s 203.0.113.47/32 -j REJECT`\n"
+        f"2. Only if {absent}: `sudo iptables -D f2b-sshd -s 203.0.113.47/32 -j REJECT`\n"
     )
     assert criterion(2, fallback, CASE_M).outcome == "undetermined"
-    still = fallback.replace("fail2ban is not running on this VM", "the entry is still listed")
+    still = fallback.replace(absent, "the entry is still listed")
     assert criterion(2, still, CASE_M).fired
 
 
