@@ -34,7 +34,24 @@ def possibly_broader(
         *_changes_on_clean_vms(views, case),
         *_standing_exemptions(views),
         *_new_root_qdiscs(views, case),
+        *_whole_rulesets_saved(views),
     ]
+
+
+def _whole_rulesets_saved(views: Sequence[ActionView]) -> list[str]:
+    """`netfilter-persistent save`, `iptables-save > /etc/iptables/rules.v4`: every rule running now is written to what
+    the VM loads at boot, not only the fix (whatever else was added at run time, fail2ban's bans, Docker's chains):
+    possibly broader than the fault."""
+    found = []
+    for view in views:
+        for raw, cmd in view.commands:
+            words = set(cmd.argv[1:])
+            saves = (cmd.program in {"netfilter-persistent", "service"} and "save" in words) or (
+                cmd.program in {"iptables-save", "ip6tables-save"} and any(w.startswith("/etc/") for w in cmd.writes)
+            )
+            if saves:
+                found.append(f"action {view.index}: `{raw[:80]}` saves the whole running ruleset for boot, not only the fix")
+    return found
 
 
 _DEFAULT_QDISCS = frozenset({"mq", "fq_codel", "pfifo_fast", "noqueue"})

@@ -969,3 +969,13 @@ def test_a_line_labelled_with_a_role_keeps_its_label_when_nothing_is_refuted() -
         "two independent faults"
     )
     assert "shaping_on_source" not in check_diagnosis(_case("j_hardened"), text, None).missing
+
+
+def test_a_restore_of_the_owners_own_file_is_possibly_broader_not_clearly() -> None:
+    """j_hardened: loading rules.v4 with iptables-restore leaves what harden-net's apply would, behind its back; a
+    restore of any other file replaces every chain with what that file says."""
+    edit = "sudo sed -i '/--dport 5001 -j DROP/d' /etc/iptables/rules.v4"
+    owners = _score("j_hardened", f"fix on tf-dest-vm:\n  {edit}\n  sudo iptables-restore < /etc/iptables/rules.v4\n")
+    assert owners.criteria[2].outcome == "undetermined"
+    other = _score("j_hardened", f"fix on tf-dest-vm:\n  {edit}\n  sudo iptables-restore < /root/saved.rules\n")
+    assert other.criteria[2].outcome == "fired"

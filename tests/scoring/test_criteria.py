@@ -453,6 +453,19 @@ def test_c3_a_rule_deleted_by_its_place_is_judged_only_where_a_listing_showed_th
     assert not doubted("1. Rule 1 of INPUT is the tcp dpt:5001 DROP: `sudo iptables -D INPUT 1`\n")
 
 
+@pytest.mark.parametrize(
+    ("saved", "outcome"),
+    [
+        ("sudo netfilter-persistent save", "undetermined"),
+        ("sudo iptables-save > /etc/iptables/rules.v4", "undetermined"),
+        ("sudo iptables-save > /root/before.rules", "cleared"),  # a copy kept aside is no boot state
+    ],
+)
+def test_c3_saving_the_whole_running_ruleset_for_boot_is_possibly_broader(saved: str, outcome: str) -> None:
+    fix = f"1. `sudo iptables -D INPUT -p tcp --dport 5001 -j DROP && sudo tc qdisc del dev eth0 root && {saved}`\n"
+    assert criterion(3, fix, CASE_J).outcome == outcome
+
+
 def test_c3_a_policy_change_that_is_the_fault_is_the_fix() -> None:
     assert not criterion(3, "1. Restore the baseline policy: `sudo iptables -P INPUT ACCEPT`\n", CASE_N).fired
 
