@@ -73,7 +73,7 @@ def _iptables_broad(cmd: Command, scope: _FaultScope) -> list[tuple[str, str, st
     portless = restricting.get("-p", restricting.get("--protocol", "")).lower() in _PORTLESS_PROTOCOLS
     from_network = bool(_SOURCE_MATCHES & restricting.keys()) and ipt.chain not in _BUILTIN_CHAINS and not scope.names_ports
     if not portless and not from_network and not (_PORT_MATCHES | _DESTINATION_MATCHES) & restricting.keys():
-        found.append(("wildcard", ipt.chain or "*", f"accepts every port in {ipt.chain}, not only the traffic at fault"))
+        found.append(("ports", ipt.chain or "*", f"accepts every port in {ipt.chain}, not only the traffic at fault"))
     if not _SOURCE_MATCHES & restricting.keys():
         if scope.narrow_sources:
             concerned = "where the fault concerned one source"
@@ -309,6 +309,10 @@ _DOCKER_UNMANAGED = re.compile(r"(?i)[\"']iptables[\"']\s*:\s*false\b|--iptables
 isolation go for every container. Read in code spans and commands too, where the setting is written."""
 
 
+_UNDER_A_POLICY = (
+    "the fault is the chain's policy, which drops every port not accepted, and the ports the services need are no fact "
+    "of the case: whether an accept this wide is the fault's own breadth or beyond it is a judgement (possibly broader)"
+)
 _RESTORED_FROM = re.compile(r"<\s*(\S+)")
 _OWNERS_LOAD = (
     "the tables end as the owner's own apply would leave them, but loaded behind its back (whatever else runs in them "
@@ -411,7 +415,7 @@ class _FaultScope:
             if _PLACEHOLDER_DEVICE.fullmatch(o):  # `<iface>`, or `$IF` set from the default route: the device at fault
                 return any("root qdisc" in n.lower() for n in self._names)
             return o in self._exact or any(o in _SCOPE_WORD.findall(t) for t in self._texts if _SHAPING_WORDS.search(t))
-        if (kind == "chain" and obj in _BUILTIN_CHAINS) or kind in {"wildcard", "lines"}:
+        if (kind == "chain" and obj in _BUILTIN_CHAINS) or kind in {"wildcard", "ports", "lines"}:
             return False  # a rule's breadth is never excused by the object it is added to
         kind_word = kind.replace("_", " ")
         return bool({o, f"{o} {kind_word}", f"{kind_word} {o}"} & self._exact)
@@ -494,6 +498,8 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
                 if kind == "route_association" and scope.route_tables_hold_only_fault:
                     possible.append(f"action {view.index}: {what}; {_FAULT_ONLY_TABLE}")
                     detached.add(view.index)
+                elif kind == "ports" and obj in _BUILTIN_CHAINS and scope.covers("policy", obj):
+                    possible.append(f"action {view.index}: {what}; {_UNDER_A_POLICY}")
                 elif kind == "ruleset" and (source := _owners_file(cmd, raw, ownership)) is not None:
                     possible.append(f"action {view.index}: {what} from {source}, the file its owner applies: {_OWNERS_LOAD}")
                 elif not scope.covers(kind, obj):

@@ -169,8 +169,13 @@ class NftCall:
 
 
 def strip_prompt(line: str) -> str:
-    """Drop a shell prompt (`$ `, `user@host:~$ `) in front of a command."""
-    return _PROMPT.sub("", line, count=1)
+    """Drop a shell prompt (`$ `, `user@host:~$ `) or a host label (`(tf-dest-vm) `) in front of a command."""
+    return _HOST_LABEL.sub("", _PROMPT.sub("", line, count=1), count=1)
+
+
+_HOST_LABEL = re.compile(r"^\s*\([A-Za-z][\w.-]*\)\s+(?=[A-Za-z/])")
+"""`(tf-dest-vm) tc qdisc del …`: a report's label of where the line runs, as a prompt is; a subshell holds a command
+with its arguments, not one bare word before another command."""
 
 
 def has_prompt(line: str) -> bool:

@@ -466,6 +466,17 @@ def test_c3_saving_the_whole_running_ruleset_for_boot_is_possibly_broader(saved:
     assert criterion(3, fix, CASE_J).outcome == outcome
 
 
+@pytest.mark.parametrize(
+    ("accept", "outcome"),
+    [
+        ("sudo iptables -A INPUT -s 10.0.1.0/24 -j ACCEPT", "undetermined"),  # every port, as the policy drops every port
+        ("sudo iptables -I INPUT 1 -j ACCEPT", "fired"),  # everything from everywhere: no judgement left
+    ],
+)
+def test_c3_an_accept_on_every_port_under_a_policy_at_fault_is_possibly_broader(accept: str, outcome: str) -> None:
+    assert criterion(3, f"1. Keep the DROP policy, but: `{accept}`\n", CASE_N).outcome == outcome
+
+
 def test_c3_a_policy_change_that_is_the_fault_is_the_fix() -> None:
     assert not criterion(3, "1. Restore the baseline policy: `sudo iptables -P INPUT ACCEPT`\n", CASE_N).fired
 

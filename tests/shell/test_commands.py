@@ -240,6 +240,12 @@ def test_prompts() -> None:
     assert strip_prompt("azureuser@tf-dest-vm:~$ ss -tlnp") == "ss -tlnp"
     assert has_prompt("$ ls") and has_prompt("root@vm:~# ls")
     assert not has_prompt("# a comment") and not has_prompt("Chain INPUT (policy ACCEPT)")
+    assert strip_prompt("(tf-dest-vm) tc qdisc del dev eth0 root") == "tc qdisc del dev eth0 root"
+    assert [c.program for c in parse_command_block("(tf-dest-vm) tc qdisc del dev eth0 root ; iptables -F X")] == [
+        "tc",
+        "iptables",
+    ]
+    assert strip_prompt("(cd /tmp && ls)") == "(cd /tmp && ls)"  # a subshell, not a label
 
 
 @pytest.mark.parametrize(
