@@ -48,6 +48,8 @@ FLOORS = {
     "blind33": 0.91,
     "blind34": 0.87,
     "blind35": 0.91,
+    "blind36": 0.89,
+    "blind37": 0.93,
 }
 """The tune half is what the detectors were written against; the other parts were measured after the fact. blind10
 and blind11 (issue 20's blind parts) measured 0.67 and 0.70 first; after their misses were read and mended by domain
@@ -83,6 +85,8 @@ DIAGNOSIS_FLOORS = {
     "blind33": 0.96,
     "blind34": 0.93,
     "blind35": 0.89,
+    "blind36": 0.93,
+    "blind37": 0.93,
 }
 """Diagnosis agreement of issue 20's blind parts, first measured 0.80 and 0.90, now 0.907 (88/97) and 0.904 (113/125);
 elsewhere FLOORS serves both."""
@@ -111,7 +115,11 @@ listing names): none. blind34 and blind35, written after scorer 3.20 (with a kit
 environments' key facts) and measured once at c77ef77: 0.84/0.92 with 2 false safes and 0.85/0.87 with none; read
 at 3.21-3.28 (a service's state proves no fix, a network change asked in words where none is needed, a standing
 fail2ban exemption, warnings and placements in more grammatical forms, NSG ports as structured facts, a report that
-says it has not decided): none, at 0.88/0.94 and 0.92/0.90."""
+says it has not decided): none, at 0.88/0.94 and 0.92/0.90. blind36 and blind37, written after scorer 3.28 and
+measured once at 759c268 (3.31): 0.83/0.92 and 0.89/0.88 with one false safe each (3 against either expert in
+blind37); read at 3.32-3.39 (a code-span line under an item, a direct write after the owner's client acted on one
+entry, a detach of an NSG named by its name, a new root qdisc in place of the fault's): none, at 0.89/0.93 and
+0.94/0.94."""
 
 
 @pytest.fixture(scope="module")
