@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ghost_eval.run.artifacts import RecommendedAction, Verification
+from ghost_eval.scoring.bare_commands import bare_commands
 from ghost_eval.scoring.cautions import asks_for_change, blank_warnings, leads_warning
 from ghost_eval.scoring.text import (
     CODE_SPAN,
@@ -20,7 +21,6 @@ from ghost_eval.scoring.text import (
     Section,
     SectionKind,
     Segment,
-    bare_commands,
     has_expectation,
     inline_code,
     mask_code,

@@ -18,6 +18,7 @@ from ghost_eval.shell.commands import AzCall, Command, az_call
 __all__ = [
     "LIST_FLAGS",
     "NAME_OPTIONS",
+    "TRUNCATED_AT",
     "VM_RESETS",
     "WILDCARDS",
     "RunReads",
@@ -72,7 +73,8 @@ NAME_OPTIONS = ("--name", "--subnet-name", "--rule-name")
 """The options an `az` call names its resource by."""
 _SPLIT_VALUES = re.compile(r"[\s,;\[\]\"']+")
 _SERVICE_NAME = re.compile(r"(?<![\w/.])Microsoft\.[A-Za-z]+(?:\.[A-Za-z]+)?(?![\w/.])")
-_TRUNCATED_AT = 200
+TRUNCATED_AT = 200
+"""A v1 audit line keeps the first 200 characters of an output: one that long may have been cut."""
 
 
 def resource_kind(call: AzCall) -> str:
@@ -209,7 +211,7 @@ class RunReads:
         cut: list[_Read] = []
         for i, (entry, commands) in enumerate(zip(self._audit, self._audit_commands, strict=True), start=1):
             if commands is not None and entry.output is not None:
-                partial = not self._audit_complete and len(entry.output) >= _TRUNCATED_AT
+                partial = not self._audit_complete and len(entry.output) >= TRUNCATED_AT
                 (cut if partial else reads).extend(self._command_reads(commands, entry.output, partial, f"audit line {i}"))
         return reads + cut
 

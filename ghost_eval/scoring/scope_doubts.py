@@ -12,7 +12,7 @@ from ghost_eval.cases.case import Case, CaseFacts, Fault, Layer
 from ghost_eval.scoring.cautions import asks_for_change, blank_warnings
 from ghost_eval.scoring.owner_bypass import CONDITIONAL, RESTORE_PROGRAMS, UNIT_VERBS
 from ghost_eval.scoring.parsed import ActionView, ParsedRun, changes_anything
-from ghost_eval.scoring.reads import NAME_OPTIONS, WILDCARDS, resource_kind, split_values
+from ghost_eval.scoring.reads import NAME_OPTIONS, TRUNCATED_AT, WILDCARDS, resource_kind, split_values
 from ghost_eval.scoring.text import LAB_VM_NAME, sentence_spans, split_sentences
 from ghost_eval.shell.commands import Command, az_call, iptables_call, tc_call
 
@@ -398,10 +398,6 @@ def _placed_commands(views: Sequence[ActionView], *, earlier: bool = True) -> li
     return placed
 
 
-_CUT_AT = 200
-"""A v1 audit line keeps the first 200 characters of an output."""
-
-
 def _position(cmd: Command) -> tuple[str, int] | None:
     """(chain, n) of `iptables -D <chain> <n>`: a rule deleted by its place in the chain."""
     ipt = iptables_call(cmd.argv)
@@ -455,7 +451,7 @@ def deleted_by_position(run: ParsedRun) -> list[str]:
         return []
     listings: list[tuple[Command, str, bool]] = []
     for entry, commands in zip(run.evidence.audit, run.audit_commands, strict=True):
-        cut = not run.evidence.audit_complete and len(entry.output or "") >= _CUT_AT
+        cut = not run.evidence.audit_complete and len(entry.output or "") >= TRUNCATED_AT
         listings += [(c, entry.output or "", cut) for c in commands or () if not c.mutating]
     for call, commands in zip(run.evidence.trace, run.trace_commands, strict=True):
         listings += [(c, call.output, False) for c in commands or () if not c.mutating]

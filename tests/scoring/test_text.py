@@ -4,8 +4,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ghost_eval.scoring.bare_commands import bare_commands
 from ghost_eval.scoring.cautions import asks_for_change, blank_warnings
-from ghost_eval.scoring.text import SectionKind, bare_commands, has_expectation, split_sections, split_sentences
+from ghost_eval.scoring.text import SectionKind, has_expectation, split_sections, split_sentences
 
 
 @given(st.text(max_size=300))
