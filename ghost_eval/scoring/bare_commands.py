@@ -35,9 +35,6 @@ _BARE_END = re.compile(
 it ("iptables -F INPUT  \u2190 clears whatever was added"), an aside, a code span, a pipe or semicolon before a label
 ("source: sudo tc qdisc del dev eth0 root | dest: sudo iptables -D …": no program's name ends in a colon)."""
 _BARE_OPTION = re.compile(r"(?:^|\s)--?[A-Za-z]")
-_WRITES_FILE = re.compile(r"(?:^|\s)(?:>>?|\|\s*(?:sudo\s+)?tee(?:\s+-a)?)\s*/\w")
-"""Output sent into a file by its path (`echo '…' > /etc/cron.d/x`, `… | sudo tee -a /etc/…`): a command even when its
-program is an English word written without an option, as is one whose first argument is a path (`cp /etc/… …`)."""
 _PREDICATE = re.compile(
     r"\s(?:(?:only|now|still|then|again)\s+)?(?:is|are|was|were|has|had|have|been|should|would|will|must|shows|lists|"
     r"(?:should|must|won|doesn)n?['\u2019]?t|"
@@ -115,6 +112,13 @@ def _closing_paren(prose: str, start: int, end: int) -> int | None:
     return None
 
 
+def _writes_by_path(candidate: str) -> bool:
+    """Output sent into a file by its path (`echo '…' > /etc/cron.d/x`, `… | sudo tee -a /etc/…`): a command even when
+    its program is an English word written without an option, as is one whose first argument is a path (`cp /etc/…`);
+    "… > everyone" names no file."""
+    return any(path.startswith("/") for c in parse_command_block(candidate) for path in c.writes)
+
+
 def bare_commands(prose: str) -> list[tuple[int, str]]:
     """(offset, command) of every command a report writes in prose without code marks, as messy output often does: a
     known program with an option, or whose name (or `sudo`) is no English word (`tc qdisc show dev eth0`), so
@@ -171,8 +175,8 @@ def bare_commands(prose: str) -> list[tuple[int, str]]:
             _BARE_OPTION.search(candidate)
             or head not in _WORDS_TOO
             or words[1] in _SUBCOMMANDS.get(head, ())
-            or _WRITES_FILE.search(candidate)
             or words[1].startswith("/")
+            or _writes_by_path(candidate)
         ):
             found.append((start, candidate))
             taken = start + len(candidate)

@@ -417,10 +417,11 @@ _ADDRESS = r"\d{1,3}(?:\.\d{1,3}){3}"
 _CLAUSE_GAP = r"(?:(?!\.\s|\b(?:an?|another)\W+(?:deny|allow|rule)\b)[^;]){0,60}?"
 """A rule's port is said before another rule is: "<rule> at priority 110 and, separately, a Deny for TCP 6379 named
 …" gives the next rule's port."""
+_NEXT_HOP = rf"(?:\b|virtual)(?:appliance|nva|next[-\s]?hop)(?:\W+(?:ip|address|at|of|is))*\W+(?P<value>{_ADDRESS})\b(?!/)"
+"""A next hop given as an address ("virtual appliance at 10.0.0.253", "→ VirtualAppliance 10.0.0.253")."""
 _VALUE_GRAMMAR: dict[str, str] = {
     "priority": rf"{_GAP}(?<![\w-])(?:priority|prio|p)\W*(?:of\W+|at\W+|=\W*)?(?P<value>\d{{3,5}})\b",
-    "next_hop": rf"{_GAP}(?:\b|virtual)(?:appliance|nva|next[-\s]?hop)(?:\W+(?:ip|address|at|of|is))*\W+"
-    rf"(?P<value>{_ADDRESS})\b(?!/)",
+    "next_hop": rf"{_GAP}{_NEXT_HOP}",
     "loss": rf"{_PARAMETERS}(?:\b(?:loss|drop(?:s|ping)?|discard(?:s|ing)?)\W+(?:of\W+)?(?P<value>{_NUMBER})\s*%"
     rf"|(?P<before>{_NUMBER})\s*%\W+(?!packet\b)(?:\w+\W+){{0,2}}loss\b)",
     "port": rf"{_CLAUSE_GAP}\b(?:port|tcp|udp|den(?:y|ies|ying)|block(?:s|ing)?)s?\W{{0,3}}(?P<value>\d{{1,5}})\b(?![./]\d)",
@@ -440,8 +441,7 @@ def _numeric(value: str) -> float | str:
 
 
 _NAMED_AFTER: dict[str, str] = {
-    "next_hop": rf"(?:\b|virtual)(?:appliance|nva|next[-\s]?hop)(?:\W+(?:ip|address|at|of|is))*\W+(?P<value>{_ADDRESS})\b(?!/)"
-    r"\W{0,3}\(\s*(?:route\s+table\s+|table\s+|route\s+)?",
+    "next_hop": rf"{_NEXT_HOP}\W{{0,3}}\(\s*(?:route\s+table\s+|table\s+|route\s+)?",
 }
 """A value given first, its resource named after it in brackets ("0.0.0.0/0 → VirtualAppliance 10.0.0.253
 (ghost-demo-t-rt)")."""

@@ -18,7 +18,6 @@ from ghost_eval.shell.commands import AzCall, Command, az_call
 __all__ = [
     "LIST_FLAGS",
     "NAME_OPTIONS",
-    "TRUNCATED_AT",
     "VM_RESETS",
     "WILDCARDS",
     "RunReads",
@@ -73,7 +72,7 @@ NAME_OPTIONS = ("--name", "--subnet-name", "--rule-name")
 """The options an `az` call names its resource by."""
 _SPLIT_VALUES = re.compile(r"[\s,;\[\]\"']+")
 _SERVICE_NAME = re.compile(r"(?<![\w/.])Microsoft\.[A-Za-z]+(?:\.[A-Za-z]+)?(?![\w/.])")
-TRUNCATED_AT = 200
+_TRUNCATED_AT = 200
 """A v1 audit line keeps the first 200 characters of an output: one that long may have been cut."""
 
 
@@ -192,6 +191,23 @@ class RunReads:
         """False for v1 runs, whose inspector reads never reached the audit."""
         return self._audit_complete
 
+    def _cut(self, output: str) -> bool:
+        """Whether an audit line's output may end where v1 cut it."""
+        return not self._audit_complete and len(output) >= _TRUNCATED_AT
+
+    def checks(self) -> list[tuple[Command, str, bool]]:
+        """Every read-only command the run executed, with its output and whether that output may be cut (a v1 audit
+        line); the trace's outputs are whole."""
+        found = [
+            (c, call.output, False) for call, cmds in zip(self._trace, self._trace_commands, strict=True) for c in cmds or ()
+        ]
+        found += [
+            (c, entry.output or "", self._cut(entry.output or ""))
+            for entry, cmds in zip(self._audit, self._audit_commands, strict=True)
+            for c in cmds or ()
+        ]
+        return [(c, output, cut) for c, output, cut in found if not c.mutating]
+
     @cached_property
     def _reads(self) -> list[_Read]:
         """Full outputs first (the trace, our audit lines), then outputs cut to 200 characters (v1 audit lines)."""
@@ -211,7 +227,7 @@ class RunReads:
         cut: list[_Read] = []
         for i, (entry, commands) in enumerate(zip(self._audit, self._audit_commands, strict=True), start=1):
             if commands is not None and entry.output is not None:
-                partial = not self._audit_complete and len(entry.output) >= TRUNCATED_AT
+                partial = self._cut(entry.output)
                 (cut if partial else reads).extend(self._command_reads(commands, entry.output, partial, f"audit line {i}"))
         return reads + cut
 
