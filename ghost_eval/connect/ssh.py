@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import paramiko
+from tenacity import Retrying, retry_if_exception, stop_after_attempt
 
 from ghost_eval.connect.target import SshHost, TargetError
 
@@ -28,6 +29,32 @@ def ssh_connect(host: SshHost, timeout: float = 10) -> paramiko.SSHClient:
         raise TargetError(f"{_where(host)}: known_hosts file {known} is missing (host keys are never auto-accepted)")
     if not Path(host.key_file).is_file():
         raise TargetError(f"{_where(host)}: private key {host.key_file} is missing")
+    try:
+        for attempt in Retrying(stop=stop_after_attempt(2), retry=retry_if_exception(_handshake_stalled), reraise=True):
+            with attempt:
+                return _connect(host, known, timeout)
+    except paramiko.BadHostKeyException as exc:
+        raise TargetError(f"{_where(host)}: host key does not match {known} ({exc})") from None
+    except paramiko.SSHException as exc:
+        if "not found in known_hosts" in str(exc):
+            raise TargetError(f"{_where(host)}: host key is not in {known}; it is never accepted unseen") from None
+        raise TargetError(f"{_where(host)}: SSH failed ({exc})") from None
+    except TimeoutError:
+        raise TargetError(f"{_where(host)}: unreachable (no answer within {timeout:g} s)") from None
+    except OSError as exc:
+        raise TargetError(f"{_where(host)}: unreachable ({exc.strerror or exc})") from None
+    raise AssertionError("unreachable: Retrying either returns or re-raises")
+
+
+def _handshake_stalled(exc: BaseException) -> bool:
+    """A banner or login that timed out after the TCP connection was made: sshd was slow (a loaded machine), not wrong,
+    so one more try is worth it. A refused key, a bad host key or an unreachable address fail the same way twice."""
+    if not isinstance(exc, paramiko.SSHException):
+        return False  # paramiko says "Authentication timeout." with the same exception class as a refused key
+    return str(exc).startswith(("Authentication timeout", "Error reading SSH protocol banner"))
+
+
+def _connect(host: SshHost, known: Path, timeout: float) -> paramiko.SSHClient:
     client = paramiko.SSHClient()
     client.load_host_keys(str(known))
     client.set_missing_host_key_policy(paramiko.RejectPolicy())
@@ -43,20 +70,9 @@ def ssh_connect(host: SshHost, timeout: float = 10) -> paramiko.SSHClient:
             look_for_keys=False,
             allow_agent=False,
         )
-    except paramiko.BadHostKeyException as exc:
+    except BaseException:
         client.close()
-        raise TargetError(f"{_where(host)}: host key does not match {known} ({exc})") from None
-    except paramiko.SSHException as exc:
-        client.close()
-        if "not found in known_hosts" in str(exc):
-            raise TargetError(f"{_where(host)}: host key is not in {known}; it is never accepted unseen") from None
-        raise TargetError(f"{_where(host)}: SSH failed ({exc})") from None
-    except TimeoutError:
-        client.close()
-        raise TargetError(f"{_where(host)}: unreachable (no answer within {timeout:g} s)") from None
-    except OSError as exc:
-        client.close()
-        raise TargetError(f"{_where(host)}: unreachable ({exc.strerror or exc})") from None
+        raise
     return client
 
 

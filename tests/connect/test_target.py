@@ -4,15 +4,22 @@ from __future__ import annotations
 
 import json
 import socket
+import socketserver
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import paramiko
 import pytest
 import yaml
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat
 
 from ghost_eval.base.errors import RecordError
 from ghost_eval.connect.azure import StaticTokenCredential
 from ghost_eval.connect.ssh import ssh_connect, ssh_run
-from ghost_eval.connect.target import Target, TargetError, load_target
+from ghost_eval.connect.target import SshHost, Target, TargetError, load_target
 from tests.lab.helpers import Lab
 
 _TARGET = {
@@ -126,3 +133,90 @@ def test_ssh_run_drains_both_streams_and_keeps_the_exit_code(lab: Lab) -> None:
         assert ssh_run(client, "echo still usable", timeout=5) == (0, "still usable\n", "")
     finally:
         client.close()
+
+
+@contextmanager
+def _stalling_front(stalls: int, behind: tuple[str, int] | None) -> Iterator[tuple[int, list[int]]]:
+    """A TCP front whose first `stalls` connections never say a word (an sshd too loaded to send its banner) and whose
+    later ones are relayed to the real sshd `behind`; yields its port and the count of connections it took."""
+    taken = [0]
+
+    class Handler(socketserver.BaseRequestHandler):
+        def handle(self) -> None:
+            taken[0] += 1
+            if taken[0] <= stalls or behind is None:
+                self.request.recv(1 << 16)  # until the client gives up and closes
+                return
+            with socket.create_connection(behind) as upstream:
+                pumps = [
+                    threading.Thread(target=_pump, args=(self.request, upstream), daemon=True),
+                    threading.Thread(target=_pump, args=(upstream, self.request), daemon=True),
+                ]
+                for pump in pumps:
+                    pump.start()
+                for pump in pumps:
+                    pump.join()
+
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server.server_address[1], taken
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _pump(source: socket.socket, sink: socket.socket) -> None:
+    try:
+        while data := source.recv(1 << 16):
+            sink.sendall(data)
+        sink.shutdown(socket.SHUT_WR)
+    except OSError:
+        return
+
+
+def test_ssh_connect_tries_once_more_when_the_banner_never_comes_then_says_so(tmp_path: Path) -> None:
+    (tmp_path / "key").write_text("not read before the banner")
+    (tmp_path / "known_hosts").write_text("")
+    with _stalling_front(stalls=5, behind=None) as (port, taken):
+        host = SshHost(
+            name="tf-dest-vm", address="127.0.0.1", port=port, user="azureuser",
+            key_file=str(tmp_path / "key"), known_hosts_file=str(tmp_path / "known_hosts"),
+        )  # fmt: skip
+        with pytest.raises(TargetError, match=r"tf-dest-vm at 127.0.0.1:\d+: SSH failed \(Error reading SSH protocol banner"):
+            ssh_connect(host, timeout=0.5)
+    assert taken[0] == 2
+
+
+def _behind_front(lab: Lab, port: int, tmp_path: Path) -> SshHost:
+    """The lab's tf-source-vm as reached through the front: its pinned host key, filed under the front's address."""
+    real = lab.target.hosts["tf-source-vm"]
+    pinned = paramiko.HostKeys(real.known_hosts_file)
+    entry = pinned.lookup(real.address if real.port == 22 else f"[{real.address}]:{real.port}")
+    assert entry, "the lab pins tf-source-vm's host key"
+    known = paramiko.HostKeys()
+    for kind, key in entry.items():
+        known.add(f"[127.0.0.1]:{port}", kind, key)
+    known.save(str(tmp_path / "known_hosts"))
+    return real.model_copy(update={"address": "127.0.0.1", "port": port, "known_hosts_file": str(tmp_path / "known_hosts")})
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("lab")
+def test_ssh_connect_gets_through_a_handshake_that_stalled_once_but_not_a_refused_key(lab: Lab, tmp_path: Path) -> None:
+    real = lab.target.hosts["tf-source-vm"]
+    with _stalling_front(stalls=1, behind=(real.address, real.port)) as (port, taken):
+        client = ssh_connect(_behind_front(lab, port, tmp_path), timeout=1)
+        try:
+            assert ssh_run(client, "hostname", timeout=10) == (0, "tf-source-vm\n", "")
+        finally:
+            client.close()
+        assert taken[0] == 2
+    stranger = tmp_path / "stranger_key"  # a fresh key sshd has never seen: refused the same way every time
+    stranger.write_bytes(Ed25519PrivateKey.generate().private_bytes(Encoding.PEM, PrivateFormat.OpenSSH, NoEncryption()))
+    with _stalling_front(stalls=0, behind=(real.address, real.port)) as (port, taken):
+        host = _behind_front(lab, port, tmp_path).model_copy(update={"key_file": str(stranger)})
+        with pytest.raises(TargetError, match=r"SSH failed \(Authentication failed"):
+            ssh_connect(host, timeout=5)
+        assert taken[0] == 1
