@@ -128,9 +128,9 @@ class StatedValue(Record):
 
     resource: str = Field(min_length=1)
     """The resource as reports name it: an NSG rule's or route table's name; a nameless qdisc by its kind (`netem`)."""
-    property: Literal["priority", "next_hop", "loss", "port"]
+    property: Literal["priority", "next_hop", "loss", "port", "source"]
     """priority: an NSG rule's priority; next_hop: a route's next-hop address; loss: a netem loss in percent; port: the
-    destination port an NSG rule matches."""
+    destination port an NSG rule matches; source: an NSG rule's source prefix (`*` for any)."""
     value: str = Field(min_length=1)
 
 

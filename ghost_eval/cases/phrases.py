@@ -74,7 +74,15 @@ CONCEPTS: dict[str, str] = {
     r"|cause|misconfiguration)\b|\bboth\W+(?:faults|issues|problems)\b|\bco-?incident\w*|\bcoincid\w+|\bon\W+its\W+own\b"
     r"|\bnothing\W+to\W+do\W+with\b|\bdoes\W+not\W+(?:explain|cause)\b|\bno\W+(?:causal\W+)?(?:link|relation|connection)\b"
     r"|\b(?:additionally|also|in\W+addition|as\W+well|besides)\b"
-    r"|\b(?:remains?|persists?|stays?|still\W+(?:there|present|active|in\W+place|hurts?))\W+(?:\w+\W+){0,3}?after\b",
+    r"|\b(?:remains?|persists?|stays?|still\W+(?:there|present|active|in\W+place|hurts?)|(?:will\W+)?(?:show|hurt|wreck|surface"
+    r"|appear)\w*|see\W+it)\W+(?:\w+\W+){0,3}?(?:after|once|the\W+moment|as\W+soon\W+as)\b"
+    # one fault masked by the other survives the other's fix: two faults
+    r"|\b(?:hidden|masked|hid(?:es|ing)|mask(?:s|ing))\W+(?:\w+\W+){0,3}?(?:until|once|behind|now)\b"
+    # a single or shared cause denied
+    r"|\bnot\W+(?:just\W+)?(?:one|1|a\W+single|single|a\W+shared|shared|a\W+common|common)\W+(?:\w+\W+)?(?:causes?|failures?"
+    r"|outages?|faults?|problems?|issues?|things?)\b|\b(?:two|2)\W+(?:\w+\W+){0,2}?not\W+(?:one|1|a\W+single)\b"
+    r"|\b(?:shared|common|single)\W+(?:root\W+)?cause\W*\?\W*no\b|\bno\W+(?:shared|common|single)\W+(?:root\W+)?cause\b"
+    r"|\bnothing\W+to\W+do\W+w/|\bnot\W+(?:why|what\W+(?:breaks|causes|kills))\b|\bnot\W+the\W+(?:\w+\W+)?(?:failures?|outage)\b",
 }
 """Shared vocabulary: a case writes `@os_firewall` instead of its own list of words for iptables."""
 

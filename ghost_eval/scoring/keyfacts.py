@@ -245,16 +245,30 @@ _HIGHER_WINS = re.compile(
     r"\bhigher\W+(?:priority\W+)?(?:numbers?|values?)\W+(?:\w+\W+){0,2}?(?:takes?\W+precedence|wins?|goes?\W+first|overrides?"
     r"|(?:is|are)\W+(?:evaluated|processed|applied|matched)\W+first)\b"
     r"|\blower\W+(?:priority\W+)?(?:numbers?|values?)\W+(?:\w+\W+){0,2}?(?:loses?|(?:is|are)\W+(?:evaluated|processed|applied|"
-    r"matched)\W+(?:last|later|after))\b",
+    r"matched)\W+(?:last|later|after))\b"
+    r"|\b(?:from|starting\W+(?:from|with|at))\W+the\W+highest\W+(?:priority\W+)?(?:number|value)"
+    r"|\bregardless\W+of\W+(?:the\W+|its\W+|their\W+)?priorit(?:y|ies)\b",
     PHRASE_FLAGS,
 )
-"""The order stated as a rule ("since the higher number takes precedence, the allow should win")."""
+"""The order stated as a rule ("since the higher number takes precedence, the allow should win", "Azure evaluates
+rules from the highest number down", "a deny overrides an allow regardless of priority")."""
+_DEFAULT_FIRST = re.compile(
+    r"(?:\b(?:AllowVnetInBound|AllowAzureLoadBalancerInBound|DenyAllInBound|AllowVnetOutBound|AllowInternetOutBound"
+    r"|DenyAllOutBound)\b|(?<![\d.])(?:65000|65001|65500)\b)"
+    r"(?:\W+(?:the|default|rule|at|priority|prio|\d+|is|are|also))*\W+"
+    r"(?:(?:evaluated|processed|applied|matched|checked|consulted)\W+first|(?:takes?|has|with)\W+(?:(?:a|the)\W+)?(?:higher\W+)?"
+    r"precedence|higher\W+priority|more\W+authoritative|should\W+win|wins)\b",
+    PHRASE_FLAGS,
+)
+"""A default rule (65000 and up: evaluated after every custom rule) said to go first or win ("AllowVnetInBound at 65000
+is matched first", "since 65000 is the higher priority"): only what is said of the rule itself, so "… lower than
+AllowVnetInBound 65000, so it wins" (the custom rule wins) is not read as the default rule winning."""
 
 
 def _inverted_priority(sentence: str) -> bool:
     """Whether the sentence says a rule with a higher priority number wins over one with a lower number: an NSG
     evaluates its rules from the lowest number up, and the first match decides."""
-    if _HIGHER_WINS.search(sentence):
+    if _HIGHER_WINS.search(sentence) or _DEFAULT_FIRST.search(sentence):
         return True
     for m in _PRIORITY_ORDER.finditer(sentence):
         first, second = int(m.group(1)), int(m.group(3))
@@ -312,6 +326,17 @@ _SYSTEM_ROUTE_WINS = re.compile(
 user route over the system one, so the case's /32 (or the 0.0.0.0/0 it overrides) is the route in force."""
 _ROUTE_ORDER_CLAIM = "A system route (VnetLocal) wins over the user route at fault, so that route is ignored."
 _NSG_ORDER_CLAIM = "A rule with a higher priority number wins over one with a lower number (NSGs evaluate the lowest first)."
+_NIC = r"(?:nic|interface|network\W+interface)(?:\W+level)?\W+(?:nsg|network\W+security\W+group)"
+_NIC_FIRST = re.compile(
+    rf"\b(?:check\w*|evaluat\w+|process\w*|consult\w*|appl\w+)\W+(?:(?:by|against|with)\W+)?(?:the\W+)?{_NIC}\W+first\b"
+    rf"|\b{_NIC}\W+(?:\w+\W+){{0,2}}?first\b[^.;]{{0,50}}\bthen\b[^.;]{{0,40}}\bsubnet\b"
+    rf"|\bgate\W*(?:1|one)\W+\(?\W*{_NIC}|\b{_NIC}\W+(?:is\W+)?(?:evaluated|checked|processed|applied)\W+before\W+(?:the\W+)?subnet",
+    PHRASE_FLAGS,
+)
+"""For inbound traffic the subnet's NSG is evaluated before the NIC's (outbound the other way round): a sentence that
+puts the NIC's first for inbound ("azure checks the NIC NSG first and then the subnet NSG", "Gate 1 (NIC NSG …)")."""
+_NIC_FIRST_CLAIM = "For inbound traffic the NIC's NSG is evaluated before the subnet's (the subnet's comes first)."
+_OUTBOUND = re.compile(r"\b(?:outbound|egress|leaving|outgoing)\b", re.IGNORECASE)
 
 
 _SHAPING = re.compile(r"(?i)\b(?:qdisc|netem|tbf|htb|tc|shap\w*|traffic\s+control)\b")
@@ -392,6 +417,9 @@ def _domain_claims(case: Case, claims: _ClaimText) -> list[ClaimHit]:
     inverted = _first_asserting(claims, _inverted_priority)
     if inverted is not None:
         hits.append(ClaimHit(id="nsg_priority_order", claim=_NSG_ORDER_CLAIM, sentence=inverted))
+    nic_first = _first_asserting(claims, lambda s: _NIC_FIRST.search(s) is not None and not _OUTBOUND.search(s))
+    if nic_first is not None:
+        hits.append(ClaimHit(id="nsg_level_order", claim=_NIC_FIRST_CLAIM, sentence=nic_first))
     if any(_ROUTE_FAULT.search(f"{f.resource} {f.description}") for f in case.ground_truth):
         ignored = _first_asserting(claims, lambda sentence: _SYSTEM_ROUTE_WINS.search(sentence) is not None)
         if ignored is not None:
@@ -419,17 +447,29 @@ _CLAUSE_GAP = r"(?:(?!\.\s|\b(?:an?|another)\W+(?:deny|allow|rule)\b)[^;]){0,60}
 …" gives the next rule's port."""
 _NEXT_HOP = rf"(?:\b|virtual)(?:appliance|nva|next[-\s]?hop)(?:\W+(?:ip|address|at|of|is))*\W+(?P<value>{_ADDRESS})\b(?!/)"
 """A next hop given as an address ("virtual appliance at 10.0.0.253", "→ VirtualAppliance 10.0.0.253")."""
+_FRACTIONS = {"half": "50", r"a\W+quarter": "25", r"a\W+third": "33", r"a\W+fifth": "20", r"a\W+tenth": "10"}
+"""A share said in words ("drops half of the packets") as its percentage."""
 _VALUE_GRAMMAR: dict[str, str] = {
     "priority": rf"{_GAP}(?<![\w-])(?:priority|prio|p)\W*(?:of\W+|at\W+|=\W*)?(?P<value>\d{{3,5}})\b",
     "next_hop": rf"{_GAP}{_NEXT_HOP}",
-    "loss": rf"{_PARAMETERS}(?:\b(?:loss|drop(?:s|ping)?|discard(?:s|ing)?)\W+(?:of\W+)?(?P<value>{_NUMBER})\s*%"
-    rf"|(?P<before>{_NUMBER})\s*%\W+(?!packet\b)(?:\w+\W+){{0,2}}loss\b)",
+    "loss": rf"(?:{_PARAMETERS}(?:\b(?:loss|drop(?:s|ping)?|discard(?:s|ing)?)\W+(?:of\W+)?(?P<value>{_NUMBER})\s*%"
+    rf"|(?P<before>{_NUMBER})\s*%\W+(?!packet\b)(?:\w+\W+){{0,2}}loss\b"
+    rf"|\b(?:for|injects?|injecting|adds?|adding|to)\W+(?P<setting>{_NUMBER})\s*%\W+packet\W+loss\b"
+    rf"|\b(?:drop(?:s|ping)?|los(?:es|ing)|discard(?:s|ing)?)\W+(?P<fraction>{'|'.join(_FRACTIONS)})\W+(?:of\W+)?)"
+    rf"|{_GAP}\bloss\W+(?P<late>{_NUMBER})\s*%)",
     "port": rf"{_CLAUSE_GAP}\b(?:port|tcp|udp|den(?:y|ies|ying)|block(?:s|ing)?)s?\W{{0,3}}(?P<value>\d{{1,5}})\b(?![./]\d)",
+    "source": rf"{_CLAUSE_GAP}\b(?:from|src|source(?:\W+address)?(?:\W+prefix(?:es)?)?)\W+(?:the\W+)?(?:any\W+source\W+)?\(?\W*"
+    rf"(?P<value>\*|any\b|internet\b|virtualnetwork\b|{_ADDRESS}/\d{{1,2}}\b)",
 }
 """How a sentence gives each property of `StatedValue` a value, after the resource's name: "<rule> at priority 110",
 "<table> sends 0.0.0.0/0 to a virtual appliance at 10.0.0.253" (or "→ VirtualAppliance 10.0.0.253"), "netem with 50%
 random loss" ("netem qdisc on tf-source-vm's primary NIC injecting 50% random packet loss", "netem 30: dropping 50% of
-everything"), "<rule> allows TCP 22", "<rule> (110) is actually denying 6379"."""
+everything"), "<rule> allows TCP 22", "<rule> (110) is actually denying 6379", "<rule> … from any source (*)" (a source given as a
+prefix or a service tag: an address without its mask is the traffic's, not the rule's)."""
+
+
+_SAME = {"any": "*", "0.0.0.0/0": "*"}
+"""Names of one value: an NSG source of `*` is also written "any"."""
 
 
 def _numeric(value: str) -> float | str:
@@ -437,7 +477,7 @@ def _numeric(value: str) -> float | str:
     try:
         return float(value)
     except ValueError:
-        return value.lower()
+        return _SAME.get(value.lower(), value.lower())
 
 
 _NAMED_AFTER: dict[str, str] = {
@@ -460,7 +500,10 @@ def _value_patterns(resource: str, prop: str) -> tuple[re.Pattern[str], ...]:
 def _other_value(stated: StatedValue, sentence: str) -> bool:
     """Whether the sentence gives the resource's property a value other than the fact's."""
     for m in (m for pattern in _value_patterns(stated.resource, stated.property) for m in pattern.finditer(sentence)):
-        given = m.group("value") or m.groupdict().get("before")
+        found = m.groupdict()
+        given = next((found[g] for g in ("value", "before", "setting", "late") if found.get(g)), None)
+        if found.get("fraction"):
+            given = next(v for words, v in _FRACTIONS.items() if re.fullmatch(words, found["fraction"], PHRASE_FLAGS))
         if given is not None and _numeric(given) != _numeric(stated.value):
             return True
     return False

@@ -1,0 +1,161 @@
+"""Diagnoses read by what their words mean in the domain: NSG evaluation order (priorities and the subnet/NIC levels),
+a rule's source prefix and a netem's loss as values, and the relations a case's key facts state (two independent
+faults, traffic that reaches a chain's policy, captures that agree, a list said in full)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ghost_eval.cases.case import Case, load_case
+from ghost_eval.scoring.diagnosis import check_diagnosis
+
+_CASES = Path(__file__).resolve().parents[2] / "cases"
+
+
+def _case(case_id: str) -> Case:
+    return load_case(_CASES / f"{case_id}.yaml")
+
+
+A_RIGHT = (
+    "The inbound Deny rule ghost-demo-block-8080 (priority 150, TCP 8080) on tf-dest-vm-nsg drops the SYNs from "
+    "tf-source-vm; the service on tf-dest-vm listens fine."
+)
+U_RIGHT = (
+    "The new subnet NSG ghost-demo-subnet-nsg on the default subnet holds ghost-demo-block-pgsql: priority 200, deny "
+    "TCP 5432 from 10.0.1.0/24. For inbound traffic the subnet NSG is evaluated before the NIC NSG, so the NIC NSG's "
+    "allow is never reached. PostgreSQL on tf-dest-vm is listening."
+)
+G_RIGHT = "tc on tf-source-vm eth0: a netem qdisc with loss 20% under a prio root, SSH exempt; the drops collapse TCP."
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "Azure evaluates the rules starting from the highest priority number, so the deny is applied last.",
+        "A deny overrides an allow regardless of priority.",
+        "AllowVnetInBound at 65000 is matched first for traffic from the VNet.",
+        "Since 65000 is the higher priority, the VNet allow should win.",
+    ],
+)
+def test_an_nsg_order_with_the_default_rules_first_is_wrong(claim: str) -> None:
+    """Every default rule (65000 and up) comes after every custom rule, and nothing but the number orders them."""
+    result = check_diagnosis(_case("a"), f"{A_RIGHT} {claim}", None)
+    assert result.correct is False and result.forbidden == ["nsg_priority_order"]
+
+
+def test_a_custom_rule_winning_over_a_default_rule_named_before_it_is_right() -> None:
+    text = f"{A_RIGHT} 150 is a lower number than AllowVnetInBound 65000, so it wins and the SYNs vanish."
+    assert check_diagnosis(_case("a"), text, None).correct is True
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "Inbound, Azure checks the NIC NSG first and then the subnet NSG, so the subnet deny drops it afterwards.",
+        "Gate 1 (NIC NSG of tf-dest-vm) admits the flow; gate 2 is the subnet NSG.",
+    ],
+)
+def test_an_nic_nsg_evaluated_first_for_inbound_is_wrong(claim: str) -> None:
+    assert check_diagnosis(_case("u"), U_RIGHT, None).correct is True
+    result = check_diagnosis(_case("u"), f"{U_RIGHT} {claim}", None)
+    assert result.correct is False and "nsg_level_order" in result.forbidden
+
+
+def test_the_nic_nsg_first_for_outbound_traffic_is_no_contradiction() -> None:
+    text = f"{U_RIGHT} For outbound traffic Azure consults the NIC NSG first."
+    assert check_diagnosis(_case("u"), text, None).correct is True
+
+
+@pytest.mark.parametrize(
+    ("source", "correct"),
+    [("from any source (*)", False), ("from 10.0.1.4/32 only", False), ("src 10.0.1.0/24", True), ("from 10.0.1.4", True)],
+)
+def test_a_rule_source_prefix_other_than_the_rules_contradicts_it(source: str, correct: bool) -> None:
+    """A prefix or a service tag after the rule is its source; an address without a mask is the traffic's."""
+    text = U_RIGHT.replace("deny TCP 5432 from 10.0.1.0/24", f"deny TCP 5432 {source}")
+    result = check_diagnosis(_case("u"), text, None)
+    assert result.correct is correct
+    assert ("deny_rule" in [f.id for f in result.facts if f.status == "contradicted"]) is not correct
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "The netem on tf-source-vm drops half of the outgoing packets.",
+        "tc shows a netem qdisc configured for 50% packet loss on eth0.",
+        "The netem under the prio root of tf-source-vm's eth0 drops packets, loss 50%.",
+    ],
+)
+def test_a_loss_said_in_words_or_as_the_setting_is_a_value(claim: str) -> None:
+    assert check_diagnosis(_case("g"), G_RIGHT, None).correct is True
+    result = check_diagnosis(_case("g"), f"{G_RIGHT} {claim}", None)
+    assert "qdisc_loss" in [f.id for f in result.facts if f.status == "contradicted"]
+
+
+L_BOTH = (
+    "On tf-dest-vm-nsg, ghost-demo-l-block-iperf (priority 200) denies inbound TCP 5001, which breaks iperf. On "
+    "tf-dest-vm, a prio root with netem adds 80 ms delay and 8% loss to non-SSH egress. tf-source-vm is clean."
+)
+
+
+@pytest.mark.parametrize(
+    "relation",
+    [
+        "The netem is hidden behind the NSG block until the rule goes.",
+        "The netem will show the moment the rule is deleted.",
+        "The delay stays masked behind the NSG block for now.",
+    ],
+)
+def test_a_fault_masked_by_the_other_until_its_fix_is_a_second_independent_fault(relation: str) -> None:
+    assert check_diagnosis(_case("l"), L_BOTH, None).missing == ["independent"]
+    assert check_diagnosis(_case("l"), f"{L_BOTH} {relation}", None).correct is True
+
+
+D_RULES = (
+    "tf-dest-vm-nsg: ghost-demo-block-postgres, priority 110, denies inbound TCP 5432; ghost-demo-block-redis, "
+    "priority 150, denies inbound TCP 6379. The listeners are up."
+)
+
+
+@pytest.mark.parametrize("relation", ["Two misconfigs, not one failure.", "Not one outage: 2 rules."])
+def test_a_single_cause_denied_states_two_faults(relation: str) -> None:
+    assert "independent" in check_diagnosis(_case("d"), D_RULES, None).missing
+    assert check_diagnosis(_case("d"), f"{D_RULES} {relation}", None).correct is True
+
+
+N_POLICY = (
+    "On tf-dest-vm the INPUT policy went from ACCEPT to DROP against the baseline; the only rules added accept the "
+    "Wire Server, established traffic and TCP 22. The NSG is unchanged."
+)
+
+
+def test_traffic_that_reaches_the_policy_is_the_traffic_no_rule_matched() -> None:
+    assert "unmatched_dropped" in check_diagnosis(_case("n"), N_POLICY, None).missing
+    text = f"{N_POLICY} So a new inbound connection to any other port hits the DROP policy and is dropped silently."
+    assert "unmatched_dropped" not in check_diagnosis(_case("n"), text, None).missing
+
+
+@pytest.mark.parametrize(
+    ("case_id", "fact", "without", "with_"),
+    [
+        ("c", "captures_match", "7070 traffic seen.", "Both pcaps line up on 7070, no retransmissions."),
+        ("f_sql", "no_endpoint", "The subnet default was read.", "Endpoints on default = [Microsoft.Sql] only."),
+        ("f_sql", "no_endpoint", "The subnet default was read.", "The Sql endpoint is there; the Storage one isn't."),
+        ("f_sql", "sql_kept", "Add Microsoft.Storage.", "Add Microsoft.Storage, and don't drop sql."),
+        ("r", "predates", "tf-dest-vm's INPUT drops 9090.", "tf-dest-vm's INPUT drops 9090, an older separate problem."),
+        ("s", "precedence", "blackhole-dest-vm 10.0.1.5/32 next hop None.", "user /32 > VnetLocal for 10.0.1.5."),
+        ("u", "evaluated_first", "Two NSGs.", "Inbound the subnet nsg comes first, so the NIC nsg allow never matters."),
+        ("v", "dest_inbound", "ghost-demo-temp-rdp-access allows 3389.", "nsg on tf-dest-vm: rdp allowed from *."),
+        ("v", "dest_inbound", "ghost-demo-temp-rdp-access allows 3389.", "It allows 3389 ahead of DenyAllInBound."),
+    ],
+)
+def test_a_key_fact_said_by_its_meaning_is_found(case_id: str, fact: str, without: str, with_: str) -> None:
+    assert fact in check_diagnosis(_case(case_id), without, None).missing
+    assert fact not in check_diagnosis(_case(case_id), with_, None).missing
+
+
+@pytest.mark.parametrize("hedge", ["It could be the window, could be older.", "9090: window-related or older."])
+def test_an_age_only_weighed_does_not_date_the_rule(hedge: str) -> None:
+    assert "predates" in check_diagnosis(_case("r"), hedge, None).missing
