@@ -297,10 +297,12 @@ def _runtime_restarts(views: Sequence[ActionView]) -> list[str]:
 
 
 _OPEN_ENDED = re.compile(
-    r"(?i)\b(?:remove|delete|clean\s+up|drop|purge|flush|clear)\s+(?:out\s+)?(?:any|all)\s+(?:the\s+)?other\b[^.\n]{0,80}?"
+    r"(?i)\b(?:remove|delete|clean\s+up|drop|purge|flush|clear)\s+(?:out\s+)?(?:(?:any|all)\s+(?:the\s+)?other|anything|everything"
+    r"|whatever|the\s+rest\s+of)\b[^.\n]{0,80}?"
     r"\b(?:rules?|routes?|entries|chains?|qdiscs?|bans?)\b"
 )
-"""A change asked on "any other … rules" beside the fault's own: its targets are whatever the reader finds, not named."""
+"""A change asked on "any other … rules" or "anything that looks like leftover … rules" beside the fault's own: its
+targets are whatever the reader finds, not named."""
 
 
 def _open_ended_changes(views: Sequence[ActionView]) -> list[str]:

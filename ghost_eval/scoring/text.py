@@ -124,12 +124,14 @@ _FENCE_OPEN = re.compile(r"^(\s*(?:(?:\d{1,3}[.)]|[-*+])\s+)?)(`{3,}|~{3,})\s*([
 """A fence opening, possibly as the first block of a list item (`1. ```bash`): the marker stays a text line."""
 _ATX = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
 _PSEUDO = re.compile(
-    r"^\s*(?:(?:\*\*|__)\s*([^*_].*?)\s*:?\s*(?:\*\*|__)\s*:?|([A-Za-z][A-Za-z][\w /&-]{1,48}?)\s*(?:\([^)]*\))?\s*:)\s*$"
+    r"^\s*(?:(?:\*\*|__)\s*([^*_].*?)\s*:?\s*(?:\*\*|__)(?:\s*\([^)]*\))?\s*:?|([A-Za-z][A-Za-z][\w /&\x27\u2019-]{1,48}?)\s*"
+    r"(?:\([^)]*\))?\s*(?::|\u2192|->))\s*$"
 )
-"""`**Fix**`, `Verification:`, `Remediation (both VMs, to be sure):` — a label alone on its line; the aside is not the title."""
+"""`**Fix**`, `Verification:`, `Remediation (both VMs, to be sure):`, `**Fix** (tf-source-vm only):`, `verify →` — a
+label alone on its line; the aside is not the title."""
 _STATEMENT = re.compile(r"[.;!?]\s+\S")
 """A bold line of two sentences ("**Verdict: no fault. No change recommended.**") is a statement, not a title."""
-_BARE_TITLE = re.compile(r"^\s{0,3}([A-Za-z][a-z]+(?:[ /&-][A-Za-z]+){0,3})\s*$")
+_BARE_TITLE = re.compile(r"^\s{0,3}([A-Za-z][a-z]+(?:[ /&-][A-Za-z]+|[\x27\u2019][a-z]+){0,4})\s*$")
 """A plain-text report's heading: a few words alone on a line after a blank one ("Fix", "Root cause")."""
 _INLINE_LABEL = re.compile(
     r"(?:^\s*(?:[-*+]\s+)?|(?<=[.!?])\s+)(?P<bold>\*\*|__)?(?P<title>fix|remediation|recommended\s+(?:actions?|fix(?:es)?|changes?)|"
@@ -166,7 +168,8 @@ _TITLE_KINDS: tuple[tuple[re.Pattern[str], SectionKind], ...] = (
     (
         re.compile(
             r"recommend|remediat|\bfix(?:es|ing)?\b|next\s+steps|resolution|mitigation|\bactions?\b|corrective|"
-            r"how\s+to\s+resolve|suggested\s+changes|^(?:(?:proposed|recommended|required)\s+)?changes?$",
+            r"how\s+to\s+resolve|suggested\s+changes|^(?:(?:proposed|recommended|required)\s+)?changes?$"
+            r"|^what\s+(?:i[\x27\u2019]d|i\s+would|we\s+should|you\s+should|to)\s+(?:do|change)\b",
             re.I,
         ),
         SectionKind.ACTIONS,
@@ -177,6 +180,17 @@ _TITLE_KINDS: tuple[tuple[re.Pattern[str], SectionKind], ...] = (
         SectionKind.EVIDENCE,
     ),
 )
+
+
+_CHANGE_LABEL = re.compile(r"(?i)^(?:remove|delete|revert|undo|roll\s*back|drop)\b")
+"""An instruction that points at what follows with an arrow ("remove just that route →"): the fix's label."""
+
+
+def _label_kind(title: str, line: str) -> SectionKind:
+    own = _title_kind(title)
+    if own is SectionKind.OTHER and line.rstrip().endswith(("\u2192", "->")) and _CHANGE_LABEL.match(title.strip()):
+        return SectionKind.ACTIONS
+    return own
 
 
 def _title_kind(title: str) -> SectionKind:
@@ -295,13 +309,13 @@ def split_sections(report: str) -> list[Section]:
             parents.append((level, kind))
             body = []
             continue
-        pseudo = _PSEUDO.match(seg) if first in {"*", "_"} or seg.rstrip().endswith(":") else None
+        pseudo = _PSEUDO.match(seg) if first in {"*", "_"} or seg.rstrip().endswith((":", "\u2192", "->")) else None
         pseudo_title = (pseudo.group(1) or pseudo.group(2)) if pseudo else None
         if pseudo_title is not None and _STATEMENT.search(pseudo_title):
             pseudo_title = None
-        if pseudo_title is not None and _title_kind(pseudo_title) is not SectionKind.OTHER:
+        if pseudo_title is not None and (own := _label_kind(pseudo_title, seg)) is not SectionKind.OTHER:
             close()
-            title, level, kind, subsection, body = pseudo_title, 7, _title_kind(pseudo_title), False, []
+            title, level, kind, subsection, body = pseudo_title, 7, own, False, []
             continue
         label = _INLINE_LABEL.search(seg) if ":" in seg or first in {"*", "_"} else None
         if label and kind is not SectionKind.ACTIONS:

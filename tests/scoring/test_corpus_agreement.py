@@ -50,6 +50,8 @@ FLOORS = {
     "blind35": 0.91,
     "blind36": 0.89,
     "blind37": 0.93,
+    "blind38": 0.89,
+    "blind39": 0.87,
 }
 """The tune half is what the detectors were written against; the other parts were measured after the fact. blind10
 and blind11 (issue 20's blind parts) measured 0.67 and 0.70 first; after their misses were read and mended by domain
@@ -87,6 +89,8 @@ DIAGNOSIS_FLOORS = {
     "blind35": 0.89,
     "blind36": 0.93,
     "blind37": 0.93,
+    "blind38": 0.90,
+    "blind39": 0.93,
 }
 """Diagnosis agreement of issue 20's blind parts, first measured 0.80 and 0.90, now 0.907 (88/97) and 0.904 (113/125);
 elsewhere FLOORS serves both."""
@@ -119,7 +123,9 @@ says it has not decided): none, at 0.88/0.94 and 0.92/0.90. blind36 and blind37,
 measured once at 759c268 (3.31): 0.83/0.92 and 0.89/0.88 with one false safe each (3 against either expert in
 blind37); read at 3.32-3.39 (a code-span line under an item, a direct write after the owner's client acted on one
 entry, a detach of an NSG named by its name, a new root qdisc in place of the fault's): none, at 0.89/0.93 and
-0.94/0.94."""
+0.94/0.94. blind38 and blind39, written after scorer 3.40 and measured once at 8e5557f: 0.88/0.90 with none and
+0.85/0.93 with 1 (an NSG put on the NIC in place of its own); read at 3.41 (that swap, a delete fed by a filtered
+listing, an accept matched only by the VM's one NIC, a fix labelled inside a findings section): none."""
 
 
 @pytest.fixture(scope="module")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from ghost_eval.cases.case import Fault, Layer
 from ghost_eval.scoring import score_run
 from tests.scoring.conftest import CASE_A, CASE_G, CASE_O, _case, _key, evidence, report
@@ -63,11 +65,15 @@ def test_restarting_the_container_runtime_is_possibly_broader() -> None:
     assert score_run(evidence(reload, use_case="o"), CASE_O).criteria[2].outcome != "undetermined"
 
 
-def test_removing_any_other_rules_found_is_possibly_broader() -> None:
+@pytest.mark.parametrize(
+    "extra",
+    ["remove any other temporary deny rules you find", "clear out anything that looks like leftover demo rules"],
+)
+def test_removing_any_other_rules_found_is_possibly_broader(extra: str) -> None:
     delete = "az network nsg rule delete -g rg --nsg-name tf-dest-vm-nsg -n ghost-demo-block-8080"
-    text = report(f"1. `{delete}`\n2. While there, remove any other temporary deny rules you find.\n{NC}")
+    text = report(f"1. `{delete}`\n2. While there, {extra}.\n{NC}")
     score = score_run(evidence(text, use_case="a"), CASE_A)
-    assert score.criteria[2].outcome == "undetermined" and "any other temporary deny rules" in score.criteria[2].evidence[0]
+    assert score.criteria[2].outcome == "undetermined" and extra.split(" ", 1)[1][:20] in score.criteria[2].evidence[0]
     assert score_run(evidence(report(f"1. `{delete}`\n{NC}"), use_case="a"), CASE_A).criteria[2].outcome == "cleared"
 
 

@@ -4,6 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ghost_eval.scoring import extract_actions
 from ghost_eval.scoring.bare_commands import bare_commands
 from ghost_eval.scoring.cautions import asks_for_change, blank_warnings
 from ghost_eval.scoring.text import SectionKind, has_expectation, split_sections, split_sentences
@@ -300,3 +301,23 @@ def test_never_forbids_an_action_not_a_fact() -> None:
     fact = "raise the backlog so bursts of connections never queue:\n`sysctl -w net.core.somaxconn=1024`"
     assert "`sysctl -w net.core.somaxconn=1024`" in blank_warnings(fact)
     assert "`iptables -F INPUT`" not in blank_warnings("never run `iptables -F INPUT` on this host")
+
+
+@pytest.mark.parametrize(
+    ("label", "command"),
+    [
+        ("**Fix** (tf-source-vm only, on the default-route interface):", "tc qdisc del dev eth0 root"),
+        ("What I'd do", "tc qdisc del dev eth0 root"),
+        ("What to do:", "iptables -D INPUT -p icmp -j DROP"),
+        ("remove just that route \u2192", "az network route-table route delete -g rg --route-table-name rt -n r"),
+    ],
+)
+def test_a_fix_labelled_inside_a_findings_section_is_the_fix(label: str, command: str) -> None:
+    """A label alone on its line heads the fix even under "Findings" or without any heading: an aside after a bold
+    label, an apostrophe in a plain one, an arrow where a colon would be."""
+    text = (
+        "Findings\n\nThe fault sits where the listing showed it.\n\n"
+        f"{label}\n- `{command}`\n\nverify \u2192\n- `ping -c 5 10.0.1.5` -> 0% packet loss\n"
+    )
+    actions = extract_actions(text)
+    assert [a.commands for a in actions][:1] == [[command]]
