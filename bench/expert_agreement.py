@@ -11,6 +11,7 @@ correct}` per paragraph). The first writer's labels stay the corpus's; these onl
 from __future__ import annotations
 
 import argparse
+import functools
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,21 +49,28 @@ def second_labels(part: str, folder: Path = SECOND) -> dict[str, dict[str, Any]]
     return labels
 
 
-def items(part: str) -> list[_Item]:
-    """Every item of the part with both experts' labels and the scorer's answer; raises ValueError when the second
-    labels miss an item or name one the part does not hold."""
+@functools.cache
+def _corpus() -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]]]:
+    """The cases and every part's items, read once: each part's report picks its own from them."""
     from ghost_eval.cases.case import load_cases
 
     cases, _ = load_cases(CORPUS.parents[2] / "cases")
+    return cases, load_items("fixes", None), load_items("diagnosis", None)
+
+
+def items(part: str) -> list[_Item]:
+    """Every item of the part with both experts' labels and the scorer's answer; raises ValueError when the second
+    labels miss an item or name one the part does not hold."""
+    cases, fixes_by_case, paragraphs_by_case = _corpus()
     labels = second_labels(part)
     out: list[_Item] = []
-    for case_id, fixes in load_items("fixes", None).items():
+    for case_id, fixes in fixes_by_case.items():
         for fix in (f for f in fixes if f["split"] == part):
             scored = score_verdict(case_id, fix, cases)
             out.append(
                 _Item(fix["id"], "verdict", fix["expected_verdict"], _label(labels, fix["id"], "expected_verdict"), scored)
             )
-    for case_id, paragraphs in load_items("diagnosis", None).items():
+    for case_id, paragraphs in paragraphs_by_case.items():
         for p in (p for p in paragraphs if p["split"] == part):
             scored = diagnose(cases[case_id], p).correct
             out.append(_Item(p["id"], "diagnosis", p["correct"], _label(labels, p["id"], "correct"), scored))
