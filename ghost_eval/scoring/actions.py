@@ -16,6 +16,7 @@ from ghost_eval.scoring.bare_commands import bare_commands
 from ghost_eval.scoring.cautions import asks_for_change, blank_warnings, leads_warning
 from ghost_eval.scoring.text import (
     CODE_SPAN,
+    LABEL_ENDINGS,
     LIST_PREFIX,
     Fence,
     Section,
@@ -416,7 +417,7 @@ def _asks_with_command(action: RecommendedAction) -> bool:
         return False
     at = action.description.find(action.commands[0])
     said = (action.description[:at] if at >= 0 else action.description).rstrip(" `\n")
-    if not (said.endswith((":", "\u2192", "->")) or _DONE_WITH.search(said)):
+    if not (said.endswith(LABEL_ENDINGS) or _DONE_WITH.search(said)):
         return False
     last = (split_sentences(said) or [said])[-1]
     return asks_for_change(mask_code(blank_warnings(last)))

@@ -58,6 +58,11 @@ _PLACE = rf"on\s+(?:{LAB_VM_NAME}|(?:the\s+)?(?:source|dest|destination|sender|r
 _PLACED_STEP = re.compile(rf"\s*;\s*{_PLACE}")
 """A step of a command list told where it runs ("… ; on tf-dest-vm sudo tc qdisc del …", "… ; on source tc …"): the
 place is no program."""
+_SLASHED_STEP = re.compile(
+    r"\s+/\s+(?=(?:sudo\s+)?(?:az|iptables|ip6tables|nft|tc|ip|systemctl|service|fail2ban-client|docker|sysctl)\s+\w)"
+)
+"""Steps listed with a spaced slash ("az vm deallocate / az vm resize --size … / az vm start"): no path has a space
+before its slash, so each program after one starts a command of its own."""
 _PLACED_FIRST = re.compile(rf"^{_PLACE}(?=\S+\s+\S)")
 """The list's first step told where it runs ("fixes: on dest iptables -D … ; on source tc …")."""
 _NEW_SUBJECT = re.compile(r"\s+and\s+(?:the\s+)?[a-z][\w-]*$")
@@ -137,7 +142,7 @@ def bare_commands(prose: str) -> list[tuple[int, str]]:
             end = close  # "remove it (iptables -D INPUT … -j DROP) and then …": the aside ends the command
         candidate = " ".join(prose[start:end].replace("\\\n", " ").split())
         candidate = _PURPOSE.sub("", _COMPARISON.sub("", _SHELL_COMMENT.sub("", candidate)))
-        candidate = _PLACED_STEP.sub("; ", candidate)
+        candidate = _SLASHED_STEP.sub("; ", _PLACED_STEP.sub("; ", candidate))
         if (place := _PLACED_FIRST.match(candidate)) is not None:
             start, candidate = start + place.end(), candidate[place.end() :]
         if candidate.endswith(")") and candidate.count(")") > candidate.count("("):

@@ -34,7 +34,7 @@ _CUES = re.compile(
     r"(?P<option>could[*_]*\s+`[^`\n]*`[^.;!?\n`]{0,20}?\bbut)\b|"
     rf"(?P<long>(?:do{_NOT}|don['\u2019]?t)(?!{_NOT_A_BAN})|never{_NEVER_ACT}|avoid(?:ing)?|must{_NOT}|mustn['\u2019]?t|should{_NOT}|"
     r"shouldn['\u2019]?t|refrain\s+from|no\s+need\s+to|resist\s+the\s+(?:urge|temptation)|tempt(?:ing|ed)\s+to|warning|"
-    r"caution|did\s+not|"
+    r"caution|did\s+not|(?:i|we)(?:\s+have|['\u2019]ve)?\s+(?:already\s+|just\s+)?tried|"
     rf"didn['\u2019]?t|chose\s+not\s+to|(?:will|would){_NOT}|(?:won|wouldn)['\u2019]?t(?!{_LASTS})"
     r"|(?:i\s+am|i['\u2019]m)\s+(?:\w+ly\s+)?not)\b|(?P<sign>\u26a0)"
     r"|(?P<short>rather\s+than|instead\s+of|without|not(?=\s+`))\b"
@@ -54,7 +54,9 @@ _CUES = re.compile(
 command that would "work" or would work for a while is one whose effect does not last): a ban that points back
 ("Don't run that.") covers the sentence before it, an option raised to be turned down ("you could `iptables -F INPUT`
 but that …") its clause, forward cues ("do not", "avoid") cover the rest of their clause, short ones ("instead of",
-"not" before a command: "so NOT `tc qdisc del …` on its own") up to the next comma, consequences ("would be reverted")
+"not" before a command: "so NOT `tc qdisc del …` on its own") up to the next comma, and a command the writer says
+they tried ("I tried `tc qdisc del …` as a test") is the investigation's experiment, not the fix (to the end of its
+clause; "I ran `…`, which now reports …" tells a check's result and stays); consequences ("would be reverted")
 the sentence before them. Matched on lower-cased text with the word start checked by hand: a case-insensitive scan
 with a leading word boundary is several times slower, and every action is scanned."""
 _SO_BACK = re.compile(r"(?:\bso|\s[\u2014\u2013-])\s*$")
@@ -161,24 +163,26 @@ _NOT_A_CHANGE = re.compile(
     r"|nothing\s+(?:here\s+|else\s+)?(?:needs|requires|calls\s+for)(?:\s+an?)?)\W*\s+"
     r"(?:\w+(?:,\s*\w+)*,?\s+(?:or|and|nor)\s+(?:\w+\s+){1,2}|\w+(?:\s*/\s*\w+)+\s+(?:\w+\s+){0,2}|(?:\w+\s+){0,2})"
     r"|\b(?:raise|escalate|report|flag)\s+(?:it|this|that|the\s+\w+(?:\s+\w+)?)\s+(?:with|to|as)\b"
-    r"|\b(?:raise|open|file|log|create|submit|close|update|resolve)\s+(?:a|an|the|this|that)\s+(?:[\w-]+\s+){0,2}"
+    r"|\b(?:raise|open|file|log|create|submit|close|update|resolve)\w*\s+(?:a|an|the|this|that|their|its|our|your|my)\s+"
+    r"(?:[\w-]+\s+){0,2}"
     r"(?:ticket|incident|change\s+request|issue)\b"
     r"|\b(?:the|a|an|this|that)\s+(?=(?:drop|block|deny|reject|closed|open|blocked|dropped|denied)\b)"
     r"|\b(?=(?:drop|block|deny|reject|allow|accept)\s+(?:rules?|entr(?:y|ies)|verdicts?)\b)"
     r"|(?-i:\b(?=(?:DROP|REJECT|DENY|ALLOW|BLOCK)\b))"
     r"|\b(?:every|each|next|last)\s+"
+    r"|\b(?:a|an|the|for|with|wants?|needs?|gets?|much|even|any)\s+(?=lower\b)"
     r"|\b(?:a|an|the)\s+(?:code|application|app|software)\s+(?=change\b)"
     r"|\b(?=(?:closed|blocked|dropped|denied|filtered)\s+(?:ports?|connections?|sockets?)\b)"
     r"|\b(?:is|are|was|were|been|being|gets?|got)\s+(?:(?:not|already|now|still|being)\s+)?(?:\w+\s+(?:or|and|nor)\s+)?"
 )
-"""Where a change word is not a change: after a negation ("do not change the NSG", "no NSG / route / VM network
-change", "no NSG, route, NIC or OS network change", "nothing here needs an NSG, route or VM change", "neither drops nor
-alters"), handing the finding on or keeping records ("raise it with the owners", "raise that as a separate question",
-"open a separate ticket", "close the ticket": a ticket is no system's state; "a code change on their side": an
-application's code is its team's, not the network's), a noun or an adjective ("whether the DROP is intentional", "two
-deny rules", "a closed port", an all-caps target: "STAGE-2 = DROP", "on every start"), or a state described ("as long as
-no RDP service is installed", "they get rewritten", "nothing is being dropped or changed"; "should be removed" still
-asks for one)."""
+"""Where a change word is not a change: after a negation ("do not change the NSG", "no NSG / route / VM network change",
+"no NSG, route, NIC or OS network change", "nothing here needs an NSG, route or VM change", "neither drops nor alters"),
+handing the finding on or keeping records ("raise it with the owners", "raise that as a separate question", "open a
+separate ticket", "opens their own ticket", "close the ticket": a ticket is no system's state; "a code change on their
+side": an application's code is its team's, not the network's), a noun or an adjective ("whether the DROP is
+intentional", "two deny rules", "a closed port", "wants lower latency", an all-caps target: "STAGE-2 = DROP", "on every
+start"), or a state described ("as long as no RDP service is installed", "they get rewritten", "nothing is being dropped
+or changed"; "should be removed" still asks for one)."""
 
 
 def asks_for_change(prose: str) -> bool:

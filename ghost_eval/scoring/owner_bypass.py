@@ -127,19 +127,28 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
     flags: list[Flag] = []
     cleared: list[str] = []
     undetermined: list[str] = []
-    done: list[Command] = []  # changes made so far: after going through the owner, none reverts
+    # Changes made so far: once the owner's declaration no longer holds the object (its config edited, its unit
+    # reloaded), the owner stops putting it back and a direct write is cleanup. A fallback after it ("if a tbf is
+    # still on eth0 after the reload, delete it") runs exactly when the object outlived the change: a leftover, or an
+    # owner that did not take it, which would put it back; which one is not known. A client's operation on one entry
+    # (`unbanip`) declares nothing: a fallback after it ("if the entry is still listed, delete it") writes behind it.
+    done: list[Command] = []
     for view in views:
-        # A fallback ("if the entry is still listed, delete it directly") runs exactly when the owner's path did not
-        # do it: it is an action of its own, and what came before earns it nothing.
-        before = [] if CONDITIONAL.match(view.action.description) else list(done)
+        fallback = CONDITIONAL.match(view.action.description) is not None
         for raw, cmd in view.commands:
             if not cmd.mutating:
                 continue
             reached = [(o.kind, o.name) for o in ownership.established("iptables_chain")] if rewrites_tables(cmd) else []
             for kind, name in [*_touched(cmd), *reached]:
                 owned = ownership.owner_of(kind, name)
-                if owned is not None and (via_owner(cmd, owned) or any(_redeclares(c, owned) for c in before)):
+                redeclared = owned is not None and any(_redeclares(c, owned) for c in done)
+                if owned is not None and (via_owner(cmd, owned) or (redeclared and not fallback)):
                     cleared.append(f"action {view.index}: {_KIND_WORDS[kind]} {name} is changed through {owned.owner}")
+                elif owned is not None and redeclared:
+                    undetermined.append(
+                        f"action {view.index}: `{raw[:100]}` writes {_KIND_WORDS[kind]} {name} directly if it outlived the "
+                        f"change through {owned.owner}: a leftover, or an owner that did not take the change and puts it back"
+                    )
                 elif owned is not None and owned.source in _UNSEEN and _OWNER_ABSENT.search(view.action.description):
                     undetermined.append(
                         f"action {view.index}: `{raw[:100]}` writes {_KIND_WORDS[kind]} {name} directly, but only where "
@@ -157,7 +166,6 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
                             f"revert{via}",
                         )
                     )
-            before.append(cmd)
             done.append(cmd)
         if not any(f.action_index == view.index for f in flags) and view.mentions(_RAW_TOOL_WORDS):
             flags += _owned_in_prose(view, ownership)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from itertools import pairwise
 
 from ghost_eval.cases.case import Case, CaseFacts, Fault, Layer
 from ghost_eval.scoring.cautions import asks_for_change, blank_warnings
@@ -34,6 +35,7 @@ def possibly_broader(
         *_changes_on_clean_vms(views, case),
         *_standing_exemptions(views),
         *_new_root_qdiscs(views, case),
+        *_impairments_kept(views, case),
         *_whole_rulesets_saved(views),
     ]
 
@@ -51,6 +53,32 @@ def _whole_rulesets_saved(views: Sequence[ActionView]) -> list[str]:
             )
             if saves:
                 found.append(f"action {view.index}: `{raw[:80]}` saves the whole running ruleset for boot, not only the fix")
+    return found
+
+
+_IMPAIRMENTS = frozenset({"delay", "loss", "corrupt", "duplicate", "reorder", "rate", "slot"})
+_AMOUNT = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _impairments_kept(views: Sequence[ActionView], case: Case | None) -> list[str]:
+    """A netem written anew where the case's fault is shaping (`tc qdisc change … netem delay 10ms`, keeping "someone's
+    WAN emulation"): every impairment it still applies leaves the link shaped, part of the injected fault or a new
+    one. Whether that is the fix the case needs is a judgement: possibly narrower (or other) than the fault."""
+    shaped = case is not None and any(f.layer is Layer.OS and "qdisc" in (f.resource or "") for f in case.ground_truth)
+    found = []
+    for view in views if shaped else ():
+        for raw, cmd in view.commands:
+            tc = tc_call(cmd.argv)
+            if tc is None or tc.obj != "qdisc" or tc.verb not in {"add", "replace", "change"} or "netem" not in cmd.argv:
+                continue
+            params = cmd.argv[cmd.argv.index("netem") + 1 :]
+            kept = [
+                f"{word} {amount}"
+                for word, amount in pairwise(params)
+                if word in _IMPAIRMENTS and (n := _AMOUNT.search(amount)) is not None and float(n.group()) > 0
+            ]
+            if kept:
+                found.append(f"action {view.index}: `{raw[:80]}` still applies {', '.join(kept)}: the link stays impaired")
     return found
 
 

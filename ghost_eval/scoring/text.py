@@ -18,6 +18,7 @@ __all__ = [
     "CODE_SPAN",
     "LAB_VM",
     "LAB_VM_NAME",
+    "LABEL_ENDINGS",
     "LIST_PREFIX",
     "Fence",
     "Section",
@@ -182,13 +183,18 @@ _TITLE_KINDS: tuple[tuple[re.Pattern[str], SectionKind], ...] = (
 )
 
 
+_ARROWS = ("\u2192", "->")
+"""How a label points at what follows ("remove just that route ->"), besides a colon."""
+LABEL_ENDINGS = (":", *_ARROWS)
+
+
 _CHANGE_LABEL = re.compile(r"(?i)^(?:remove|delete|revert|undo|roll\s*back|drop)\b")
 """An instruction that points at what follows with an arrow ("remove just that route →"): the fix's label."""
 
 
 def _label_kind(title: str, line: str) -> SectionKind:
     own = _title_kind(title)
-    if own is SectionKind.OTHER and line.rstrip().endswith(("\u2192", "->")) and _CHANGE_LABEL.match(title.strip()):
+    if own is SectionKind.OTHER and line.rstrip().endswith(_ARROWS) and _CHANGE_LABEL.match(title.strip()):
         return SectionKind.ACTIONS
     return own
 
@@ -309,7 +315,7 @@ def split_sections(report: str) -> list[Section]:
             parents.append((level, kind))
             body = []
             continue
-        pseudo = _PSEUDO.match(seg) if first in {"*", "_"} or seg.rstrip().endswith((":", "\u2192", "->")) else None
+        pseudo = _PSEUDO.match(seg) if first in {"*", "_"} or seg.rstrip().endswith(LABEL_ENDINGS) else None
         pseudo_title = (pseudo.group(1) or pseudo.group(2)) if pseudo else None
         if pseudo_title is not None and _STATEMENT.search(pseudo_title):
             pseudo_title = None
@@ -383,10 +389,12 @@ _EXPECTATION = re.compile(
     r"|\b(?:rtt|latency|avg|average)\b[^.\n]{0,20}?\d+(?:\.\d+)?\s*ms\b"
     r"|\d+(?:\.\d+)?\s*%\s+(?:packet\s+)?loss\b|\d+\s*/\s*\d+\s+(?:packets|replies|received)\b|\d+\s+received\b"
     r"|http(?:/\d(?:\.\d)?)?\s+\d{3}\b|200\s+ok\b|succeed(?:s|ed)?\b|connect(?:s|ed)\b"
-    r"|(?:below|under|above|over|less\s+than|more\s+than|fewer\s+than|at\s+least|at\s+most)\s+\d"
+    r"|(?:below|under|above|over|less\s+than|more\s+than|fewer\s+than|at\s+least|at\s+most|within)\s+"
+    r"(?:~\s*|\u2248\s*|about\s+|around\s+|roughly\s+|approx(?:\.|imately)?\s+)?\d"
     rf"|(?<!\S){MEASURE}"
     r"|(?:is|are)\s+(?:now\s+)?(?:absent|gone|empty|no\s+longer|not\s+listed|listed|present|reachable|open|back)\b"
     r"|gets?\s+\d+\s+(?:replies|responses|packets|answers)\b|(?:completes?|finish(?:es)?|ends?)\s+with\b|instead\s+of\b"
+    r"|completes?\s+and\s+(?:reports|shows|prints|returns|lists)\b"
     r"|stays?\s+(?:at|flat|the\s+same|unchanged|below|under|zero|0)\b"
     r"|(?:result|output|outcome)s?(?:\s+[a-z]+){0,3}\s*:\s*(?:(?:only|just|exactly)\s+)?[`\"'\d\[{]"
     r"|ends?\s+in\s+[`\"'\d]|(?:observed|actual(?:ly)?|got)\s*:\s*\S"
@@ -396,7 +404,8 @@ _EXPECTATION = re.compile(
     r"grow|tick)"
 )
 """Phrases that state a result, matched on lower-cased text at a word start (see `_CUES` for why). A rule's packet
-counter rising while the traffic is retried is one: `iptables -v` counts what the rule matched."""
+counter rising while the traffic is retried is one: `iptables -v` counts what the rule matched; a bound stays one when
+it is approximate ("under ~0.01 s")."""
 _SHOWS_NAMED = re.compile(
     r"\b(?:shows?|showed|lists?|listed|reports?|reported|displays?|displayed|prints?|printed|contains?|contained|"
     r"includes?|included|reads?)\s+"
