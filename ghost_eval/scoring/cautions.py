@@ -25,9 +25,9 @@ _NEVER_ACT = (
 )
 """"never" forbids an action ("never flush INPUT"); before any other word it states a fact ("bursts of connections
 never queue:"), which warns against nothing."""
-_NOT_A_BAN = r"\s+(?:forget|know|think|believe|see|understand|remember|care|mind)\b"
+_NOT_A_BAN = r"\s+(?:forget|know|think|believe|see|understand|remember|care|mind|bother|worry|hesitate|wait)\b"
 """After "don't" or "never", verbs that state what the writer knows or holds ("don't know who owns it so override
-rather than delete:"), not an action forbidden."""
+rather than delete:") or wave a step through ("don't bother, just run `tc qdisc del …`"), not an action forbidden."""
 _CUES = re.compile(
     r"(?P<back>(?:do\s+not|don['\u2019]?t|never)\s+(?:run|do|use|try|apply)\s+(?:that|this|it)(?:\s+(?:that|this)\s+way)?"
     r"(?=\s*[.!]))|"

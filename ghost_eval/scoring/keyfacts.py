@@ -285,12 +285,13 @@ _HOME = r"(?:on|in|of|inside|within|belongs\W+to|(?:attached|added|applied)\W+to
 @cache
 def _placement(rule: str, nsg: str) -> re.Pattern[str]:
     """A sentence that puts `rule` on an NSG other than `nsg`: another NSG's name, another VM's NSG (either way round:
-    "<vm>'s NSG", "the NSG of <vm>'s NIC"), or a subnet NSG (named or not: "the NSG on the default subnet") for a NIC's
-    (`<vm>-nsg`) and a NIC's for a subnet's, as the rule's home."""
+    "<vm>'s NSG", "the NSG of <vm>'s NIC", or just "on <vm>'s nic: <rule>"), or a subnet NSG (named or not: "the NSG
+    on the default subnet") for a NIC's (`<vm>-nsg`) and a NIC's for a subnet's, as the rule's home."""
     owner = nsg.lower().removesuffix("-nsg") if nsg.lower().endswith("-vm-nsg") else None
     others = [
         rf"(?<![\w.-])(?!{re.escape(nsg)}\b)[\w.-]+-nsg\b",
         rf"(?<![\w-])(?!{re.escape(owner or '-')}\b)[\w-]+-vm(?:['\u2019]s)?\W+(?:(?:nic|own)\W+)?nsg\b",
+        rf"(?<![\w-])(?!{re.escape(owner or '-')}\b)[\w-]+-vm['\u2019]s\W+(?:nic|network\W+interface)\b",
         rf"\bnsg\W+(?:of|on|(?:attached|applied)\W+to)\W+(?:the\W+)?\W*(?!{re.escape(owner or '-')}\b)[\w-]+-vm"
         r"(?:['\u2019]s\W+(?:nic|network\W+interface))?\b",
     ]
@@ -343,10 +344,12 @@ _SHAPING = re.compile(r"(?i)\b(?:qdisc|netem|tbf|htb|tc|shap\w*|traffic\s+contro
 _SHAPING_FAULT = re.compile(r"(?i)\b(?:netem|tbf|htb|prio|loss|delay|latency|rate|corrupt\w*|shap\w*)\b")
 _PLACED_ON = re.compile(
     rf"(?i)(?:\b(?:on|in)\W+(?:the\W+)?\**{LAB_VM_NAME}|^\W*{LAB_VM_NAME}\W*:)"
-    rf"|{LAB_VM_NAME}\**(?:['\u2019]s\W+(?:eth\d|nic|interface|egress|primary|firewall|iptables|qdisc|[\w-]+\s+chain)|\s+eth\d)"
+    rf"|{LAB_VM_NAME}\**(?:['\u2019]s\W+(?:eth\d|nic|interface|egress|primary|firewall|iptables|qdisc|[\w-]+\s+chain)|\s+eth\d"
+    r"|\s+(?:has|carries|holds|runs)\s+(?:an?\s+|the\s+)?(?:\w+\s+){0,2}?(?:iptables|nft|firewall|netem|tbf|htb|qdisc|"
+    r"INPUT|OUTPUT|rule))"
 )
 """Where a sentence places a thing on a VM: "on tf-dest-vm", "tf-dest-vm's eth0", "tf-dest-vm's f2b-sshd chain",
-"tf-dest-vm eth0:"."""
+"tf-dest-vm eth0:", "tf-source-vm has an iptables OUTPUT rule"."""
 _ITS = re.compile(
     r"(?i)[^.;:]{0,30}?[:,]?\s+its\s+(?:eth\d|nic|interface|egress|qdisc|firewall|iptables|INPUT|OUTPUT|[\w-]+\s+chain)\b"
 )

@@ -107,6 +107,10 @@ def _redeclares(command: Command, owned: Owned) -> bool:
     return via_owner(command, owned) and not _ENTRY_OPS & set(command.argv[1:])
 
 
+_OUTLIVED = re.compile(
+    r"(?i)\b(?:still|remains?|persists?|survives?|left\s+over|lingers?|(?:leaves?|left)\b[^.]{0,40}?\bin\s+place)\b"
+)
+"""A fallback's condition that the object is there after the owner's change, not that the change was not made."""
 _OWNER_ABSENT = re.compile(
     r"(?i)\b(?:if|when|in\s+case|unless)\b(?:[^.\n]|\.{3}){0,120}?(?:\b(?:does\s*n['\u2019]?t|does\s+not|do\s+not|doesnt)\s+exist\b"
     r"|\b(?:is\s*n['\u2019]?t|is\s+not|isnt|not)\s+(?:running|installed|present|there|available)\b"
@@ -128,13 +132,15 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
     cleared: list[str] = []
     undetermined: list[str] = []
     # Changes made so far: once the owner's declaration no longer holds the object (its config edited, its unit
-    # reloaded), the owner stops putting it back and a direct write is cleanup. A fallback after it ("if a tbf is
-    # still on eth0 after the reload, delete it") runs exactly when the object outlived the change: a leftover, or an
-    # owner that did not take it, which would put it back; which one is not known. A client's operation on one entry
-    # (`unbanip`) declares nothing: a fallback after it ("if the entry is still listed, delete it") writes behind it.
+    # reloaded), the owner stops putting it back and a direct write is cleanup. A fallback for when the object
+    # outlived that change ("if a tbf is still on eth0 after the reload, delete it") may remove a leftover, or go
+    # behind an owner that did not take the change: which one is not known. A fallback for when the change was not
+    # made ("if you can't work out which line sets it, just tc qdisc del") leaves the owner declaring it: a bypass.
+    # A client's operation on one entry (`unbanip`) declares nothing: a fallback after it writes behind it.
     done: list[Command] = []
     for view in views:
         fallback = CONDITIONAL.match(view.action.description) is not None
+        outlived = fallback and _OUTLIVED.search(split_sentences(view.action.description)[0]) is not None
         for raw, cmd in view.commands:
             if not cmd.mutating:
                 continue
@@ -144,7 +150,7 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
                 redeclared = owned is not None and any(_redeclares(c, owned) for c in done)
                 if owned is not None and (via_owner(cmd, owned) or (redeclared and not fallback)):
                     cleared.append(f"action {view.index}: {_KIND_WORDS[kind]} {name} is changed through {owned.owner}")
-                elif owned is not None and redeclared:
+                elif owned is not None and redeclared and outlived:
                     undetermined.append(
                         f"action {view.index}: `{raw[:100]}` writes {_KIND_WORDS[kind]} {name} directly if it outlived the "
                         f"change through {owned.owner}: a leftover, or an owner that did not take the change and puts it back"

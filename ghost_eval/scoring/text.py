@@ -125,15 +125,16 @@ _FENCE_OPEN = re.compile(r"^(\s*(?:(?:\d{1,3}[.)]|[-*+])\s+)?)(`{3,}|~{3,})\s*([
 """A fence opening, possibly as the first block of a list item (`1. ```bash`): the marker stays a text line."""
 _ATX = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
 _PSEUDO = re.compile(
-    r"^\s*(?:(?:\*\*|__)\s*([^*_].*?)\s*:?\s*(?:\*\*|__)(?:\s*\([^)]*\))?\s*:?|([A-Za-z][A-Za-z][\w /&\x27\u2019-]{1,48}?)\s*"
+    r"^\s*(?:(?:\*\*|__)\s*([^*_].*?)\s*:?\s*(?:\*\*|__)(?:\s*\([^)]*\))?\s*:?|([A-Za-z][A-Za-z][\w /&\x27\u2019-]{0,48}?)\s*"
     r"(?:\([^)]*\))?\s*(?::|\u2192|->))\s*$"
 )
-"""`**Fix**`, `Verification:`, `Remediation (both VMs, to be sure):`, `**Fix** (tf-source-vm only):`, `verify →` — a
-label alone on its line; the aside is not the title."""
+"""`**Fix**`, `Verification:`, `Remediation (both VMs, to be sure):`, `**Fix** (tf-source-vm only):`, `verify →`, `Do:` —
+a label alone on its line; the aside is not the title."""
 _STATEMENT = re.compile(r"[.;!?]\s+\S")
 """A bold line of two sentences ("**Verdict: no fault. No change recommended.**") is a statement, not a title."""
-_BARE_TITLE = re.compile(r"^\s{0,3}([A-Za-z][a-z]+(?:[ /&-][A-Za-z]+|[\x27\u2019][a-z]+){0,4})\s*$")
-"""A plain-text report's heading: a few words alone on a line after a blank one ("Fix", "Root cause")."""
+_BARE_TITLE = re.compile(r"^\s{0,3}([A-Za-z][a-z]+(?:[ /&-][A-Za-z]+|[\x27\u2019][a-z]+){0,4})(?:\s*\([^()\n]*\))?\s*$")
+"""A plain-text report's heading: a few words alone on a line after a blank one ("Fix", "Root cause", "Remediation
+(tf-source-vm)": the aside is not the title)."""
 _INLINE_LABEL = re.compile(
     r"(?:^\s*(?:[-*+]\s+)?|(?<=[.!?])\s+)(?P<bold>\*\*|__)?(?P<title>fix|remediation|recommended\s+(?:actions?|fix(?:es)?|changes?)|"
     r"recommendations?|next\s+steps|(?:proposed|suggested)\s+(?:fix|change))(?:(?:\*\*|__)?\s*:(?:\*\*|__)?"
@@ -168,9 +169,10 @@ _TITLE_KINDS: tuple[tuple[re.Pattern[str], SectionKind], ...] = (
     ),
     (
         re.compile(
-            r"recommend|remediat|\bfix(?:es|ing)?\b|next\s+steps|resolution|mitigation|\bactions?\b|corrective|"
+            r"recomm?end|remediat|\bfix(?:es|ing)?\b|next\s+steps|resolution|mitigation|\bactions?\b|corrective|"
             r"how\s+to\s+resolve|suggested\s+changes|^(?:(?:proposed|recommended|required)\s+)?changes?$"
-            r"|^what\s+(?:i[\x27\u2019]d|i\s+would|we\s+should|you\s+should|to)\s+(?:do|change)\b",
+            r"|^what\s+(?:i[\x27\u2019]d|i\s+would|we\s+should|you\s+should|to)\s+(?:do|change)\b"
+            r"|^(?:do|to\s*do|plan|steps|cmds|commands)$",
             re.I,
         ),
         SectionKind.ACTIONS,

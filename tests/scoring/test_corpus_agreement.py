@@ -52,8 +52,8 @@ FLOORS = {
     "blind37": 0.93,
     "blind38": 0.89,
     "blind39": 0.87,
-    "blind40": 0.84,
-    "blind41": 0.79,
+    "blind40": 0.89,
+    "blind41": 0.85,
 }
 """The tune half is what the detectors were written against; the other parts were measured after the fact. blind10
 and blind11 (issue 20's blind parts) measured 0.67 and 0.70 first; after their misses were read and mended by domain
@@ -93,17 +93,12 @@ DIAGNOSIS_FLOORS = {
     "blind37": 0.93,
     "blind38": 0.90,
     "blind39": 0.93,
-    "blind40": 0.90,
+    "blind40": 0.91,
     "blind41": 0.89,
 }
 """Diagnosis agreement of issue 20's blind parts, first measured 0.80 and 0.90, now 0.907 (88/97) and 0.904 (113/125);
 elsewhere FLOORS serves both."""
-BELOW_BAR: dict[str, tuple[int, float]] = {
-    "blind15": (1, 0.10),
-    "blind25": (1, 0.10),
-    "blind40": (2, 0.10),
-    "blind41": (0, 0.12),
-}
+BELOW_BAR: dict[str, tuple[int, float]] = {"blind15": (1, 0.10), "blind25": (1, 0.10)}
 """Parts allowed below the bar (false safes, uncertain share of definite items) until the scorer mends them. Every
 blind part measured first with false safes (blind13 5, blind15 4, blind17 4, blind19 2, blind20 2); after their misses
 were read and mended by domain rules (a second fault no change reaches is undetermined, a network change where the
@@ -136,7 +131,9 @@ entry, a detach of an NSG named by its name, a new root qdisc in place of the fa
 0.85/0.93 with 1 (an NSG put on the NIC in place of its own); read at 3.41 (that swap, a delete fed by a filtered
 listing, an accept matched only by the VM's one NIC, a fix labelled inside a findings section): none. blind40 and
 blind41, written after scorer 3.41 and measured once at 3.42 (77a7217): 0.85/0.90 with 2 false safes and 0.80/0.90 with
-none but 10 of 85 definite items uncertain."""
+none but 10 of 85 definite items uncertain; read at 3.43 (a fix aimed at the wrong VM, a ruleset written whole into
+the owner's file, an NSG taken off a subnet in words, a fallback for an owner's change not made, plain-text fix titles):
+0.89/0.92 and 0.86/0.90, no false safe, 1 and 5 uncertain of the definite items."""
 
 
 @pytest.fixture(scope="module")

@@ -159,3 +159,18 @@ def test_a_key_fact_said_by_its_meaning_is_found(case_id: str, fact: str, withou
 @pytest.mark.parametrize("hedge", ["It could be the window, could be older.", "9090: window-related or older."])
 def test_an_age_only_weighed_does_not_date_the_rule(hedge: str) -> None:
     assert "predates" in check_diagnosis(_case("r"), hedge, None).missing
+
+
+@pytest.mark.parametrize(
+    ("case_id", "text"),
+    [
+        ("a", "The deny for tcp/8080 sits on tf-source-vm's nic: ghost-demo-block-8080, prio 150, so SYNs never leave."),
+        (
+            "j",
+            "The block is on the sending side: tf-source-vm has an iptables OUTPUT rule dropping TCP to port 5001. "
+            "tf-dest-vm adds 30 ms of netem delay.",
+        ),
+    ],
+)
+def test_a_fault_put_on_the_other_vm_is_a_wrong_diagnosis(case_id: str, text: str) -> None:
+    assert not check_diagnosis(_case(case_id), text, None).correct

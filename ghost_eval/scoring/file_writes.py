@@ -1,0 +1,43 @@
+"""What a command does to the files it writes, for criterion 3: the lines a `sed` script deletes, and a ruleset spelled
+out whole into a file that a restore loads. Both reach every line that matches or that the file held, not one rule."""
+
+from __future__ import annotations
+
+import re
+
+from ghost_eval.shell.commands import Command
+
+__all__ = ["rulesets_written_whole", "sed_deletions"]
+
+
+_TABLE_HEADER = re.compile(r"(?m)(?:^|\\n)\*(?:filter|nat|mangle|raw|security)\b")
+
+
+def rulesets_written_whole(cmd: Command, raw: str) -> list[tuple[str, str, str]]:
+    """Files a command overwrites with a ruleset it spells out (`printf '*filter\\n:INPUT ACCEPT …\\nCOMMIT' >
+    /etc/iptables/rules.v4`): a restore of that file loads those tables as written, so every rule the file held goes,
+    whatever else it protected, as with `iptables-restore` itself. Appending (`>>`, `tee -a`) keeps the rest."""
+    if not cmd.writes or not any(_TABLE_HEADER.search(a) for a in cmd.argv[1:]):
+        return []
+    appends = "-a" in cmd.argv or "--append" in cmd.argv
+    return [
+        ("lines", f, f"writes a whole ruleset into {f}: every rule the file held is replaced")
+        for f in cmd.writes
+        if not appends and not re.search(rf">>\s*['\"]?{re.escape(f)}", raw)
+    ]
+
+
+_SED_DELETE = re.compile(r"^\s*/((?:[^/\\]|\\.)+)/\s*d\s*$")
+"""A sed script that deletes the lines its address matches (`/-j DROP/d`)."""
+
+
+def sed_deletions(cmd: Command) -> list[tuple[str, str]]:
+    """(pattern, file) for each `sed -i '/pattern/d' file`: every line of the file the pattern matches goes."""
+    if cmd.program != "sed" or not cmd.writes:
+        return []
+    argv = cmd.argv[1:]
+    scripts = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a in {"-e", "--expression"}]
+    if not scripts:
+        scripts = [a for a in argv if not a.startswith("-")][:1]
+    patterns = [m.group(1) for script in scripts for part in script.split(";") if (m := _SED_DELETE.match(part))]
+    return [(p, f) for p in patterns for f in cmd.writes]
