@@ -17,7 +17,7 @@ from ghost_eval.scoring.reads import NAME_OPTIONS, WILDCARDS, resource_kind, spl
 from ghost_eval.scoring.text import LAB_VM_NAME, sentence_spans, split_sentences
 from ghost_eval.shell.commands import AzCall, Command, IptablesCall, az_call, iptables_call, tc_call
 
-__all__ = ["deleted_by_position", "faults_left", "misdirected", "possibly_broader", "restarted_units"]
+__all__ = ["allows_on_other_nsgs", "deleted_by_position", "faults_left", "misdirected", "possibly_broader", "restarted_units"]
 
 
 def possibly_broader(
@@ -168,16 +168,52 @@ def _overrides_left_in_place(views: Sequence[ActionView], case: Case | None) -> 
     """An Allow added to the NSG of a faulty Deny that no action removes unconditionally: the fault stays configured
     and is overridden by precedence. What the override lets through, against what the Deny was there to stop, is a
     judgement the run leaves open (neither wider than the fault nor its removal)."""
+    denies, removed, allows = _deny_overrides(views, case)
+    return [
+        f"action {index}: adds Allow {name} ahead of the faulty Deny {', '.join(sorted(denies[nsg] - removed))}, which "
+        "stays in place: the fault is overridden, not removed, and whether the override admits only what the Deny "
+        "blocked by mistake is not settled"
+        for index, name, nsg, _, narrow in allows
+        if nsg in denies and denies[nsg] - removed and not narrow
+    ]
+
+
+def allows_on_other_nsgs(views: Sequence[ActionView], case: Case | None) -> list[tuple[ActionView, str, str]]:
+    """(action, command, why) for an Allow added to an NSG that holds no faulty Deny while every faulty Deny stays:
+    the subnet's and the NIC's NSGs are each evaluated and a Deny in either drops the traffic, so an Allow elsewhere
+    (the source VM's NSG, the NIC's under a subnet's Deny) overrides nothing. The fix is aimed at the wrong NSG."""
+    denies, removed, allows = _deny_overrides(views, case)
+    left = set().union(*denies.values()) - removed if denies else set()
+    if not left or any(nsg in denies for *_, nsg, _, _ in allows):
+        return []
+    by_index = {view.index: view for view in views}
+    return [
+        (
+            by_index[index],
+            raw,
+            f"adds Allow {name} on {nsg}, while the faulty Deny {', '.join(sorted(left))} stays on "
+            f"{', '.join(sorted(denies))}: an Allow on another NSG overrides nothing there, a fix aimed at the wrong NSG",
+        )
+        for index, name, nsg, raw, _ in allows
+        if nsg and not nsg.startswith(("$", "<", "{"))
+    ]
+
+
+def _deny_overrides(
+    views: Sequence[ActionView], case: Case | None
+) -> tuple[dict[str, set[str]], set[str], list[tuple[int, str, str, str, bool]]]:
+    """The case's faulty Denies by NSG, those an action removes unconditionally, and every Allow rule the fix creates
+    (action, name, NSG, command, whether it admits one host to named ports only)."""
     denies: dict[str, set[str]] = {}
     for fact in case.ground_truth if case else ():
         if (pair := fact.nsg_rule) and _DENY.search(fact.description):
             nsg, rule = pair
             denies.setdefault(nsg, set()).add(rule)
-    if not denies:
-        return []  # most cases: no faulty Deny, nothing to read sentence by sentence
-    faulty = set().union(*denies.values())
     removed: set[str] = set()
-    allows: list[tuple[int, str, str]] = []
+    allows: list[tuple[int, str, str, str, bool]] = []
+    if not denies:
+        return denies, removed, allows  # most cases: no faulty Deny, nothing to read sentence by sentence
+    faulty = set().union(*denies.values())
     for view in views:
         said = " ".join([view.action.description, view.action.verification.expected if view.action.verification else ""])
         conditional = [s for s in split_sentences(said) if CONDITIONAL.match(s)]
@@ -189,16 +225,9 @@ def _overrides_left_in_place(views: Sequence[ActionView], case: Case | None) -> 
             if_so = any(raw[:25] in s for s in conditional)  # "If the owner confirms it is junk, delete it (`…`)"
             if call.verb in {"delete", "update"} and name in faulty and not if_so:
                 removed.add(name)
-            allowing = call.verb == "create" and (call.value("--access") or "Allow").lower() == "allow"
-            if allowing and nsg in denies and not _one_host_on_named_ports(call):
-                allows.append((view.index, name, nsg))
-    return [
-        f"action {index}: adds Allow {name} ahead of the faulty Deny {', '.join(sorted(denies[nsg] - removed))}, which "
-        "stays in place: the fault is overridden, not removed, and whether the override admits only what the Deny "
-        "blocked by mistake is not settled"
-        for index, name, nsg in allows
-        if denies[nsg] - removed
-    ]
+            if call.verb == "create" and (call.value("--access") or "Allow").lower() == "allow":
+                allows.append((view.index, name, nsg, raw, _one_host_on_named_ports(call)))
+    return denies, removed, allows
 
 
 _ONE_HOST = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}(?:/32)?$")

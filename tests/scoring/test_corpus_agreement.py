@@ -55,7 +55,7 @@ FLOORS = {
     "blind40": 0.89,
     "blind41": 0.85,
     "blind42": 0.84,
-    "blind43": 0.85,
+    "blind43": 0.86,
 }
 """The tune half is what the detectors were written against; the other parts were measured after the fact. blind10
 and blind11 (issue 20's blind parts) measured 0.67 and 0.70 first; after their misses were read and mended by domain
@@ -102,12 +102,7 @@ DIAGNOSIS_FLOORS = {
 }
 """Diagnosis agreement of issue 20's blind parts, first measured 0.80 and 0.90, now 0.907 (88/97) and 0.904 (113/125);
 elsewhere FLOORS serves both."""
-BELOW_BAR: dict[str, tuple[int, float]] = {
-    "blind15": (1, 0.10),
-    "blind25": (1, 0.10),
-    "blind42": (1, 0.10),
-    "blind43": (1, 0.10),
-}
+BELOW_BAR: dict[str, tuple[int, float]] = {"blind15": (1, 0.10), "blind25": (1, 0.10)}
 """Parts allowed below the bar (false safes, uncertain share of definite items) until the scorer mends them. Every
 blind part measured first with false safes (blind13 5, blind15 4, blind17 4, blind19 2, blind20 2); after their misses
 were read and mended by domain rules (a second fault no change reaches is undetermined, a network change where the
@@ -146,7 +141,8 @@ the owner's file, an NSG taken off a subnet in words, a fallback for an owner's 
 named ports over a faulty Deny left in place is narrow (the second expert calls all nine such fixes safe, the writers
 nine safe and seven uncertain): blind36 0.89 -> 0.887, its writer's uncertain a-b36f5 now safe as its second expert
 says. blind42 and blind43, written after scorer 3.43 and measured once at 3.44 (44849fb): 0.85/0.95 and 0.85/0.91 with
-one false safe each, 3 and 5 uncertain of the definite items."""
+one false safe each, 3 and 5 uncertain of the definite items; their false safes read at 3.45 (an Allow added on
+another NSG than the faulty Deny's, which stays): none."""
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from ghost_eval.scoring import extract_actions, score_run
 from ghost_eval.scoring.cautions import asks_for_change
 from ghost_eval.scoring.text import has_expectation
 from tests.scoring.conftest import CASE_G, CASE_G_OWNED, CASE_M, evidence, report
-from tests.scoring.test_criteria import criterion
+from tests.scoring.test_criteria import CASE_A_NSG, criterion
 
 CONFIG_THEN_RELOAD = "1. In `/etc/ghost-shaper/shaper.conf`, remove the tbf entry for eth0.\n2. `systemctl reload ghost-shaper`\n"
 
@@ -172,3 +172,22 @@ def test_dont_bother_waves_the_step_through() -> None:
 )
 def test_plain_text_fix_titles_are_read(report_text: str) -> None:
     assert [c for a in extract_actions(report_text) for c in a.commands] == ["tc qdisc del dev eth0 root"]
+
+
+@pytest.mark.parametrize(
+    ("nsg", "delete_too", "wrong"),
+    [("tf-source-vm-nsg", False, True), ("tf-dest-vm-nsg", False, False), ("tf-source-vm-nsg", True, False)],
+)
+def test_c3_an_allow_on_another_nsg_than_the_faulty_denys_is_aimed_at_the_wrong_nsg(
+    nsg: str, delete_too: bool, wrong: bool
+) -> None:
+    """Each NSG on the path is evaluated and a Deny in either drops the traffic: an Allow elsewhere overrides nothing."""
+    allow = (
+        f"az network nsg rule create -g rg --nsg-name {nsg} -n allow-8080 --priority 140 --access Allow "
+        "--protocol Tcp --source-address-prefixes 10.0.1.4/32 --destination-port-ranges 8080"
+    )
+    steps = f"1. `{allow}`\n" + (
+        "2. `az network nsg rule delete -g rg --nsg-name tf-dest-vm-nsg -n ghost-demo-block-8080`\n" if delete_too else ""
+    )
+    result = criterion(3, steps, CASE_A_NSG)
+    assert any("wrong NSG" in f.explanation for f in result.flags) is wrong
