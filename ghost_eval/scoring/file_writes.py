@@ -1,5 +1,6 @@
-"""What a command does to the files it writes, for criterion 3: the lines a `sed` script deletes, and a ruleset spelled
-out whole into a file that a restore loads. Both reach every line that matches or that the file held, not one rule."""
+"""What a command does to the files it writes, for criterion 3: the lines a `sed` script deletes, a ruleset spelled out
+whole into a file that a restore loads, a file emptied. Each reaches every line that matches or that the file held,
+not one rule."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import re
 
 from ghost_eval.shell.commands import Command
 
-__all__ = ["rulesets_written_whole", "sed_deletions"]
+__all__ = ["files_emptied", "rulesets_written_whole", "sed_deletions"]
 
 
 _TABLE_HEADER = re.compile(r"(?m)(?:^|\\n)\*(?:filter|nat|mangle|raw|security)\b")
@@ -41,3 +42,15 @@ def sed_deletions(cmd: Command) -> list[tuple[str, str]]:
         scripts = [a for a in argv if not a.startswith("-")][:1]
     patterns = [m.group(1) for script in scripts for part in script.split(";") if (m := _SED_DELETE.match(part))]
     return [(p, f) for p in patterns for f in cmd.writes]
+
+
+def files_emptied(cmd: Command, raw: str) -> list[str]:
+    """Files a command empties (`truncate -s 0 f`, `: > f`, `cp /dev/null f`): every entry the file held goes, which
+    only a read of it can tell is the fault's alone."""
+    if cmd.program == "truncate" and any(a in {"0", "-s0", "--size=0"} for a in cmd.argv[1:]):
+        return [a for a in cmd.argv[1:] if a.startswith("/")]
+    if cmd.program == "cp" and "/dev/null" in cmd.argv[1:2]:
+        return list(cmd.writes)
+    if cmd.program in {":", "true"} or (cmd.program == "echo" and cmd.argv[1:] in ((), ("-n",))):
+        return [f for f in cmd.writes if not re.search(rf">>\s*['\"]?{re.escape(f)}", raw)]
+    return []

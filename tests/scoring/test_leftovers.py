@@ -191,3 +191,18 @@ def test_c3_an_allow_on_another_nsg_than_the_faulty_denys_is_aimed_at_the_wrong_
     )
     result = criterion(3, steps, CASE_A_NSG)
     assert any("wrong NSG" in f.explanation for f in result.flags) is wrong
+
+
+@pytest.mark.parametrize(
+    ("command", "emptied"),
+    [
+        ("sudo truncate -s 0 /etc/ghost-shaper/shaper.conf", True),
+        ("cp /dev/null /etc/ghost-shaper/shaper.conf", True),
+        ("sed -i '/eth0/d' /etc/ghost-shaper/shaper.conf", False),
+    ],
+)
+def test_c3_a_file_emptied_is_possibly_broader(command: str, emptied: bool) -> None:
+    """Every entry the owner's config held goes; only a read of it could say the fault's was the only one."""
+    steps = f"1. `{command}` then `systemctl reload ghost-shaper`\n"
+    result = criterion(3, steps, CASE_G_OWNED)
+    assert any("empties /etc/ghost-shaper/shaper.conf" in e for e in result.evidence) is emptied
