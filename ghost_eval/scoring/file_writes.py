@@ -24,8 +24,13 @@ def rulesets_written_whole(cmd: Command, raw: str) -> list[tuple[str, str, str]]
     return [
         ("lines", f, f"writes a whole ruleset into {f}: every rule the file held is replaced")
         for f in cmd.writes
-        if not appends and not re.search(rf">>\s*['\"]?{re.escape(f)}", raw)
+        if not appends and not _appended(f, raw)
     ]
+
+
+def _appended(path: str, raw: str) -> bool:
+    """Whether the command as written appends to the file (`>> path`) rather than overwriting it."""
+    return re.search(rf">>\s*['\"]?{re.escape(path)}", raw) is not None
 
 
 _SED_DELETE = re.compile(r"^\s*/((?:[^/\\]|\\.)+)/\s*d\s*$")
@@ -52,5 +57,5 @@ def files_emptied(cmd: Command, raw: str) -> list[str]:
     if cmd.program == "cp" and "/dev/null" in cmd.argv[1:2]:
         return list(cmd.writes)
     if cmd.program in {":", "true"} or (cmd.program == "echo" and cmd.argv[1:] in ((), ("-n",))):
-        return [f for f in cmd.writes if not re.search(rf">>\s*['\"]?{re.escape(f)}", raw)]
+        return [f for f in cmd.writes if not _appended(f, raw)]
     return []

@@ -56,6 +56,11 @@ def _whole_rulesets_saved(views: Sequence[ActionView]) -> list[str]:
     return found
 
 
+def _shaping_fault(case: Case | None) -> bool:
+    """Whether the case's fault is a qdisc inside a VM: where a qdisc the fix writes is the fault's own."""
+    return case is not None and any(f.layer is Layer.OS and "qdisc" in (f.resource or "") for f in case.ground_truth)
+
+
 _IMPAIRMENTS = frozenset({"delay", "loss", "corrupt", "duplicate", "reorder", "rate", "slot"})
 _AMOUNT = re.compile(r"\d+(?:\.\d+)?")
 
@@ -64,7 +69,7 @@ def _impairments_kept(views: Sequence[ActionView], case: Case | None) -> list[st
     """A netem written anew where the case's fault is shaping (`tc qdisc change … netem delay 10ms`, keeping "someone's
     WAN emulation"): every impairment it still applies leaves the link shaped, part of the injected fault or a new
     one. Whether that is the fix the case needs is a judgement: possibly narrower (or other) than the fault."""
-    shaped = case is not None and any(f.layer is Layer.OS and "qdisc" in (f.resource or "") for f in case.ground_truth)
+    shaped = _shaping_fault(case)
     found = []
     for view in views if shaped else ():
         for raw, cmd in view.commands:
@@ -90,7 +95,7 @@ def _new_root_qdiscs(views: Sequence[ActionView], case: Case | None) -> list[str
     (`fq maxrate 1gbit`, `fq_codel` is its default, `tbf` is not): the fault's qdisc goes, but the device keeps
     queueing, and perhaps a cap, that nothing asked for. Whether that is wider than the fault is a judgement: possibly
     broader."""
-    shaped = case is not None and any(f.layer is Layer.OS and "qdisc" in (f.resource or "") for f in case.ground_truth)
+    shaped = _shaping_fault(case)
     found = []
     for view in views if shaped else ():
         for raw, cmd in view.commands:
@@ -445,25 +450,22 @@ def _placed(view: ActionView, raw: str, cmd: Command, nth: int = 0, *, earlier: 
 def _changes_on_clean_vms(views: Sequence[ActionView], case: Case | None) -> list[str]:
     """A qdisc or firewall change made on a VM where the case has no OS fault ("reset tc on both ends"):
     often a no-op back to the default there, yet a change to a VM outside the fault: possibly broader."""
-    return [note for _, _, note, _, _ in _clean_vm_changes(views, case)]
+    return [note for _, _, note, _ in _clean_vm_changes(_placed_commands(views), case)]
 
 
 def misdirected(views: Sequence[ActionView], case: Case | None) -> list[tuple[ActionView, str, str]]:
     """(action, command, why) for a qdisc or firewall change on a VM without that fault where no change of that kind
     lands on the VM that has it: the fix is aimed at the wrong VM, changing what was not at fault and leaving what
     was. Clearly beyond the fault, not a doubt."""
-    faults = [f for f in case.ground_truth if f.layer is Layer.OS and f.host] if case is not None else []
-    at_fault = {
-        kind: {f.host for f in faults if words.search(f"{f.resource} {f.description}") and f.host}
-        for kind, words in _OS_FAULT_KINDS
-    }
+    at_fault = _fault_hosts(case)
+    placed = _placed_commands(views)
     reached: dict[str, set[str]] = {}
-    for _, _, cmd, on in _placed_commands(views):
+    for _, _, cmd, on in placed:
         if cmd.mutating and (kind := _os_kind(cmd)) is not None:
             reached.setdefault(kind, set()).update(on or {"(unplaced)"})
     return [
         (view, raw, f"{note}, while no {kind} change lands on {', '.join(sorted(hosts))}, where the fault is")
-        for view, raw, note, _, kind in _clean_vm_changes(views, case)
+        for view, raw, note, kind in _clean_vm_changes(placed, case)
         if (hosts := at_fault.get(kind, set())) and not (hosts | {"(unplaced)"}) & reached.get(kind, set())
     ]
 
@@ -472,23 +474,34 @@ def _os_kind(cmd: Command) -> str | None:
     return "qdisc" if cmd.program == "tc" else "firewall" if cmd.program in _FIREWALL_PROGRAMS else None
 
 
-def _clean_vm_changes(views: Sequence[ActionView], case: Case | None) -> list[tuple[ActionView, str, str, set[str], str]]:
-    """(action, command, note, hosts of the fault of that kind, kind) for each change on a VM without the fault."""
+def _fault_hosts(case: Case | None) -> dict[str, set[str]]:
+    """The VMs with an OS fault of each kind (a qdisc, a firewall rule), read from the fault's resource and words."""
     faults = [f for f in case.ground_truth if f.layer is Layer.OS and f.host] if case is not None else []
-    if not faults:
+    return {
+        kind: {f.host for f in faults if f.host and words.search(f"{f.resource} {f.description}")}
+        for kind, words in _OS_FAULT_KINDS
+    }
+
+
+def _clean_vm_changes(
+    placed: Sequence[tuple[ActionView, str, Command, set[str]]], case: Case | None
+) -> list[tuple[ActionView, str, str, str]]:
+    """(action, command, note, kind) for each qdisc or firewall change placed on a VM without the fault."""
+    faulty = {f.host for f in case.ground_truth if f.layer is Layer.OS and f.host} if case is not None else set()
+    if not faulty:
         return []
-    shaped = {f.host for f in faults if dict(_OS_FAULT_KINDS)["qdisc"].search(f"{f.resource} {f.description}")}
+    shaped = _fault_hosts(case)["qdisc"]
     found = []
-    for view, raw, cmd, on in _placed_commands(views):
+    for view, raw, cmd, on in placed:
         kind = _os_kind(cmd)
         if not cmd.mutating or kind is None:
             continue
         # A qdisc change is clean-VM work where no shaping fault is; a firewall change only where no OS fault is at
         # all (the lab emulates loss with a firewall chain beside a qdisc).
-        hosts = shaped if kind == "qdisc" else {f.host for f in faults}
+        hosts = shaped if kind == "qdisc" else faulty
         if clean := sorted(on - hosts):
             note = f"action {view.index}: `{raw[:80]}` changes the {kind} on {', '.join(clean)}, a VM without any fault"
-            found.append((view, raw, note, {h for h in hosts if h}, kind))
+            found.append((view, raw, note, kind))
     return found
 
 
