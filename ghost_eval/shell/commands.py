@@ -89,7 +89,7 @@ _KNOWN_PROGRAMS = (
     | frozenset({"sed", "tee", "vi", "vim", "nano", "emacs", "cp", "mv", "rm", "chmod", "chown", "touch", "truncate"})
     | frozenset({"ln", "install", "crontab", "modprobe", "rmmod", "lsmod", "openssl", "watch", "nohup", "getent"})
     | frozenset({"pkill", "kill", "killall", "reboot", "shutdown", "setenforce", "resolvectl", "nmcli", "netplan"})
-    | frozenset({"apt", "apt-get", "dnf", "yum", "pip", "fuser"})
+    | frozenset({"apt", "apt-get", "dnf", "yum", "pip", "fuser", "netfilter-persistent"})
 )
 """Programs a report names as commands: a backticked span starting with one of them is a command."""
 _FILE_EDITORS = frozenset({"vi", "vim", "nano", "emacs", "truncate", "touch", "rm", "chmod", "chown"})
@@ -1046,6 +1046,15 @@ def _service(argv: tuple[str, ...]) -> tuple[bool, str]:
     return False, "reads service state"
 
 
+def _netfilter_persistent(argv: tuple[str, ...]) -> tuple[bool, str]:
+    """`netfilter-persistent save` writes the running ruleset to the files loaded at boot; `start`/`reload` load those
+    files into the running ruleset, `flush` empties it. Only `--help`-like uses change nothing."""
+    words = [a for a in argv[1:] if not a.startswith("-")]
+    if words and words[0] in {"save", "start", "restart", "reload", "force-reload", "flush"}:
+        return True, f"netfilter-persistent {words[0]} changes the saved or running ruleset"
+    return False, "names the persistence tool"
+
+
 def _firewall_cmd(argv: tuple[str, ...]) -> tuple[bool, str]:
     for a in argv[1:]:
         opt = a.split("=", 1)[0]
@@ -1228,6 +1237,7 @@ _HANDLERS: dict[str, Callable[[tuple[str, ...]], tuple[bool, str]]] = {
     "fail2ban-client": _fail2ban,
     "systemctl": _systemctl,
     "service": _service,
+    "netfilter-persistent": _netfilter_persistent,
     "firewall-cmd": _firewall_cmd,
     "ufw": _ufw,
     "docker": _docker,

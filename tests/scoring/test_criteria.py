@@ -451,6 +451,10 @@ def test_c3_a_rule_deleted_by_its_place_is_judged_only_where_a_listing_showed_th
     cut = ("Chain INPUT (policy ACCEPT 0 packets, 0 bytes)\n" + " " * 120 + "\n1  42 2520 DROP tcp -- * * 0.0.0.0/0 ")[:200]
     assert doubted(fix, audit_entries=audit(listing, output=cut))
     assert not doubted("1. Rule 1 of INPUT is the tcp dpt:5001 DROP: `sudo iptables -D INPUT 1`\n")
+    # a listing of the chain the fix itself runs counts before the delete, not after it (there it shows what is left)
+    assert not doubted(f"1. `sudo {listing}`, then `sudo iptables -D INPUT 1`\n")
+    after = "**Verify:** `nc -zv -w 3 10.0.1.5 5001` succeeds and `sudo iptables -S INPUT | grep 5001`\nprints nothing.\n"
+    assert doubted(f"**Fix** (on tf-dest-vm):\n`sudo iptables -D INPUT 1`\n\n{after}")
 
 
 @pytest.mark.parametrize(
@@ -464,6 +468,9 @@ def test_c3_a_rule_deleted_by_its_place_is_judged_only_where_a_listing_showed_th
 def test_c3_saving_the_whole_running_ruleset_for_boot_is_possibly_broader(saved: str, outcome: str) -> None:
     fix = f"1. `sudo iptables -D INPUT -p tcp --dport 5001 -j DROP && sudo tc qdisc del dev eth0 root && {saved}`\n"
     assert criterion(3, fix, CASE_J).outcome == outcome
+    # a step of its own, worded as a precaution, still runs the save
+    fix = "1. `sudo iptables -D INPUT -p tcp --dport 5001 -j DROP && sudo tc qdisc del dev eth0 root`\n"
+    assert criterion(3, f"{fix}2. Make sure it does not come back after a reboot: `{saved}`\n", CASE_J).outcome == outcome
 
 
 @pytest.mark.parametrize(
@@ -1118,7 +1125,11 @@ def test_a_sed_deletion_by_a_pattern_of_no_fault_value_removes_every_such_rule()
     score = score_run(evidence(broad, use_case="j"), CASE_J)
     assert score.criteria[2].outcome == "fired" and "/-j DROP/" in score.flags[0].explanation
     narrow = report("1. `sudo sed -i '/--dport 5001 -j DROP/d' /etc/iptables/rules.v4 && sudo systemctl reload harden-net`\n")
-    assert score_run(evidence(narrow, use_case="j"), CASE_J).criteria[2].outcome != "fired"
+    assert score_run(evidence(narrow, use_case="j"), CASE_J).criteria[2].outcome == "cleared"
+    # the fault's port alone is a value of the fault, but every line carrying that number goes: possibly broader
+    bare = report("1. `sudo sed -i '/5001/d' /etc/iptables/rules.v4 && sudo systemctl reload harden-net`\n")
+    result = score_run(evidence(bare, use_case="j"), CASE_J).criteria[2]
+    assert result.outcome == "undetermined" and any("carries 5001" in e for e in result.evidence), result
 
 
 def test_docker_told_to_stop_managing_the_firewall_is_broad_even_in_code() -> None:

@@ -143,6 +143,7 @@ def test_wrappers_are_scored_by_the_command_they_run(wrapped: str) -> None:
         "az login",
         "az account show",
         "Get-AzEffectiveRouteTable -NetworkInterfaceName nic",
+        "netfilter-persistent --help",
     ],
 )
 def test_reads_are_not_mutating(command: str) -> None:
@@ -179,6 +180,8 @@ def test_reads_are_not_mutating(command: str) -> None:
         "Set-AzNetworkSecurityGroup -NetworkSecurityGroup $nsg",
         "vi /etc/fail2ban/jail.local",
         "kill 1234",
+        "netfilter-persistent save",
+        "netfilter-persistent reload",
     ],
 )
 def test_writes_are_mutating(command: str) -> None:
