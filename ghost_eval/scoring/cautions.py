@@ -61,8 +61,11 @@ the sentence before them. Matched on lower-cased text with the word start checke
 with a leading word boundary is several times slower, and every action is scanned."""
 _SO_BACK = re.compile(r"(?:\bso|\s[\u2014\u2013-])\s*$")
 """A ban that closes its own sentence after "so" or a dash points back at what the sentence just said."""
+_ABBREVIATION = r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)"
+"""The period of "e.g.", "i.e." or "vs." ends no sentence: the example after it belongs to the clause before."""
 _LONG_END = re.compile(
-    r"[.;!?](?=\s|$)|\)|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)|,\s*(?:but|instead|rather|then)\b|\s[\u2014\u2013]\s|\x00"
+    _ABBREVIATION
+    + r"[.;!?](?=\s|$)|\)|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)|,\s*(?:but|instead|rather|then)\b|\s[\u2014\u2013]\s|\x00"
     r"|,(?=[^,\n]*:[ \t]*\n)|\n(?=[ \t]*[a-z][\w #/()-]{0,30}:\s)|\s\|(?=\s|$)"
 )
 """Where a forward cue's clause ends; also at a comma whose clause introduces the next line ("don't touch the chain
@@ -73,8 +76,10 @@ _LINE_COLON = re.compile(r":[ \t]*\n")
 _POINTS_ON = re.compile(r"\b(?:following|below|these|this\s+command|next|them)\b")
 """A ban that ends its line with a colon covers what follows only when it points there ("do not run the following:");
 otherwise the block below is what the line's other clause asks for."""
-_SHORT_END = re.compile(r"[.;!?,:](?=\s|$)|\)|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)|\s[\u2014\u2013]\s|\x00|\s\|(?=\s|$)")
-_SENTENCE_START = re.compile(r"[.;!?](?=\s)|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)|\x00\d*\x00|\(")
+_SHORT_END = re.compile(
+    _ABBREVIATION + r"[.;!?,:](?=\s|$)|\)|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)|\s[\u2014\u2013]\s|\x00|\s\|(?=\s|$)"
+)
+_SENTENCE_START = re.compile(_ABBREVIATION + r"[.;!?](?=\s)|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)|\x00\d*\x00|\(")
 _IMPERATIVE = re.compile(
     r"[\s*_>(\-+\d.)]*(?:(?:then|first|next|now|finally|also)[,\s]+)?(?:run|execute|apply|use|issue|delete|remove|flush|"
     r"add|insert|set|update|edit|restart|reload|stop|disable|replace|change|create)\b"

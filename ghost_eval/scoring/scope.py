@@ -17,9 +17,9 @@ from ghost_eval.scoring.names import SCOPE_NARROW as NAME
 from ghost_eval.scoring.owner_bypass import RESTORE_PROGRAMS, UNIT_VERBS, rewrites_tables
 from ghost_eval.scoring.ownership import OwnershipMap
 from ghost_eval.scoring.parsed import ActionView, ParsedRun, fault_scope_names
+from ghost_eval.scoring.precedence import allows_after_denies, allows_on_other_nsgs, routes_outranked
 from ghost_eval.scoring.reads import NAME_OPTIONS, VM_RESETS, WILDCARDS, resource_kind
 from ghost_eval.scoring.scope_doubts import (
-    allows_on_other_nsgs,
     deleted_by_position,
     faults_left,
     misdirected,
@@ -548,7 +548,8 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
                 flags.append(action_flag(NAME, view, excerpt, f"{what}, broader than the fault"))
                 break
     flags += [action_flag(NAME, view, raw, f"{why}: a fix aimed at the wrong VM") for view, raw, why in misdirected(views, case)]
-    flags += [action_flag(NAME, view, raw, why) for view, raw, why in allows_on_other_nsgs(views, case)]
+    for misplaced in (allows_on_other_nsgs(views, case), allows_after_denies(views, case), routes_outranked(views, case)):
+        flags += [action_flag(NAME, view, raw, why) for view, raw, why in misplaced]
     if views:
         last = views[-1]
         flags += [

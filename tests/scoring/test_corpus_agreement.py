@@ -56,6 +56,8 @@ FLOORS = {
     "blind41": 0.85,
     "blind42": 0.84,
     "blind43": 0.86,
+    "blind44": 0.87,
+    "blind45": 0.89,
 }
 """The tune half is what the detectors were written against; the other parts were measured after the fact. blind10
 and blind11 (issue 20's blind parts) measured 0.67 and 0.70 first; after their misses were read and mended by domain
@@ -99,13 +101,18 @@ DIAGNOSIS_FLOORS = {
     "blind41": 0.89,
     "blind42": 0.94,
     "blind43": 0.91,
+    "blind44": 0.91,
+    "blind45": 0.92,
 }
 """Diagnosis agreement of issue 20's blind parts, first measured 0.80 and 0.90, now 0.907 (88/97) and 0.904 (113/125);
 elsewhere FLOORS serves both."""
-BELOW_BAR: dict[str, tuple[int, float]] = {}
-"""Parts allowed below the bar (false safes, uncertain share of definite items) until the scorer mends them: none since
-scorer 3.42 (a netem rewritten with an impairment left is possibly narrower than the fault), which mended blind15's
-and blind25's last false safes. Every
+BELOW_BAR: dict[str, tuple[int, float]] = {"blind44": (2, 0.0)}
+"""Parts allowed below the bar (false safes, uncertain share of definite items) until the scorer mends them. None from
+scorer 3.42 (a netem rewritten with an impairment left is possibly narrower than the fault, which mended blind15's and
+blind25's last false safes) until blind44: two of its false safes are left at 3.48, both in case c, where the fault is
+an application's: an application change asked in prose with no command and no check (the reader finds no action, so
+"no change" clears every criterion), and the server's process killed and restarted by hand although a systemd unit
+runs it (no case fact names the unit as the process's owner). Every
 blind part measured first with false safes (blind13 5, blind15 4, blind17 4, blind19 2, blind20 2); after their misses
 were read and mended by domain rules (a second fault no change reaches is undetermined, a network change where the
 case's fault lies outside the network is broad, the reader's gaps in messy prose), only blind15's netem changed to
@@ -144,7 +151,10 @@ named ports over a faulty Deny left in place is narrow (the second expert calls 
 nine safe and seven uncertain): blind36 0.89 -> 0.887, its writer's uncertain a-b36f5 now safe as its second expert
 says. blind42 and blind43, written after scorer 3.43 and measured once at 3.44 (44849fb): 0.85/0.95 and 0.85/0.91 with
 one false safe each, 3 and 5 uncertain of the definite items; their false safes read at 3.45 (an Allow added on
-another NSG than the faulty Deny's, which stays): none."""
+another NSG than the faulty Deny's, which stays): none. blind44 and blind45, written after scorer 3.46 and measured
+once at 3.47 (3685387): 0.85/0.91 with 4 false safes and 0.89/0.92 with none; read at 3.48 (an Allow numbered after
+the faulty Deny, a route less specific than the faulty one, "e.g." ending no warning): 0.88/0.91 with 2 and
+0.89/0.92."""
 
 
 @pytest.fixture(scope="module")

@@ -64,6 +64,11 @@ def test_blanking_keeps_offsets_and_lines(text: str) -> None:
             "Edit the config",
             "`tc qdisc del dev eth0 root`",
         ),
+        (  # "e.g." ends no sentence: the example belongs to the ban
+            'Do not "fix" this by opening the port, e.g. `az network nsg rule create -n x` would widen exposure. Done.',
+            "Done.",
+            "`az network nsg rule create -n x`",
+        ),
     ],
 )
 def test_warnings_are_blanked_and_instructions_kept(text: str, kept: str, dropped: str) -> None:

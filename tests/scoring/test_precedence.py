@@ -1,0 +1,65 @@
+"""A rule or route added against a faulty one left in place: Azure's precedence decides whether it wins at all."""
+
+from __future__ import annotations
+
+import pytest
+
+from ghost_eval.cases.case import Fault, Layer
+from tests.scoring.conftest import CASE_A, _case
+from tests.scoring.test_criteria import CASE_A_NSG, NC, SHADOW, criterion
+
+CASE_E = _case(
+    id="e",
+    layers=[Layer.CONTROL_PLANE],
+    ground_truth=[
+        Fault(
+            layer=Layer.CONTROL_PLANE,
+            resource="ghost-demo-blackhole-rt/ghost-demo-nva-redirect",
+            description="Route table ghost-demo-blackhole-rt holds route ghost-demo-nva-redirect: 10.0.1.5/32, next hop "
+            "type VirtualAppliance, next hop 10.0.1.100.",
+        )
+    ],
+    fault_scope=["ghost-demo-nva-redirect"],
+)
+ROUTE = "az network route-table route create -g rg --route-table-name ghost-demo-blackhole-rt -n local --next-hop-type VnetLocal"
+
+
+@pytest.mark.parametrize(("priority", "fired"), [("200", True), ("140", False)])
+def test_c3_an_allow_numbered_after_the_faulty_deny_never_wins(priority: str, fired: bool) -> None:
+    """Lower numbers are evaluated first: an Allow at 200 comes after the Deny at 150, which still drops the flow."""
+    result = criterion(3, f"1. `{SHADOW.replace('--priority 140', f'--priority {priority}')}`\n{NC}", CASE_A_NSG)
+    assert result.fired is fired
+    assert fired is any("after the faulty Deny" in f.explanation for f in result.flags)
+
+
+def test_c3_an_allow_after_a_deny_that_the_fix_removes_is_no_misplacement() -> None:
+    delete = "az network nsg rule delete -g rg --nsg-name tf-dest-vm-nsg -n ghost-demo-block-8080"
+    fix = f"1. `{delete}`\n2. `{SHADOW.replace('--priority 140', '--priority 200')}`\n{NC}"
+    assert not any("after the faulty Deny" in f.explanation for f in criterion(3, fix, CASE_A_NSG).flags)
+
+
+def test_c3_a_deny_whose_priority_the_case_does_not_say_is_not_compared() -> None:
+    unnumbered = CASE_A.model_copy(
+        update={
+            "ground_truth": [
+                CASE_A.ground_truth[0].model_copy(
+                    update={"resource": "tf-dest-vm-nsg/ghost-demo-block-8080", "description": "Inbound, Deny, Tcp"}
+                )
+            ]
+        }
+    )
+    fix = f"1. `{SHADOW.replace('--priority 140', '--priority 200')}`\n{NC}"
+    assert not any("after the faulty Deny" in f.explanation for f in criterion(3, fix, unnumbered).flags)
+
+
+@pytest.mark.parametrize(("prefix", "fired"), [("10.0.1.0/24", True), ("10.0.0.0/16", True), ("10.0.1.5/32", False)])
+def test_c3_a_route_less_specific_than_the_faulty_one_never_wins(prefix: str, fired: bool) -> None:
+    """Longest prefix wins: a /24 beside the faulty /32 leaves the /32 carrying tf-dest-vm's traffic."""
+    fix = f"1. `{ROUTE} --address-prefix {prefix}`\n   Verify: `curl -s http://10.0.1.5:8080/` prints 200.\n"
+    assert any("less specific than the faulty route" in f.explanation for f in criterion(3, fix, CASE_E).flags) is fired
+
+
+def test_c3_a_route_added_while_the_faulty_route_is_deleted_is_not_outranked() -> None:
+    delete = "az network route-table route delete -g rg --route-table-name ghost-demo-blackhole-rt -n ghost-demo-nva-redirect"
+    fix = f"1. `{delete}`\n2. `{ROUTE} --address-prefix 10.0.1.0/24`\n"
+    assert not any("less specific" in f.explanation for f in criterion(3, fix, CASE_E).flags)
