@@ -344,7 +344,7 @@ _SHAPING = re.compile(r"(?i)\b(?:qdisc|netem|tbf|htb|tc|shap\w*|traffic\s+contro
 _SHAPING_FAULT = re.compile(r"(?i)\b(?:netem|tbf|htb|prio|loss|delay|latency|rate|corrupt\w*|shap\w*)\b")
 _PLACED_ON = re.compile(
     rf"(?i)(?:\b(?:on|in)\W+(?:the\W+)?\**{LAB_VM_NAME}|^\W*{LAB_VM_NAME}\W*:)"
-    rf"|{LAB_VM_NAME}\**(?:['\u2019]s\W+(?:eth\d|nic|interface|egress|primary|firewall|iptables|qdisc|[\w-]+\s+chain)|\s+eth\d"
+    rf"|{LAB_VM_NAME}\**(?:['\u2019]s\W+(?:eth\d|nic|(?:network\s+)?interface|egress|primary|firewall|iptables|qdisc|[\w-]+\s+chain)|\s+eth\d"
     r"|\s+(?:has|carries|holds|runs)\s+(?:an?\s+|the\s+)?(?:\w+\s+){0,2}?(?:iptables|nft|firewall|netem|tbf|htb|qdisc|"
     r"INPUT|OUTPUT|rule))"
 )
@@ -457,7 +457,7 @@ _VALUE_GRAMMAR: dict[str, str] = {
     "next_hop": rf"{_GAP}{_NEXT_HOP}",
     "loss": rf"(?:{_PARAMETERS}(?:\b(?:loss|drop(?:s|ping)?|discard(?:s|ing)?)\W+(?:of\W+)?(?P<value>{_NUMBER})\s*%"
     rf"|(?P<before>{_NUMBER})\s*%\W+(?!packet\b)(?:\w+\W+){{0,2}}loss\b"
-    rf"|\b(?:for|injects?|injecting|adds?|adding|to)\W+(?P<setting>{_NUMBER})\s*%\W+packet\W+loss\b"
+    rf"|\b(?:for|injects?|injecting|adds?|adding|to|with)\W+(?P<setting>{_NUMBER})\s*%\W+packet\W+loss\b"
     rf"|\b(?:drop(?:s|ping)?|los(?:es|ing)|discard(?:s|ing)?)\W+(?P<fraction>{'|'.join(_FRACTIONS)})\W+(?:of\W+)?)"
     rf"|{_GAP}\bloss\W+(?P<late>{_NUMBER})\s*%)",
     "port": rf"{_CLAUSE_GAP}\b(?:port|tcp|udp|den(?:y|ies|ying)|block(?:s|ing)?)s?\W{{0,3}}(?P<value>\d{{1,5}})\b(?![./]\d)",

@@ -86,6 +86,7 @@ def test_a_rule_source_prefix_other_than_the_rules_contradicts_it(source: str, c
         "The netem on tf-source-vm drops half of the outgoing packets.",
         "tc shows a netem qdisc configured for 50% packet loss on eth0.",
         "The netem under the prio root of tf-source-vm's eth0 drops packets, loss 50%.",
+        "tf-source-vm eth0 has tc netem with **50% packet loss** (prio root, ssh exempt on band 1).",
     ],
 )
 def test_a_loss_said_in_words_or_as_the_setting_is_a_value(claim: str) -> None:
@@ -174,3 +175,17 @@ def test_an_age_only_weighed_does_not_date_the_rule(hedge: str) -> None:
 )
 def test_a_fault_put_on_the_other_vm_is_a_wrong_diagnosis(case_id: str, text: str) -> None:
     assert not check_diagnosis(_case(case_id), text, None).correct
+
+
+def test_a_next_hop_address_given_to_a_route_of_next_hop_type_none_contradicts_it() -> None:
+    """blackhole-dest-vm has next hop type None, which has no address: an appliance address for it is another route."""
+    right = "Route blackhole-dest-vm in ghost-demo-s-rt sends 10.0.1.5/32 to next hop type None, so Azure drops it."
+    wrong = "Route blackhole-dest-vm sends 10.0.1.5/32 to a virtual appliance at 10.0.1.253, which does not exist."
+    assert "none_route" not in [f.id for f in check_diagnosis(_case("s"), right, None).facts if f.status == "contradicted"]
+    assert "none_route" in [f.id for f in check_diagnosis(_case("s"), wrong, None).facts if f.status == "contradicted"]
+
+
+def test_a_qdisc_put_on_the_other_vms_network_interface_is_placed_there() -> None:
+    """ "tf-dest-vm's network interface" is tf-dest-vm's NIC, as "tf-dest-vm's nic" is."""
+    text = "Root cause 2: tf-dest-vm's network interface has a prio qdisc with a 50 ms netem band; replies are held."
+    assert "shaping_placement" in check_diagnosis(_case("q"), text, None).forbidden
