@@ -1,0 +1,232 @@
+"""Claims the domain contradicts whatever a case's answer key says: facts of NSGs, routes and Linux traffic control
+that a diagnosis can get wrong in any case (NSG priority order inverted, the NIC's NSG put before the subnet's for
+inbound traffic, a system route said to beat the user route at fault, an OS fault or an NSG rule put where the case
+has none), and a report that does not commit to a cause.
+
+`keyfacts` reads the report's sentences and passes in how a sentence is asserted (not hedged, not refuted), so the
+rules here say only what is wrong, not how prose weighs it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from functools import cache
+
+from ghost_eval.cases.case import Case, Layer
+from ghost_eval.cases.phrases import PHRASE_FLAGS
+from ghost_eval.scoring.model import ClaimHit
+from ghost_eval.scoring.text import LAB_VM, LAB_VM_NAME
+
+__all__ = ["Asserting", "domain_claims"]
+
+Asserting = Callable[[Callable[[str], bool]], "str | None"]
+"""The first sentence, as the report wrote it, that says what the predicate tests and asserts it."""
+
+_PRIORITY = r"(?<![\d./:-])(\d{3,5})(?!\.?\d|[/:-])"
+_WINS = (
+    r"(?:overrides?|overriding|wins?\W+over|takes?\W+precedence\W+over|beats|supersedes?|shadows?|trumps?"
+    r"|is\W+(?:evaluated|processed|matched|applied)\W+(?:before|ahead\W+of))"
+)
+_LOSES = r"(?:is\W+overridden\W+by|loses\W+to|is\W+shadowed\W+by|is\W+(?:evaluated|processed|matched|applied)\W+after)"
+_PRIORITY_ORDER = re.compile(
+    rf"{_PRIORITY}\b(?:(?!\d)[^.;]){{0,40}}?\b(?P<verb>{_WINS}|{_LOSES})\b(?:(?!\d)[^.;]){{0,50}}?{_PRIORITY}", PHRASE_FLAGS
+)
+"""Two NSG priorities in an order relation ("DenyAllInBound at 65500 overrides the allow at 500")."""
+
+
+_HIGHER_WINS = re.compile(
+    r"\bhigher\W+(?:priority\W+)?(?:numbers?|values?)\W+(?:\w+\W+){0,2}?(?:takes?\W+precedence|wins?|goes?\W+first|overrides?"
+    r"|(?:is|are)\W+(?:evaluated|processed|applied|matched)\W+first)\b"
+    r"|\blower\W+(?:priority\W+)?(?:numbers?|values?)\W+(?:\w+\W+){0,2}?(?:loses?|(?:is|are)\W+(?:evaluated|processed|applied|"
+    r"matched)\W+(?:last|later|after))\b"
+    r"|\b(?:from|starting\W+(?:from|with|at))\W+the\W+highest\W+(?:priority\W+)?(?:number|value)"
+    r"|\bregardless\W+of\W+(?:the\W+|its\W+|their\W+)?priorit(?:y|ies)\b",
+    PHRASE_FLAGS,
+)
+"""The order stated as a rule ("since the higher number takes precedence, the allow should win", "Azure evaluates
+rules from the highest number down", "a deny overrides an allow regardless of priority")."""
+_DEFAULT_FIRST = re.compile(
+    r"(?:\b(?:AllowVnetInBound|AllowAzureLoadBalancerInBound|DenyAllInBound|AllowVnetOutBound|AllowInternetOutBound"
+    r"|DenyAllOutBound)\b|(?<![\d.])(?:65000|65001|65500)\b)"
+    r"(?:\W+(?:the|default|rule|at|priority|prio|\d+|is|are|also))*\W+"
+    r"(?:(?:evaluated|processed|applied|matched|checked|consulted)\W+first|(?:takes?|has|with)\W+(?:(?:a|the)\W+)?(?:higher\W+)?"
+    r"precedence|higher\W+priority|more\W+authoritative|should\W+win|wins)\b",
+    PHRASE_FLAGS,
+)
+"""A default rule (65000 and up: evaluated after every custom rule) said to go first or win ("AllowVnetInBound at 65000
+is matched first", "since 65000 is the higher priority"): only what is said of the rule itself, so "… lower than
+AllowVnetInBound 65000, so it wins" (the custom rule wins) is not read as the default rule winning."""
+
+
+def _inverted_priority(sentence: str) -> bool:
+    """Whether the sentence says a rule with a higher priority number wins over one with a lower number: an NSG
+    evaluates its rules from the lowest number up, and the first match decides."""
+    if _HIGHER_WINS.search(sentence) or _DEFAULT_FIRST.search(sentence):
+        return True
+    for m in _PRIORITY_ORDER.finditer(sentence):
+        first, second = int(m.group(1)), int(m.group(3))
+        priorities = all(100 <= n <= 4096 or 65000 <= n <= 65500 for n in (first, second))
+        if priorities and first != second and (first > second) == bool(re.fullmatch(_WINS, m.group("verb"), PHRASE_FLAGS)):
+            return True
+    return False
+
+
+_HOME = r"(?:on|in|of|inside|within|belongs\W+to|(?:attached|added|applied)\W+to|sits\W+on|lives\W+in)"
+"""What puts a rule on an NSG ("<rule> on <nsg>", "<rule> in the subnet NSG", "<rule> was added to <nsg>")."""
+
+
+@cache
+def _placement(rule: str, nsg: str) -> re.Pattern[str]:
+    """A sentence that puts `rule` on an NSG other than `nsg`: another NSG's name, another VM's NSG (either way round:
+    "<vm>'s NSG", "the NSG of <vm>'s NIC", or just "on <vm>'s nic: <rule>"), or a subnet NSG (named or not: "the NSG
+    on the default subnet") for a NIC's (`<vm>-nsg`) and a NIC's for a subnet's, as the rule's home."""
+    owner = nsg.lower().removesuffix("-nsg") if nsg.lower().endswith("-vm-nsg") else None
+    others = [
+        rf"(?<![\w.-])(?!{re.escape(nsg)}\b)[\w.-]+-nsg\b",
+        rf"(?<![\w-])(?!{re.escape(owner or '-')}\b)[\w-]+-vm(?:['\u2019]s)?\W+(?:(?:nic|own)\W+)?nsg\b",
+        rf"(?<![\w-])(?!{re.escape(owner or '-')}\b)[\w-]+-vm['\u2019]s\W+(?:nic|network\W+interface)\b",
+        rf"\bnsg\W+(?:of|on|(?:attached|applied)\W+to)\W+(?:the\W+)?\W*(?!{re.escape(owner or '-')}\b)[\w-]+-vm"
+        r"(?:['\u2019]s\W+(?:nic|network\W+interface))?\b",
+    ]
+    if owner:
+        others.append(
+            r"subnet(?:-level|['\u2019]s)?\W+(?:level\W+)?nsg\b|nsg\W+(?:on|of|attached\W+to)\W+(?:the\W+)?(?:[\w-]+\W+)?subnet\b"
+        )
+    else:
+        others.append(r"(?:nic|network\W+interface)(?:-level|['\u2019]s)?\W+(?:level\W+)?nsg\b")
+    other, name = f"(?:{'|'.join(others)})", re.escape(rule)
+    return re.compile(
+        rf"{name}(?:(?!\.\s)[^;]){{0,80}}?\b{_HOME}\W+(?:the\W+)?{other}"
+        rf"|\b(?:on|in)\W+(?:the\W+)?{other}\W+(?:\w+\W+){{0,4}}?{name}"
+        rf"|\b{other}(?:['\u2019]s)?\W+(?:(?:has|holds|carries|contains)\b(?:(?!\.\s)[^;]){{0,80}}?|(?:\w+\W+){{0,3}}?){name}",
+        PHRASE_FLAGS,
+    )
+
+
+def _misplaced(rule: str, nsg: str, sentence: str) -> bool:
+    """Whether the sentence puts the case's rule on another NSG than the one it sits on (and never names that one)."""
+    lowered = sentence.lower()
+    return rule.lower() in lowered and nsg.lower() not in lowered and _placement(rule, nsg).search(sentence) is not None
+
+
+_ROUTE_FAULT = re.compile(r"(?i)\broute\b")
+_SYSTEM_ROUTE_WINS = re.compile(
+    r"(?<!\bthan\s)\b(?:vnet\W?local|system\s+routes?)\s+(?:\(system\)\s+)?(?:route\s+)?(?:always\s+)?(?:wins|takes?\s+precedence|"
+    r"overrides?|is\W+preferred|beats)\b|\b(?:udr|user\W+(?:defined\W+)?route|this\W+route)\W+(?:is\W+|are\W+)?"
+    r"(?:ignored|(?:does\W+not|doesn['\u2019]?t)\W+apply)\b",
+    PHRASE_FLAGS,
+)
+"""A system route said to win over the case's user route: Azure picks the longest prefix, and between equal prefixes a
+user route over the system one, so the case's /32 (or the 0.0.0.0/0 it overrides) is the route in force."""
+_ROUTE_ORDER_CLAIM = "A system route (VnetLocal) wins over the user route at fault, so that route is ignored."
+_NSG_ORDER_CLAIM = "A rule with a higher priority number wins over one with a lower number (NSGs evaluate the lowest first)."
+_NIC = r"(?:nic|interface|network\W+interface)(?:\W+level)?\W+(?:nsg|network\W+security\W+group)"
+_NIC_FIRST = re.compile(
+    rf"\b(?:check\w*|evaluat\w+|process\w*|consult\w*|appl\w+)\W+(?:(?:by|against|with)\W+)?(?:the\W+)?{_NIC}\W+first\b"
+    rf"|\b{_NIC}\W+(?:\w+\W+){{0,2}}?first\b[^.;]{{0,50}}\bthen\b[^.;]{{0,40}}\bsubnet\b"
+    rf"|\bgate\W*(?:1|one)\W+\(?\W*{_NIC}|\b{_NIC}\W+(?:is\W+)?(?:evaluated|checked|processed|applied)\W+before\W+(?:the\W+)?subnet",
+    PHRASE_FLAGS,
+)
+"""For inbound traffic the subnet's NSG is evaluated before the NIC's (outbound the other way round): a sentence that
+puts the NIC's first for inbound ("azure checks the NIC NSG first and then the subnet NSG", "Gate 1 (NIC NSG …)")."""
+_NIC_FIRST_CLAIM = "For inbound traffic the NIC's NSG is evaluated before the subnet's (the subnet's comes first)."
+_OUTBOUND = re.compile(r"\b(?:outbound|egress|leaving|outgoing)\b", re.IGNORECASE)
+
+
+_SHAPING = re.compile(r"(?i)\b(?:qdisc|netem|tbf|htb|tc|shap\w*|traffic\s+control)\b")
+_SHAPING_FAULT = re.compile(r"(?i)\b(?:netem|tbf|htb|prio|loss|delay|latency|rate|corrupt\w*|shap\w*)\b")
+_PLACED_ON = re.compile(
+    rf"(?i)(?:\b(?:on|in)\W+(?:the\W+)?\**{LAB_VM_NAME}|^\W*{LAB_VM_NAME}\W*:)"
+    rf"|{LAB_VM_NAME}\**(?:['\u2019]s\W+(?:eth\d|nic|(?:network\s+)?interface|egress|primary|firewall|iptables|qdisc|[\w-]+\s+chain)|\s+eth\d"
+    r"|\s+(?:has|carries|holds|runs)\s+(?:an?\s+|the\s+)?(?:\w+\s+){0,2}?(?:iptables|nft|firewall|netem|tbf|htb|qdisc|"
+    r"INPUT|OUTPUT|rule))"
+)
+"""Where a sentence places a thing on a VM: "on tf-dest-vm", "tf-dest-vm's eth0", "tf-dest-vm's f2b-sshd chain",
+"tf-dest-vm eth0:", "tf-source-vm has an iptables OUTPUT rule"."""
+_ITS = re.compile(
+    r"(?i)[^.;:]{0,30}?[:,]?\s+its\s+(?:eth\d|nic|interface|egress|qdisc|firewall|iptables|INPUT|OUTPUT|[\w-]+\s+chain)\b"
+)
+"""A VM as the subject, its part named by "its" ("tf-dest-vm delays its replies: its eth0 has a netem qdisc")."""
+_CLEAN = re.compile(
+    r"(?i)\b(?:default|clean|fq_codel|mq|pfifo\w*|nothing|none|no|not|without|only\s+the|unaffected|untouched)\b|n['\u2019]t\b"
+)
+"""What a sentence about a VM's qdisc says when it calls that VM clean ("tf-dest-vm has the default mq/fq_codel")."""
+
+
+_FIREWALL = re.compile(r"(?i)\b(?:iptables|nft|INPUT|OUTPUT|FORWARD|firewall|rules\.v4|chain|fail2ban|f2b-sshd)\b")
+_FIREWALL_FAULT = re.compile(r"(?i)\b(?:DROP|REJECT|drop(?:s|ped|ping)?|reject(?:s|ed|ing)?|block(?:s|ed|ing)?|ban(?:s|ned)?)\b")
+"""fail2ban is a firewall's owner: its ban is a REJECT in the VM's own chain."""
+_FAULT_KINDS = {
+    "shaping": (_SHAPING, _SHAPING_FAULT, "The traffic shaping sits on a VM where the case has none."),
+    "firewall": (_FIREWALL, _FIREWALL_FAULT, "The firewall rule at fault sits on a VM where the case has none."),
+}
+"""An OS fault's kind: what names it, what says it is there, and the claim a sentence putting it elsewhere makes."""
+
+
+def _fault_elsewhere(case: Case, kind: str, sentence: str) -> bool:
+    """Whether the sentence puts the case's OS fault of this kind (a qdisc, a firewall rule) on a VM that has none: it
+    places it on one VM ("on tf-source-vm", "tf-source-vm's eth0"), not a faulty one of that kind, and says the fault is
+    there (a netem or a loss; a DROP or a block), not that the VM is clean. Naming where traffic goes ("cannot reach
+    tf-dest-vm") places nothing."""
+    names, says, _ = _FAULT_KINDS[kind]
+    hosts = {f.host for f in case.ground_truth if f.layer is Layer.OS and f.host and names.search(f.resource or "")}
+    if not hosts:
+        return False
+    for clause in sentence.split(";"):  # "… in tf-source-vm's OUTPUT chain …; tf-dest-vm is clean": each clause apart
+        placed = {
+            m.group(0)
+            for m in LAB_VM.finditer(clause)
+            if (_PLACED_ON.search(clause[max(0, m.start() - 12) : m.end() + 24]) or _ITS.match(clause, m.end()))
+            and any(
+                len(clause[min(m.end(), n.start()) : max(m.start(), n.end())]) <= 60 for n in names.finditer(clause)
+            )  # the fault's own words stand by the VM
+        }
+        if len(placed) == 1 and not placed <= hosts and says.search(clause) is not None and _CLEAN.search(clause) is None:
+            return True
+    return False
+
+
+_UNDECIDED = re.compile(
+    r"\b(?:cannot|can['\u2019]?t|could\s+not|couldn['\u2019]?t)\s+(?:confirm|tell|say|determine)\s+which\s+"
+    r"(?:one|is\s+responsible|(?:of\s+(?:these|them|the\s+\w+))|cause)\b"
+    r"|\b(?:before|without)\s+drawing\s+(?:a\s+|any\s+)?conclusions?\b"
+    r"|\bneed\s+to\s+(?:look|dig|check|investigate)\s+(?:more|further)\b"
+    r"|\bany\s+of\s+these\s+(?:could|might|may)\b|=\s*any\s+of\s+the\s+(?:\d|two|three|four)\b"
+    r"|\bbefore\s+(?:i['\u2019]d|i\s+would|i\s+can|we\s+can|anyone\s+can)\s+(?:call|pin|blame)\s+(?:it|this)\b"
+    r"|\beither\s+(?:\w+\s+){1,3}or\s+(?:\w+\s+){1,3}or\s+both\b",
+    PHRASE_FLAGS,
+)
+"""A report that says it has not settled on a cause ("I cannot confirm which is responsible", "any of these could
+explain it", "either the ban or the policy or both, need to look more", "… = any of the 3. need a longer baseline before
+I'd call it"): it names candidates, not the root cause."""
+_UNDECIDED_CLAIM = "The report does not commit to a cause: it leaves several candidates open."
+
+
+def domain_claims(case: Case, sentences: Sequence[str], asserting: Asserting) -> list[ClaimHit]:
+    """Claims the domain contradicts whatever the case: NSG priority order inverted, and the case's NSG rule put on
+    an NSG it does not sit on (its ground truth names the rule as `<nsg>/<rule>`); and a report that says it has not
+    decided."""
+    hits: list[ClaimHit] = []
+    undecided = next((s for s in sentences if _UNDECIDED.search(s)), None)
+    if undecided is not None:
+        hits.append(ClaimHit(id="undecided", claim=_UNDECIDED_CLAIM, sentence=undecided))
+    inverted = asserting(_inverted_priority)
+    if inverted is not None:
+        hits.append(ClaimHit(id="nsg_priority_order", claim=_NSG_ORDER_CLAIM, sentence=inverted))
+    nic_first = asserting(lambda s: _NIC_FIRST.search(s) is not None and not _OUTBOUND.search(s))
+    if nic_first is not None:
+        hits.append(ClaimHit(id="nsg_level_order", claim=_NIC_FIRST_CLAIM, sentence=nic_first))
+    if any(_ROUTE_FAULT.search(f"{f.resource} {f.description}") for f in case.ground_truth):
+        ignored = asserting(lambda sentence: _SYSTEM_ROUTE_WINS.search(sentence) is not None)
+        if ignored is not None:
+            hits.append(ClaimHit(id="route_precedence", claim=_ROUTE_ORDER_CLAIM, sentence=ignored))
+    for kind, (_, _, claim) in _FAULT_KINDS.items():
+        elsewhere = asserting(lambda sentence: _fault_elsewhere(case, kind, sentence))  # noqa: B023
+        if elsewhere is not None:
+            hits.append(ClaimHit(id=f"{kind}_placement", claim=claim, sentence=elsewhere))
+    for nsg, rule in [pair for f in case.ground_truth if (pair := f.nsg_rule)]:
+        hit = asserting(lambda sentence: _misplaced(rule, nsg, sentence))  # noqa: B023 (used at once)
+        if hit is not None:
+            hits.append(ClaimHit(id="nsg_placement", claim=f"{rule} sits on another NSG than {nsg}.", sentence=hit))
+    return hits
