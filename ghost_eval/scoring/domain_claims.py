@@ -187,6 +187,32 @@ def _fault_elsewhere(case: Case, kind: str, sentence: str) -> bool:
     return False
 
 
+_INGRESS = re.compile(r"(?i)\b(?:ingress|ifb\d*)\b")
+_SHAPER = re.compile(r"(?i)\b(?:qdisc|netem|tbf|htb|ifb\d*|mirred|redirect\w*|polic\w+|shap\w*|rate\W+limit\w*)\b")
+_NOT_BEFORE = re.compile(r"(?i)\b(?:no|not|nor|without|never|nothing\W+on)\W+(?:\w+\W+){0,2}$")
+_INGRESS_CLAIM = (
+    "The shaping sits on the receive side (an ingress qdisc or redirect); the case's qdisc is the interface's root, "
+    "which shapes only what the VM sends."
+)
+
+
+def _root_shaping_only(case: Case) -> bool:
+    """Whether the case shapes traffic, always with a root qdisc (`resource` says `root`): every one the original
+    injects is `tc qdisc add dev … root`, which holds what the interface sends and nothing it receives."""
+    shaping = [f.resource or "" for f in case.ground_truth if f.layer is Layer.OS and _SHAPING.search(f.resource or "")]
+    return bool(shaping) and all(re.search(r"(?i)\broot\b", r) for r in shaping)
+
+
+def _shaped_on_ingress(sentence: str) -> bool:
+    """Whether the sentence puts shaping on a receive path: "ingress" or an ifb device within a few words of a qdisc's
+    name ("netem … on the ingress side", "an ingress qdisc", "ifb redirect"), not denied ("no ingress qdisc")."""
+    return any(
+        not _NOT_BEFORE.search(sentence[max(0, m.start() - 30) : m.start()])
+        and _SHAPER.search(sentence[max(0, m.start() - 40) : m.end() + 40]) is not None
+        for m in _INGRESS.finditer(sentence)
+    )
+
+
 _UNDECIDED = re.compile(
     r"\b(?:cannot|can['\u2019]?t|could\s+not|couldn['\u2019]?t)\s+(?:confirm|tell|say|determine)\s+which\s+"
     r"(?:one|is\s+responsible|(?:of\s+(?:these|them|the\s+\w+))|cause)\b"
@@ -194,7 +220,15 @@ _UNDECIDED = re.compile(
     r"|\bneed\s+to\s+(?:look|dig|check|investigate)\s+(?:more|further)\b"
     r"|\bany\s+of\s+these\s+(?:could|might|may)\b|=\s*any\s+of\s+the\s+(?:\d|two|three|four)\b"
     r"|\bbefore\s+(?:i['\u2019]d|i\s+would|i\s+can|we\s+can|anyone\s+can)\s+(?:call|pin|blame)\s+(?:it|this)\b"
-    r"|\beither\s+(?:\w+\s+){1,3}or\s+(?:\w+\s+){1,3}or\s+both\b",
+    r"|\beither\s+(?:\w+\s+){1,3}or\s+(?:\w+\s+){1,3}or\s+both\b"
+    r"|\b(?:either|any)\s+(?:one\s+)?(?:of\s+(?:these|those|them|the\s+\w+)\s*)?(?:\([^)]{0,40}\)\s*|,[^,.;]{0,40},\s*)?"
+    r"(?:could|might|may)\s+(?:(?:well|also|equally)\s+)?(?:be\b|explain|account|cause)"
+    r"|\bany\s+of\s+(?:these|those|them)\s*="
+    r"|\b(?:determine|say|tell|know|decide|confirm|separate|isolate)\s+which\s+(?:of\s+(?:these|them|the\s+\w+)\s+)?(?:one\s+)?"
+    r"(?:dominates|matters\s+most|is\s+(?:the\s+)?(?:primary|dominant|main|real|actual))\b"
+    r"|\b(?:treat|keep|consider)\s+(?:all|both)\s+(?:\w+\s+)?as\s+(?:candidate|possible|potential|open)\b"
+    r"|\b(?:does|do|can)\s*(?:not|n['\u2019]t)\s+(?:yet\s+)?(?:separate|distinguish|tell\s+apart)\s+(?:them|the\s+(?:two|three))\b"
+    r"|\b(?:could|might|may)\s+be\b[^.;]{1,80},\s*(?:or\s+)?(?:it\s+)?(?:could|might|may)\s+(?:also\s+)?be\b",
     PHRASE_FLAGS,
 )
 """A report that says it has not settled on a cause ("I cannot confirm which is responsible", "any of these could
@@ -225,6 +259,8 @@ def domain_claims(case: Case, sentences: Sequence[str], asserting: Asserting) ->
         elsewhere = asserting(lambda sentence: _fault_elsewhere(case, kind, sentence))  # noqa: B023
         if elsewhere is not None:
             hits.append(ClaimHit(id=f"{kind}_placement", claim=claim, sentence=elsewhere))
+    if _root_shaping_only(case) and (ingress := asserting(_shaped_on_ingress)) is not None:
+        hits.append(ClaimHit(id="shaping_direction", claim=_INGRESS_CLAIM, sentence=ingress))
     for nsg, rule in [pair for f in case.ground_truth if (pair := f.nsg_rule)]:
         hit = asserting(lambda sentence: _misplaced(rule, nsg, sentence))  # noqa: B023 (used at once)
         if hit is not None:

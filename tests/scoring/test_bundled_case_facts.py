@@ -731,6 +731,12 @@ def test_a_rule_given_another_port_contradicts_the_case() -> None:
         "Any of these could explain the remaining hang.",
         "So either the ban or the policy or both, need to look more.",
         "could also be the NSG or the app = any of the 3. need a longer baseline before I'd call it",
+        "Either could be the real cause here.",
+        "Any of them, or a combination, may be responsible.",
+        "We would need another capture to determine which of these dominates.",
+        "For now I would treat both as candidate causes.",
+        "The measurements so far do not separate them.",
+        "It could be the ban, or it could be a client-side timeout.",
     ],
 )
 def test_a_report_that_says_it_has_not_decided_names_no_root_cause(undecided: str) -> None:
@@ -742,6 +748,19 @@ def test_a_report_that_says_it_has_not_decided_names_no_root_cause(undecided: st
     assert check_diagnosis(_case("m"), named, None).correct is True
     result = check_diagnosis(_case("m"), named + undecided, None)
     assert result.correct is False and "undecided" in result.forbidden
+
+
+@pytest.mark.parametrize(
+    "committed",
+    ["Either way, unbanning the address restores access.", "Each of these can be checked with fail2ban-client status."],
+)
+def test_a_report_that_weighs_nothing_stays_decided(committed: str) -> None:
+    """ "Either" and "each" alone leave the cause settled: only candidates left open undecide a report."""
+    named = (
+        "tf-dest-vm's INPUT rule 1 sends all traffic to f2b-sshd, fail2ban's sshd jail chain, which rejects "
+        "203.0.113.47 with icmp-port-unreachable: an active ban in tf-dest-vm's own firewall. "
+    )
+    assert check_diagnosis(_case("m"), named + committed, None).correct is True
 
 
 def test_the_firewall_rule_put_on_the_other_vm_is_misplaced() -> None:

@@ -189,3 +189,29 @@ def test_a_qdisc_put_on_the_other_vms_network_interface_is_placed_there() -> Non
     """ "tf-dest-vm's network interface" is tf-dest-vm's NIC, as "tf-dest-vm's nic" is."""
     text = "Root cause 2: tf-dest-vm's network interface has a prio qdisc with a 50 ms netem band; replies are held."
     assert "shaping_placement" in check_diagnosis(_case("q"), text, None).forbidden
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "The netem sits on the ingress side of tf-source-vm's eth0, so the replies are the packets that get dropped.",
+        "Someone redirected eth0 to an ifb device whose qdisc drops 20% of what comes back.",
+    ],
+)
+def test_shaping_put_on_the_receive_side_of_a_root_qdisc_case_is_wrong(claim: str) -> None:
+    """Every qdisc the original injects is the interface's root, which holds only what the VM sends."""
+    result = check_diagnosis(_case("g"), f"{G_RIGHT} {claim}", None)
+    assert result.correct is False and result.forbidden == ["shaping_direction"]
+
+
+@pytest.mark.parametrize(
+    ("case_id", "text"),
+    [
+        ("g", f"{G_RIGHT} There is no ingress qdisc on either VM."),
+        ("g", f"{G_RIGHT} It shapes egress, not ingress."),
+        ("a", f"{A_RIGHT} The deny is applied to ingress traffic at tf-dest-vm's NIC."),
+    ],
+)
+def test_ingress_denied_or_outside_shaping_is_no_claim(case_id: str, text: str) -> None:
+    """A denied ingress qdisc agrees with the case; in a case with no shaping, "ingress" is a rule's direction."""
+    assert check_diagnosis(_case(case_id), text, None).correct is True
