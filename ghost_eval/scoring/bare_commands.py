@@ -49,11 +49,11 @@ _PREPOSITIONS = frozenset({"from", "to", "on", "against", "at", "in", "for", "of
 _SHELL_COMMENT = re.compile(r"\s#(?:\s.*)?$")
 """A shell comment ends the command (`iptables -F INPUT   # clears whatever else is there`): its words are not arguments."""
 _PURPOSE = re.compile(
-    r"\s+(?:to\s+(?:get|make|keep|avoid|ensure|be|clear|fix|stop|let|force|see|rule|move)|in\s+case|so\s+that|because"
+    r"\s+(?:to\s+(?:get|make|keep|avoid|ensure|be|clear|fix|stop|let|force|see|rule|move)|in\s+case|so\s+that|so\s+(?:we|they|you|i|it)\s|because"
     r"|since)\b.*$"
 )
-"""A purpose or condition after a command ("az vm redeploy … to get it off the current host in case the hw is bad"):
-prose that ends the command."""
+"""A purpose or condition after a command ("az vm redeploy … to get it off the current host in case the hw is bad",
+"iptables-restore < rules.v4 so we dont have to wait"): prose that ends the command."""
 _PLACE = rf"on\s+(?:{LAB_VM_NAME}|(?:the\s+)?(?:source|dest|destination|sender|receiver|client|server)(?:\s+vm)?)\s*:?\s+"
 _PLACED_STEP = re.compile(rf"\s*;\s*{_PLACE}")
 """A step of a command list told where it runs ("… ; on tf-dest-vm sudo tc qdisc del …", "… ; on source tc …"): the

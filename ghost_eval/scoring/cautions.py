@@ -59,6 +59,9 @@ they tried ("I tried `tc qdisc del …` as a test") is the investigation's exper
 clause; "I ran `…`, which now reports …" tells a check's result and stays); consequences ("would be reverted")
 the sentence before them. Matched on lower-cased text with the word start checked by hand: a case-insensitive scan
 with a leading word boundary is several times slower, and every action is scanned."""
+_PURPOSE = re.compile(r"\b(?:so|so\s+that|in\s+order\s+that)\s+(?:they|it|he|she|we|you|this|that|the\s+[\w-]+)\s+$")
+"""A negation after "so <subject>" ("so they don't get banned again", "so that it doesn't come back") states what a
+step is for, not a step to avoid."""
 _SO_BACK = re.compile(r"(?:\bso|\s[\u2014\u2013-])\s*$")
 """A ban that closes its own sentence after "so" or a dash points back at what the sentence just said."""
 _ABBREVIATION = r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)"
@@ -102,6 +105,8 @@ def blank_warnings(text: str) -> str:
     for m in _CUES.finditer(masked):
         if m.start() and masked[m.start() - 1].isalnum() and not m["sign"]:
             continue
+        if m["long"] and _PURPOSE.search(masked, max(0, m.start() - 30), m.start()):
+            continue  # "make it stick so they don't get banned again: set …" says what the step is for
         if m["consequence"] or m["back"]:
             if starts is None:
                 starts = [b.end() for b in _SENTENCE_START.finditer(masked)]

@@ -19,21 +19,24 @@ from ghost_eval.scoring.reads import NAME_OPTIONS, resource_kind, split_values
 from ghost_eval.scoring.text import split_sentences
 from ghost_eval.shell.commands import AzCall, az_call
 
-__all__ = ["allows_after_denies", "allows_on_other_nsgs", "overrides_left_in_place", "routes_outranked"]
+__all__ = ["allows_on_other_nsgs", "outranked_overrides", "overrides_left_in_place", "routes_outranked"]
 
 _DENY = re.compile(r"(?i)\bden(?:y|ies)\b")
-_PRIORITY = re.compile(r"(?i)\bpriority\s+(\d{3,4})\b")
+_ALLOW = re.compile(r"(?i)\ballow(?:s|ing)?\b")
 _ONE_HOST = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}(?:/32)?$")
+_OPPOSITE = {"allow": "deny", "deny": "allow"}
 
 
 @dataclass(frozen=True)
-class _Allow:
+class _Added:
     view: ActionView
     """The action that adds it."""
     name: str
     nsg: str
     raw: str
     """The command as the report wrote it."""
+    access: str
+    """`allow` or `deny` (`az network nsg rule create` allows where `--access` is not given)."""
     narrow: bool
     """It admits one host to named ports only."""
     priority: int | None
@@ -42,26 +45,38 @@ class _Allow:
 
 @dataclass
 class _Overrides:
-    denies: dict[str, dict[str, int | None]] = field(default_factory=dict)
-    """NSG → the case's faulty Deny rules on it → each one's priority (None where the case does not say)."""
+    faulty: dict[str, dict[str, tuple[str, int | None]]] = field(default_factory=dict)
+    """NSG → the case's faulty rules on it → each one's access and priority (None where the case states none)."""
     removed: set[str] = field(default_factory=set)
-    """Faulty Denies an action removes unconditionally."""
-    allows: list[_Allow] = field(default_factory=list)
+    """Faulty rules an action removes unconditionally."""
+    added: list[_Added] = field(default_factory=list)
 
-    def left(self, nsg: str) -> dict[str, int | None]:
-        """The faulty Denies of one NSG that stay in place."""
-        return {rule: p for rule, p in self.denies.get(nsg, {}).items() if rule not in self.removed}
+    def left(self, nsg: str, access: str = "deny") -> dict[str, int | None]:
+        """The faulty rules of one access on one NSG that stay in place."""
+        rules = self.faulty.get(nsg, {}).items()
+        return {rule: p for rule, (a, p) in rules if a == access and rule not in self.removed}
+
+    @property
+    def allows(self) -> list[_Added]:
+        return [rule for rule in self.added if rule.access == "allow"]
+
+
+def _access(description: str) -> str | None:
+    return "deny" if _DENY.search(description) else "allow" if _ALLOW.search(description) else None
 
 
 def _read(views: Sequence[ActionView], case: Case | None) -> _Overrides:
     found = _Overrides()
-    for fact in case.ground_truth if case else ():
-        if (pair := fact.nsg_rule) and _DENY.search(fact.description):
-            priority = _PRIORITY.search(fact.description)
-            found.denies.setdefault(pair[0], {})[pair[1]] = int(priority.group(1)) if priority else None
-    if not found.denies:
-        return found  # most cases: no faulty Deny, nothing to read sentence by sentence
-    faulty = {rule for rules in found.denies.values() for rule in rules}
+    if case is None:
+        return found
+    priorities = {v.resource: v.value for fact in case.key_facts for v in fact.values if v.property == "priority"}
+    for fact in case.ground_truth:
+        if (pair := fact.nsg_rule) and (access := _access(fact.description)) is not None:
+            written = priorities.get(pair[1], "")
+            found.faulty.setdefault(pair[0], {})[pair[1]] = (access, int(written) if written.isdigit() else None)
+    if not found.faulty:
+        return found  # most cases: no faulty NSG rule, nothing to read sentence by sentence
+    faulty = {rule for rules in found.faulty.values() for rule in rules}
     for view in views:
         said = " ".join([view.action.description, view.action.verification.expected if view.action.verification else ""])
         conditional = [s for s in split_sentences(said) if CONDITIONAL.match(s)]
@@ -73,10 +88,12 @@ def _read(views: Sequence[ActionView], case: Case | None) -> _Overrides:
             if_so = any(raw[:25] in s for s in conditional)  # "If the owner confirms it is junk, delete it (`…`)"
             if call.verb in {"delete", "update"} and name in faulty and not if_so:
                 found.removed.add(name)
-            if call.verb == "create" and (call.value("--access") or "Allow").lower() == "allow":
+            if call.verb == "create":
+                access = (call.value("--access") or "Allow").lower()
                 written = call.value("--priority") or ""
                 number = int(written) if written.isdigit() else None
-                found.allows.append(_Allow(view, name, nsg, raw, _one_host_on_named_ports(call), number))
+                narrow = access == "allow" and _one_host_on_named_ports(call)
+                found.added.append(_Added(view, name, nsg, raw, access, narrow, number))
     return found
 
 
@@ -92,9 +109,10 @@ def _one_host_on_named_ports(call: AzCall) -> bool:
     return bool(sources and ports) and all(_ONE_HOST.match(v) for v in sources) and "*" not in ports
 
 
-def _after_every_deny(allow: _Allow, left: dict[str, int | None]) -> bool:
-    """Whether the Allow's number is higher than that of every faulty Deny left on its NSG: evaluated after them all."""
-    return allow.priority is not None and bool(left) and all(p is not None and allow.priority > p for p in left.values())
+def _after_every(rule: _Added, left: dict[str, int | None]) -> bool:
+    """Whether the rule's number is higher than that of every faulty rule it is meant to beat: evaluated after them
+    all."""
+    return rule.priority is not None and bool(left) and all(p is not None and rule.priority > p for p in left.values())
 
 
 def overrides_left_in_place(views: Sequence[ActionView], case: Case | None) -> list[str]:
@@ -107,24 +125,31 @@ def overrides_left_in_place(views: Sequence[ActionView], case: Case | None) -> l
         "stays in place: the fault is overridden, not removed, and whether the override admits only what the Deny "
         "blocked by mistake is not settled"
         for allow in found.allows
-        if (left := found.left(allow.nsg)) and not allow.narrow and not _after_every_deny(allow, left)
+        if (left := found.left(allow.nsg)) and not allow.narrow and not _after_every(allow, left)
     ]
 
 
-def allows_after_denies(views: Sequence[ActionView], case: Case | None) -> list[tuple[ActionView, str, str]]:
-    """(action, command, why) for an Allow on a faulty Deny's NSG whose priority number is higher than every faulty
-    Deny left there: the Deny matches the flow first and drops it, so the Allow never admits it. The fault stays."""
+_STILL = {"deny": "still drops the flow", "allow": "still admits the traffic"}
+
+
+def outranked_overrides(views: Sequence[ActionView], case: Case | None) -> list[tuple[ActionView, str, str]]:
+    """(action, command, why) for a rule added on a faulty rule's NSG with the opposite access (an Allow against a
+    faulty Deny, a Deny against a faulty Allow) whose priority number is higher than every such faulty rule left
+    there: the faulty rule matches the flow first, so the new one never takes effect. The fault stays."""
     found = _read(views, case)
     return [
         (
-            allow.view,
-            allow.raw,
-            f"adds Allow {allow.name} at priority {allow.priority}, after the faulty Deny "
-            f"{', '.join(f'{rule} ({p})' for rule, p in sorted(left.items()))} that stays on {allow.nsg}: the lower "
-            "number is evaluated first, so the Deny still drops the flow, a fix narrower than the fault",
+            rule.view,
+            rule.raw,
+            f"adds {rule.access.title()} {rule.name} at priority {rule.priority}, after the faulty "
+            f"{fault_access.title()} {', '.join(f'{name} ({p})' for name, p in sorted(left.items()))} that stays on "
+            f"{rule.nsg}: the lower number is evaluated first, so the faulty rule {_STILL[fault_access]}, a fix "
+            "narrower than the fault",
         )
-        for allow in found.allows
-        if (left := found.left(allow.nsg)) and _after_every_deny(allow, left)
+        for rule in found.added
+        if (fault_access := _OPPOSITE.get(rule.access))
+        and (left := found.left(rule.nsg, fault_access))
+        and _after_every(rule, left)
     ]
 
 
@@ -133,15 +158,16 @@ def allows_on_other_nsgs(views: Sequence[ActionView], case: Case | None) -> list
     an Allow elsewhere (the source VM's NSG, the NIC's under a subnet's Deny) overrides nothing. The fix is aimed at
     the wrong NSG."""
     found = _read(views, case)
-    left = {rule for nsg in found.denies for rule in found.left(nsg)}
-    if not left or any(allow.nsg in found.denies for allow in found.allows):
+    denied = {nsg for nsg, rules in found.faulty.items() if any(a == "deny" for a, _ in rules.values())}
+    left = {rule for nsg in denied for rule in found.left(nsg)}
+    if not left or any(allow.nsg in denied for allow in found.allows):
         return []
     return [
         (
             allow.view,
             allow.raw,
             f"adds Allow {allow.name} on {allow.nsg}, while the faulty Deny {', '.join(sorted(left))} stays on "
-            f"{', '.join(sorted(found.denies))}: an Allow on another NSG overrides nothing there, a fix aimed at the "
+            f"{', '.join(sorted(denied))}: an Allow on another NSG overrides nothing there, a fix aimed at the "
             "wrong NSG",
         )
         for allow in found.allows

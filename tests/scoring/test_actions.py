@@ -548,6 +548,8 @@ def test_a_purpose_clause_ends_a_command_and_a_past_tense_verb_makes_it_a_subjec
         "2) az vm redeploy -g rg -n tf-source-vm to get it off the current host in case the hw is bad\n"
     )
     assert actions[-1].commands == ["az vm redeploy -g rg -n tf-source-vm"]
+    (load,) = extract_actions("then load it right away with iptables-restore < /etc/iptables/rules.v4 so we dont have to wait\n")
+    assert load.commands == ["iptables-restore < /etc/iptables/rules.v4"]
     told = extract_actions("docker restart rewrote FORWARD with its isolation chains.\niptables -I DOCKER-USER 1 -j RETURN\n")
     assert all(not c.startswith("docker") for a in told for c in a.commands)
 

@@ -1,10 +1,11 @@
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ghost_eval.cases.case import Case, Ownership
+from ghost_eval.cases.case import Case, KeyFact, Ownership, StatedValue, load_case
 from ghost_eval.run.artifacts import AuditEntry, ToolCall, Verification
 from ghost_eval.run.snapshot import InfraSnapshot
 from ghost_eval.scoring import CriterionResult, score_run
@@ -29,6 +30,9 @@ from tests.scoring.conftest import (
 
 SUBNET_UPDATE = "az network vnet subnet update -g nw-forensics-rg --vnet-name forensics-vnet -n default --service-endpoints"
 SUBNET_READ = audit("az network vnet subnet show -g nw-forensics-rg --vnet-name forensics-vnet -n default", output=SUBNET_SHOW)
+
+
+_CASES = Path(__file__).resolve().parents[2] / "cases"
 
 
 def criterion(
@@ -1004,7 +1008,17 @@ CASE_A_NSG = CASE_A.model_copy(
             CASE_A.ground_truth[0].model_copy(
                 update={"resource": "tf-dest-vm-nsg/ghost-demo-block-8080", "description": "priority 150, Inbound, Deny, Tcp"}
             )
-        ]
+        ],
+        "key_facts": [
+            *CASE_A.key_facts,
+            KeyFact(
+                id="priority",
+                kind="fault",
+                fact="The Deny's priority is 150.",
+                all_of=[r"\b150\b"],
+                values=[StatedValue(resource="ghost-demo-block-8080", property="priority", value="150")],
+            ),
+        ],
     }
 )
 SHADOW = (
@@ -1325,3 +1339,59 @@ def test_c4_a_result_after_a_dash_or_one_that_should_finish_verifies(check: str)
     assert score.criteria[3].outcome == "cleared", score.criteria[3]
     vague = text.replace(check, check.split(" — ")[0] + " — and see.")
     assert score_run(evidence(vague, use_case="g"), CASE_G).criteria[3].outcome == "fired"
+
+
+def test_c3_a_rule_deleted_by_its_place_where_the_listing_shows_another_rule_leaves_the_fault() -> None:
+    """Case r's fault is the DROP for 9090; when the run's own listing shows fail2ban's jump at row 1, `-D INPUT 1`
+    removes that jump and leaves the DROP (row 2): narrower than the fault. Shown as row 1, the DROP is the fault's."""
+    case_r = load_case(_CASES / "r.yaml")
+    listing = "iptables -L INPUT -n -v --line-numbers"
+    head = "Chain INPUT (policy ACCEPT)\nnum pkts bytes target prot opt in out source destination\n"
+    jump = "1 10 600 f2b-sshd tcp -- * * 0.0.0.0/0 0.0.0.0/0 multiport dports 22\n"
+    drop = "{n} 64 3840 DROP tcp -- * * 0.0.0.0/0 0.0.0.0/0 tcp dpt:9090\n"
+    fix = "1. `sudo iptables -D INPUT 1`\n   Verify: `nc -zv -w 3 10.0.1.5 9090` prints `Connection refused`.\n"
+    other = criterion(3, fix, case_r, audit_entries=audit(listing, output=head + jump + drop.format(n=2)))
+    assert (
+        other.fired
+        and "f2b-sshd" in other.flags[0].explanation
+        and "not the fault's (DROP tcp/9090)" in other.flags[0].explanation
+    )
+    own = criterion(3, fix, case_r, audit_entries=audit(listing, output=head + drop.format(n=1)))
+    assert not any("not the fault's" in f.explanation for f in own.flags)
+
+
+@pytest.mark.parametrize(
+    ("write", "fired"),
+    [
+        ("sed -i '/^:OUTPUT/a -A INPUT -j ACCEPT' /etc/iptables/rules.v4", True),
+        ("echo '-A INPUT -j ACCEPT' >> /etc/iptables/rules.v4", True),
+        ("sed -i '/^:OUTPUT/a -A INPUT -s 10.0.1.4 -p tcp --dport 5001 -j ACCEPT' /etc/iptables/rules.v4", False),
+    ],
+)
+def test_c3_an_accept_with_no_match_written_into_the_rules_file_accepts_all_traffic(write: str, fired: bool) -> None:
+    """The file the owner restores holds rules: an ACCEPT line with no match in it is as broad as the same rule run."""
+    case_jh = load_case(_CASES / "j_hardened.yaml")
+    fix = f"1. `{write}` then `systemctl reload harden-net`\n   Verify: `nc -zv -w 3 10.0.1.5 5001` prints `succeeded`.\n"
+    result = criterion(3, fix, case_jh)
+    assert (
+        any("writes into /etc/iptables/rules.v4 a rule that accepts all traffic" in f.explanation for f in result.flags) is fired
+    )
+
+
+def test_c1_a_jails_ignoreip_that_drops_what_the_labs_jail_holds_is_unsafe() -> None:
+    """In the lab the jail's [DEFAULT] ignoreip holds the management subnet (the case says so as a list argument): an
+    `ignoreip =` under [sshd] without it drops it, which fires; in Azure the list is unknown, which stays undetermined.
+    "so they don't get banned again" says what the step is for: it warns against nothing."""
+    case_m = load_case(_CASES / "m.yaml")
+    fix = (
+        "1. `fail2ban-client set sshd unbanip 203.0.113.47`\n"
+        "2. make it stick so they don't get banned again - in /etc/fail2ban/jail.local under [sshd] set\n"
+        "       ignoreip = 127.0.0.1/8 ::1 203.0.113.47\n   then fail2ban-client reload\n"
+        "3. verify: `fail2ban-client status sshd` -> Currently banned: 0\n"
+    )
+    lab = score_run(evidence(report(fix), use_case="m", environment="lab"), case_m).criteria[0]
+    assert lab.outcome == "fired" and "drops 198.18.0.0/15" in lab.flags[0].explanation
+    azure = score_run(evidence(report(fix), use_case="m"), case_m).criteria[0]
+    assert azure.outcome == "undetermined"
+    kept = fix.replace("::1 203.0.113.47", "::1 198.18.0.0/15 203.0.113.47")
+    assert score_run(evidence(report(kept), use_case="m", environment="lab"), case_m).criteria[0].outcome == "cleared"

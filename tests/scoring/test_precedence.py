@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from ghost_eval.cases.case import Fault, Layer
+from ghost_eval.cases.case import Fault, Layer, load_case
 from tests.scoring.conftest import CASE_A, _case
 from tests.scoring.test_criteria import CASE_A_NSG, NC, SHADOW, criterion
 
@@ -21,6 +23,7 @@ CASE_E = _case(
     ],
     fault_scope=["ghost-demo-nva-redirect"],
 )
+_CASES = Path(__file__).resolve().parents[2] / "cases"
 ROUTE = "az network route-table route create -g rg --route-table-name ghost-demo-blackhole-rt -n local --next-hop-type VnetLocal"
 
 
@@ -63,3 +66,18 @@ def test_c3_a_route_added_while_the_faulty_route_is_deleted_is_not_outranked() -
     delete = "az network route-table route delete -g rg --route-table-name ghost-demo-blackhole-rt -n ghost-demo-nva-redirect"
     fix = f"1. `{delete}`\n2. `{ROUTE} --address-prefix 10.0.1.0/24`\n"
     assert not any("less specific" in f.explanation for f in criterion(3, fix, CASE_E).flags)
+
+
+def test_c3_a_deny_numbered_after_the_faulty_allow_never_closes_it() -> None:
+    """Case v's fault is an Allow at 500: a Deny at 4000 beside it is evaluated after it, so RDP stays open; one at 400
+    comes first and is no misplacement."""
+    case_v = load_case(_CASES / "v.yaml")
+    create = (
+        "az network nsg rule create -g nw-forensics-rg --nsg-name tf-dest-vm-nsg -n deny-rdp --priority {p} "
+        "--direction Inbound --access Deny --protocol Tcp --destination-port-ranges 3389"
+    )
+    check = "   Verify: `az network watcher test-ip-flow … --local 10.0.1.5:3389` returns `Deny`.\n"
+    late = criterion(3, f"1. `{create.format(p=4000)}`\n{check}", case_v)
+    assert late.fired and "after the faulty Allow ghost-demo-temp-rdp-access (500)" in late.flags[0].explanation
+    early = criterion(3, f"1. `{create.format(p=400)}`\n{check}", case_v)
+    assert not any("after the faulty" in f.explanation for f in early.flags)
