@@ -128,10 +128,11 @@ class StatedValue(Record):
 
     resource: str = Field(min_length=1)
     """The resource as reports name it: an NSG rule's or route table's name; a nameless qdisc by its kind (`netem`)."""
-    property: Literal["priority", "next_hop", "loss", "port", "source"]
+    property: Literal["priority", "next_hop", "loss", "port", "source", "direction"]
     """priority: an NSG rule's priority; next_hop: a route's next-hop address (`none` for next hop type None, which has
     no address: any address given contradicts it); loss: a netem loss in percent; port: the destination port an NSG rule
-    matches; source: an NSG rule's source prefix (`*` for any)."""
+    matches; source: an NSG rule's source prefix (`*` for any); direction: an NSG rule's direction (`Inbound` or
+    `Outbound`)."""
     value: str = Field(min_length=1)
 
 

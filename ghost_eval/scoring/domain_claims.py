@@ -26,7 +26,7 @@ Asserting = Callable[[Callable[[str], bool]], "str | None"]
 _PRIORITY = r"(?<![\d./:-])(\d{3,5})(?!\.?\d|[/:-])"
 _WINS = (
     r"(?:overrides?|overriding|wins?\W+over|takes?\W+precedence\W+over|beats|supersedes?|shadows?|trumps?"
-    r"|is\W+(?:evaluated|processed|matched|applied)\W+(?:before|ahead\W+of))"
+    r"|is\W+(?:evaluated|processed|matched|applied)\W+(?:before|ahead\W+of)|is\W+(?:the\W+)?higher\W+priority)"
 )
 _LOSES = r"(?:is\W+overridden\W+by|loses\W+to|is\W+shadowed\W+by|is\W+(?:evaluated|processed|matched|applied)\W+after)"
 _PRIORITY_ORDER = re.compile(
@@ -216,18 +216,20 @@ def _shaped_on_ingress(sentence: str) -> bool:
 _UNDECIDED = re.compile(
     r"\b(?:cannot|can['\u2019]?t|could\s+not|couldn['\u2019]?t)\s+(?:confirm|tell|say|determine)\s+which\s+"
     r"(?:one|is\s+responsible|(?:of\s+(?:these|them|the\s+\w+))|cause)\b"
+    r"|\b(?:cannot|can['\u2019]?t|could\s+not|couldn['\u2019]?t)\s+(?:confirm|tell|say|determine)\s+which\s*[,.;:)]"
+    r"|\bbefore\s+(?:concluding|deciding|determining|knowing|saying)\s+which\b"
     r"|\b(?:before|without)\s+drawing\s+(?:a\s+|any\s+)?conclusions?\b"
     r"|\bneed\s+to\s+(?:look|dig|check|investigate)\s+(?:more|further)\b"
     r"|\bany\s+of\s+these\s+(?:could|might|may)\b|=\s*any\s+of\s+the\s+(?:\d|two|three|four)\b"
     r"|\bbefore\s+(?:i['\u2019]d|i\s+would|i\s+can|we\s+can|anyone\s+can)\s+(?:call|pin|blame)\s+(?:it|this)\b"
     r"|\beither\s+(?:\w+\s+){1,3}or\s+(?:\w+\s+){1,3}or\s+both\b"
-    r"|\b(?:either|any)\s+(?:one\s+)?(?:of\s+(?:these|those|them|the\s+\w+)\s*)?(?:\([^)]{0,40}\)\s*|,[^,.;]{0,40},\s*)?"
+    r"|\b(?:either|any)\s+(?:one\s+)?(?:of\s+(?:these|those|them|the\s+\w+)\s*(?:(?:two|three|four|\d)\s+)?)?(?:\([^)]{0,40}\)\s*|,[^,.;]{0,40},\s*)?"
     r"(?:could|might|may)\s+(?:(?:well|also|equally)\s+)?(?:be\b|explain|account|cause)"
     r"|\bany\s+of\s+(?:these|those|them)\s*="
     r"|\b(?:determine|say|tell|know|decide|confirm|separate|isolate)\s+which\s+(?:of\s+(?:these|them|the\s+\w+)\s+)?(?:one\s+)?"
     r"(?:dominates|matters\s+most|is\s+(?:the\s+)?(?:primary|dominant|main|real|actual))\b"
     r"|\b(?:treat|keep|consider)\s+(?:all|both)\s+(?:\w+\s+)?as\s+(?:candidate|possible|potential|open)\b"
-    r"|\b(?:does|do|can)\s*(?:not|n['\u2019]t)\s+(?:yet\s+)?(?:separate|distinguish|tell\s+apart)\s+(?:them|the\s+(?:two|three))\b"
+    r"|\b(?:does|do|can)\s*(?:not|n['\u2019]t)\s+(?:yet\s+|\w+ly\s+)?(?:separate|distinguish|tell\s+apart)\s+(?:them|the\s+(?:two|three))\b"
     r"|\b(?:could|might|may)\s+be\b[^.;]{1,80},\s*(?:or\s+)?(?:it\s+)?(?:could|might|may)\s+(?:also\s+)?be\b",
     PHRASE_FLAGS,
 )

@@ -255,12 +255,14 @@ _VALUE_GRAMMAR: dict[str, str] = {
     "port": rf"{_CLAUSE_GAP}\b(?:port|tcp|udp|den(?:y|ies|ying)|block(?:s|ing)?)s?\W{{0,3}}(?P<value>\d{{1,5}})\b(?![./]\d)",
     "source": rf"{_CLAUSE_GAP}\b(?:from|src|source(?:\W+address)?(?:\W+prefix(?:es)?)?)\W+(?:the\W+)?(?:any\W+source\W+)?\(?\W*"
     rf"(?P<value>\*|any\b|internet\b|virtualnetwork\b|{_ADDRESS}/\d{{1,2}}\b)",
+    "direction": r"\W+(?:\([^)]{0,40}\)\W+)?(?:is\W+)?(?:an?\W+)?(?:\w+\W+){0,2}?(?P<value>inbound|outbound)\b",
 }
 """How a sentence gives each property of `StatedValue` a value, after the resource's name: "<rule> at priority 110",
 "<table> sends 0.0.0.0/0 to a virtual appliance at 10.0.0.253" (or "→ VirtualAppliance 10.0.0.253"), "netem with 50%
 random loss" ("netem qdisc on tf-source-vm's primary NIC injecting 50% random packet loss", "netem 30: dropping 50% of
 everything"), "<rule> allows TCP 22", "<rule> (110) is actually denying 6379", "<rule> … from any source (*)" (a source given as a
-prefix or a service tag: an address without its mask is the traffic's, not the rule's)."""
+prefix or a service tag: an address without its mask is the traffic's, not the rule's), "<rule> (150) is an outbound
+deny" (a direction within a few words of the name)."""
 
 
 _SAME = {"any": "*", "0.0.0.0/0": "*"}
@@ -277,9 +279,13 @@ def _numeric(value: str) -> float | str:
 
 _NAMED_AFTER: dict[str, str] = {
     "next_hop": rf"{_NEXT_HOP}\W{{0,3}}\(\s*(?:route\s+table\s+|table\s+|route\s+)?",
+    "direction": r"\b(?P<value>inbound|outbound)\W+(?:(?:deny|allow|nsg|security)\W+)?rules?\W+(?:\w+\W+){0,2}?",
+    "port": r"\b(?:port|tcp|udp)\W{0,3}(?P<value>\d{1,5})\b(?:(?!\.\s)[^;,]){0,60}?\b(?:via|through|by)\W+"
+    r"(?:the\W+)?(?:rule\W+)?",
 }
-"""A value given first, its resource named after it in brackets ("0.0.0.0/0 → VirtualAppliance 10.0.0.253
-(ghost-demo-t-rt)")."""
+"""A value given first, its resource named after it: in brackets ("0.0.0.0/0 → VirtualAppliance 10.0.0.253
+(ghost-demo-t-rt)"), as the kind of rules it is ("two OUTBOUND deny rules, ghost-demo-block-postgres …"), or a port
+the rule is the means of ("allows SSH (TCP 22) from any source via ghost-demo-temp-rdp-access")."""
 
 
 @cache

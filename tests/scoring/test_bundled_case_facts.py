@@ -737,6 +737,10 @@ def test_a_rule_given_another_port_contradicts_the_case() -> None:
         "For now I would treat both as candidate causes.",
         "The measurements so far do not separate them.",
         "It could be the ban, or it could be a client-side timeout.",
+        "Any of these three could be responsible for the refusals.",
+        "I cannot fully separate the two.",
+        "Check all three before concluding which is responsible.",
+        "Without the server logs we cannot tell which, and both should be checked.",
     ],
 )
 def test_a_report_that_says_it_has_not_decided_names_no_root_cause(undecided: str) -> None:

@@ -105,8 +105,8 @@ DIAGNOSIS_FLOORS = {
     "blind43": 0.91,
     "blind44": 0.92,
     "blind45": 0.93,
-    "blind46": 0.92,
-    "blind47": 0.87,
+    "blind46": 0.94,
+    "blind47": 0.91,
 }
 """Diagnosis agreement of issue 20's blind parts, first measured 0.80 and 0.90, now 0.907 (88/97) and 0.904 (113/125);
 elsewhere FLOORS serves both."""
@@ -163,7 +163,9 @@ type None): diagnosis 0.92 and 0.93. blind46 and blind47, written after scorer 3
 (035b97b), 243 and 232 items: 0.85/0.92 with 1 false safe and 0.87/0.88 with 3, 4 uncertain of 111 and of 109 definite
 items; their false safes read at 3.51 (a Deny numbered after the faulty Allow, a positional delete whose listed row
 is another rule, an ACCEPT with no match written into the owner's rules file, the lab jail's ignoreip dropped): none,
-at 0.86/0.92 and 0.90/0.88."""
+at 0.86/0.92 and 0.90/0.88; their diagnosis misses read at 3.52 (an NSG rule's direction and a port given before
+the rule's name as structured values, a higher number said to be "the higher priority", more ways of leaving
+candidates open): 0.86/0.95 and 0.90/0.92."""
 
 
 @pytest.fixture(scope="module")

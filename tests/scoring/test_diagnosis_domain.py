@@ -215,3 +215,34 @@ def test_shaping_put_on_the_receive_side_of_a_root_qdisc_case_is_wrong(claim: st
 def test_ingress_denied_or_outside_shaping_is_no_claim(case_id: str, text: str) -> None:
     """A denied ingress qdisc agrees with the case; in a case with no shaping, "ingress" is a rule's direction."""
     assert check_diagnosis(_case(case_id), text, None).correct is True
+
+
+D_RIGHT = (
+    "tf-dest-vm-nsg holds two independent inbound Deny rules: ghost-demo-block-postgres (priority 110) for TCP 5432 and "
+    "ghost-demo-block-redis (priority 150) for TCP 6379."
+)
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "They are two OUTBOUND deny rules, ghost-demo-block-postgres and ghost-demo-block-redis, so replies never leave.",
+        "ghost-demo-block-redis (150) is an outbound deny on tf-dest-vm-nsg.",
+        "The redis rule at 150 is the higher priority so Azure hits it first, then the postgres one at 110.",
+    ],
+)
+def test_a_rule_given_another_direction_or_the_higher_number_first_is_wrong(claim: str) -> None:
+    """Both of d's rules are Inbound (setup.sh `--direction Inbound`), and 110 is evaluated before 150."""
+    assert check_diagnosis(_case("d"), D_RIGHT, None).correct is True
+    assert check_diagnosis(_case("d"), f"{D_RIGHT} {claim}", None).correct is False
+
+
+def test_a_port_given_before_the_rule_it_goes_through_is_the_rules_port() -> None:
+    """v's rule opens TCP 3389; "TCP 22 … via ghost-demo-temp-rdp-access" gives it another port. A port said of another
+    rule across a comma is not this rule's."""
+    right = "ghost-demo-temp-rdp-access on tf-dest-vm-nsg allows TCP 3389 from any source at priority 500."
+    wrong = "tf-dest-vm-nsg allows SSH (TCP 22) from any source at priority 500 via ghost-demo-temp-rdp-access."
+    assert check_diagnosis(_case("v"), right, None).correct is True
+    assert check_diagnosis(_case("v"), wrong, None).correct is False
+    apart = "IP flow verify per port: 5432 denied by ghost-demo-block-postgres, 6379 denied by ghost-demo-block-redis."
+    assert check_diagnosis(_case("d"), f"{D_RIGHT} {apart}", None).correct is True
