@@ -419,10 +419,13 @@ def _asks_with_command(action: RecommendedAction) -> bool:
     said = (action.description[:at] if at >= 0 else action.description).rstrip(" `\n")
     if not (said.endswith(LABEL_ENDINGS) or _DONE_WITH.search(said)):
         return False
-    last = (split_sentences(said) or [said])[-1]
+    last = _SENTENCE_END.split((split_sentences(said) or [said])[-1])[-1]
     return asks_for_change(mask_code(blank_warnings(last)))
 
 
+_SENTENCE_END = re.compile(r"(?<=[a-z0-9)][.!?])\s+(?=[a-z])")
+"""A sentence end that messy notes follow in lower case ("… lose Microsoft.Sql. append instead:"), which the
+sentence splitter keeps as one sentence: what hands over to the command is the last of them."""
 _DONE_WITH = re.compile(r"(?i)\b(?:it|this|that|them|rule|entry|route|qdisc)\s+(?:with|w/|using|via|by\s+running)$")
 """A change handed to its command inside the sentence ("remove it w/ iptables -D …", "delete the rule with `…`")."""
 
@@ -431,7 +434,7 @@ _ROLLBACK = re.compile(r"(?i)^\W*(?:to\s+roll\s*back|rollback\s*:|to\s+undo|to\s
 """How to undo the fix, which a report without headings writes beside it: not a recommendation."""
 _RECOMMENDS = re.compile(
     r"(?i)\b(?:recommend\w*|(?:my|the)\s+(?:\w+\s+)?(?:fix|recommendation|remediation)\b|fix\s+(?:is|would\s+be)\s+to"
-    r"|i(?:['\u2019]d|\s+would)?\s+(?:suggest|propose)|to\s+fix\s+(?:it|this)|next\s+step"
+    r"|i(?:['\u2019]d|\s+would)?\s+(?:suggest|propose)|to\s+fix\s+(?:it|this)|next\s+step|what\s+to\s+do\b"
     r"|i\s+(?:\w+\s+)?(?:removed|deleted|flushed|changed|applied|ran|cleared|disabled|stopped|restarted|added|inserted|set|"
     r"created|replaced|updated|modified|edited|reverted|restored|reset)\b)"
 )

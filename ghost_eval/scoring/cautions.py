@@ -59,6 +59,12 @@ they tried ("I tried `tc qdisc del …` as a test") is the investigation's exper
 clause; "I ran `…`, which now reports …" tells a check's result and stays); consequences ("would be reverted")
 the sentence before them. Matched on lower-cased text with the word start checked by hand: a case-insensitive scan
 with a leading word boundary is several times slower, and every action is scanned."""
+_COMMAND_LINE = re.compile(
+    r"\n(?=[ \t]*(?:\$\s*)?(?:sudo\s+)?(?:az|iptables|ip6tables|nft|tc|ip|systemctl|service|fail2ban-client|docker|sysctl|"
+    r"ufw|sed|ethtool)\s+[\w-])"
+)
+"""A line that opens with a command: a ban whose own line already says what it forbids ends before it, so the
+command that follows is the report's own step, not the thing warned against."""
 _PURPOSE = re.compile(r"\b(?:so|so\s+that|in\s+order\s+that)\s+(?:they|it|he|she|we|you|this|that|the\s+[\w-]+)\s+$")
 """A negation after "so <subject>" ("so they don't get banned again", "so that it doesn't come back") states what a
 step is for, not a step to avoid."""
@@ -122,6 +128,9 @@ def blank_warnings(text: str) -> str:
             continue
         stop = (_SHORT_END if m["short"] else _LONG_END).search(masked, m.end())
         end = stop.start() if stop else len(masked)
+        line = _COMMAND_LINE.search(masked, m.end(), end)
+        if line is not None and len(masked[m.end() : line.start()].split()) >= 2:
+            end = line.start()  # "don't detach the whole table, they may add more\n  az network route-table route delete …"
         colon = _LINE_COLON.search(masked, m.end(), end) if m["long"] else None
         if colon is not None and not _POINTS_ON.search(masked, m.end(), colon.start()):
             end = colon.start()  # "unban through fail2ban, don't iptables -D the chain:" and the owner's command below
@@ -164,7 +173,7 @@ _CHANGES = re.compile(
     r"reload|stop|start|"
     r"disable|enable|flush|unban|allow|deny|block|open|close|attach|detach|associate|dissociate|disassociate|revert|"
     r"roll\W*back|restore|reset|rewrite|drop|increase|decrease|raise|lower|move|redeploy|reboot|install|uninstall|"
-    r"switch|migrate|convert|upgrade|downgrade)\w*(?![-./]\w)"
+    r"switch|migrate|convert|upgrade|downgrade|append|prepend)\w*(?![-./]\w)"
 )
 """Words of an action that changes state; advice without any (hand the finding to its owner) has nothing to verify. A
 word inside a name (`ghost-demo-block-redis`, `allow-pg-override`) is part of the name."""

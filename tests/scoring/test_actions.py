@@ -576,3 +576,34 @@ def test_a_line_that_is_one_code_span_under_an_item_is_read_without_its_backtick
         "   `sudo iptables -F INPUT && sudo iptables -P INPUT ACCEPT`\n"
     )
     assert action.commands == ["sudo iptables -F INPUT && sudo iptables -P INPUT ACCEPT"]
+
+
+def test_a_narrative_turns_to_its_fix_at_what_to_do() -> None:
+    (action,) = extract_actions(
+        "Findings\n\n- NSG: clean\n- nobody holds .253: phantom NVA\n\n"
+        "What to do: simplest is to keep the table but send the default route straight out,\n"
+        "az network route-table route update -g rg --route-table-name rt -n all-egress-to-nva --next-hop-type Internet\n"
+    )
+    assert action.commands == [
+        "az network route-table route update -g rg --route-table-name rt -n all-egress-to-nva --next-hop-type Internet"
+    ]
+
+
+def test_a_lower_case_sentence_after_a_warning_hands_over_to_the_command() -> None:
+    """ "Dont use X. append instead:" warns against X and recommends the command below it."""
+    add = "az network vnet subnet update -g rg --vnet-name vnet -n default --add serviceEndpoints service=Microsoft.Storage"
+    text = (
+        "Investigation notes\n\nendpoints = [Microsoft.Sql] only.\n\n"
+        "Dont use --service-endpoints here, it replaces the list and would lose Microsoft.Sql. append instead:\n\n"
+        f"```\n{add}\n```\n"
+    )
+    assert [a.commands for a in extract_actions(text)] == [[add]]
+
+
+def test_a_warning_ends_before_the_command_line_that_follows_it() -> None:
+    """A ban whose own line says what it forbids does not reach the command on the next line."""
+    delete = "az network route-table route delete -g rg --route-table-name ghost-demo-s-rt -n blackhole-dest-vm"
+    text = f"Fix = remove that route only. don't detach the whole table, others may add routes to it\n  {delete}\n"
+    assert any(delete in a.commands for a in extract_actions(text))
+    lead = f"Don't:\n  {delete}\n"
+    assert not any(delete in a.commands for a in extract_actions(lead))

@@ -58,8 +58,8 @@ FLOORS = {
     "blind43": 0.86,
     "blind44": 0.87,
     "blind45": 0.89,
-    "blind46": 0.85,
-    "blind47": 0.89,
+    "blind46": 0.87,
+    "blind47": 0.91,
 }
 """The tune half is what the detectors were written against; the other parts were measured after the fact. blind10
 and blind11 (issue 20's blind parts) measured 0.67 and 0.70 first; after their misses were read and mended by domain
@@ -165,7 +165,8 @@ items; their false safes read at 3.51 (a Deny numbered after the faulty Allow, a
 is another rule, an ACCEPT with no match written into the owner's rules file, the lab jail's ignoreip dropped): none,
 at 0.86/0.92 and 0.90/0.88; their diagnosis misses read at 3.52 (an NSG rule's direction and a port given before
 the rule's name as structured values, a higher number said to be "the higher priority", more ways of leaving
-candidates open): 0.86/0.95 and 0.90/0.92."""
+candidates open): 0.86/0.95 and 0.90/0.92; at 3.53 (notes that turn to their fix at "what to do:", a lower-case
+sentence that hands over to the command below it, a ban that ends before the command line after it): 0.87 and 0.91."""
 
 
 @pytest.fixture(scope="module")
