@@ -67,33 +67,35 @@ def _listing(cmd: Command, chain: str) -> IptablesCall | None:
     return ipt if ipt is not None and ipt.op in {"L", "S"} and ipt.chain in {None, chain} else None
 
 
-def deleted_by_position(run: ParsedRun) -> list[str]:
-    """`iptables -D INPUT 1` deletes whatever rule stands first when it runs: the fault's rule only if the run's own
-    listing showed that row whole. Without that (no listing, or one cut before the row ends) which rule goes is not
-    known: possibly another, possibly broader."""
-    deletes = [
-        (view, at, raw, pos)
+def _deletes(run: ParsedRun) -> list[tuple[ActionView, int, str, str, int]]:
+    """(action, its command's place in the action, command, chain, n) for every `iptables -D <chain> <n>` of the fix."""
+    return [
+        (view, at, raw, *pos)
         for view in run.views
         for at, (raw, cmd) in enumerate(view.commands)
         if (pos := _position(cmd)) is not None
     ]
-    if not deletes:
-        return []
-    listings = run.reads.checks()
+
+
+def _rows_shown(run: ParsedRun, chain: str, n: int) -> list[str]:
+    """Rule n of the chain as each of the run's listings shows it whole."""
+    return [
+        row
+        for c, output, cut in run.reads.checks()
+        if (ipt := _listing(c, chain)) is not None and (row := _row(output, chain, n, cut, c, ipt)) is not None
+    ]
+
+
+def deleted_by_position(run: ParsedRun) -> list[str]:
+    """`iptables -D INPUT 1` deletes whatever rule stands first when it runs: the fault's rule only if the run's own
+    listing showed that row whole. Without that (no listing, or one cut before the row ends) which rule goes is not
+    known: possibly another, possibly broader."""
     found = []
-    for view, at, raw, (chain, n) in deletes:
+    for view, at, raw, chain, n in _deletes(run):
         # the fix lists the chain itself, before the delete: a listing after it shows what is left, not what went
         before = [c for v in run.views if v.index < view.index for _, c in v.commands] + [c for _, c in view.commands[:at]]
         relisted = _RELIST.search(view.written) is not None or any(not c.mutating and _listing(c, chain) for c in before)
-        shown = (
-            relisted
-            or _row_named(run.evidence.report, n)
-            or any(
-                (ipt := _listing(c, chain)) is not None and _row(output, chain, n, cut, c, ipt) is not None
-                for c, output, cut in listings
-            )
-        )
-        if not shown:
+        if not (relisted or _row_named(run.evidence.report, n) or _rows_shown(run, chain, n)):
             found.append(
                 f"action {view.index}: `{raw[:80]}` deletes rule {n} of {chain} by its place, "
                 "which no listing of the run shows whole"
@@ -134,16 +136,12 @@ def deleted_other_rules(run: ParsedRun, case: Case | None) -> list[tuple[ActionV
     for entry in case.fault_scope if case else ():
         if (m := _FAULT_RULE.match(entry)) is not None:
             faults.setdefault(m["chain"], []).append(m)
-    deletes = [(view, raw, pos) for view in run.views for raw, cmd in view.commands if (pos := _position(cmd)) is not None]
+    deletes = _deletes(run) if faults else []
     found = []
-    for view, raw, (chain, n) in deletes:
-        if chain not in faults or sum(1 for *_, (c, _) in deletes if c == chain) > 1:
+    for view, _, raw, chain, n in deletes:
+        if chain not in faults or sum(1 for d in deletes if d[3] == chain) > 1:
             continue  # a second delete shifts the places: which rule each removes is another question
-        rows = [
-            row
-            for c, output, cut in run.reads.checks()
-            if (ipt := _listing(c, chain)) is not None and (row := _row(output, chain, n, cut, c, ipt)) is not None
-        ]
+        rows = _rows_shown(run, chain, n)
         if rows and all(_another_rule(row, faults[chain]) for row in rows):
             fault = ", ".join(f"{f['target']} {f.group(0).split()[-1]}" for f in faults[chain])
             found.append(
