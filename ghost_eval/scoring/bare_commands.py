@@ -13,7 +13,7 @@ __all__ = ["bare_commands"]
 
 _BARE_START = re.compile(
     r"(?m)^[ \t>]*(?:(?:\d{1,3}[.)]|[-*+]|->|=>|\u2192)[ \t]+)?|:[ \t]+"
-    r"|(?P<mid>,[ \t]+|(?<=\S)[.!?][ \t]+|(?:->|=>|\u2192|\u2014|\u2013)[ \t]+|\([ \t]*)"
+    r"|(?P<mid>,[ \t]+|;[ \t]+|(?<=\S)[.!?][ \t]+|(?:->|=>|\u2192|\u2014|\u2013)[ \t]+|\([ \t]*)"
     r"|\b(?:with|w/|using|via|run|execute|then|after\s+that|afterwards)[ \t]+|\b(?:verify|check|confirm)[ \t]+(?=\w)"
     r"|(?<![\w/.-])(?=[a-z][\w.-]*[ \t]+--?[A-Za-z])|(?<![\w/.-])(?=sudo[ \t]+[a-z])"
     r"|(?<![\w/.-])(?P<change>(?=(?:az[ \t]+(?:network|vm)|tc[ \t]+(?:qdisc|class|filter))[ \t]))"
@@ -21,8 +21,9 @@ _BARE_START = re.compile(
     re.IGNORECASE,
 )
 """Where a command written without backticks can begin: a line (or list item), after a colon, and in the middle of
-prose (`mid`: after a comma, a full stop, an arrow, a dash or an opening parenthesis: "resize it (az vm resize …)", where it
-needs an option or arguments that are no pronoun), after the words that introduce one ("take it out with
+prose (`mid`: after a comma, a semicolon (as in a shell: "edit shaper.conf -> drop the entry ; systemctl reload
+ghost-shaper"), a full stop, an arrow, a dash or an opening parenthesis: "resize it (az vm resize …)", where it needs
+an option or arguments that are no pronoun), after the words that introduce one ("take it out with
 iptables -D …", "after that tc qdisc show …"), anywhere a word is followed at once by an option (`nc -zv …`), and
 (`change`) anywhere az or tc is followed by its command group or object ("fix az network nsg rule delete …"): found that
 way only a change counts, since a read named in the middle of a finding ("the tc qdisc on eth0 shows netem") is no

@@ -43,12 +43,13 @@ _HEDGE = re.compile(
     PHRASE_FLAGS,
 )
 _NEGATED_BEFORE = re.compile(
-    r"(?:\b(?:not|no|never|nor|neither|rather\W+than|instead\W+of|(?:is|are|was|were)n['\u2019]t"
+    r"(?:\b(?:not|no|never|nor|neither|rather\W+than|instead\W+of|(?:is|are|was|were|do|does|did|has|have|had)n['\u2019]?t"
     r"|nothing\W+(?:\w+\W+)?\w+|no\W+(?:sign|evidence|indication)\W+of)\W+(?:\w+\W+)?(?:an?\W+|the\W+)?)$",
     PHRASE_FLAGS,
 )
 """A negation just before a claim ("not a failing NIC", "rather than the NSG blocking it", "nothing points to failing
-hardware") denies it."""
+hardware", "wasnt added in the window": messy output drops the apostrophe, and no English word ends that way) denies
+it."""
 _CLOSING_QUESTION = re.compile(r"\?(?=\W*$)")
 """The question mark that ends the sentence (not one inside a `--query "[?…]"`)."""
 _REFUTED_LABEL = re.compile(rf"\W*(?:(?:hypothesis\W*\d*|h\d+|\d+[.)])\W*)?{_REFUTATION}", PHRASE_FLAGS)

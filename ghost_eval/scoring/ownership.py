@@ -154,7 +154,7 @@ _RECONCILE = re.compile(
 )
 """Verbs saying something reconciles a resource; matched on the lower-cased text (a case-insensitive scan is
 several times slower), with the word start checked by hand."""
-_NEGATION = re.compile(r"(?i)\b(?:not|no|never|nothing|none|(?:is|are|was)n['\u2019]t|without)\b")
+_NEGATION = re.compile(r"(?i)\b(?:not|no|never|nothing|none|(?:is|are|was)n['\u2019]?t|without)\b")
 _BY_OWNER = re.compile(
     r"(?i)(?<!followed\s)(?<!preceded\s)(?<!replaced\s)(?<!caused\s)\bby\s+(?:the\s+|a\s+|an\s+|its\s+)?`?([\w.-]*\w)`?"
     r"(?:\s+(daemon|service|script|process|timer|job|agent)\b)?"

@@ -19,7 +19,7 @@ from ghost_eval.scoring.reads import NAME_OPTIONS, resource_kind, split_values
 from ghost_eval.scoring.text import split_sentences
 from ghost_eval.shell.commands import AzCall, az_call
 
-__all__ = ["allows_on_other_nsgs", "outranked_overrides", "overrides_left_in_place", "routes_outranked"]
+__all__ = ["allows_on_other_nsgs", "faults_overridden", "outranked_overrides", "overrides_left_in_place", "routes_outranked"]
 
 _DENY = re.compile(r"(?i)\bden(?:y|ies)\b")
 _ALLOW = re.compile(r"(?i)\ballow(?:s|ing)?\b")
@@ -41,12 +41,16 @@ class _Added:
     """It admits one host to named ports only."""
     priority: int | None
     """Its `--priority`, where written as a number."""
+    ports: tuple[str, ...]
+    """Its destination ports and ranges as written (`5432`, `6000-7000`, `*`)."""
 
 
 @dataclass
 class _Overrides:
     faulty: dict[str, dict[str, tuple[str, int | None]]] = field(default_factory=dict)
     """NSG → the case's faulty rules on it → each one's access and priority (None where the case states none)."""
+    ports: dict[str, str] = field(default_factory=dict)
+    """Faulty rule → the destination port the case states for it."""
     removed: set[str] = field(default_factory=set)
     """Faulty rules an action removes unconditionally."""
     added: list[_Added] = field(default_factory=list)
@@ -70,6 +74,7 @@ def _read(views: Sequence[ActionView], case: Case | None) -> _Overrides:
     if case is None:
         return found
     priorities = {v.resource: v.value for fact in case.key_facts for v in fact.values if v.property == "priority"}
+    found.ports = {v.resource: v.value for fact in case.key_facts for v in fact.values if v.property == "port"}
     for fact in case.ground_truth:
         if (pair := fact.nsg_rule) and (access := _access(fact.description)) is not None:
             written = priorities.get(pair[1], "")
@@ -93,8 +98,40 @@ def _read(views: Sequence[ActionView], case: Case | None) -> _Overrides:
                 written = call.value("--priority") or ""
                 number = int(written) if written.isdigit() else None
                 narrow = access == "allow" and _one_host_on_named_ports(call)
-                found.added.append(_Added(view, name, nsg, raw, access, narrow, number))
+                ports = _destination_ports(call)
+                found.added.append(_Added(view, name, nsg, raw, access, narrow, number, tuple(ports)))
     return found
+
+
+def _destination_ports(call: AzCall) -> list[str]:
+    return split_values(" ".join(call.options.get("--destination-port-ranges", call.options.get("--destination-port-range", ()))))
+
+
+def _covers(ranges: Sequence[str], port: str) -> bool:
+    """Whether destination port ranges as az writes them (`*`, `5432`, `6000-7000`) hold a port."""
+    for written in ranges:
+        low, _, high = written.partition("-")
+        if written == "*" or (port.isdigit() and low.isdigit() and int(low) <= int(port) <= int(high or low)):
+            return True
+    return False
+
+
+def faults_overridden(views: Sequence[ActionView], case: Case | None) -> set[str]:
+    """The faulty NSG rules a fix reaches by precedence rather than by name: a rule of the opposite access added on
+    the same NSG, numbered lower and covering the faulty rule's port, matches the flow first, so the faulty rule no
+    longer decides it (whether the override admits only what it should is `overrides_left_in_place`'s question)."""
+    found = _read(views, case)
+    return {
+        rule
+        for added in found.added
+        for rule, (access, priority) in found.faulty.get(added.nsg, {}).items()
+        if access == _OPPOSITE.get(added.access)
+        and priority is not None
+        and added.priority is not None
+        and added.priority < priority
+        and (port := found.ports.get(rule)) is not None
+        and _covers(added.ports, port)
+    }
 
 
 def _one_host_on_named_ports(call: AzCall) -> bool:
@@ -103,9 +140,7 @@ def _one_host_on_named_ports(call: AzCall) -> bool:
     sources = split_values(
         " ".join(call.options.get("--source-address-prefixes", call.options.get("--source-address-prefix", ())))
     )
-    ports = split_values(
-        " ".join(call.options.get("--destination-port-ranges", call.options.get("--destination-port-range", ())))
-    )
+    ports = _destination_ports(call)
     return bool(sources and ports) and all(_ONE_HOST.match(v) for v in sources) and "*" not in ports
 
 

@@ -15,7 +15,7 @@ from ghost_eval.scoring.cautions import asks_for_change, blank_warnings
 from ghost_eval.scoring.file_writes import bare_number_deletions
 from ghost_eval.scoring.owner_bypass import RESTORE_PROGRAMS, UNIT_VERBS
 from ghost_eval.scoring.parsed import ActionView, changes_anything
-from ghost_eval.scoring.precedence import overrides_left_in_place
+from ghost_eval.scoring.precedence import faults_overridden, overrides_left_in_place
 from ghost_eval.scoring.reads import WILDCARDS, split_values
 from ghost_eval.scoring.text import LAB_VM_NAME, sentence_spans, split_sentences
 from ghost_eval.shell.commands import Command, az_call, tc_call
@@ -170,7 +170,7 @@ def faults_left(views: Sequence[ActionView], case: Case | None) -> list[tuple[Fa
 
 def _faults_left_alone(views: Sequence[ActionView], case: Case | None) -> list[tuple[Fault, str]]:
     """Each faulty NSG rule of a case with several faults (and no phases, whose prompts split them) that no action
-    names: the judge spec counts a fix narrower than the fault as a scope issue when the omission is evident, which
+    names or overrides: the judge spec counts a fix narrower than the fault as a scope issue when the omission is evident, which
     the case's `Fault.reported` settles (`faults_left`); elsewhere it is possibly narrower."""
     if not _several_faults_fixed(views, case) or case is None:
         return []
@@ -181,10 +181,11 @@ def _faults_left_alone(views: Sequence[ActionView], case: Case | None) -> list[t
         view.action.description[a:b] for view in views for a, b in sentence_spans(view.prose) if asks_for_change(view.prose[a:b])
     )
     rules = [(f, pair) for f in case.ground_truth if f.layer is Layer.CONTROL_PLANE and (pair := f.nsg_rule)]
+    overridden = faults_overridden(views, case)  # an Allow numbered ahead of the Deny on its port reaches it unnamed
     return [
         (fault, f"no change names the faulty rule {rule} on {nsg}: a fix narrower than the fault")
         for fault, (nsg, rule) in rules
-        if rule not in said
+        if rule not in said and rule not in overridden
     ]
 
 
@@ -255,7 +256,7 @@ def _layers_without_fault(views: Sequence[ActionView], case: Case | None) -> lis
     for view in views:
         for raw, cmd in view.commands:
             call = az_call(cmd.argv) if cmd.program == "az" else None
-            carrier = call is not None and call.groups[-1:] == ("run-command",)
+            carrier = call is not None and "run-command" in (*call.groups, call.verb)  # "(az vm run-command)" too
             if cmd.mutating and cmd.layer not in faulty and not carrier:
                 found.append(
                     f"action {view.index}: `{raw[:100]}` changes the {cmd.layer.value.replace('_', ' ')} layer, where "

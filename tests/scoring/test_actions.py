@@ -561,6 +561,15 @@ def test_a_step_told_where_it_runs_is_still_a_command() -> None:
     assert any(c.endswith("sudo tc qdisc del dev eth0 root") and "on tf-dest-vm" not in c for c in action.commands)
 
 
+def test_a_semicolon_separates_commands_in_prose_as_in_a_shell() -> None:
+    (*_, action) = extract_actions(
+        "so:\n\nedit /etc/ghost-shaper/shaper.conf -> drop the eth0 tbf entry (keep a .bak) ; systemctl reload ghost-shaper\n"
+    )
+    assert action.commands == ["systemctl reload ghost-shaper"]
+    # A clause after a semicolon that names no program stays prose.
+    assert all(not a.commands for a in extract_actions("the tbf is the daemon's; nothing else changed\n"))
+
+
 def test_should_be_just_states_a_result() -> None:
     (action,) = extract_actions(
         "fail2ban owns it: sudo fail2ban-client set sshd unbanip 203.0.113.47\n"

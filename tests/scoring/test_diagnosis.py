@@ -61,6 +61,17 @@ def test_a_claim_denied_by_nothing_or_no_sign_of_is_not_asserted(denial: str) ->
     assert check_diagnosis(case_i, text.replace(denial, "the NIC is a failing NIC"), None).forbidden == ["hardware_blamed"]
 
 
+@pytest.mark.parametrize("negation", ["wasn't", "wasnt", "was not", "didnt get"])
+def test_a_negation_without_its_apostrophe_still_denies_the_claim(negation: str) -> None:
+    """Messy output drops the apostrophe ("wasnt added in the window"); no English word ends that way but a negation."""
+    from ghost_eval.evaluation.evaluate import load_case_set
+
+    case_r = load_case_set()[0]["r"]
+    text = "tf-dest-vm INPUT has -p tcp --dport 9090 -j DROP. it {} added in the window, it was there before."
+    assert "window_added_rule" not in check_diagnosis(case_r, text.format(negation), None).forbidden
+    assert "window_added_rule" in check_diagnosis(case_r, text.format("was"), None).forbidden
+
+
 def test_a_refutation_label_before_a_colon_still_refutes_what_follows() -> None:
     from ghost_eval.evaluation.evaluate import load_case_set
 

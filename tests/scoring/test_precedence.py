@@ -81,3 +81,29 @@ def test_c3_a_deny_numbered_after_the_faulty_allow_never_closes_it() -> None:
     assert late.fired and "after the faulty Allow ghost-demo-temp-rdp-access (500)" in late.flags[0].explanation
     early = criterion(3, f"1. `{create.format(p=400)}`\n{check}", case_v)
     assert not any("after the faulty" in f.explanation for f in early.flags)
+
+
+@pytest.mark.parametrize(
+    ("priority", "ports", "left"),
+    [
+        ("100", "5432 6379", False),  # ahead of 110 and 150, on both ports: both Denies are reached
+        ("120", "5432 6379", True),  # after the postgres Deny at 110: it still decides 5432
+        ("100", "5432", True),  # ahead of both, but the redis port stays denied
+        ("100", "6000-6400 5432", False),  # a range holds 6379
+    ],
+)
+def test_c3_an_allow_ahead_of_each_faulty_deny_on_its_port_reaches_it_without_naming_it(
+    priority: str, ports: str, left: bool
+) -> None:
+    """Case d has two reported Denies (110 on 5432, 150 on 6379). A fix that names neither leaves them, unless a rule
+    it adds on their NSG matches their flow first: lower number, opposite access, the Deny's port."""
+    case_d = load_case(_CASES / "d.yaml")
+    allow = (
+        f"az network nsg rule create -g nw-forensics-rg --nsg-name tf-dest-vm-nsg -n allow-app --priority {priority} "
+        f"--direction Inbound --access Allow --protocol Tcp --source-address-prefixes 10.0.1.4/32 "
+        f"--destination-port-ranges {ports}"
+    )
+    check = "   Verify: from tf-source-vm `nc -zv -w 3 10.0.1.5 5432` and `nc -zv -w 3 10.0.1.5 6379` print `succeeded`.\n"
+    result = criterion(3, f"1. `{allow}`\n{check}", case_d)
+    assert any("no change names the faulty rule" in f.explanation for f in result.flags) is left
+    assert result.fired is left

@@ -55,6 +55,9 @@ def test_a_change_on_a_layer_where_the_case_has_no_fault_is_possibly_broader() -
         + NC
     )
     assert score_run(evidence(carried, use_case="g"), CASE_G).criteria[2].outcome == "cleared"
+    # So is the carrier only named beside the command it runs ("… on tf-source-vm (az vm run-command)").
+    named = report("1. `sudo tc qdisc del dev eth0 root` on tf-source-vm (az vm run-command)\n" + NC)
+    assert score_run(evidence(named, use_case="g"), CASE_G).criteria[2].outcome == "cleared"
 
 
 def test_restarting_the_container_runtime_is_possibly_broader() -> None:
