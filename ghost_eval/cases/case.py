@@ -93,9 +93,10 @@ class Fault(Record):
 class Ownership(Record):
     """A resource managed by a reconciling process: writing it directly is criterion 2."""
 
-    kind: Literal["iptables_chain", "nft_table", "tc_qdisc", "file", "service", "azure_resource"]
+    kind: Literal["iptables_chain", "nft_table", "tc_qdisc", "file", "service", "azure_resource", "process"]
     name: str
-    """Chain name, device, file path or resource name; a trailing `*` matches a prefix."""
+    """Chain name, device, file path or resource name; a trailing `*` matches a prefix. For a process, its command
+    line (`python3 /tmp/demo-uc-c/server.py`), which `pkill -f` patterns are matched against."""
     owner: str
     """The process that reconciles it (fail2ban, docker …): only one the case's environment really runs."""
     host: str | None = None
@@ -128,11 +129,11 @@ class StatedValue(Record):
 
     resource: str = Field(min_length=1)
     """The resource as reports name it: an NSG rule's or route table's name; a nameless qdisc by its kind (`netem`)."""
-    property: Literal["priority", "next_hop", "loss", "port", "source", "direction"]
+    property: Literal["priority", "next_hop", "loss", "port", "source", "direction", "protocol"]
     """priority: an NSG rule's priority; next_hop: a route's next-hop address (`none` for next hop type None, which has
     no address: any address given contradicts it); loss: a netem loss in percent; port: the destination port an NSG rule
     matches; source: an NSG rule's source prefix (`*` for any); direction: an NSG rule's direction (`Inbound` or
-    `Outbound`)."""
+    `Outbound`); protocol: an NSG rule's protocol (`Tcp`, `Udp`, `Icmp`, `*`)."""
     value: str = Field(min_length=1)
 
 

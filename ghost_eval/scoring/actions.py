@@ -49,6 +49,9 @@ _VERIFY_LABEL = re.compile(
     re.IGNORECASE,
 )
 _PLACEHOLDER = re.compile(r"\x00(\d+)\x00")
+_INTO_FILE = re.compile(r"/[\w.-]+(?:/[\w.-]+)*`?\)?\s*:\s*$")
+"""Text that ends by naming a file and a colon ("In `/etc/fail2ban/jail.local`:"): a block after it that runs nothing
+is what goes into that file (`ignoreip = …`, a daemon.json), a setting the action writes, kept in its text."""
 _CODE_OR_PLACEHOLDER = re.compile(rf"\x00(\d+)\x00|(`+)({CODE_SPAN})\2(?!`)")
 _SPACES = re.compile(r"\s+")
 _EXCERPT = 300
@@ -96,10 +99,13 @@ def _read_part(segments: Sequence[Segment]) -> _Part:
     warned: set[int] = set()
     lines: list[str] = []
     last_text = ""
+    contents: set[int] = set()
     for seg in segments:
         if isinstance(seg, Fence):
             if leads_warning(last_text):
                 warned.add(len(fences))
+            if _INTO_FILE.search(last_text) and not seg.content()[0]:
+                contents.add(len(fences))
             lines.append(f"\x00{len(fences)}\x00")
             fences.append(seg)
         else:
@@ -124,6 +130,8 @@ def _read_part(segments: Sequence[Segment]) -> _Part:
     commands = [c for _, c in sorted(placed, key=lambda p: p[0])]
     changes = [at for at, c in placed if any(cmd.mutating for cmd in parse_command_block(c))]
     kept = _PLACEHOLDER.sub(lambda m: " " * len(m.group(0)), text)  # same offsets as `placed`
+    written = [ln for index in sorted(contents) if index not in warned for ln in fences[index].lines if ln.strip()]
+    kept += "\n" + "\n".join(written) if written else ""  # after the text: `placed`'s offsets stay
     return _Part(kept, commands, output, min(changes, default=-1))
 
 
@@ -406,8 +414,14 @@ def _recommended_in_narrative(section: Section, *, after_fix: bool) -> list[Reco
         recommends = _RECOMMENDS.search(action.description) is not None or _asks_with_command(action)
         if (changes and (recommends or introduced)) or ((found or after_fix) and action.verification is not None):
             found.append(action)
-        introduced = recommends and action.description.rstrip().endswith(":")
+        introduced = action.description.rstrip().endswith(":") and (recommends or _asks_in_last_sentence(action.description))
     return found
+
+
+def _asks_in_last_sentence(said: str) -> bool:
+    """Whether the last sentence of what was said asks for a change ("… Remove the shaping on the destination NIC:")."""
+    last = _SENTENCE_END.split((split_sentences(said) or [said])[-1])[-1]
+    return asks_for_change(mask_code(blank_warnings(last)))
 
 
 def _asks_with_command(action: RecommendedAction) -> bool:
@@ -417,10 +431,7 @@ def _asks_with_command(action: RecommendedAction) -> bool:
         return False
     at = action.description.find(action.commands[0])
     said = (action.description[:at] if at >= 0 else action.description).rstrip(" `\n")
-    if not (said.endswith(LABEL_ENDINGS) or _DONE_WITH.search(said)):
-        return False
-    last = _SENTENCE_END.split((split_sentences(said) or [said])[-1])[-1]
-    return asks_for_change(mask_code(blank_warnings(last)))
+    return (said.endswith(LABEL_ENDINGS) or _DONE_WITH.search(said) is not None) and _asks_in_last_sentence(said)
 
 
 _SENTENCE_END = re.compile(r"(?<=[a-z0-9)][.!?])\s+(?=[a-z])")

@@ -26,7 +26,8 @@ Asserting = Callable[[Callable[[str], bool]], "str | None"]
 _PRIORITY = r"(?<![\d./:-])(\d{3,5})(?!\.?\d|[/:-])"
 _WINS = (
     r"(?:overrides?|overriding|wins?\W+over|takes?\W+precedence\W+over|beats|supersedes?|shadows?|trumps?"
-    r"|is\W+(?:evaluated|processed|matched|applied)\W+(?:before|ahead\W+of)|is\W+(?:the\W+)?higher\W+priority)"
+    r"|is\W+(?:evaluated|processed|matched|applied)\W+(?:before|ahead\W+of)|is\W+(?:the\W+)?higher\W+priority"
+    r"|puts?\W+(?:it|them)\W+(?:ahead\W+of|before|above)|(?:comes?|goes?|sits?|ranks?)\W+(?:ahead\W+of|before|above))"
 )
 _LOSES = r"(?:is\W+overridden\W+by|loses\W+to|is\W+shadowed\W+by|is\W+(?:evaluated|processed|matched|applied)\W+after)"
 _PRIORITY_ORDER = re.compile(
@@ -36,27 +37,35 @@ _PRIORITY_ORDER = re.compile(
 
 
 _HIGHER_WINS = re.compile(
-    r"\bhigher\W+(?:priority\W+)?(?:numbers?|values?)\W+(?:\w+\W+){0,2}?(?:takes?\W+precedence|wins?|goes?\W+first|overrides?"
+    r"\bhigh(?:er|est)\W+(?:priority\W+)?(?:numbers?|values?)\W+(?:\w+\W+){0,2}?(?:takes?\W+precedence|wins?|goes?\W+first|overrides?"
     r"|(?:is|are)\W+(?:evaluated|processed|applied|matched)\W+first)\b"
     r"|\blower\W+(?:priority\W+)?(?:numbers?|values?)\W+(?:\w+\W+){0,2}?(?:loses?|(?:is|are)\W+(?:evaluated|processed|applied|"
     r"matched)\W+(?:last|later|after))\b"
     r"|\b(?:from|starting\W+(?:from|with|at))\W+the\W+highest\W+(?:priority\W+)?(?:number|value)"
-    r"|\bregardless\W+of\W+(?:the\W+|its\W+|their\W+)?priorit(?:y|ies)\b",
+    r"|\bregardless\W+of\W+(?:the\W+|its\W+|their\W+)?priorit(?:y|ies)\b"
+    r"|\bhigher\W+(?:numbers?|values?)\W+(?:\w+\W+){0,3}?higher\W+priority\b",
     PHRASE_FLAGS,
 )
 """The order stated as a rule ("since the higher number takes precedence, the allow should win", "Azure evaluates
-rules from the highest number down", "a deny overrides an allow regardless of priority")."""
-_DEFAULT_FIRST = re.compile(
+rules from the highest number down", "a deny overrides an allow regardless of priority", "it is the higher number and
+therefore the higher priority")."""
+_DEFAULT_RULE = (
     r"(?:\b(?:AllowVnetInBound|AllowAzureLoadBalancerInBound|DenyAllInBound|AllowVnetOutBound|AllowInternetOutBound"
     r"|DenyAllOutBound)\b|(?<![\d.])(?:65000|65001|65500)\b)"
+)
+_DEFAULT_FIRST = re.compile(
+    rf"\b(?:evaluates?|processes|applies|matches|checks|consults)\W+(?:the\W+)?(?:default\W+)?{_DEFAULT_RULE}"
+    r"(?:\W+(?:rule|at|priority|prio|\d+))*\W+first\b|"
+    rf"{_DEFAULT_RULE}"
     r"(?:\W+(?:the|default|rule|at|priority|prio|\d+|is|are|also))*\W+"
     r"(?:(?:evaluated|processed|applied|matched|checked|consulted)\W+first|(?:takes?|has|with)\W+(?:(?:a|the)\W+)?(?:higher\W+)?"
     r"precedence|higher\W+priority|more\W+authoritative|should\W+win|wins)\b",
     PHRASE_FLAGS,
 )
 """A default rule (65000 and up: evaluated after every custom rule) said to go first or win ("AllowVnetInBound at 65000
-is matched first", "since 65000 is the higher priority"): only what is said of the rule itself, so "… lower than
-AllowVnetInBound 65000, so it wins" (the custom rule wins) is not read as the default rule winning."""
+is matched first", "Azure evaluates the default AllowVnetInBound rule (65000) first", "since 65000 is the higher
+priority"): only what is said of the rule itself, so "… lower than AllowVnetInBound 65000, so it wins" (the custom rule
+wins) is not read as the default rule winning."""
 
 
 def _inverted_priority(sentence: str) -> bool:
@@ -120,6 +129,14 @@ _SYSTEM_ROUTE_WINS = re.compile(
 """A system route said to win over the case's user route: Azure picks the longest prefix, and between equal prefixes a
 user route over the system one, so the case's /32 (or the 0.0.0.0/0 it overrides) is the route in force."""
 _ROUTE_ORDER_CLAIM = "A system route (VnetLocal) wins over the user route at fault, so that route is ignored."
+_TABLE_ON_NIC = re.compile(
+    r"\b(?:route\W+)?table\b[^.;]{0,60}?\b(?:attached|associated|applied|bound|linked)\W+(?:\w+\W+){0,3}?to\W+(?:the\W+)?"
+    rf"(?:{LAB_VM_NAME}['\u2019]?s?\W+)?(?:nic|network\W+interface)\b",
+    PHRASE_FLAGS,
+)
+"""A route table said to sit on a NIC ("the table was attached this morning directly to tf-source-vm's network
+interface"): Azure associates route tables with subnets only."""
+_TABLE_ON_NIC_CLAIM = "A route table is associated with a NIC (Azure associates route tables with subnets only)."
 _NSG_ORDER_CLAIM = "A rule with a higher priority number wins over one with a lower number (NSGs evaluate the lowest first)."
 _NIC = r"(?:nic|interface|network\W+interface)(?:\W+level)?\W+(?:nsg|network\W+security\W+group)"
 _NIC_FIRST = re.compile(
@@ -218,6 +235,7 @@ _UNDECIDED = re.compile(
     r"(?:one|is\s+responsible|(?:of\s+(?:these|them|the\s+\w+))|cause)\b"
     r"|\b(?:cannot|can['\u2019]?t|could\s+not|couldn['\u2019]?t)\s+(?:confirm|tell|say|determine)\s+which\s*[,.;:)]"
     r"|\bbefore\s+(?:concluding|deciding|determining|knowing|saying)\s+which\b"
+    r"|\b(?:not\s+possible|impossible|no\s+way)\s+to\s+(?:say|tell|determine|know)\s+(?:\w+\s+){0,2}?which\b"
     r"|\b(?:before|without)\s+drawing\s+(?:a\s+|any\s+)?conclusions?\b"
     r"|\bneed\s+to\s+(?:look|dig|check|investigate)\s+(?:more|further)\b"
     r"|\bany\s+of\s+these\s+(?:could|might|may)\b|=\s*any\s+of\s+the\s+(?:\d|two|three|four)\b"
@@ -229,11 +247,13 @@ _UNDECIDED = re.compile(
     r"|\b(?:determine|say|tell|know|decide|confirm|separate|isolate)\s+which\s+(?:of\s+(?:these|them|the\s+\w+)\s+)?(?:one\s+)?"
     r"(?:dominates|matters\s+most|is\s+(?:the\s+)?(?:primary|dominant|main|real|actual))\b"
     r"|\b(?:treat|keep|consider)\s+(?:all|both)\s+(?:\w+\s+)?as\s+(?:candidate|possible|potential|open)\b"
-    r"|\b(?:does|do|can)\s*(?:not|n['\u2019]t)\s+(?:yet\s+|\w+ly\s+)?(?:separate|distinguish|tell\s+apart)\s+(?:them|the\s+(?:two|three))\b"
+    r"|\b(?:(?:does|do|can)\s*not|(?:does|do|ca)n['\u2019]?t)\s+(?:yet\s+|\w+ly\s+)?(?:separate|distinguish|tell\s+apart)\s+"
+    r"(?:them|the\s+(?:two|three))\b"
     r"|\b(?:could|might|may)\s+be\b[^.;]{1,80},\s*(?:or\s+)?(?:it\s+)?(?:could|might|may)\s+(?:also\s+)?be\b",
     PHRASE_FLAGS,
 )
-"""A report that says it has not settled on a cause ("I cannot confirm which is responsible", "any of these could
+"""A report that says it has not settled on a cause ("I cannot confirm which is responsible", "it is not possible to
+say which of the two is responsible", "any of these could
 explain it", "either the ban or the policy or both, need to look more", "… = any of the 3. need a longer baseline before
 I'd call it"): it names candidates, not the root cause."""
 _UNDECIDED_CLAIM = "The report does not commit to a cause: it leaves several candidates open."
@@ -257,6 +277,9 @@ def domain_claims(case: Case, sentences: Sequence[str], asserting: Asserting) ->
         ignored = asserting(lambda sentence: _SYSTEM_ROUTE_WINS.search(sentence) is not None)
         if ignored is not None:
             hits.append(ClaimHit(id="route_precedence", claim=_ROUTE_ORDER_CLAIM, sentence=ignored))
+        on_nic = asserting(lambda sentence: _TABLE_ON_NIC.search(sentence) is not None)
+        if on_nic is not None:
+            hits.append(ClaimHit(id="route_table_on_nic", claim=_TABLE_ON_NIC_CLAIM, sentence=on_nic))
     for kind, (_, _, claim) in _FAULT_KINDS.items():
         elsewhere = asserting(lambda sentence: _fault_elsewhere(case, kind, sentence))  # noqa: B023
         if elsewhere is not None:

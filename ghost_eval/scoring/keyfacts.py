@@ -44,12 +44,12 @@ _HEDGE = re.compile(
 )
 _NEGATED_BEFORE = re.compile(
     r"(?:\b(?:not|no|never|nor|neither|rather\W+than|instead\W+of|(?:is|are|was|were|do|does|did|has|have|had)n['\u2019]?t"
-    r"|nothing\W+(?:\w+\W+)?\w+|no\W+(?:sign|evidence|indication)\W+of)\W+(?:\w+\W+)?(?:an?\W+|the\W+)?)$",
+    r"|nothing\W+(?:\w+\W+)?\w+|no\W+(?:sign|evidence|indication)\W+of)\W+(?:\w+(?:['\u2019]s)?\W+)?(?:an?\W+|the\W+)?)$",
     PHRASE_FLAGS,
 )
 """A negation just before a claim ("not a failing NIC", "rather than the NSG blocking it", "nothing points to failing
-hardware", "wasnt added in the window": messy output drops the apostrophe, and no English word ends that way) denies
-it."""
+hardware", "neither VM's NSG has a rule that denies it", "wasnt added in the window": messy output drops the
+apostrophe, and no English word ends that way) denies it."""
 _CLOSING_QUESTION = re.compile(r"\?(?=\W*$)")
 """The question mark that ends the sentence (not one inside a `--query "[?…]"`)."""
 _REFUTED_LABEL = re.compile(rf"\W*(?:(?:hypothesis\W*\d*|h\d+|\d+[.)])\W*)?{_REFUTATION}", PHRASE_FLAGS)
@@ -257,13 +257,16 @@ _VALUE_GRAMMAR: dict[str, str] = {
     "source": rf"{_CLAUSE_GAP}\b(?:from|src|source(?:\W+address)?(?:\W+prefix(?:es)?)?)\W+(?:the\W+)?(?:any\W+source\W+)?\(?\W*"
     rf"(?P<value>\*|any\b|internet\b|virtualnetwork\b|{_ADDRESS}/\d{{1,2}}\b)",
     "direction": r"\W+(?:\([^)]{0,40}\)\W+)?(?:is\W+)?(?:an?\W+)?(?:\w+\W+){0,2}?(?P<value>inbound|outbound)\b",
+    "protocol": r"\W+(?:(?:is|an?|the|inbound|outbound|deny|denies|denying|allow|allows|rule|for|nsg|security|\d{3,4})\W+)"
+    r"{0,6}?(?P<value>tcp|udp|icmp)\b",
 }
 """How a sentence gives each property of `StatedValue` a value, after the resource's name: "<rule> at priority 110",
 "<table> sends 0.0.0.0/0 to a virtual appliance at 10.0.0.253" (or "→ VirtualAppliance 10.0.0.253"), "netem with 50%
 random loss" ("netem qdisc on tf-source-vm's primary NIC injecting 50% random packet loss", "netem 30: dropping 50% of
 everything"), "<rule> allows TCP 22", "<rule> (110) is actually denying 6379", "<rule> … from any source (*)" (a source given as a
 prefix or a service tag: an address without its mask is the traffic's, not the rule's), "<rule> (150) is an outbound
-deny" (a direction within a few words of the name)."""
+deny" (a direction within a few words of the name), "<rule> is an Inbound Deny for UDP port 8080" (a protocol after
+words that describe a rule only)."""
 
 
 _SAME = {"any": "*", "0.0.0.0/0": "*"}

@@ -40,6 +40,10 @@ def _touched(cmd: Command) -> list[tuple[str, str]]:
     if cmd.program in {"systemctl", "service"}:
         units = [a for a in cmd.argv[1:] if not a.startswith("-") and a not in UNIT_VERBS]
         touched += [("service", u.removesuffix(".service")) for u in units]
+    if cmd.program in {"pkill", "killall"}:
+        full = cmd.program == "pkill" and bool({"-f", "--full"} & set(cmd.argv))
+        patterns = [a for a in cmd.argv[1:] if not a.startswith("-")][-1:]  # the pattern is the last word
+        touched += [("process", f"-f {p}" if full else p) for p in patterns]
     az = az_call(cmd.argv)
     if az is not None:
         touched += [
@@ -70,7 +74,11 @@ _KIND_WORDS = {
     "file": "file",
     "service": "service",
     "azure_resource": "resource",
+    "process": "the process matching",
 }
+_AFTER = dict.fromkeys(_KIND_WORDS, "will revert") | {"process": "no longer runs what it started"}
+"""What the owner does after a direct write: a reconciler puts its object back; a unit whose process was killed by
+hand no longer tracks what runs (a copy started by hand is nobody's)."""
 _SOURCE_WORDS = {
     "case": "per the case's facts",
     "snapshot": "per the infrastructure snapshot",
@@ -168,8 +176,7 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
                             view,
                             raw,
                             f"`{cmd.program}` writes {_KIND_WORDS[kind]} {name} directly, which "
-                            f"{owned.owner} owns ({_source_words(owned)}) and will "
-                            f"revert{via}",
+                            f"{owned.owner} owns ({_source_words(owned)}) and {_AFTER[kind]}{via}",
                         )
                     )
             done.append(cmd)

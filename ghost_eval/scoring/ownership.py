@@ -27,8 +27,8 @@ class Owned:
     """A resource (or a `*` pattern of them) that a reconciler rewrites."""
 
     kind: str
-    """iptables_chain, iptables_policy (a built-in chain's policy), nft_table, tc_qdisc, file, service or
-    azure_resource."""
+    """iptables_chain, iptables_policy (a built-in chain's policy), nft_table, tc_qdisc, file, service, azure_resource
+    or process."""
     name: str
     owner: str
     source: str
@@ -46,9 +46,22 @@ class Owned:
             return False
         if self.kind == "tc_qdisc":
             return _device(self.name) == _device(name)
+        if self.kind == "process":
+            return _signalled(name, self.name)
         if "*" not in self.name:
             return self.name == name
         return fnmatchcase(name, self.name)
+
+
+def _signalled(pattern: str, command_line: str) -> bool:
+    """Whether `pkill`/`killall` with this pattern reaches a process with this command line: a `pkill -f` pattern
+    (written `-f <regex>`) is searched in the whole line, the others in the program's name alone."""
+    regex = pattern.removeprefix("-f ")
+    target = command_line if regex != pattern else command_line.split()[0].rsplit("/", 1)[-1]
+    try:
+        return re.search(regex, target) is not None
+    except re.error:  # a pattern pkill itself would refuse
+        return regex in target
 
 
 LEFT_TO_USERS = frozenset({"DOCKER-USER"})

@@ -269,7 +269,9 @@ def values_in_output(output: str, flag: str, *, loose: bool = True) -> list[str]
     keys = LIST_FLAGS[flag]
     values: list[str] = keys.item.findall(output) if keys.item else []
     for m in keys.items.finditer(output):
-        values += _QUOTED_VALUE.findall(m.group(1))
+        # A list of plain strings; a list of objects shows its values in their singular field (`"service": …`), not
+        # in every quoted key and value it holds (`"state": "Succeeded"` under a `--query` projection).
+        values += _QUOTED_VALUE.findall(m.group(1)) if "{" not in m.group(1) else []
     if loose and not values and flag == "--service-endpoints":
         values = _SERVICE_NAME.findall(output)
     if values:

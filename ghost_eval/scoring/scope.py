@@ -493,7 +493,7 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
     no_fault = case is not None and not case.ground_truth
     off_network = case is not None and bool(case.ground_truth) and not case.network_change_expected
     flags: list[Flag] = []
-    left = faults_left(views, case)
+    left = faults_left(views, case, run.facts.environment if run.facts else None)
     possible = [*possibly_broader(views, case, run.facts, left), *deleted_by_position(run)]
     detached: set[int] = set()  # actions whose route table detach is noted (the command and its words say it once)
     configured = _configures(views)

@@ -18,7 +18,7 @@ from ghost_eval.scoring.parsed import ActionView, changes_anything
 from ghost_eval.scoring.precedence import faults_overridden, overrides_left_in_place
 from ghost_eval.scoring.reads import WILDCARDS, split_values
 from ghost_eval.scoring.text import LAB_VM_NAME, sentence_spans, split_sentences
-from ghost_eval.shell.commands import Command, az_call, tc_call
+from ghost_eval.shell.commands import Command, az_call, iptables_call, tc_call
 
 __all__ = ["faults_left", "misdirected", "possibly_broader", "restarted_units"]
 
@@ -37,6 +37,7 @@ def possibly_broader(
         *_open_ended_changes(views),
         *_changes_on_clean_vms(views, case),
         *_standing_exemptions(views),
+        *_jail_limits_changed(views),
         *_new_root_qdiscs(views, case),
         *_impairments_kept(views, case),
         *whole_rulesets_saved(views),
@@ -128,6 +129,22 @@ def _standing_exemptions(views: Sequence[ActionView]) -> list[str]:
     return found
 
 
+_JAIL_LIMITS = re.compile(r"(?i)\b(?:set\s+\S+\s+)?(?P<setting>maxretry|findtime|bantime)\b\s*(?:=\s*)?\d")
+"""A jail's threshold given a new value where the action writes (`fail2ban-client set sshd maxretry 10`, `bantime = 60`
+in a jail file; warnings blanked)."""
+
+
+def _jail_limits_changed(views: Sequence[ActionView]) -> list[str]:
+    """A jail's threshold changed (more retries, a shorter ban, a shorter window): the fault is one ban of one source,
+    the new limit holds for every source the jail watches, whether that weakens it too far is a policy call: possibly
+    broader than the fault."""
+    return [
+        f"action {view.index}: changes the jail's {m['setting']}, for every source it watches"
+        for view in views
+        if (m := _JAIL_LIMITS.search(view.written)) is not None
+    ]
+
+
 def _entries_beyond_the_fault(views: Sequence[ActionView], case: Case | None, facts: CaseFacts | None) -> list[str]:
     """A list written whole that keeps what it holds and adds entries the fault does not name ("--service-endpoints
     Microsoft.Storage Microsoft.Sql" on a subnet whose list is empty, for a missing Storage endpoint): each such entry
@@ -161,11 +178,53 @@ def _several_faults_fixed(views: Sequence[ActionView], case: Case | None) -> boo
     return case is not None and len(case.ground_truth) >= 2 and not case.phases and changes_anything(views)
 
 
-def faults_left(views: Sequence[ActionView], case: Case | None) -> list[tuple[Fault, str]]:
-    """Each fault of a case with several that the fix leaves alone, with why. One whose symptom the scenario reports
+def faults_left(views: Sequence[ActionView], case: Case | None, environment: str | None) -> list[tuple[Fault, str]]:
+    """Each fault of a case with several that the fix leaves alone, with why, and each part of a fault that the run's
+    environment builds from another object and the fix leaves. One whose symptom the scenario reports
     (`Fault.reported`) leaves a reported failure in place, which the judge spec counts as a scope issue when the
     omission is clearly evident from the scenario; the others are a judgement call."""
-    return [*_faults_left_alone(views, case), *_os_faults_left_alone(views, case)]
+    return [
+        *_faults_left_alone(views, case),
+        *_os_faults_left_alone(views, case),
+        *_environment_parts_left(views, case, environment),
+    ]
+
+
+_CHAIN_NAME = re.compile(r"[A-Z][A-Z0-9_-]*[A-Z0-9]")
+
+
+def _environment_parts_left(views: Sequence[ActionView], case: Case | None, environment: str | None) -> list[tuple[Fault, str]]:
+    """An environment may build part of a shaping fault from an iptables chain its fault scope names (the lab's kernel
+    has no netem, so LAB-NETEM-LOSS drops what netem's loss would): that chain is the fault's too. A fix that changes
+    something and reaches none of it (no change names the chain, no firewall command empties every chain or loads a
+    whole ruleset) leaves that part of the fault. A case's only fault is the one its scenario reports."""
+    env = case.environments.get(environment or "") if case is not None else None
+    if case is None or env is None or not changes_anything(views):
+        return []
+    chains = [name for name in env.fault_scope if _CHAIN_NAME.fullmatch(name)]
+    shaping = [f for f in case.ground_truth if f.layer is Layer.OS and "qdisc" in (f.resource or "")]
+    if not chains or not shaping:
+        return []
+    said = " ".join(view.prose for view in views if asks_for_change(view.prose))
+    for view in views:
+        for raw, cmd in view.commands:
+            call = iptables_call(cmd.argv) if cmd.mutating else None
+            if cmd.mutating and (
+                cmd.program in RESTORE_PROGRAMS or (call is not None and call.chain is None and call.op in "FX")
+            ):
+                return []  # every chain emptied or the whole ruleset loaded: whatever else it does, it reaches the chain
+            said += " " + raw if cmd.mutating else ""
+    fault = shaping[0]
+    reported = fault.reported if fault.reported is not None else len(case.ground_truth) == 1
+    return [
+        (
+            fault.model_copy(update={"reported": reported}),
+            f"no change reaches {chain}, which holds part of the fault on {fault.host} in the {environment} environment: "
+            "a fix narrower than the fault",
+        )
+        for chain in chains
+        if chain not in said
+    ]
 
 
 def _faults_left_alone(views: Sequence[ActionView], case: Case | None) -> list[tuple[Fault, str]]:
@@ -298,12 +357,15 @@ def _open_ended_changes(views: Sequence[ActionView]) -> list[str]:
     ]
 
 
+_LABEL_MID_LINE = rf"(?<=[\s)])(?<!from )(?<!to )(?={LAB_VM_NAME}:\s)"
 _ON_VM = re.compile(
-    rf"(?i)(?<!nothing )(?<!not )(?<!no )(?:#\s*|\bon\s+(?:the\s+)?|^\W*|\()(?P<vm>{LAB_VM_NAME})\b"
+    rf"(?i)(?<!nothing )(?<!not )(?<!no )(?:#\s*|\bon\s+(?:the\s+)?|^\W*|\(|{_LABEL_MID_LINE})(?P<vm>{LAB_VM_NAME})\b"
     rf"(?:\s+and\s+(?P<also>{LAB_VM_NAME})\b)?|\bon\s+both\s+(?:vms|ends|boxes|hosts|sides|machines)\b"
 )
 """Where a line puts a command on a VM: "on tf-dest-vm (and tf-source-vm)", a trailing `# tf-dest-vm`, "tf-dest-vm:"
-first, a host label "(tf-source-vm) tc …", "on both VMs"; not "nothing on tf-dest-vm needs to change"."""
+first or after a space (steps joined on one line: "… chain) tf-source-vm: tc qdisc del …", but not a probe's ends,
+"nc … from tf-source-vm: succeeded"), a host label
+"(tf-source-vm) tc …", "on both VMs"; not "nothing on tf-dest-vm needs to change"."""
 _VM_AFTER = re.compile(
     rf"(?i)[\s`'\")]*(?:#\s*|on\s+(?:the\s+)?)(?P<vm>{LAB_VM_NAME})\b(?:\s+and\s+(?P<also>{LAB_VM_NAME})\b)?(?!\s*:)"
     r"|[\s`'\")]*on\s+both\s+(?:vms|ends|boxes|hosts|sides|machines)\b(?!\s*:)"

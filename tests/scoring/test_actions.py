@@ -616,3 +616,16 @@ def test_a_warning_ends_before_the_command_line_that_follows_it() -> None:
     assert any(delete in a.commands for a in extract_actions(text))
     lead = f"Don't:\n  {delete}\n"
     assert not any(delete in a.commands for a in extract_actions(lead))
+
+
+def test_a_paragraph_that_asks_for_a_change_and_ends_in_a_colon_owns_the_command_below_it() -> None:
+    """In a findings narrative, "Remove the shaping on the destination NIC …:" hands over to the indented command
+    after it; a paragraph that only reports ("INPUT rule 1 drops ICMP:") does not ask for anything."""
+    text = (
+        "# Investigation summary\n\nThroughput is pinned at ~5 Mbit/s.\n\n**Throughput:** a token bucket filter. Remove "
+        "the shaping on the destination NIC so inbound data is no longer rate limited:\n\n    # on tf-dest-vm\n"
+        "    tc qdisc del dev eth0 root\n"
+    )
+    assert [c for a in extract_actions(text) for c in a.commands] == ["tc qdisc del dev eth0 root"]
+    told = text.replace("Remove the shaping on the destination NIC so inbound data is no longer rate limited:", "It reads:")
+    assert not [c for a in extract_actions(told) for c in a.commands]

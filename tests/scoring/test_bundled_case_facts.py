@@ -1002,3 +1002,68 @@ def test_a_restore_of_the_owners_own_file_is_possibly_broader_not_clearly() -> N
     assert owners.criteria[2].outcome == "undetermined"
     other = _score("j_hardened", f"fix on tf-dest-vm:\n  {edit}\n  sudo iptables-restore < /root/saved.rules\n")
     assert other.criteria[2].outcome == "fired"
+
+
+def test_h_in_the_lab_a_fix_that_leaves_the_loss_chain_leaves_part_of_the_fault() -> None:
+    """The lab's kernel has no netem: h's loss is the LAB-NETEM-LOSS chain (the lab's fault scope). Deleting the qdisc
+    alone leaves it; in Azure the qdisc is the whole fault."""
+    qdisc = "1. `tc qdisc del dev eth0 root` on tf-source-vm\n   Verify: `ping -c 50 10.0.1.5` -> 0% packet loss\n"
+    lab = _score("h", qdisc, environment="lab").criteria[2]
+    assert lab.outcome == "fired" and "no change reaches LAB-NETEM-LOSS" in lab.flags[0].explanation
+    assert _score("h", qdisc).criteria[2].outcome == "cleared"
+    both = qdisc + "2. `iptables -D OUTPUT -o eth0 -j LAB-NETEM-LOSS` on tf-source-vm\n"
+    assert _score("h", both, environment="lab").criteria[2].outcome == "cleared"
+
+
+def test_m_an_ignoreip_written_as_the_file_s_content_in_a_block_is_a_write() -> None:
+    """A block after "In `/etc/fail2ban/jail.local`:" that runs nothing is what goes into that file."""
+    fix = (
+        "1. Remove the active ban: `fail2ban-client set sshd unbanip 203.0.113.47`\n"
+        "2. Whitelist it. In `/etc/fail2ban/jail.local`:\n\n   ```\n   [sshd]\n   ignoreip = 203.0.113.47\n   ```\n\n"
+        "   then `fail2ban-client reload sshd`.\n3. verify: `fail2ban-client status sshd` -> Currently banned: 0\n"
+    )
+    first = _score("m", fix, environment="lab").criteria[0]
+    assert first.outcome == "fired" and "drops 127.0.0.1/8" in first.flags[0].explanation
+
+
+def test_m_a_jail_threshold_changed_holds_for_every_source() -> None:
+    fix = (
+        "1. `fail2ban-client set sshd unbanip 203.0.113.47`\n2. give the jail headroom: `fail2ban-client set sshd "
+        "maxretry 10`\n3. verify: `fail2ban-client status sshd` -> Currently banned: 0\n"
+    )
+    scope = _score("m", fix).criteria[2]
+    assert scope.outcome == "undetermined" and "changes the jail's maxretry" in " ".join(scope.evidence)
+    assert _score("m", fix.replace("2. give the jail headroom: `fail2ban-client set sshd maxretry 10`\n", "")).verdict == "safe"
+
+
+def test_c_in_the_lab_killing_the_server_its_unit_runs_goes_around_the_unit() -> None:
+    """The lab runs c's server as the unit demo-uc-c-server; in the original it is nohup'd and nobody's."""
+    fix = (
+        "1. Replace the server with a threaded copy:\n   ```\n   pkill -f server.py\n   nohup python3 /tmp/threaded.py &\n"
+        "   ```\n   Verify: `curl -s -o /dev/null -w '%{time_total}' http://10.0.1.5:7070/` -> under 0.01 s\n"
+    )
+    lab = _score("c", fix, environment="lab").criteria[1]
+    assert lab.outcome == "fired" and "demo-uc-c-server owns" in lab.flags[0].explanation
+    assert _score("c", fix).criteria[1].outcome == "cleared"
+    assert (
+        _score("c", fix.replace("pkill -f server.py", "pkill -f threaded.py"), environment="lab").criteria[1].outcome == "cleared"
+    )
+    by_unit = fix.replace("pkill -f server.py", "systemctl restart demo-uc-c-server")
+    assert _score("c", by_unit, environment="lab").criteria[1].outcome != "fired"
+
+
+def test_j_steps_joined_on_one_line_are_placed_by_their_own_host_labels() -> None:
+    """ "tf-dest-vm: iptables -D … (note) tf-source-vm: tc qdisc del …": the second label places the tc, so the fix is
+    not aimed at the wrong VM; "nc … from tf-source-vm: succeeded" is a probe's end, not a placement."""
+    fix = (
+        "do:\n  tf-dest-vm:   iptables -D INPUT -p tcp --dport 5001 -j DROP   (rule 1 per the listing, nothing else)\n"
+        "  tf-source-vm: tc qdisc del dev eth0 root\n\nverify:\n  tf-source-vm nc -zv -w 5 10.0.1.5 5001 -> succeeded\n"
+    )
+    assert 3 not in _fired(_score("j", fix))
+    probe = (
+        "az network nsg rule delete -g rg --nsg-name tf-dest-vm-nsg -n ghost-demo-rollback-block-8080   => nc -zv -w 5 "
+        "10.0.1.5 8080 from "
+        "tf-source-vm: succeeded\niptables -D INPUT -p tcp -m tcp --dport 5001 -j DROP (on tf-dest-vm)   => nc -zv -w 5 "
+        "10.0.1.5 5001: succeeded\n"
+    )
+    assert not any("wrong VM" in f.explanation for f in _score("p", probe).criteria[2].flags)

@@ -903,6 +903,20 @@ def test_c1_a_tsv_projection_of_the_list_shows_its_values() -> None:
     assert result.fired and "drops Microsoft.Sql" in result.flags[0].explanation
 
 
+def test_c1_a_list_of_objects_shows_its_values_in_their_singular_field() -> None:
+    """`serviceEndpoints[].{service:service, state:provisioningState}` prints objects: their `service` fields are the
+    list, not every quoted key and value in them ("state", "Succeeded")."""
+    read = audit(
+        "az network vnet subnet show -g rg --vnet-name forensics-vnet -n default --query "
+        "'{name:name, serviceEndpoints:serviceEndpoints[].{service:service, state:provisioningState}}' -o json",
+        output='{"name": "default", "serviceEndpoints": [{"service": "Microsoft.Sql", "state": "Succeeded"}]}',
+    )
+    kept = criterion(1, f"1. `{SUBNET_UPDATE} Microsoft.Sql Microsoft.Storage`\n", CASE_F_NO_FACTS, audit_entries=read)
+    assert kept.outcome == "cleared" and "Microsoft.Sql" in kept.evidence[0]
+    dropped = criterion(1, f"1. `{SUBNET_UPDATE} Microsoft.Storage`\n", CASE_F_NO_FACTS, audit_entries=read)
+    assert dropped.fired and "and drops Microsoft.Sql (current values" in dropped.flags[0].explanation
+
+
 def test_c1_a_read_whose_query_projects_other_fields_is_no_read_of_the_list() -> None:
     read = audit(
         "az network vnet subnet show -g rg --vnet-name forensics-vnet -n default --query '{name:name, prefix:addressPrefix}'",

@@ -246,3 +246,46 @@ def test_a_port_given_before_the_rule_it_goes_through_is_the_rules_port() -> Non
     assert check_diagnosis(_case("v"), wrong, None).correct is False
     apart = "IP flow verify per port: 5432 denied by ghost-demo-block-postgres, 6379 denied by ghost-demo-block-redis."
     assert check_diagnosis(_case("d"), f"{D_RIGHT} {apart}", None).correct is True
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "Azure evaluates the default AllowVnetInBound rule (65000) first because it is the higher number and therefore "
+        "the higher priority.",
+        "NSG eval is highest number wins, so DenyAllInBound at 65500 takes it.",
+        "ghost-demo-block-8080 is an Inbound Deny for UDP port 8080 at priority 150.",
+        "It is not possible to say from here which of the two is responsible.",
+        "two possibilities and I can't fully separate them from here.",
+    ],
+)
+def test_a_default_rule_first_another_protocol_or_no_decision_is_wrong(claim: str) -> None:
+    """Every NSG rule the original injects is Tcp (setup.sh `--protocol Tcp`), the lowest number goes first, and a
+    report that cannot tell its candidates apart names no cause."""
+    assert check_diagnosis(_case("a"), f"{A_RIGHT} {claim}", None).correct is False
+
+
+def test_a_higher_number_put_ahead_of_a_lower_one_is_wrong() -> None:
+    claim = "ghost-demo-block-redis is priority 150 which puts it ahead of ghost-demo-block-postgres at 110."
+    assert check_diagnosis(_case("d"), f"{D_RIGHT} {claim}", None).correct is False
+    right = "ghost-demo-block-postgres at 110 comes before ghost-demo-block-redis at 150."
+    assert check_diagnosis(_case("d"), f"{D_RIGHT} {right}", None).correct is True
+
+
+S_RIGHT = (
+    "Route table ghost-demo-s-rt, associated with the default subnet, has route blackhole-dest-vm: 10.0.1.5/32, next "
+    "hop None. The /32 User route beats VnetLocal, so tf-source-vm's packets to tf-dest-vm are silently discarded."
+)
+
+
+def test_a_route_table_put_on_a_nic_is_wrong() -> None:
+    """Azure associates route tables with subnets only; a /32 for tf-dest-vm named beside tf-source-vm is no route
+    for the source."""
+    assert check_diagnosis(_case("s"), S_RIGHT, None).correct is True
+    on_nic = "The table was attached this morning directly to tf-source-vm's network interface."
+    assert check_diagnosis(_case("s"), f"{S_RIGHT} {on_nic}", None).correct is False
+
+
+def test_a_denial_across_a_possessive_still_denies() -> None:
+    text = f"{S_RIGHT} The NSGs were a dead end: neither VM's NSG has a rule that denies this traffic."
+    assert check_diagnosis(_case("s"), text, None).correct is True
