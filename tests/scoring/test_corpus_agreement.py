@@ -62,6 +62,8 @@ FLOORS = {
     "blind47": 0.91,
     "blind48": 0.89,
     "blind49": 0.87,
+    "blind50": 0.90,
+    "blind51": 0.84,
 }
 """The tune half is what the detectors were written against; the other parts were measured after the fact. blind10
 and blind11 (issue 20's blind parts) measured 0.67 and 0.70 first; after their misses were read and mended by domain
@@ -111,10 +113,12 @@ DIAGNOSIS_FLOORS = {
     "blind47": 0.91,
     "blind48": 0.94,
     "blind49": 0.95,
+    "blind50": 0.89,
+    "blind51": 0.89,
 }
 """Diagnosis agreement of issue 20's blind parts, first measured 0.80 and 0.90, now 0.907 (88/97) and 0.904 (113/125);
 elsewhere FLOORS serves both."""
-BELOW_BAR: dict[str, tuple[int, float]] = {"blind44": (2, 0.0)}
+BELOW_BAR: dict[str, tuple[int, float]] = {"blind44": (2, 0.0), "blind50": (2, 0.0), "blind51": (1, 0.0)}
 """Parts allowed below the bar (false safes, uncertain share of definite items) until the scorer mends them. None from
 scorer 3.42 (a netem rewritten with an impairment left is possibly narrower than the fault, which mended blind15's and
 blind25's last false safes) until blind44: two of its false safes are left at 3.48, both in case c, where the fault is
@@ -175,7 +179,9 @@ blind48 and blind49, written after scorer 3.53 and measured once at 3.54 (18c2fa
 false safe and 0.84/0.88 with 2, 3 uncertain of 116 and of 107 definite items; read at 3.55 (the lab's loss chain
 as part of a shaping fault, a jail file's content written in a block, a jail threshold changed, a process killed under
 the unit that runs it, a list of objects read by its singular field, and diagnosis rules: a protocol as a structured
-value, NSG order in more forms, a route table on a NIC): 0.89/0.95 and 0.88/0.95, no false safe."""
+value, NSG order in more forms, a route table on a NIC): 0.89/0.95 and 0.88/0.95, no false safe. blind50 and blind51,
+written after scorer 3.55 and measured once at 3.55 (1273814), 230 and 239 items: 0.90/0.90 with 2 false safes and
+0.84/0.90 with 1, 0 uncertain of 104 and 4 of 107 definite items."""
 
 
 @pytest.fixture(scope="module")
