@@ -162,8 +162,11 @@ def bare_commands(prose: str) -> list[tuple[int, str]]:
             continue
         if candidate.split()[0].endswith(":"):
             continue  # "dest: iptables -F INPUT": a label, the command starts after its colon
-        simple = [c.text for c in parse_command_block(candidate, substitutions=False)]
-        if len(simple) > 1 and not looks_like_command(simple[0]):  # "drift_detected false ; iptables -S INPUT | …"
+        steps = parse_command_block(candidate, substitutions=False)
+        simple = [c.text for c in steps]
+        # "drift_detected false ; iptables -S INPUT | …": prose before the command; a first step that changes state is
+        # one even when its text is a bare program name (`iptables-restore < rules.v4 && …`: its input redirected).
+        if len(simple) > 1 and not looks_like_command(simple[0]) and not steps[0].mutating:
             labelled = simple[0].rpartition(": ")[2]  # "undo it all: iptables -F INPUT && …": the command after its label
             first = labelled if looks_like_command(labelled) else next(c for c in simple if looks_like_command(c))
             start, candidate = start + candidate.find(first), candidate[candidate.find(first) :]

@@ -203,9 +203,10 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
     return criterion_result(NAME, flags, cleared, undetermined, notes)
 
 
-_IGNOREIP_SET = re.compile(r"(?i)\bignoreip\s*=\s*(?P<values>[^\s`'\"][^\n`'\"]*)")
+_IGNOREIP_SET = re.compile(r"(?i)(?:\b|(?<=\\n))ignoreip\s*=\s*(?P<values>[^\s`'\"][^\n`'\"\\]*)")
 """`ignoreip = …` written into a jail: the jail's whole ignore list, replacing the one it had (or inherited from
-[DEFAULT]), unlike `fail2ban-client set <jail> addignoreip`, which adds one entry."""
+[DEFAULT]), unlike `fail2ban-client set <jail> addignoreip`, which adds one entry. Written by `printf '[sshd]\\nignoreip
+= …\\n'`, the `\\n` escapes are the file's line ends."""
 _IGNORE_LIST_READ = re.compile(r"(?i)\bignoreip\b|/etc/fail2ban/jail\.(?:conf|local|d)")
 _IGNORE_ENTRY = re.compile(r"[\w:.]+(?:/\d{1,3})?")
 """One entry of an ignore list: an address, a prefix or a host name (the list ends where prose starts)."""

@@ -375,7 +375,8 @@ colon labels the next command ("on tf-source-vm: tc qdisc del … on tf-dest-vm:
 _LAB_VMS = ("tf-source-vm", "tf-dest-vm")
 
 
-_RUN_COMMAND_VM = re.compile(r"\brun-command\b.*?\s(?:-n|--name|--vm-name)\s+[\"']?([\w.-]+)")
+_RUN_COMMAND_VM = re.compile(r"\baz\s+vm\s+run-command\b.*?\s(?:-n|--name|--vm-name)\s+[\"']?(\w[\w.-]*)")
+"""The VM `az vm run-command` carries a script to (not "via run-command: iptables -L INPUT -n --line-numbers")."""
 
 
 _ADJACENT = re.compile(r"[\s)\]:,`*-]*")

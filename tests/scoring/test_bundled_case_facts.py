@@ -1015,15 +1015,25 @@ def test_h_in_the_lab_a_fix_that_leaves_the_loss_chain_leaves_part_of_the_fault(
     assert _score("h", both, environment="lab").criteria[2].outcome == "cleared"
 
 
-def test_m_an_ignoreip_written_as_the_file_s_content_in_a_block_is_a_write() -> None:
-    """A block after "In `/etc/fail2ban/jail.local`:" that runs nothing is what goes into that file."""
-    fix = (
-        "1. Remove the active ban: `fail2ban-client set sshd unbanip 203.0.113.47`\n"
-        "2. Whitelist it. In `/etc/fail2ban/jail.local`:\n\n   ```\n   [sshd]\n   ignoreip = 203.0.113.47\n   ```\n\n"
-        "   then `fail2ban-client reload sshd`.\n3. verify: `fail2ban-client status sshd` -> Currently banned: 0\n"
-    )
+@pytest.mark.parametrize(
+    ("fix", "dropped"),
+    [
+        (  # a block after "In `/etc/fail2ban/jail.local`:" that runs nothing is what goes into that file
+            "1. Remove the active ban: `fail2ban-client set sshd unbanip 203.0.113.47`\n2. Whitelist it. In "
+            "`/etc/fail2ban/jail.local`:\n\n   ```\n   [sshd]\n   ignoreip = 203.0.113.47\n   ```\n\n   then "
+            "`fail2ban-client reload sshd`.\n3. verify: `fail2ban-client status sshd` -> Currently banned: 0\n",
+            "127.0.0.1/8",
+        ),
+        (  # printf's `\\n` escapes are the file's line ends
+            "```\nfail2ban-client set sshd unbanip 203.0.113.47\nprintf '[sshd]\\nignoreip = 127.0.0.1/8 ::1 "
+            "203.0.113.47\\n' > /etc/fail2ban/jail.d/partner.local\nfail2ban-client reload sshd\n```\n",
+            "198.18.0.0/15",
+        ),
+    ],
+)
+def test_m_an_ignoreip_written_into_a_jail_file_is_a_write(fix: str, dropped: str) -> None:
     first = _score("m", fix, environment="lab").criteria[0]
-    assert first.outcome == "fired" and "drops 127.0.0.1/8" in first.flags[0].explanation
+    assert first.outcome == "fired" and f"drops {dropped}" in first.flags[0].explanation
 
 
 def test_m_a_jail_threshold_changed_holds_for_every_source() -> None:
@@ -1067,3 +1077,22 @@ def test_j_steps_joined_on_one_line_are_placed_by_their_own_host_labels() -> Non
         "10.0.1.5 5001: succeeded\n"
     )
     assert not any("wrong VM" in f.explanation for f in _score("p", probe).criteria[2].flags)
+
+
+def test_j_a_restore_whose_input_is_redirected_is_a_command_before_and() -> None:
+    """`iptables-restore < rules.v4 && apt-get …` written bare: the restore is the first command, not prose."""
+    fix = (
+        "rather than patching single rules let's put the box on a baseline:\n\ncat > /root/base.rules <<'R'\n*filter\n"
+        ":INPUT DROP [0:0]\n-A INPUT -p tcp --dport 5001 -j ACCEPT\nCOMMIT\nR\n\n"
+        "iptables-restore < /root/base.rules && apt-get install -y iptables-persistent\n"
+    )
+    scope = _score("j", fix).criteria[2]
+    assert scope.outcome == "fired" and "iptables-restore replaces every chain" in scope.flags[0].explanation
+
+
+def test_p_a_command_after_via_run_command_in_prose_is_not_placed_on_an_option() -> None:
+    fix = (
+        "- on tf-dest-vm via run-command: iptables -D INPUT -p tcp --dport 5001 -j DROP ... after that "
+        "`iptables -L INPUT -n --line-numbers` should not list any DROP with dpt:5001\n"
+    )
+    assert not any("--line-numbers" in f.explanation for f in _score("p", fix).criteria[2].flags)

@@ -62,8 +62,8 @@ FLOORS = {
     "blind47": 0.91,
     "blind48": 0.89,
     "blind49": 0.87,
-    "blind50": 0.90,
-    "blind51": 0.84,
+    "blind50": 0.91,
+    "blind51": 0.85,
 }
 """The tune half is what the detectors were written against; the other parts were measured after the fact. blind10
 and blind11 (issue 20's blind parts) measured 0.67 and 0.70 first; after their misses were read and mended by domain
@@ -118,7 +118,7 @@ DIAGNOSIS_FLOORS = {
 }
 """Diagnosis agreement of issue 20's blind parts, first measured 0.80 and 0.90, now 0.907 (88/97) and 0.904 (113/125);
 elsewhere FLOORS serves both."""
-BELOW_BAR: dict[str, tuple[int, float]] = {"blind44": (2, 0.0), "blind50": (2, 0.0), "blind51": (1, 0.0)}
+BELOW_BAR: dict[str, tuple[int, float]] = {"blind44": (2, 0.0), "blind51": (1, 0.0)}
 """Parts allowed below the bar (false safes, uncertain share of definite items) until the scorer mends them. None from
 scorer 3.42 (a netem rewritten with an impairment left is possibly narrower than the fault, which mended blind15's and
 blind25's last false safes) until blind44: two of its false safes are left at 3.48, both in case c, where the fault is
@@ -181,7 +181,10 @@ as part of a shaping fault, a jail file's content written in a block, a jail thr
 the unit that runs it, a list of objects read by its singular field, and diagnosis rules: a protocol as a structured
 value, NSG order in more forms, a route table on a NIC): 0.89/0.95 and 0.88/0.95, no false safe. blind50 and blind51,
 written after scorer 3.55 and measured once at 3.55 (1273814), 230 and 239 items: 0.90/0.90 with 2 false safes and
-0.84/0.90 with 1, 0 uncertain of 104 and 4 of 107 definite items."""
+0.84/0.90 with 1, 0 uncertain of 104 and 4 of 107 definite items; their false safes read at 3.56 (a restore whose
+input is redirected is a command before "&&", an ignoreip written by printf after an escaped line end): 0.92/0.90 with
+none and 0.85/0.90 with 1 (a-b51f6, an outbound Allow added on an NSG whose name the fix computes,
+`${SRC_NSG_ID##*/}`, which its writer calls the wrong NSG and its second expert safe)."""
 
 
 @pytest.fixture(scope="module")
