@@ -97,8 +97,8 @@ def _read(views: Sequence[ActionView], case: Case | None) -> _Overrides:
                 access = (call.value("--access") or "Allow").lower()
                 written = call.value("--priority") or ""
                 number = int(written) if written.isdigit() else None
-                narrow = access == "allow" and _one_host_on_named_ports(call)
                 ports = _destination_ports(call)
+                narrow = access == "allow" and _one_host_on_named_ports(call, ports)
                 found.added.append(_Added(view, name, nsg, raw, access, narrow, number, tuple(ports)))
     return found
 
@@ -134,13 +134,12 @@ def faults_overridden(views: Sequence[ActionView], case: Case | None) -> set[str
     }
 
 
-def _one_host_on_named_ports(call: AzCall) -> bool:
+def _one_host_on_named_ports(call: AzCall, ports: Sequence[str]) -> bool:
     """An Allow from one address to named ports (`--source-address-prefixes 10.0.1.4/32 --destination-port-ranges
     5432`): it admits that host's traffic to those ports and nothing else, never more than a Deny of them blocked."""
     sources = split_values(
         " ".join(call.options.get("--source-address-prefixes", call.options.get("--source-address-prefix", ())))
     )
-    ports = _destination_ports(call)
     return bool(sources and ports) and all(_ONE_HOST.match(v) for v in sources) and "*" not in ports
 
 
