@@ -39,12 +39,12 @@ else:  # run as `python bench/corpus_agreement.py`: its own folder is first on s
     from revision import ROOT, checkout
 
 CORPUS = ROOT / "tests" / "fixtures" / "corpus"
-COMING_SPLITS = ("blind50", "blind51")
+COMING_SPLITS = ("blind52", "blind53")
 """Blind parts being written from the original's files only: each is measured once its folder exists."""
 SPLITS = (
     "tune",
     "holdout",
-    *(f"blind{n}" if n > 1 else "blind" for n in range(1, 50)),
+    *(f"blind{n}" if n > 1 else "blind" for n in range(1, 52)),
     *(s for s in COMING_SPLITS if (CORPUS / s).is_dir()),
 )
 CRITERIA = (1, 2, 3, 4)
@@ -82,6 +82,8 @@ def _audit_line(fix_id: str, read: dict[str, Any]) -> Any:
 
 def evidence(case_id: str, fix: dict[str, Any]) -> Any:
     """The fix item as a run's evidence: a v1 run (incomplete audit) when a read holds only a v1 summary."""
+    from pydantic import ValidationError
+
     from ghost_eval.run.artifacts import InvestigationResult
     from ghost_eval.run.snapshot import InfraSnapshot
     from ghost_eval.scoring import RunEvidence
@@ -90,7 +92,10 @@ def evidence(case_id: str, fix: dict[str, Any]) -> Any:
         raise ValueError(f"corpus fix {fix['id']}: style {fix['style']!r} is not one of {sorted(STYLES)}")
     reads = fix.get("reads") or []
     snapshot = InfraSnapshot.model_validate(fix["snapshot"]) if fix.get("snapshot") else None
-    result = InvestigationResult.model_validate(fix["result"]) if fix.get("result") else None
+    try:
+        result = InvestigationResult.model_validate(fix["result"]) if fix.get("result") else None
+    except ValidationError as exc:
+        raise ValueError(f"corpus fix {fix['id']}: its structured result is not valid: {exc}") from exc
     return RunEvidence(
         run_id=f"use_case_{case_id}_corpus_{fix['id']}",
         use_case_id=f"use_case_{case_id}",

@@ -25,6 +25,7 @@ from ghost_eval.scoring.text import (
     has_expectation,
     inline_code,
     mask_code,
+    relative_only,
     sentence_spans,
     split_sections,
     split_sentences,
@@ -163,7 +164,7 @@ def _verification(part: _Part) -> Verification | None:
     command = next((c for c in part.commands if is_check(c)), None)
     if command is None:
         return _named_verification(part.text, labelled=True)
-    if has_expectation(mask_code(part.text)):
+    if has_expectation(masked := mask_code(part.text)) or relative_only(masked.replace("`", " ")):
         expected = _clean(part.text)
     elif part.output:
         expected = "\n".join(part.output)

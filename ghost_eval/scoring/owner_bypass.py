@@ -146,12 +146,14 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
     # made ("if you can't work out which line sets it, just tc qdisc del") leaves the owner declaring it: a bypass.
     # A client's operation on one entry (`unbanip`) declares nothing: a fallback after it writes behind it.
     done: list[Command] = []
+    coming = [cmd for view in views for _, cmd in view.commands if cmd.mutating]
     for view in views:
         fallback = CONDITIONAL.match(view.action.description) is not None
         outlived = fallback and _OUTLIVED.search(split_sentences(view.action.description)[0]) is not None
         for raw, cmd in view.commands:
             if not cmd.mutating:
                 continue
+            coming.pop(0)
             reached = [(o.kind, o.name) for o in ownership.established("iptables_chain")] if rewrites_tables(cmd) else []
             for kind, name in [*_touched(cmd), *reached]:
                 owned = ownership.owner_of(kind, name)
@@ -162,6 +164,11 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
                     undetermined.append(
                         f"action {view.index}: `{raw[:100]}` writes {_KIND_WORDS[kind]} {name} directly if it outlived the "
                         f"change through {owned.owner}: a leftover, or an owner that did not take the change and puts it back"
+                    )
+                elif owned is not None and not fallback and any(_redeclares(c, owned) for c in coming):
+                    undetermined.append(
+                        f"action {view.index}: `{raw[:100]}` writes {_KIND_WORDS[kind]} {name} directly before the change "
+                        f"through {owned.owner} that stops declaring it: a stop-gap the owner may put back until then"
                     )
                 elif owned is not None and owned.source in _UNSEEN and _OWNER_ABSENT.search(view.action.description):
                     undetermined.append(

@@ -27,6 +27,7 @@ __all__ = [
     "MEASURE",
     "ascii_lower",
     "has_expectation",
+    "relative_only",
     "inline_code",
     "mask_code",
     "segments",
@@ -426,6 +427,23 @@ def has_expectation(text: str) -> bool:
     lower = ascii_lower(text)
     found = any(m.start() == 0 or not lower[m.start() - 1].isalnum() for m in _EXPECTATION.finditer(lower))
     return found or _SHOWS_NAMED.search(text) is not None
+
+
+_RELATIVE = re.compile(
+    r"(?i)\b(?:normal(?:ly)?|better|improv\w*|comparable|baseline|substantial(?:ly)?|significant(?:ly)?|something|"
+    r"happ(?:y|ier)|healthy|as\s+(?:before|usual)|faster|slower|lower|higher|recover\w*)\b"
+)
+_VALUE = re.compile(
+    r"(?i)\d|[\"\[{]|(?<!\w)'|\b(?:succeed\w*|success\w*|connected|refused|timed?\s*out|timeouts?|empty|nothing|no\s+output|"
+    r"gone|absent|not\s*found|no\s+longer|listed|none|zero|true|false|only|exactly|counts?|counters?|"
+    r"no\s+(?:drops?|loss|rules?|entry|entries)|stop(?:s|ped)?\s+(?:climbing|increasing|growing|rising|incrementing))\b"
+)
+
+
+def relative_only(text: str) -> bool:
+    """ "Latency should look much better / back to normal", "comparable to the baseline": a result stated only against
+    a state nobody measured, with no output, count or value to compare; such a check may prove the fix or not."""
+    return _RELATIVE.search(text) is not None and _VALUE.search(text) is None
 
 
 _SENTENCE_SPLIT = re.compile(

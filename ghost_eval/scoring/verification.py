@@ -13,7 +13,7 @@ from ghost_eval.scoring.model import CriterionResult
 from ghost_eval.scoring.names import FIX_VERIFIED as NAME
 from ghost_eval.scoring.parsed import ParsedRun, changes_anything
 from ghost_eval.scoring.reads import VM_RESETS, resource_kind
-from ghost_eval.scoring.text import has_expectation, split_sentences
+from ghost_eval.scoring.text import has_expectation, relative_only, split_sentences
 from ghost_eval.shell.commands import (
     Command,
     az_call,
@@ -60,18 +60,21 @@ def _service_state(cmd: Command) -> bool:
     return cmd.program == "service" and cmd.argv[-1:] == ("status",)
 
 
-def _proves(command: str, changed: set[Layer]) -> bool:
-    """Whether a check can prove a fix: it tries the traffic end to end, or reads the layer the fix changed (an NSG
-    listing proves nothing about a qdisc deleted inside the VM). An inspector call's layer is not known: it counts.
-    A service's state alone proves no network fix."""
-    if watcher_check(command) is not None:  # IP flow verify, next hop: Azure's own view of the path
-        return Layer.CONTROL_PLANE in changed
+def _proven(command: str, changed: set[Layer]) -> set[Layer]:
+    """The changed layers a check can prove: a try of the traffic end to end proves both, as it crosses both; a read
+    proves the layer it reads (an NSG listing proves nothing about a qdisc deleted inside the VM); IP flow verify and
+    next hop are Azure's own view of the path. An inspector call's layer is not known: it counts for every layer. A
+    service's state alone proves no network fix."""
+    if watcher_check(command) is not None:
+        return changed & {Layer.CONTROL_PLANE}
     parsed = parse_command_block(command)
     if parsed and all(_service_state(c) for c in parsed):
-        return False
-    if not changed or not parsed or inspector_call(command) or tool_check(command) == command.strip():
-        return True
-    return "/dev/tcp/" in command or any(c.program in _PROBES or c.layer in changed for c in parsed)
+        return set()
+    if not parsed or inspector_call(command) or tool_check(command) == command.strip():
+        return set(changed)
+    if "/dev/tcp/" in command or any(c.program in _PROBES for c in parsed):
+        return set(changed)
+    return changed & {c.layer for c in parsed}
 
 
 def _reached(cmd: Command) -> set[Layer]:
@@ -96,13 +99,20 @@ def _repeated_read(run: ParsedRun, changed: set[Layer]) -> Verification | None:
     if said is None:
         return None
     executed = [c for cmds in (*run.audit_commands, *run.trace_commands) if cmds for c in cmds if is_check(c.text)]
-    meant = next((c for c in reversed(executed) if _proves(c.text, changed)), None)
+    meant = next((c for c in reversed(executed) if _proven(c.text, changed) or not changed), None)
     return Verification(command=meant.text, expected=said[:300]) if meant is not None else None
+
+
+def _relative_only(verification: Verification) -> bool:
+    """A result the fix's check is compared with only in words of degree: possibly no verification."""
+    return relative_only(re.sub(r"`[^`]*`", " ", verification.expected.replace(verification.command, " ")))
 
 
 def _evaluate(run: ParsedRun) -> CriterionResult:
     """Criterion 4: no action, nor the report's verification section, gives a command with its expected result. A run
-    that changes nothing where the case has a fault leaves nothing to verify: undetermined, as the fault stays."""
+    that changes nothing where the case has a fault leaves nothing to verify: undetermined, as the fault stays. A
+    verification proves only the changes it can see: a fix that changes both layers and checks one leaves the other
+    unproven, and a result stated only as "better" or "normal" may prove nothing; both are possibly unverified."""
     views, report_level, expects_change = run.views, run.report_verifications, run.expects_change
     if not changes_anything(views):
         why = "no recommended actions" if not views else "the actions change nothing (reads and advice only)"
@@ -111,21 +121,33 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
         return criterion_result(NAME, [], [f"{why}, and the case asks for no change"])
     layers = {layer for view in views for _, cmd in view.commands if cmd.mutating for layer in _reached(cmd)}
     first = next((view.index for view in views if any(cmd.mutating for _, cmd in view.commands)), 1)
-    for view in views[first - 1 :]:  # a check told before any change is the evidence that found the fault
-        v = view.action.verification
-        if v is not None and _concrete(v) and _proves(v.command, layers):
-            return criterion_result(
-                NAME, [], [f"action {view.index} verifies with `{v.command[:120]}` expecting {v.expected[:120]!r}"]
-            )
-    for v in report_level:
-        if _concrete(v) and _proves(v.command, layers):
-            return criterion_result(
-                NAME, [], [f"the report's verification runs `{v.command[:120]}` expecting {v.expected[:120]!r}"]
-            )
+    told = [  # a check told before any change is the evidence that found the fault
+        (f"action {view.index} verifies with", view.action.verification)
+        for view in views[first - 1 :]
+        if view.action.verification is not None
+    ]
+    told += [("the report's verification runs", v) for v in report_level]
     if (again := _repeated_read(run, layers)) is not None:
-        return criterion_result(
-            NAME, [], [f"the report runs its read `{again.command[:120]}` again, expecting {again.expected[:120]!r}"]
-        )
+        told.append(("the report runs its read again:", again))
+    cleared: list[str] = []
+    doubts: list[str] = []
+    covered: set[Layer] = set()
+    for where, v in told:
+        proven = _proven(v.command, layers) if layers else {Layer.OS}
+        if not proven or not is_check(v.command):
+            continue
+        said = f"{where} `{v.command[:120]}` expecting {v.expected[:120]!r}"
+        if _relative_only(v):
+            doubts.append(f"{said}: a result stated only as better or normal, with nothing to compare")
+            continue
+        if not _concrete(v):
+            continue
+        cleared.append(said)
+        covered |= proven
+    if cleared:
+        return criterion_result(NAME, [], cleared[:1])
+    if doubts:
+        return criterion_result(NAME, [], [], doubts)
     last = views[-1]
     fired = action_flag(
         NAME,

@@ -204,12 +204,13 @@ _DELETE_QDISC = (
         ("## Verification\n```\ntf-source-vm$ tc qdisc show dev eth0 | grep -c netem\n0\n```\n", True),
         ("## Verification\n| Check | Command | Result |\n|---|---|---|\n| loss | `ping -c 9 10.0.1.5` | `0% loss` |\n", True),
         ("## Verification\n```\n$ az network nsg rule list -g rg --nsg-name tf-dest-vm-nsg -o json\n[]\n```\n", False),
-        ("## Verification\nRun `ping -c 10 10.0.1.5`; it should complete normally.\n", False),
+        ("## Verification\nRun `ping -c 10 10.0.1.5` from tf-source-vm once it is done.\n", False),
     ],
 )
 def test_c4_what_a_verification_section_proves(verification: str, proves: bool) -> None:
     """Output shown for the fix's own reads, a session with host prompts and a table of results prove a qdisc fix; an
-    NSG listing (another layer) and a prediction without a result do not."""
+    NSG listing (another layer) and a check without a result do not. A result stated only as "normal" may or may not
+    (test_c4_a_result_stated_only_as_better_or_normal_is_undetermined)."""
     fix = "## Remediation\n" + _DELETE_QDISC.replace(" && tc qdisc show dev eth0", "")
     if "Output of the run-command" in verification:
         fix = "## Remediation\n" + _DELETE_QDISC

@@ -76,6 +76,10 @@ def test_a_style_is_whole_or_messy_and_a_phase_is_1_or_2(cases: dict[str, Case])
         evidence("a", {"id": "syn-odd", "style": "odd", "report": REPORT})
     with pytest.raises(ValueError, match="both"):
         evidence("a", {"id": "syn-both", "report": REPORT, "reads": [{"command": LIST, "output": "", "output_summary": ""}]})
+    unchecked = {"description": "x", "verification": {"command": "tc qdisc show dev eth0"}}
+    no_expected = {"root_cause": "x", "recommended_actions": [unchecked]}
+    with pytest.raises(ValueError, match=r"(?s)syn-result.*verification\.expected"):
+        evidence("a", {"id": "syn-result", "result": no_expected})
     paragraph = {"id": "syn-t", "phase": 1, "text": "The 0.0.0.0/0 route sends traffic to 10.0.1.253, which does not exist."}
     assert diagnose(cases["t"], paragraph).correct is not None
     with pytest.raises(ValueError, match="syn-t"):

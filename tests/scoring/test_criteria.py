@@ -588,6 +588,28 @@ def test_c4_structured_verifications_are_judged_by_their_content() -> None:
     assert score_run(evidence(use_case="m", result=portal), CASE_M).criteria[3].fired
 
 
+@pytest.mark.parametrize(
+    "expected",
+    [
+        "latency should look much better / back to normal",
+        "it should complete normally",
+        "throughput comparable to the pre-incident baseline",
+        "latency should drop substantially compared with the previous run",
+        "you should get something back this time",
+    ],
+)
+def test_c4_a_result_stated_only_as_better_or_normal_is_undetermined(expected: str) -> None:
+    """The spec's verification names an output or a measurable outcome; "better" than a state the run never measured
+    may prove the fix or not."""
+    fix = "1. Remove the netem on tf-source-vm: `sudo tc qdisc del dev eth0 root`\n"
+    vague = criterion(4, f"{fix}   Verify: `ping -c 20 10.0.1.5` {expected}.\n", CASE_G)
+    assert vague.outcome == "undetermined" and "better or normal" in vague.evidence[0]
+    measured = criterion(4, f"{fix}   Verify: `ping -c 20 10.0.1.5` should show 0% packet loss.\n", CASE_G)
+    assert measured.outcome == "cleared"
+    both = f"{fix}   Verify: `ping -c 20 10.0.1.5` {expected}, and `tc qdisc show dev eth0` should show only `qdisc mq 0:`.\n"
+    assert criterion(4, both, CASE_G).outcome == "cleared"
+
+
 def test_c4_without_actions_is_undetermined_where_the_case_has_a_fault() -> None:
     result = criterion(4, "", CASE_M)
     assert result.outcome == "undetermined" and "no recommended actions" in result.evidence[0]
@@ -627,6 +649,21 @@ def test_c2_a_direct_write_told_to_run_only_where_the_owner_is_missing_is_undete
     assert criterion(2, fallback, CASE_M).outcome == "undetermined"
     still = fallback.replace(absent, "the entry is still listed")
     assert criterion(2, still, CASE_M).fired
+
+
+def test_c2_a_direct_write_before_the_owners_change_is_a_stop_gap_undetermined() -> None:
+    """Deleting the qdisc by hand "for relief" and then taking it out of the shaper's config: the owner may put it back
+    until the config changes, and not after. Whether that bypasses the owner is open; with no config change it does."""
+    relief = "1. For immediate relief: `sudo tc qdisc del dev eth0 root`\n"
+    owner = (
+        "2. Then make it stick through the shaper:\n   ```\n   sudo sed -i '/eth0/d' /etc/ghost-shaper/shaper.conf\n"
+        "   sudo systemctl reload ghost-shaper\n   ```\n"
+    )
+    result = criterion(2, relief + owner, CASE_G_OWNED)
+    assert result.outcome == "undetermined" and "stop-gap" in result.evidence[0]
+    assert criterion(2, relief, CASE_G_OWNED).fired
+    fallback = "1. `sudo systemctl reload ghost-shaper`\n2. If that fails: `sudo tc qdisc del dev eth0 root`\n"
+    assert criterion(2, fallback, CASE_G_OWNED).fired
 
 
 def test_c2_docker_user_is_the_users_chain() -> None:
