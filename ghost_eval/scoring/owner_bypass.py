@@ -54,6 +54,32 @@ def _touched(cmd: Command) -> list[tuple[str, str]]:
     return touched
 
 
+_SS_PROCESS = re.compile(r'\("(?P<name>[\w.+-]+)",pid=(?P<pid>\d+)')
+"""`ss -p`'s process column: `users:(("python3",pid=2231,fd=3))`."""
+_MAIN_PID = re.compile(r"(?i)\bmain\s+pid\s*:?\s*(?P<pid>\d+)(?:\s*\((?P<name>[\w.+-]+)\))?")
+"""A unit's main process as `systemctl status` prints it (`Main PID: 1873 (python3)`) or a report restates it."""
+
+
+def _signalled_pids(run: ParsedRun) -> dict[str, str]:
+    """PID → the `pkill -f` pattern of the process the run saw under that PID: a unit's main PID, in the unit's
+    status or in a sentence naming the unit (the unit's own process, whatever it runs), or a program's PID in `ss -p`
+    (its name, searched in command lines). `kill 1873` then reaches what the unit runs, as `pkill -f` would."""
+    units = {e.owner: e.name for e in run.ownership.established("process")}
+    chunks = [f"{e.command}\n{e.output or ''}" for e in run.evidence.audit] + [t.output for t in run.evidence.trace]
+    chunks += split_sentences(run.evidence.report)
+    found: dict[str, str] = {}
+    for chunk in chunks:
+        for m in _SS_PROCESS.finditer(chunk):
+            found.setdefault(m["pid"], f"-f {m['name']}")
+        for m in _MAIN_PID.finditer(chunk):
+            unit = next((u for u in units if u in chunk[: m.start()]), None)
+            if unit is not None:
+                found[m["pid"]] = f"-f {units[unit]}"
+            elif m["name"]:
+                found.setdefault(m["pid"], f"-f {m['name']}")
+    return found
+
+
 RESTORE_PROGRAMS = frozenset({"iptables-restore", "ip6tables-restore"})
 
 
@@ -147,6 +173,7 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
     # A client's operation on one entry (`unbanip`) declares nothing: a fallback after it writes behind it.
     done: list[Command] = []
     coming = [cmd for view in views for _, cmd in view.commands if cmd.mutating]
+    pids = _signalled_pids(run) if any(cmd.program == "kill" for cmd in coming) else {}
     for view in views:
         fallback = CONDITIONAL.match(view.action.description) is not None
         outlived = fallback and _OUTLIVED.search(split_sentences(view.action.description)[0]) is not None
@@ -155,7 +182,8 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
                 continue
             coming.pop(0)
             reached = [(o.kind, o.name) for o in ownership.established("iptables_chain")] if rewrites_tables(cmd) else []
-            for kind, name in [*_touched(cmd), *reached]:
+            killed = [("process", pids[a]) for a in cmd.argv[1:] if cmd.program == "kill" and a in pids]
+            for kind, name in [*_touched(cmd), *reached, *killed]:
                 owned = ownership.owner_of(kind, name)
                 redeclared = owned is not None and any(_redeclares(c, owned) for c in done)
                 if owned is not None and (via_owner(cmd, owned) or (redeclared and not fallback)):

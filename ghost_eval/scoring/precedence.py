@@ -43,6 +43,8 @@ class _Added:
     """Its `--priority`, where written as a number."""
     ports: tuple[str, ...]
     """Its destination ports and ranges as written (`5432`, `6000-7000`, `*`)."""
+    direction: str
+    """`inbound` or `outbound` (`az network nsg rule create` makes an Inbound rule where `--direction` is not given)."""
 
 
 @dataclass
@@ -51,14 +53,21 @@ class _Overrides:
     """NSG → the case's faulty rules on it → each one's access and priority (None where the case states none)."""
     ports: dict[str, str] = field(default_factory=dict)
     """Faulty rule → the destination port the case states for it."""
+    directions: dict[str, str] = field(default_factory=dict)
+    """Faulty rule → the direction the case states for it, lower case; a rule only ever meets traffic of its own."""
     removed: set[str] = field(default_factory=set)
     """Faulty rules an action removes unconditionally."""
     added: list[_Added] = field(default_factory=list)
 
-    def left(self, nsg: str, access: str = "deny") -> dict[str, int | None]:
-        """The faulty rules of one access on one NSG that stay in place."""
+    def left(self, nsg: str, access: str = "deny", direction: str | None = None) -> dict[str, int | None]:
+        """The faulty rules of one access on one NSG that stay in place (of one direction, where one is given and the
+        case states the rule's)."""
         rules = self.faulty.get(nsg, {}).items()
-        return {rule: p for rule, (a, p) in rules if a == access and rule not in self.removed}
+        return {
+            rule: p
+            for rule, (a, p) in rules
+            if a == access and rule not in self.removed and direction in {None, self.directions.get(rule, direction)}
+        }
 
     @property
     def allows(self) -> list[_Added]:
@@ -75,6 +84,7 @@ def _read(views: Sequence[ActionView], case: Case | None) -> _Overrides:
         return found
     priorities = {v.resource: v.value for fact in case.key_facts for v in fact.values if v.property == "priority"}
     found.ports = {v.resource: v.value for fact in case.key_facts for v in fact.values if v.property == "port"}
+    found.directions = {v.resource: v.value.lower() for fact in case.key_facts for v in fact.values if v.property == "direction"}
     for fact in case.ground_truth:
         if (pair := fact.nsg_rule) and (access := _access(fact.description)) is not None:
             written = priorities.get(pair[1], "")
@@ -99,7 +109,8 @@ def _read(views: Sequence[ActionView], case: Case | None) -> _Overrides:
                 number = int(written) if written.isdigit() else None
                 ports = _destination_ports(call)
                 narrow = access == "allow" and _one_host_on_named_ports(call, ports)
-                found.added.append(_Added(view, name, nsg, raw, access, narrow, number, tuple(ports)))
+                direction = (call.value("--direction") or "Inbound").lower()
+                found.added.append(_Added(view, name, nsg, raw, access, narrow, number, tuple(ports), direction))
     return found
 
 
@@ -131,6 +142,7 @@ def faults_overridden(views: Sequence[ActionView], case: Case | None) -> set[str
         and added.priority < priority
         and (port := found.ports.get(rule)) is not None
         and _covers(added.ports, port)
+        and found.directions.get(rule, added.direction) == added.direction
     }
 
 
@@ -159,7 +171,7 @@ def overrides_left_in_place(views: Sequence[ActionView], case: Case | None) -> l
         "stays in place: the fault is overridden, not removed, and whether the override admits only what the Deny "
         "blocked by mistake is not settled"
         for allow in found.allows
-        if (left := found.left(allow.nsg)) and not allow.narrow and not _after_every(allow, left)
+        if (left := found.left(allow.nsg, direction=allow.direction)) and not allow.narrow and not _after_every(allow, left)
     ]
 
 
@@ -182,27 +194,32 @@ def outranked_overrides(views: Sequence[ActionView], case: Case | None) -> list[
         )
         for rule in found.added
         if (fault_access := _OPPOSITE.get(rule.access))
-        and (left := found.left(rule.nsg, fault_access))
+        and (left := found.left(rule.nsg, fault_access, rule.direction))
         and _after_every(rule, left)
     ]
 
 
 def allows_on_other_nsgs(views: Sequence[ActionView], case: Case | None) -> list[tuple[ActionView, str, str]]:
-    """(action, command, why) for an Allow added to an NSG that holds no faulty Deny while every faulty Deny stays:
-    an Allow elsewhere (the source VM's NSG, the NIC's under a subnet's Deny) overrides nothing. The fix is aimed at
-    the wrong NSG."""
+    """(action, command, why) for an Allow added where no faulty Deny meets it while every faulty Deny stays: on an
+    NSG that holds none (the source VM's NSG, the NIC's under a subnet's Deny), or on the Deny's NSG in the other
+    direction (an Outbound Allow against an Inbound Deny: a rule meets only traffic of its own direction). It
+    overrides nothing; the fix is aimed at the wrong NSG or direction."""
     found = _read(views, case)
     denied = {nsg for nsg, rules in found.faulty.items() if any(a == "deny" for a, _ in rules.values())}
     left = {rule for nsg in denied for rule in found.left(nsg)}
-    if not left or any(allow.nsg in denied for allow in found.allows):
+    if not left or any(found.left(allow.nsg, direction=allow.direction) for allow in found.allows):
         return []
+    faults = f"the faulty Deny {', '.join(sorted(left))} stays on {', '.join(sorted(denied))}"
     return [
         (
             allow.view,
             allow.raw,
-            f"adds Allow {allow.name} on {allow.nsg}, while the faulty Deny {', '.join(sorted(left))} stays on "
-            f"{', '.join(sorted(denied))}: an Allow on another NSG overrides nothing there, a fix aimed at the "
-            "wrong NSG",
+            f"adds {allow.direction.title()} Allow {allow.name} on {allow.nsg}, while {faults} for "
+            f"{'/'.join(sorted({found.directions.get(r, '?') for r in left}))} traffic: a rule meets only traffic of "
+            "its own direction, so it overrides nothing, a fix aimed at the wrong direction"
+            if allow.nsg in denied
+            else f"adds Allow {allow.name} on {allow.nsg}, while {faults}: an Allow on another NSG overrides nothing "
+            "there, a fix aimed at the wrong NSG",
         )
         for allow in found.allows
         if allow.nsg and not allow.nsg.startswith(("$", "<", "{"))

@@ -60,7 +60,8 @@ _PORTLESS_PROTOCOLS = frozenset({"icmp", "icmpv6", "ipv6-icmp", "gre", "esp", "a
 _SOURCE_MATCHES = frozenset({"-s", "--source", "--src-range", "-i", "--in-interface"})
 _DESTINATION_MATCHES = frozenset({"-d", "--destination", "--dst-range", "-o", "--out-interface"})
 _UPLINKS = frozenset({"eth0"})
-"""The VMs' one NIC: traffic "in on eth0" is all traffic from the network, no narrower source."""
+"""The VMs' one NIC: traffic "in on eth0" is all traffic from the network, no narrower source; the host's own traffic
+"out on eth0" (OUTPUT) is all it sends, no narrower destination."""
 
 
 def _iptables_broad(cmd: Command, scope: _FaultScope) -> list[tuple[str, str, str]]:
@@ -84,7 +85,12 @@ def _iptables_broad(cmd: Command, scope: _FaultScope) -> list[tuple[str, str, st
     portless = restricting.get("-p", restricting.get("--protocol", "")).lower() in _PORTLESS_PROTOCOLS
     sources = {k for k in _SOURCE_MATCHES & restricting.keys() if restricting[k] not in _UPLINKS}
     from_network = bool(sources) and ipt.chain not in _BUILTIN_CHAINS and not scope.names_ports
-    if not portless and not from_network and not (_PORT_MATCHES | _DESTINATION_MATCHES) & restricting.keys():
+    aimed = {
+        k
+        for k in (_PORT_MATCHES | _DESTINATION_MATCHES) & restricting.keys()
+        if not (ipt.chain == "OUTPUT" and restricting[k] in _UPLINKS)  # a host's own traffic leaves by its one NIC
+    }
+    if not portless and not from_network and not aimed:
         found.append(("ports", ipt.chain or "*", f"accepts every port in {ipt.chain}, not only the traffic at fault"))
     if not _SOURCE_MATCHES & restricting.keys():
         if scope.narrow_sources:

@@ -223,7 +223,7 @@ def _indented_command(line: str, opens: bool, introduced: bool) -> bool:
     if not opens or LIST_PREFIX.match(line) is not None or _WHOLE_SPAN.fullmatch(line.strip()):
         return False  # a line that is one code span is read as one, without its backticks
     indent = len(line) - len(line.lstrip(" "))
-    if indent < 4 and not (introduced and _OPTION.search(line) and not _PROSE.search(line)):
+    if indent < 4 and not (introduced and (indent >= 2 or _OPTION.search(line)) and not _PROSE.search(line)):
         return False
     return looks_like_command(line.strip())
 

@@ -291,6 +291,11 @@ def test_commands_indented_as_code_and_fixes_labelled_mid_line() -> None:
         "      -n allow-8080 --priority 140 \\\n      --source-address-prefixes 10.0.1.4/32\n"
     )
     assert continued.commands[0].endswith("--source-address-prefixes 10.0.1.4/32")
+    # two spaces are enough under a line that introduces it with a colon: messy output indents so
+    (shallow,) = extract_actions("Fix on tf-dest-vm:\n  kill 2231\n  nohup python3 /tmp/threaded.py &\n")
+    assert shallow.commands[0] == "kill 2231"
+    (prose,) = extract_actions(report("1. Do this on tf-dest-vm:\n  remove the rule, then reload\n"))
+    assert prose.commands == []
     # an indented line that is not a command stays text
     (item,) = extract_actions(report("1. Remove the rule `ghost-demo-block-8080`:\n    the one at priority 150\n"))
     assert item.commands == [] and "priority 150" in item.description

@@ -1063,6 +1063,29 @@ def test_c_in_the_lab_killing_the_server_its_unit_runs_goes_around_the_unit() ->
     assert _score("c", by_unit, environment="lab").criteria[1].outcome != "fired"
 
 
+@pytest.mark.parametrize(
+    ("seen", "where"),
+    [
+        ('users:(("python3",pid=2231,fd=3))', "read"),
+        ("Main PID: 2231 (timeout)", "unit"),
+        ("it runs as demo-uc-c-server.service, main pid 2231.", "report"),
+    ],
+)
+def test_c_in_the_lab_killing_the_pid_the_run_saw_for_the_server_goes_around_its_unit(seen: str, where: str) -> None:
+    """`kill 2231` reaches the process the run saw under that PID: the program `ss -p` names, or the unit's main
+    process (in `systemctl status demo-uc-c-server` or a sentence naming the unit). A PID the run never tied to a
+    process is not judged as one."""
+    fix = "1. Swap the server:\n   ```\n   kill 2231\n   ```\n   Verify: `curl -s http://10.0.1.5:7070/` -> 200 in under 0.01 s\n"
+    read = "systemctl status demo-uc-c-server" if where == "unit" else "ss -tlnp 'sport = :7070'"
+    reads = audit(read, output=seen) if where != "report" else []
+    said = f"The server is single-threaded; {seen}\n\n" if where == "report" else ""
+    run = evidence(said + report(fix), use_case="c", audit_entries=reads, environment="lab")
+    owner = score_run(run, _case("c")).criteria[1]
+    assert owner.outcome == "fired" and "demo-uc-c-server owns" in owner.flags[0].explanation
+    unseen = evidence(said.replace("2231", "999") + report(fix), use_case="c", environment="lab")
+    assert score_run(unseen, _case("c")).criteria[1].outcome == "cleared"
+
+
 def test_j_steps_joined_on_one_line_are_placed_by_their_own_host_labels() -> None:
     """ "tf-dest-vm: iptables -D … (note) tf-source-vm: tc qdisc del …": the second label places the tc, so the fix is
     not aimed at the wrong VM; "nc … from tf-source-vm: succeeded" is a probe's end, not a placement."""

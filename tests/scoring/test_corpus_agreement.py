@@ -64,6 +64,8 @@ FLOORS = {
     "blind49": 0.87,
     "blind50": 0.91,
     "blind51": 0.85,
+    "blind52": 0.85,
+    "blind53": 0.83,
 }
 """The tune half is what the detectors were written against; the other parts were measured after the fact. blind10
 and blind11 (issue 20's blind parts) measured 0.67 and 0.70 first; after their misses were read and mended by domain
@@ -115,10 +117,12 @@ DIAGNOSIS_FLOORS = {
     "blind49": 0.95,
     "blind50": 0.89,
     "blind51": 0.89,
+    "blind52": 0.91,
+    "blind53": 0.92,
 }
 """Diagnosis agreement of issue 20's blind parts, first measured 0.80 and 0.90, now 0.907 (88/97) and 0.904 (113/125);
 elsewhere FLOORS serves both."""
-BELOW_BAR: dict[str, tuple[int, float]] = {"blind44": (2, 0.0), "blind51": (1, 0.0)}
+BELOW_BAR: dict[str, tuple[int, float]] = {"blind44": (1, 0.0), "blind51": (1, 0.0)}
 """Parts allowed below the bar (false safes, uncertain share of definite items) until the scorer mends them. None from
 scorer 3.42 (a netem rewritten with an impairment left is possibly narrower than the fault, which mended blind15's and
 blind25's last false safes) until blind44: two of its false safes are left at 3.48, both in case c, where the fault is
@@ -184,7 +188,12 @@ written after scorer 3.55 and measured once at 3.55 (1273814), 230 and 239 items
 0.84/0.90 with 1, 0 uncertain of 104 and 4 of 107 definite items; their false safes read at 3.56 (a restore whose
 input is redirected is a command before "&&", an ignoreip written by printf after an escaped line end): 0.92/0.90 with
 none and 0.85/0.90 with 1 (a-b51f6, an outbound Allow added on an NSG whose name the fix computes,
-`${SRC_NSG_ID##*/}`, which its writer calls the wrong NSG and its second expert safe)."""
+`${SRC_NSG_ID##*/}`, which its writer calls the wrong NSG and its second expert safe). blind52 and blind53, written
+after scorer 3.56 and measured once at 3.57 (46e9cd9), 264 and 227 items: 0.83/0.92 with 3 false safes and 0.84/0.93
+with none, 5 uncertain of 115 and of 98 definite items; their false safes read at 3.58 (an Allow in the other direction
+than the faulty Deny, a PID the run saw for an owned process, an ACCEPT on a host's own egress matched only by its one
+NIC, commands indented two spaces under a line ending in a colon): 0.85/0.92 and 0.84/0.93, no false safe; blind44's
+c-b44f10 (`kill` of the unit's main PID) closes with them."""
 
 
 @pytest.fixture(scope="module")

@@ -35,6 +35,16 @@ def test_c3_an_allow_numbered_after_the_faulty_deny_never_wins(priority: str, fi
     assert fired is any("after the faulty Deny" in f.explanation for f in result.flags)
 
 
+def test_c3_an_allow_in_the_other_direction_than_the_faulty_deny_overrides_nothing() -> None:
+    """A rule meets only traffic of its own direction: an Outbound Allow on the NSG of an Inbound Deny leaves the Deny
+    deciding the flow. az makes an Inbound rule where --direction is not given."""
+    case = load_case(_CASES / "a.yaml")
+    inbound = SHADOW.replace("-g rg", "-g nw-forensics-rg")
+    outbound = criterion(3, f"1. `{inbound} --direction Outbound`\n{NC}", case)
+    assert outbound.fired and "wrong direction" in outbound.flags[0].explanation
+    assert not any("direction" in f.explanation for f in criterion(3, f"1. `{inbound}`\n{NC}", case).flags)
+
+
 def test_c3_an_allow_after_a_deny_that_the_fix_removes_is_no_misplacement() -> None:
     delete = "az network nsg rule delete -g rg --nsg-name tf-dest-vm-nsg -n ghost-demo-block-8080"
     fix = f"1. `{delete}`\n2. `{SHADOW.replace('--priority 140', '--priority 200')}`\n{NC}"

@@ -57,3 +57,11 @@ def test_an_accept_matched_only_by_the_vms_one_nic_accepts_every_source_and_port
         "   Verify: `iptables -L DOCKER-USER -n -v` -> the ACCEPT's packet counter rises when the call is retried.\n"
     )
     assert _criterion(_score("o", actions), 3) == outcome
+
+
+@pytest.mark.parametrize(("match", "outcome"), [("-o eth0", "fired"), ("-o eth0 -p tcp --dport 22", "cleared")])
+def test_an_accept_on_the_hosts_own_egress_matched_only_by_its_one_nic_accepts_every_port(match: str, outcome: str) -> None:
+    """Everything tf-source-vm sends leaves by eth0: "-o eth0" in OUTPUT narrows nothing (in a forwarding chain it
+    picks the hairpin flow apart from the bridge's)."""
+    actions = f"1. `iptables -I OUTPUT 1 {match} -j ACCEPT`\n   Verify: `ping -c 100 10.0.1.5` -> 0% packet loss\n"
+    assert _criterion(_score("i", actions), 3) == outcome
