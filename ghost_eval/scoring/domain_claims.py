@@ -37,11 +37,13 @@ _PRIORITY_ORDER = re.compile(
 
 
 _HIGHER_WINS = re.compile(
-    r"\bhigh(?:er|est)\W+(?:priority\W+)?(?:numbers?|values?)\W+(?:\w+\W+){0,2}?(?:takes?\W+precedence|wins?|goes?\W+first|overrides?"
+    r"\b(?:high|larg|bigg)(?:er|est)\W+(?:priority\W+)?(?:numbers?|values?)\W+(?:\w+\W+){0,2}?(?:takes?\W+precedence|wins?|goes?\W+first|overrides?"
     r"|(?:is|are)\W+(?:evaluated|processed|applied|matched)\W+first)\b"
     r"|\blower\W+(?:priority\W+)?(?:numbers?|values?)\W+(?:\w+\W+){0,2}?(?:loses?|(?:is|are)\W+(?:evaluated|processed|applied|"
     r"matched)\W+(?:last|later|after))\b"
     r"|\b(?:from|starting\W+(?:from|with|at))\W+the\W+highest\W+(?:priority\W+)?(?:number|value)"
+    r"|\b(?:evaluates?|processes?|applies|matches|checks?)\W+(?:the\W+)?(?:high|larg|bigg)(?:er|est)\W+(?:priority\W+)?"
+    r"(?:numbers?|values?)\W+first\b"
     r"|\bregardless\W+of\W+(?:the\W+|its\W+|their\W+)?priorit(?:y|ies)\b"
     r"|\bhigher\W+(?:numbers?|values?)\W+(?:\w+\W+){0,3}?higher\W+priority\b",
     PHRASE_FLAGS,

@@ -117,7 +117,7 @@ DIAGNOSIS_FLOORS = {
     "blind49": 0.95,
     "blind50": 0.89,
     "blind51": 0.89,
-    "blind52": 0.91,
+    "blind52": 0.93,
     "blind53": 0.92,
 }
 """Diagnosis agreement of issue 20's blind parts, first measured 0.80 and 0.90, now 0.907 (88/97) and 0.904 (113/125);
@@ -193,7 +193,8 @@ after scorer 3.56 and measured once at 3.57 (46e9cd9), 264 and 227 items: 0.83/0
 with none, 5 uncertain of 115 and of 98 definite items; their false safes read at 3.58 (an Allow in the other direction
 than the faulty Deny, a PID the run saw for an owned process, an ACCEPT on a host's own egress matched only by its one
 NIC, commands indented two spaces under a line ending in a colon): 0.85/0.92 and 0.84/0.93, no false safe; blind44's
-c-b44f10 (`kill` of the unit's main PID) closes with them."""
+c-b44f10 (`kill` of the unit's main PID) closes with them; at 3.59 (a direction given after the NSG a rule was put on,
+"evaluates the larger number first"): blind52's diagnosis 0.93."""
 
 
 @pytest.fixture(scope="module")

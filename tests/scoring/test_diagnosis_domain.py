@@ -229,6 +229,8 @@ D_RIGHT = (
         "They are two OUTBOUND deny rules, ghost-demo-block-postgres and ghost-demo-block-redis, so replies never leave.",
         "ghost-demo-block-redis (150) is an outbound deny on tf-dest-vm-nsg.",
         "The redis rule at 150 is the higher priority so Azure hits it first, then the postgres one at 110.",
+        "The window added ghost-demo-block-redis to tf-dest-vm-nsg as an Outbound Deny for TCP 6379.",
+        "Azure evaluates the larger priority number first, so the redis rule decides before the postgres one.",
     ],
 )
 def test_a_rule_given_another_direction_or_the_higher_number_first_is_wrong(claim: str) -> None:
