@@ -251,13 +251,17 @@ _UNDECIDED = re.compile(
     r"|\b(?:treat|keep|consider)\s+(?:all|both)\s+(?:\w+\s+)?as\s+(?:candidate|possible|potential|open)\b"
     r"|\b(?:(?:does|do|can)\s*not|(?:does|do|ca)n['\u2019]?t)\s+(?:yet\s+|\w+ly\s+)?(?:separate|distinguish|tell\s+apart)\s+"
     r"(?:them|the\s+(?:two|three))\b"
-    r"|\b(?:could|might|may)\s+be\b[^.;]{1,80},\s*(?:or\s+)?(?:it\s+)?(?:could|might|may)\s+(?:also\s+)?be\b",
+    r"|\b(?:could|might|may)\s+be\b[^.;]{1,80},\s*(?:or\s+)?(?:it\s+)?(?:could|might|may)\s+(?:also\s+)?be\b"
+    r"|\b(?:several|multiple|two|three|four)\s+(?:\w+\s+)?(?:explanations|causes|candidates|possibilities|hypotheses)\s+"
+    r"(?:remain|are\s+still|still\s+stand)\s+open\b"
+    r"|\bbefore\s+(?:a|the|any)\s+root\s+cause\s+can\s+be\s+(?:assigned|named|determined|confirmed|identified)\b",
     PHRASE_FLAGS,
 )
 """A report that says it has not settled on a cause ("I cannot confirm which is responsible", "it is not possible to
 say which of the two is responsible", "any of these could
 explain it", "either the ban or the policy or both, need to look more", "… = any of the 3. need a longer baseline before
-I'd call it"): it names candidates, not the root cause."""
+I'd call it", "several explanations remain open", "… before a root cause can be assigned"): it names candidates,
+not the root cause."""
 _UNDECIDED_CLAIM = "The report does not commit to a cause: it leaves several candidates open."
 
 

@@ -253,7 +253,8 @@ _VALUE_GRAMMAR: dict[str, str] = {
     rf"|\b(?:for|injects?|injecting|adds?|adding|to|with)\W+(?P<setting>{_NUMBER})\s*%\W+packet\W+loss\b"
     rf"|\b(?:drop(?:s|ping)?|los(?:es|ing)|discard(?:s|ing)?)\W+(?P<fraction>{'|'.join(_FRACTIONS)})\W+(?:of\W+)?)"
     rf"|{_GAP}\bloss\W+(?P<late>{_NUMBER})\s*%)",
-    "port": rf"{_CLAUSE_GAP}\b(?:port|tcp|udp|den(?:y|ies|ying)|block(?:s|ing)?)s?\W{{0,3}}(?P<value>\d{{1,5}})\b(?![./]\d)",
+    "port": rf"{_CLAUSE_GAP}\b(?:port|tcp|udp|den(?:y|ies|ying)|block(?:s|ing)?)s?\W{{0,3}}(?:(?:inbound|outbound)\W+)?"
+    rf"(?P<value>\d{{1,5}})\b(?![./]\d)",
     "source": rf"{_CLAUSE_GAP}\b(?:from|src|source(?:\W+address)?(?:\W+prefix(?:es)?)?)\W+(?:the\W+)?(?:any\W+source\W+)?\(?\W*"
     rf"(?P<value>\*|any\b|internet\b|virtualnetwork\b|{_ADDRESS}/\d{{1,2}}\b)",
     "direction": r"\W+(?:\([^)]{0,40}\)\W+)?(?:(?:to|on|in)\W+[\w-]+-nsg\W+as\W+)?(?:is\W+)?(?:an?\W+)?(?:\w+\W+){0,2}?"
@@ -264,7 +265,8 @@ _VALUE_GRAMMAR: dict[str, str] = {
 """How a sentence gives each property of `StatedValue` a value, after the resource's name: "<rule> at priority 110",
 "<table> sends 0.0.0.0/0 to a virtual appliance at 10.0.0.253" (or "→ VirtualAppliance 10.0.0.253"), "netem with 50%
 random loss" ("netem qdisc on tf-source-vm's primary NIC injecting 50% random packet loss", "netem 30: dropping 50% of
-everything"), "<rule> allows TCP 22", "<rule> (110) is actually denying 6379", "<rule> … from any source (*)" (a source given as a
+everything"), "<rule> allows TCP 22", "<rule> (110) is actually denying 6379" (or "deny inbound 6380"),
+"<rule> … from any source (*)" (a source given as a
 prefix or a service tag: an address without its mask is the traffic's, not the rule's), "<rule> (150) is an outbound
 deny" (a direction within a few words of the name, or after the NSG it was put on: "<rule> to <nsg> as an Outbound
 Deny"), "<rule> is an Inbound Deny for UDP port 8080" (a protocol after
