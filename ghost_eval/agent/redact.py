@@ -14,6 +14,8 @@ cause, the trace). It records what it removed — the kind and where — never t
 
 from __future__ import annotations
 
+import base64
+import binascii
 import csv
 import io
 import json
@@ -83,7 +85,8 @@ _PEM_BLOCK = re.compile(
 _PEM_LINE = re.compile(r"^(?:[^\s:]*:)?([A-Za-z0-9+/]{40,}={0,2})[ \t]*$", re.MULTILINE)
 
 _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("bearer", re.compile(r"(?i)\b(?:bearer|basic)\s+(?P<v>[A-Za-z0-9._~+/=-]{8,})")),
+    ("bearer", re.compile(r"(?i)\bbearer\s+(?P<v>[A-Za-z0-9._~+/=-]{8,})")),
+    ("basic", re.compile(r"(?i)\bbasic\s+(?P<v>[A-Za-z0-9+/]{8,}={0,2})(?![\w+/=-])")),
     ("jwt", re.compile(r"(?P<v>\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*)")),
     (
         "api_key",
@@ -122,6 +125,17 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("near_secret_word", re.compile(_SECRET_WORD + r"[^\n]{0,80}?(?<![A-Za-z0-9+/])(?P<v>" + _B64_KEY + r")")),
 )
 """(kind, pattern): group `v` is the secret; everything around it is kept."""
+
+
+def _user_and_password(value: str) -> bool:
+    """Whether a word after "Basic" is an HTTP Basic credential: base64 of `user:password` (RFC 7617). "basic
+    reachability" in a report is prose, not a header."""
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return False
+    return ":" in decoded and decoded.isprintable()
+
 
 _WRAP_KEY = re.compile(
     r"(?i)^[ \t]*(?:-[ \t]+)?[\"']?[\w.-]*(?:key|secret|passw|token|credential|private|psk|signature|sig)[\w.-]*[\"']?"
@@ -247,6 +261,8 @@ class Redactor:
         def replace(m: re.Match[str]) -> str:
             value = m.group("v")
             if value == REDACTED or (kind in ("near_secret_word", "key_listing") and not _keyish(value)):
+                return m.group(0)
+            if kind == "basic" and not _user_and_password(value):
                 return m.group(0)
             start, end = m.span("v")
             return m.group(0)[: start - m.start()] + self._found(value, kind, where) + m.group(0)[end - m.start() :]

@@ -137,6 +137,13 @@ def test_canaries_reach_neither_the_store_nor_the_model(
     assert {name: count_canaries(text) for name, text in stored.items() if count_canaries(text)} == {}
 
 
+@pytest.mark.parametrize("prose", ["neither the listener nor basic reachability is the problem", "basic connectivity"])
+def test_basic_before_a_word_is_a_credential_only_when_it_decodes_to_user_and_password(prose: str) -> None:
+    """RFC 7617: a Basic credential is base64 of `user:password`; "basic reachability" in a report is prose."""
+    assert redact(prose) == prose
+    assert redact("Authorization: Basic dXNlcjpzM2NyZXQ=") == f"Authorization: Basic {REDACTED}"
+
+
 def test_the_bundled_runs_cases_and_corpus_hold_nothing_redaction_would_touch() -> None:
     """Diagnostic text that names settings like `bypass: AzureServices` must reach the scorers as it was written."""
     roots = [bundled_path("demo_store"), REPO / "cases", REPO / "tests" / "fixtures" / "corpus"]
