@@ -60,21 +60,18 @@ def _service_state(cmd: Command) -> bool:
     return cmd.program == "service" and cmd.argv[-1:] == ("status",)
 
 
-def _proven(command: str, changed: set[Layer]) -> set[Layer]:
-    """The changed layers a check can prove: a try of the traffic end to end proves both, as it crosses both; a read
-    proves the layer it reads (an NSG listing proves nothing about a qdisc deleted inside the VM); IP flow verify and
-    next hop are Azure's own view of the path. An inspector call's layer is not known: it counts for every layer. A
-    service's state alone proves no network fix."""
-    if watcher_check(command) is not None:
-        return changed & {Layer.CONTROL_PLANE}
+def _proves(command: str, changed: set[Layer]) -> bool:
+    """Whether a check can prove a fix: it tries the traffic end to end, or reads the layer the fix changed (an NSG
+    listing proves nothing about a qdisc deleted inside the VM). An inspector call's layer is not known: it counts.
+    A service's state alone proves no network fix."""
+    if watcher_check(command) is not None:  # IP flow verify, next hop: Azure's own view of the path
+        return Layer.CONTROL_PLANE in changed
     parsed = parse_command_block(command)
     if parsed and all(_service_state(c) for c in parsed):
-        return set()
-    if not parsed or inspector_call(command) or tool_check(command) == command.strip():
-        return set(changed)
-    if "/dev/tcp/" in command or any(c.program in _PROBES for c in parsed):
-        return set(changed)
-    return changed & {c.layer for c in parsed}
+        return False
+    if not changed or not parsed or inspector_call(command) or tool_check(command) == command.strip():
+        return True
+    return "/dev/tcp/" in command or any(c.program in _PROBES or c.layer in changed for c in parsed)
 
 
 def _reached(cmd: Command) -> set[Layer]:
@@ -99,7 +96,7 @@ def _repeated_read(run: ParsedRun, changed: set[Layer]) -> Verification | None:
     if said is None:
         return None
     executed = [c for cmds in (*run.audit_commands, *run.trace_commands) if cmds for c in cmds if is_check(c.text)]
-    meant = next((c for c in reversed(executed) if _proven(c.text, changed) or not changed), None)
+    meant = next((c for c in reversed(executed) if _proves(c.text, changed)), None)
     return Verification(command=meant.text, expected=said[:300]) if meant is not None else None
 
 
@@ -111,8 +108,7 @@ def _relative_only(verification: Verification) -> bool:
 def _evaluate(run: ParsedRun) -> CriterionResult:
     """Criterion 4: no action, nor the report's verification section, gives a command with its expected result. A run
     that changes nothing where the case has a fault leaves nothing to verify: undetermined, as the fault stays. A
-    verification proves only the changes it can see: a fix that changes both layers and checks one leaves the other
-    unproven, and a result stated only as "better" or "normal" may prove nothing; both are possibly unverified."""
+    result stated only as "better" or "normal" may prove nothing: possibly unverified."""
     views, report_level, expects_change = run.views, run.report_verifications, run.expects_change
     if not changes_anything(views):
         why = "no recommended actions" if not views else "the actions change nothing (reads and advice only)"
@@ -131,10 +127,8 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
         told.append(("the report runs its read again:", again))
     cleared: list[str] = []
     doubts: list[str] = []
-    covered: set[Layer] = set()
     for where, v in told:
-        proven = _proven(v.command, layers) if layers else {Layer.OS}
-        if not proven or not is_check(v.command):
+        if not is_check(v.command) or not _proves(v.command, layers):
             continue
         said = f"{where} `{v.command[:120]}` expecting {v.expected[:120]!r}"
         if _relative_only(v):
@@ -143,7 +137,6 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
         if not _concrete(v):
             continue
         cleared.append(said)
-        covered |= proven
     if cleared:
         return criterion_result(NAME, [], cleared[:1])
     if doubts:
