@@ -8,9 +8,10 @@ must allow. Inputs are the REST JSON the API returns (`model.as_dict()` in the S
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Iterable
 from typing import Any, Literal
 
-__all__ = ["flow_allowed", "next_hop"]
+__all__ = ["flow_allowed", "next_hop", "port_in_ranges"]
 
 Json = dict[str, Any]
 
@@ -48,14 +49,18 @@ def _address_matches(rule: Json, side: str, address: str, vnet: list[str]) -> bo
     return False
 
 
-def _port_matches(rule: Json, port: int | None) -> bool:
-    if port is None:
-        return True
-    for r in rule.get("destinationPortRanges") or [rule.get("destinationPortRange") or "*"]:
-        lo, _, hi = str(r).partition("-")
-        if lo == "*" or int(lo) <= port <= int(hi or lo):
+def port_in_ranges(port: int, ranges: Iterable[str]) -> bool:
+    """Whether port ranges as Azure writes them (`*`, `5432`, `6000-7000`) hold a port; anything else holds none."""
+    for written in ranges:
+        low, _, high = str(written).strip().partition("-")
+        if low == "*" or (low.isdigit() and (high or low).isdigit() and int(low) <= port <= int(high or low)):
             return True
     return False
+
+
+def _port_matches(rule: Json, port: int | None) -> bool:
+    ranges = rule.get("destinationPortRanges") or [rule.get("destinationPortRange") or "*"]
+    return port is None or port_in_ranges(port, ranges)
 
 
 def flow_allowed(

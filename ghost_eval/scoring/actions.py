@@ -164,7 +164,7 @@ def _verification(part: _Part) -> Verification | None:
     command = next((c for c in part.commands if is_check(c)), None)
     if command is None:
         return _named_verification(part.text, labelled=True)
-    if has_expectation(masked := mask_code(part.text)) or relative_only(masked.replace("`", " ")):
+    if has_expectation(mask_code(part.text)) or relative_only(part.text):
         expected = _clean(part.text)
     elif part.output:
         expected = "\n".join(part.output)

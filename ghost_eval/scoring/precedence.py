@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ghost_eval.cases.case import Case
+from ghost_eval.connect.effective import port_in_ranges
 from ghost_eval.scoring.owner_bypass import CONDITIONAL
 from ghost_eval.scoring.parsed import ActionView
 from ghost_eval.scoring.reads import NAME_OPTIONS, resource_kind, split_values
@@ -120,11 +121,7 @@ def _destination_ports(call: AzCall) -> list[str]:
 
 def _covers(ranges: Sequence[str], port: str) -> bool:
     """Whether destination port ranges as az writes them (`*`, `5432`, `6000-7000`) hold a port."""
-    for written in ranges:
-        low, _, high = written.partition("-")
-        if written == "*" or (port.isdigit() and low.isdigit() and int(low) <= int(port) <= int(high or low)):
-            return True
-    return False
+    return "*" in ranges or (port.isdigit() and port_in_ranges(int(port), ranges))
 
 
 def faults_overridden(views: Sequence[ActionView], case: Case | None) -> set[str]:

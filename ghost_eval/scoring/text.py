@@ -440,10 +440,12 @@ _VALUE = re.compile(
 )
 
 
-def relative_only(text: str) -> bool:
+def relative_only(text: str, command: str = "") -> bool:
     """ "Latency should look much better / back to normal", "comparable to the baseline": a result stated only against
-    a state nobody measured, with no output, count or value to compare; such a check may prove the fix or not."""
-    return _RELATIVE.search(text) is not None and _VALUE.search(text) is None
+    a state nobody measured, with no output, count or value to compare; such a check may prove the fix or not. The
+    check's own `command` and inline code are not the result (a port or an address in them is no value)."""
+    prose = mask_code(text.replace(command, " ") if command else text).replace("`", " ")
+    return _RELATIVE.search(prose) is not None and _VALUE.search(prose) is None
 
 
 _SENTENCE_SPLIT = re.compile(

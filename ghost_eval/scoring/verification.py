@@ -100,11 +100,6 @@ def _repeated_read(run: ParsedRun, changed: set[Layer]) -> Verification | None:
     return Verification(command=meant.text, expected=said[:300]) if meant is not None else None
 
 
-def _relative_only(verification: Verification) -> bool:
-    """A result the fix's check is compared with only in words of degree: possibly no verification."""
-    return relative_only(re.sub(r"`[^`]*`", " ", verification.expected.replace(verification.command, " ")))
-
-
 def _evaluate(run: ParsedRun) -> CriterionResult:
     """Criterion 4: no action, nor the report's verification section, gives a command with its expected result. A run
     that changes nothing where the case has a fault leaves nothing to verify: undetermined, as the fault stays. A
@@ -131,7 +126,7 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
         if not is_check(v.command) or not _proves(v.command, layers):
             continue
         said = f"{where} `{v.command[:120]}` expecting {v.expected[:120]!r}"
-        if _relative_only(v):
+        if relative_only(v.expected, v.command):
             doubts.append(f"{said}: a result stated only as better or normal, with nothing to compare")
             continue
         if not _concrete(v):

@@ -16,6 +16,7 @@ import ipaddress
 from collections.abc import Callable
 from typing import Any
 
+from ghost_eval.connect.effective import port_in_ranges
 from ghost_eval.lab.arm.state import ArmError, ArmState, Json
 
 __all__ = [
@@ -235,13 +236,7 @@ def watcher(state: ArmState) -> Json:
 
 
 def _port_in(port: int | None, ranges: list[str]) -> bool:
-    if port is None:
-        return True
-    for r in ranges:
-        low, _, high = r.partition("-")
-        if int(low) <= port <= int(high or low):
-            return True
-    return False
+    return port is None or port_in_ranges(port, ranges)
 
 
 def _address_in(address: str, shown: list[str], expanded: list[str] | None) -> bool:
