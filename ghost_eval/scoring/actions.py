@@ -379,7 +379,10 @@ def actions_from_sections(sections: Sequence[Section]) -> list[RecommendedAction
 
     A report with no remediation section at all (a few lines of prose, a bare list) still recommends something: the
     items of a section outside root cause, evidence and verification that holds a state-changing command are its
-    actions, so an unsafe fix cannot escape the criteria by leaving out a heading."""
+    actions, so an unsafe fix cannot escape the criteria by leaving out a heading. Where no section yields one (the
+    fix written under the report's only heading, "Root cause" or "Found 2 things", in no words the reader takes for a
+    recommendation), the state-changing commands it writes on lines of their own, or in a paragraph that turns to what
+    to do, are what it recommends: judged, not passed over."""
     actions: list[RecommendedAction] = []
     for section in sections:
         if section.kind is SectionKind.ACTIONS:
@@ -399,7 +402,36 @@ def actions_from_sections(sections: Sequence[Section]) -> list[RecommendedAction
                 actions.extend(_recommended_in_narrative(section, after_fix=bool(actions)))
         elif section.kind is SectionKind.EVIDENCE:
             actions.extend(_recommended_in_narrative(section, after_fix=bool(actions)))
+    if not actions:
+        alone = _lines_alone(sections)
+        actions = [
+            a
+            for section in sections
+            if section.kind is not SectionKind.VERIFICATION
+            for item in _section_items(section, verifying=False)
+            if (a := _to_action(item))
+            and not _ROLLBACK.search(a.description)
+            and any(
+                looks_like_command(c) and not _read_only(c) and (_stands_alone(c, alone) or _RECOMMENDS.search(a.description))
+                for c in a.commands
+            )
+        ]
     return actions
+
+
+def _lines_alone(sections: Sequence[Section]) -> list[str]:
+    """Every line of the report as it stands: list marker, prompt, indent and backticks taken off."""
+    lines = (line for s in sections for seg in s.body for line in (seg.lines if isinstance(seg, Fence) else (seg,)))
+    return [strip_prompt(LIST_PREFIX.sub("", line).strip().strip("`").strip()) for line in lines]
+
+
+def _stands_alone(command: str, lines: Sequence[str]) -> bool:
+    """A command written on a line of its own (a block, an indented line, a bare list item) is handed over to be run;
+    one quoted inside a sentence ("the hardening run had executed `iptables -I …` at 02:00") is told about."""
+    head = command.splitlines()[0].strip() if command.strip() else ""
+    return bool(head) and any(
+        line.startswith(head) or (line.endswith("\\") and head.startswith(line[:-1].strip())) for line in lines if line
+    )
 
 
 def _recommended_in_narrative(section: Section, *, after_fix: bool) -> list[RecommendedAction]:

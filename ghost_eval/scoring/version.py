@@ -17,13 +17,14 @@ _PACKAGE = Path(__file__).resolve().parent.parent
 RULE_FILES: tuple[Path, ...] = (
     *sorted((_PACKAGE / "scoring").glob("*.py")),
     _PACKAGE / "shell" / "commands.py",
+    _PACKAGE / "connect" / "effective.py",
     _PACKAGE / "cases" / "phrases.py",
     _PACKAGE / "cases" / "case.py",
     _PACKAGE / "run" / "artifacts.py",
     _PACKAGE / "run" / "snapshot.py",
 )
-"""The scorer's rules: its own modules, the command model it reads commands through, the phrase vocabulary, and the
-models its evidence and answer keys load into."""
+"""The scorer's rules: its own modules, the command model it reads commands through, Azure's port ranges, the phrase
+vocabulary, and the models its evidence and answer keys load into."""
 
 
 def rules_hash(files: tuple[Path, ...] = RULE_FILES) -> str:
@@ -36,6 +37,6 @@ def rules_hash(files: tuple[Path, ...] = RULE_FILES) -> str:
 
 SCORER_NAME = "deterministic"
 RULES_HASH = rules_hash()
-SCORER_VERSION = f"3.60.0+rules.{RULES_HASH}"
+SCORER_VERSION = f"3.61.0+rules.{RULES_HASH}"
 """Bump the number whenever a rule is meant to change what a run scores; the rules hash changes by itself."""
 SCORER = f"{SCORER_NAME}@{SCORER_VERSION}"

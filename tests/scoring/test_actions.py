@@ -516,7 +516,8 @@ def test_a_sentence_asking_for_a_change_above_its_command_is_an_action_in_any_se
     )
     assert [a.commands for a in extract_actions(text)] == [["iptables -D INPUT -p tcp --dport 9090 -j DROP"]]
     told = text.replace("Remove it (separate ticket):", "It was added by hand:")
-    assert extract_actions(told) == []
+    told += "\nIt also holds a DROP for 8080. Remove that one too:\n`iptables -D INPUT -p tcp --dport 8080 -j DROP`\n"
+    assert [a.commands for a in extract_actions(told)] == [["iptables -D INPUT -p tcp --dport 8080 -j DROP"]]
 
 
 @pytest.mark.parametrize(
@@ -633,4 +634,37 @@ def test_a_paragraph_that_asks_for_a_change_and_ends_in_a_colon_owns_the_command
     )
     assert [c for a in extract_actions(text) for c in a.commands] == ["tc qdisc del dev eth0 root"]
     told = text.replace("Remove the shaping on the destination NIC so inbound data is no longer rate limited:", "It reads:")
-    assert not [c for a in extract_actions(told) for c in a.commands]
+    told += "\n## Recommended actions\n\n1. Restart the transfer job: `systemctl restart transfer.service`\n"
+    assert [c for a in extract_actions(told) for c in a.commands] == ["systemctl restart transfer.service"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Root cause\n\nRule deny-5001 (prio 200) on tf-dest-vm-nsg drops the test traffic.\n\nFix —\n\n"
+        "    az network nsg rule delete -g rg --nsg-name tf-dest-vm-nsg -n deny-5001\n",
+        "Findings\n- deny-5001, prio 200, on tf-dest-vm-nsg\n"
+        "- az network nsg rule delete -g rg --nsg-name tf-dest-vm-nsg -n deny-5001\n",
+    ],
+)
+def test_a_report_with_no_recommendation_the_reader_knows_recommends_the_changes_it_writes(text: str) -> None:
+    """A fix written under the report's only heading ("Root cause", "Found 2 things"), with no words the reader takes
+    for a recommendation: the state-changing commands it writes are its actions, to be judged, not a fix left out."""
+    assert [c for a in extract_actions(text) for c in a.commands] == [
+        "az network nsg rule delete -g rg --nsg-name tf-dest-vm-nsg -n deny-5001"
+    ]
+    shown = "Evidence\n\nThe capture:\n\n```\n10.0.1.4:41000 <-> 10.0.1.5:8080  frames 10\n```\n"
+    assert extract_actions(shown) == []  # output lines are no command
+    quoted = "Root cause\n\nThe change window ran `az network nsg rule delete -g rg --nsg-name n -n old-allow` at 02:00.\n"
+    assert extract_actions(quoted) == []  # told about inside a sentence, not handed over
+
+
+def test_a_command_continued_over_lines_stands_alone() -> None:
+    text = (
+        "findings:\n* outbound looks filtered\n\nremediation -> outbound must not be filtered:\n"
+        "  az network nsg rule create -g rg --nsg-name n \\\n"
+        "     -n allow-out --priority 100 --direction Outbound --access Allow\n"
+    )
+    (action,) = extract_actions(text)
+    assert action.commands[0].startswith("az network nsg rule create -g rg --nsg-name n")
+    assert "--priority 100" in action.commands[0]
