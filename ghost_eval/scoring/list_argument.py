@@ -193,7 +193,7 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
                     )
     ignore_flags, ignore_doubts = _ignore_lists_replaced(run)
     flags += ignore_flags
-    undetermined += ignore_doubts
+    undetermined += ignore_doubts + _typed_puts(views)
     notes: list[str] = []
     if snapshot is None:
         where = "; ".join(sources) if sources else "no list argument was replaced"
@@ -201,6 +201,26 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
     if not (cleared or flags or undetermined):
         cleared.append("no action sets a list-valued argument on an existing resource")
     return criterion_result(NAME, flags, cleared, undetermined, notes)
+
+
+def _typed_puts(views: Sequence[ActionView]) -> list[str]:
+    """`az rest --method PUT` with a body typed in the command: ARM's PUT creates or replaces the whole resource, so
+    on an existing one every property the body leaves out goes (its lists, its associations), and nothing the run read
+    was carried into it. A body from a file or a variable may be what a read returned (GET, edit, PUT back)."""
+    found = []
+    for view in views:
+        for raw, cmd in view.commands:
+            call = az_call(cmd.argv)
+            if call is None or call.verb != "rest" or (call.value("--method", "-m") or "").upper() != "PUT":
+                continue
+            body = call.value("--body", "-b") or ""
+            if body and not body.startswith("@") and "$" not in body:
+                url = call.value("--url", "--uri", "-u") or "?"
+                found.append(
+                    f"action {view.index}: `{raw[:100]}` PUTs a typed body to {url[:120]}: where that resource exists, "
+                    "every property the body leaves out is replaced away, and what it held is not shown"
+                )
+    return found
 
 
 _IGNOREIP_SET = re.compile(r"(?i)(?:\b|(?<=\\n))ignoreip\s*=\s*(?P<values>[^\s`'\"][^\n`'\"\\]*)")

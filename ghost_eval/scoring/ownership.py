@@ -80,6 +80,7 @@ _CONVENTIONS: tuple[Owned, ...] = (
         for pattern in ("IN_*", "FWD_*", "FWDI_*", "FWDO_*", "PRE_*", "POST_*", "*_ZONES", "*_ZONES_SOURCE", "*_direct")
     ),
     Owned("nft_table", "firewalld", "firewalld", "convention", "firewall-cmd"),
+    Owned("file", "/etc/resolv.conf", "systemd-resolved", "convention", "resolvectl or /etc/systemd/resolved.conf"),
 )
 _CLIENTS: dict[str, frozenset[str]] = {
     "fail2ban": frozenset({"fail2ban-client"}),

@@ -184,12 +184,14 @@ def has_prompt(line: str) -> bool:
 
 
 def split_commands(block: str) -> list[str]:
-    """Split a block into command lines: continuations joined, comments and here-document bodies dropped."""
+    """Split a block into command lines: continuations joined, comments dropped, a here-document's body kept with its
+    command (it is what the command writes: `cat > jail.local <<'EOF'` … `EOF`)."""
     lines: list[str] = []
     pending = ""
     heredoc_end: str | None = None
     for raw in block.splitlines():
         if heredoc_end is not None:
+            lines[-1] += "\n" + raw.rstrip()
             if raw.strip() == heredoc_end:
                 heredoc_end = None
             continue
@@ -528,8 +530,8 @@ def parse_command_block(block: str, *, substitutions: bool = True) -> tuple[Comm
     """Every simple command in a block (a code block, an audit line), unwrapped and classified; with `substitutions`,
     also what each `$( … )` runs."""
     commands: list[Command] = []
-    for line in split_commands(_unroll_loops(block)):
-        _parse_line(strip_prompt(line), commands, depth=0, substitutions=substitutions)
+    for line in split_commands(_unroll_loops(block)):  # a here-document's body is data, not commands
+        _parse_line(strip_prompt(line.split("\n", 1)[0]), commands, depth=0, substitutions=substitutions)
     return tuple(commands)
 
 

@@ -29,7 +29,9 @@ def one(command: str) -> Command:
     return parsed[0]
 
 
-def test_split_joins_continuations_and_drops_comments_and_heredoc_bodies() -> None:
+def test_split_joins_continuations_drops_comments_and_keeps_heredoc_bodies_with_their_command() -> None:
+    """What a here-document writes is part of its command (a jail file's whole `ignoreip = …`), never a command of its
+    own: the `iptables -F` inside it is no flush."""
     block = """# unban first
 sudo fail2ban-client set sshd \\
     unbanip 203.0.113.47
@@ -39,9 +41,10 @@ EOF
 sudo fail2ban-client reload"""
     assert split_commands(block) == [
         "sudo fail2ban-client set sshd      unbanip 203.0.113.47",
-        "cat <<EOF > /etc/fail2ban/jail.d/partner.local",
+        "cat <<EOF > /etc/fail2ban/jail.d/partner.local\niptables -F\nEOF",
         "sudo fail2ban-client reload",
     ]
+    assert [c.program for c in parse_command_block(block)] == ["fail2ban-client", "cat", "fail2ban-client"]
 
 
 def test_a_block_splits_on_operators_and_unwraps_sudo() -> None:
