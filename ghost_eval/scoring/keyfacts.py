@@ -243,11 +243,18 @@ _CLAUSE_GAP = r"(?:(?!\.\s|\b(?:an?|another)\W+(?:deny|allow|rule)\b)[^;]){0,60}
 …" gives the next rule's port."""
 _NEXT_HOP = rf"(?:\b|virtual)(?:appliance|nva|next[-\s]?hop)(?:\W+(?:ip|address|at|of|is))*\W+(?P<value>{_ADDRESS})\b(?!/)"
 """A next hop given as an address ("virtual appliance at 10.0.0.253", "→ VirtualAppliance 10.0.0.253")."""
+_NEXT_HOP_TYPE = (
+    r"(?:→|->|to|via|next[-\s]?hop(?:\W+type)?(?:\W+(?:is|of))?)\W{0,3}(?:an?\W+)?"
+    r"(?P<kind>virtual\s*appliance|nva|internet|virtual\s*network\s*gateway)\b"
+    r"(?!(?:\W+(?:ip|address|at|of|is))*\W+\d{1,3}\.)"  # with its address, `_NEXT_HOP` reads it
+)
+"""A next hop given by its type ("→ VirtualAppliance", "next hop type Internet"): a route whose next hop is None has
+no appliance, gateway or internet to send to, so any of these contradicts it, an address or not."""
 _FRACTIONS = {"half": "50", r"a\W+quarter": "25", r"a\W+third": "33", r"a\W+fifth": "20", r"a\W+tenth": "10"}
 """A share said in words ("drops half of the packets") as its percentage."""
 _VALUE_GRAMMAR: dict[str, str] = {
     "priority": rf"{_GAP}(?<![\w-])(?:priority|prio|p)\W*(?:of\W+|at\W+|=\W*)?(?P<value>\d{{3,5}})\b",
-    "next_hop": rf"{_GAP}{_NEXT_HOP}",
+    "next_hop": rf"{_GAP}(?:{_NEXT_HOP}|{_NEXT_HOP_TYPE})",
     "loss": rf"(?:{_PARAMETERS}(?:\b(?:loss|drop(?:s|ping)?|discard(?:s|ing)?)\W+(?:of\W+)?(?P<value>{_NUMBER})\s*%"
     rf"|(?P<before>{_NUMBER})\s*%\W+(?!packet\b)(?:\w+\W+){{0,2}}loss\b"
     rf"|\b(?:for|injects?|injecting|adds?|adding|to|with)\W+(?P<setting>{_NUMBER})\s*%\W+packet\W+loss\b"
@@ -311,6 +318,8 @@ def _other_value(stated: StatedValue, sentence: str) -> bool:
     for m in (m for pattern in _value_patterns(stated.resource, stated.property) for m in pattern.finditer(sentence)):
         found = m.groupdict()
         given = next((found[g] for g in ("value", "before", "setting", "late") if found.get(g)), None)
+        if found.get("kind") and stated.value.lower() == "none":
+            given = found["kind"]  # a type other than None; for an address-valued next hop a type is no value
         if found.get("fraction"):
             given = next(v for words, v in _FRACTIONS.items() if re.fullmatch(words, found["fraction"], PHRASE_FLAGS))
         if given is not None and _numeric(given) != _numeric(stated.value):

@@ -185,6 +185,32 @@ def test_a_next_hop_address_given_to_a_route_of_next_hop_type_none_contradicts_i
     assert "none_route" in [f.id for f in check_diagnosis(_case("s"), wrong, None).facts if f.status == "contradicted"]
 
 
+@pytest.mark.parametrize(
+    ("text", "contradicted"),
+    [
+        ("blackhole-dest-vm: 10.0.1.5/32 → VirtualAppliance, but nothing answers at the appliance, so Azure drops it.", True),
+        ("Route blackhole-dest-vm points 10.0.1.5/32 at next hop type Internet.", True),
+        ("Route blackhole-dest-vm sends 10.0.1.5/32 to next hop type None; no virtual appliance is involved.", False),
+    ],
+)
+def test_a_next_hop_type_given_to_a_route_of_next_hop_type_none_contradicts_it(text: str, contradicted: bool) -> None:
+    """A route whose next hop is None has no appliance, internet or gateway to send to: naming one of those types as
+    its next hop, with or without an address, is another route."""
+    facts = check_diagnosis(_case("s"), text, None).facts
+    assert ("none_route" in [f.id for f in facts if f.status == "contradicted"]) is contradicted
+
+
+def test_a_next_hop_type_with_its_address_is_read_by_the_address() -> None:
+    """For a route whose next hop is an address (t's phantom NVA at 10.0.1.253), "→ VirtualAppliance 10.0.0.253" is
+    read by its address, which contradicts it; the type alone is no other value."""
+    wrong = "all-egress-to-nva sends 0.0.0.0/0 → VirtualAppliance 10.0.0.253, where no appliance exists."
+    right = wrong.replace("10.0.0.253", "10.0.1.253")
+    assert "egress_route" in [
+        f.id for f in check_diagnosis(_case("t"), wrong, None, "routing").facts if f.status == "contradicted"
+    ]
+    assert not [f for f in check_diagnosis(_case("t"), right, None, "routing").facts if f.status == "contradicted"]
+
+
 def test_a_qdisc_put_on_the_other_vms_network_interface_is_placed_there() -> None:
     """ "tf-dest-vm's network interface" is tf-dest-vm's NIC, as "tf-dest-vm's nic" is."""
     text = "Root cause 2: tf-dest-vm's network interface has a prio qdisc with a 50 ms netem band; replies are held."
