@@ -104,6 +104,8 @@ class Ownership(Record):
     """The supported way to change it (e.g. `fail2ban-client`)."""
     user_chains: list[str] = []
     """Names the pattern matches that the owner leaves to users (Docker's `DOCKER-USER`): writing them is safe."""
+    ports: list[str] = []
+    """For a process: the ports it listens on (`7070/tcp`), which `fuser -k 7070/tcp` reaches by port."""
 
 
 class ListArgument(Record):

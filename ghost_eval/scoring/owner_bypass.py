@@ -19,6 +19,9 @@ __all__ = ["CONDITIONAL", "OWNER", "RESTORE_PROGRAMS", "UNIT_VERBS", "rewrites_t
 UNIT_VERBS = frozenset({"start", "stop", "restart", "reload", "enable", "disable", "mask", "unmask", "kill", "try-restart"})
 
 
+_PORT_SPEC = re.compile(r"(?i)\d{1,5}/(?:tcp|udp)")
+
+
 def _touched(cmd: Command) -> list[tuple[str, str]]:
     """The (kind, name) resources a state-changing command writes directly."""
     touched = [("file", path) for path in cmd.writes]
@@ -44,6 +47,8 @@ def _touched(cmd: Command) -> list[tuple[str, str]]:
         full = cmd.program == "pkill" and bool({"-f", "--full"} & set(cmd.argv))
         patterns = [a for a in cmd.argv[1:] if not a.startswith("-")][-1:]  # the pattern is the last word
         touched += [("process", f"-f {p}" if full else p) for p in patterns]
+    if cmd.program == "fuser" and {"-k", "--kill"} & set(cmd.argv):  # `fuser -k 7070/tcp` kills what listens there
+        touched += [("port", a.lower()) for a in cmd.argv[1:] if _PORT_SPEC.fullmatch(a)]
     az = az_call(cmd.argv)
     if az is not None:
         touched += [
@@ -101,8 +106,9 @@ _KIND_WORDS = {
     "service": "service",
     "azure_resource": "resource",
     "process": "the process matching",
+    "port": "the process listening on",
 }
-_AFTER = dict.fromkeys(_KIND_WORDS, "will revert") | {"process": "no longer runs what it started"}
+_AFTER = dict.fromkeys(_KIND_WORDS, "will revert") | dict.fromkeys(("process", "port"), "no longer runs what it started")
 """What the owner does after a direct write: a reconciler puts its object back; a unit whose process was killed by
 hand no longer tracks what runs (a copy started by hand is nobody's)."""
 _SOURCE_WORDS = {

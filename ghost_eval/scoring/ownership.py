@@ -27,8 +27,8 @@ class Owned:
     """A resource (or a `*` pattern of them) that a reconciler rewrites."""
 
     kind: str
-    """iptables_chain, iptables_policy (a built-in chain's policy), nft_table, tc_qdisc, file, service, azure_resource
-    or process."""
+    """iptables_chain, iptables_policy (a built-in chain's policy), nft_table, tc_qdisc, file, service, azure_resource,
+    process, or port (`7070/tcp`: the owned process listening there)."""
     name: str
     owner: str
     source: str
@@ -308,6 +308,11 @@ def build_ownership(facts: CaseFacts | None, snapshot: InfraSnapshot | None, fin
         entries.extend(
             Owned(o.kind, o.name, o.owner, "case", o.managed_via, frozenset(o.user_chains), facts.environment)
             for o in facts.ownership
+        )
+        entries.extend(
+            Owned("port", port, o.owner, "case", o.managed_via, environment=facts.environment)
+            for o in facts.ownership
+            for port in o.ports
         )
     entries.extend(
         Owned("iptables_policy", "FORWARD", "docker", e.source, e.managed_via, environment=e.environment)

@@ -530,8 +530,8 @@ def parse_command_block(block: str, *, substitutions: bool = True) -> tuple[Comm
     """Every simple command in a block (a code block, an audit line), unwrapped and classified; with `substitutions`,
     also what each `$( … )` runs."""
     commands: list[Command] = []
-    for line in split_commands(_unroll_loops(block)):  # a here-document's body is data, not commands
-        _parse_line(strip_prompt(line.split("\n", 1)[0]), commands, depth=0, substitutions=substitutions)
+    for line in split_commands(_unroll_loops(block)):
+        _parse_line(strip_prompt(line), commands, depth=0, substitutions=substitutions)
     return tuple(commands)
 
 
@@ -541,7 +541,9 @@ def _fill_in(m: re.Match[str]) -> str:
 
 
 def _parse_line(line: str, out: list[Command], depth: int, outer: tuple[_Words, ...] = (), *, substitutions: bool = True) -> None:
-    """Classify each simple command of a line; scripts run by a shell, `ssh` or `az vm run-command` are parsed too."""
+    """Classify each simple command of a line; scripts run by a shell, `ssh` or `az vm run-command` are parsed too. A
+    here-document's body (the lines after the first) is what its command writes, data rather than commands."""
+    line = line.split("\n", 1)[0]
     for argv, writes in _simple_commands(_tokenise(_ELLIPSIS.sub(" ", _PLACEHOLDER.sub(_fill_in, line)))):
         _parse_argv(argv, tuple(writes), out, depth, outer)
     if substitutions and depth < 3 and "$(" in line:  # what a substitution runs is a command too (`-n $(az vm show …)`)

@@ -67,7 +67,7 @@ FLOORS = {
     "blind52": 0.85,
     "blind53": 0.83,
     "blind54": 0.87,
-    "blind55": 0.81,
+    "blind55": 0.82,
 }
 """The tune half is what the detectors were written against; the other parts were measured after the fact. blind10
 and blind11 (issue 20's blind parts) measured 0.67 and 0.70 first; after their misses were read and mended by domain
@@ -126,7 +126,7 @@ DIAGNOSIS_FLOORS = {
 }
 """Diagnosis agreement of issue 20's blind parts, first measured 0.80 and 0.90, now 0.907 (88/97) and 0.904 (113/125);
 elsewhere FLOORS serves both."""
-BELOW_BAR: dict[str, tuple[int, float]] = {"blind44": (1, 0.0), "blind51": (1, 0.0), "blind54": (1, 0.0), "blind55": (1, 0.0)}
+BELOW_BAR: dict[str, tuple[int, float]] = {"blind44": (1, 0.0), "blind51": (1, 0.0), "blind54": (1, 0.0)}
 """Parts allowed below the bar (false safes, uncertain share of definite items) until the scorer mends them. None from
 scorer 3.42 (a netem rewritten with an impairment left is possibly narrower than the fault, which mended blind15's and
 blind25's last false safes) until blind44: two of its false safes are left at 3.48, both in case c, where the fault is
@@ -204,7 +204,8 @@ at 3.61 (209b5c6), 262 and 271 items: 0.86/0.89 and 0.80/0.93, 3 false safes eac
 definite items; their false safes read at 3.62 (a loop's update of every item a listing yields, a PUT with a typed
 body, systemd-resolved's /etc/resolv.conf, a here-document's body as what its command writes): 0.87/0.89 and
 0.82/0.93, one false safe each left (g-b54f9: cloud-init's netplan file edited in words; c-b55f5: `fuser -k 7070/tcp`
-on the unit's server)."""
+on the unit's server); at 3.63, s's next hop type (blind54's diagnosis 0.89); at 3.64, `fuser -k` of the port the
+lab's unit listens on (c-b55f5 closes: blind55 0.83, no false safe)."""
 
 
 @pytest.fixture(scope="module")

@@ -45,6 +45,8 @@ sudo fail2ban-client reload"""
         "sudo fail2ban-client reload",
     ]
     assert [c.program for c in parse_command_block(block)] == ["fail2ban-client", "cat", "fail2ban-client"]
+    wrapped = "bash -c 'cat <<EOF > /etc/fail2ban/jail.d/partner.local\niptables -F\nEOF'"
+    assert [c.program for c in parse_command_block(wrapped)] == ["cat"]
 
 
 def test_a_block_splits_on_operators_and_unwraps_sudo() -> None:
