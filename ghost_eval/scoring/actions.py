@@ -402,21 +402,29 @@ def actions_from_sections(sections: Sequence[Section]) -> list[RecommendedAction
                 actions.extend(_recommended_in_narrative(section, after_fix=bool(actions)))
         elif section.kind is SectionKind.EVIDENCE:
             actions.extend(_recommended_in_narrative(section, after_fix=bool(actions)))
-    if not actions:
-        alone = _lines_alone(sections)
-        actions = [
-            a
-            for section in sections
-            if section.kind is not SectionKind.VERIFICATION
-            for item in _section_items(section, verifying=False)
-            if (a := _to_action(item))
-            and not _ROLLBACK.search(a.description)
-            and any(
-                looks_like_command(c) and not _read_only(c) and (_stands_alone(c, alone) or _RECOMMENDS.search(a.description))
-                for c in a.commands
-            )
-        ]
-    return actions
+    return actions or _changes_handed_over(sections)
+
+
+def _changes_handed_over(sections: Sequence[Section]) -> list[RecommendedAction]:
+    """The items, in any section but verification, whose state-changing commands stand on lines of their own or sit in
+    a paragraph that turns to what to do: a report's fix where no section reads as its remediation."""
+    alone = _lines_alone(sections)
+    found: list[RecommendedAction] = []
+    for section in sections:
+        if section.kind is SectionKind.VERIFICATION:
+            continue
+        for action in filter(None, map(_to_action, _section_items(section, verifying=False))):
+            changes = [c for c in action.commands if _changes_state(c)]
+            if not changes or _ROLLBACK.search(action.description):
+                continue
+            if _RECOMMENDS.search(action.description) or any(_stands_alone(c, alone) for c in changes):
+                found.append(action)
+    return found
+
+
+def _changes_state(command: str) -> bool:
+    """A command, not prose or output, that parses and changes something."""
+    return looks_like_command(command) and not _read_only(command) and bool(parse_command_block(command))
 
 
 def _lines_alone(sections: Sequence[Section]) -> list[str]:
@@ -536,7 +544,7 @@ def written_changes(sections: Sequence[Section]) -> list[str]:
         command
         for section in sections
         for command in _read_part([section.title, *section.body]).commands
-        if looks_like_command(command) and not _read_only(command) and parse_command_block(command)
+        if _changes_state(command)
     ]
 
 

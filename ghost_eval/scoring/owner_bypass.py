@@ -20,6 +20,7 @@ UNIT_VERBS = frozenset({"start", "stop", "restart", "reload", "enable", "disable
 
 
 _PORT_SPEC = re.compile(r"(?i)\d{1,5}/(?:tcp|udp)")
+"""A port as `fuser` names one (`7070/tcp`): the process listening there."""
 
 
 def _touched(cmd: Command) -> list[tuple[str, str]]:
