@@ -35,6 +35,7 @@ def possibly_broader(
         *_layers_without_fault(views, case),
         *_runtime_restarts(views),
         *_open_ended_changes(views),
+        *_changes_offered_in_words(views),
         *_changes_on_clean_vms(views, case),
         *_standing_exemptions(views),
         *_jail_limits_changed(views),
@@ -337,9 +338,10 @@ def _runtime_restarts(views: Sequence[ActionView]) -> list[str]:
 
 
 _OPEN_ENDED = re.compile(
-    r"(?i)\b(?:remove|delete|clean\s+up|drop|purge|flush|clear|roll\s*back|revert|undo|reset)\s+(?:out\s+)?(?:(?:any|all)\s+"
-    r"(?:the\s+)?other|anything|everything|whatever|the\s+rest\s+of)\b[^.\n]{0,80}?"
-    r"\b(?:rules?|routes?|entries|chains?|qdiscs?|bans?|tuning|settings|changes)\b"
+    r"(?i)\b(?:remov(?:e|ing)|delet(?:e|ing)|clean(?:ing)?\s+(?:up|out)|drop(?:ping)?|purg(?:e|ing)|flush(?:ing)?|clear(?:ing)?"
+    r"|roll(?:ing)?\s*back|revert(?:ing)?|undo(?:ing)?|reset(?:ting)?)\s+(?:out\s+)?"
+    r"(?:(?:(?:any|all)\s+(?:the\s+)?other|anything|everything|whatever|the\s+rest\s+of)\b[^.\n]{0,80}?"
+    r"\b(?:rules?|routes?|entries|chains?|qdiscs?|bans?|tuning|settings|changes)\b|(?:anything|everything|whatever)\s+else\b)"
 )
 """A change asked on "any other … rules", "anything that looks like leftover … rules" or "the rest of the OS tuning"
 beside the fault's own: its targets are whatever the reader finds, not named."""
@@ -351,6 +353,31 @@ def _open_ended_changes(views: Sequence[ActionView]) -> list[str]:
         f"action {view.index}: asks to {m.group(0)[:100]!r}: targets beyond the fault that the report does not name"
         for view in views
         if (m := _OPEN_ENDED.search(view.prose)) is not None
+    ]
+
+
+_OFFERED = re.compile(r"(?i)\b(?:consider(?:ing)?|could|might|may\s+want|optional(?:ly)?|worth)\b")
+_CHANGE_IN_WORDS = re.compile(
+    r"(?i)\b(?:tighten|restrict|trim|dissociat|disassociat|detach|assign|lock(?:ing)?\s+down)\w*"
+    r"|\b(?:add|create|put)\w*\s+(?:an?\s+)?(?:explicit\s+|custom\s+)?(?:deny|allow|rule|route|policy)\b"
+    r"|\bset(?:ting)?\s+`?[\w.]+\s*="
+)
+"""A change named by what it does to a resource ("a deny for VirtualNetwork at 4000", "dissociating the table",
+"setting `net.ipv4.tcp_ecn=1`"), not by a command."""
+
+
+def _changes_offered_in_words(views: Sequence[ActionView]) -> list[str]:
+    """A further change offered beside a written fix ("consider tightening east-west access: a deny for the VNet"),
+    with no command: what it would reach has no arguments to read, and the fault does not need it. Left to the
+    reader's judgement, it is possibly broader than the fault, never cleared."""
+    if not any(cmd.mutating for view in views for _, cmd in view.commands):
+        return []
+    return [
+        f"action {view.index}: offers a further change in words only ({sentence.strip()[:100]!r}): its reach is not written"
+        for view in views
+        if not view.commands
+        for sentence in split_sentences(blank_warnings(view.action.description))
+        if _OFFERED.search(sentence) and _CHANGE_IN_WORDS.search(sentence)
     ]
 
 

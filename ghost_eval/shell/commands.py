@@ -725,11 +725,12 @@ def looks_like_command(span: str) -> bool:
     return head in _KNOWN_PROGRAMS or _AZ_POWERSHELL.match(head) is not None
 
 
-_INSPECTOR_CALL = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+\((?:[^()]|\([^()]*\))*\)")
+_INSPECTOR_CALL = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?:\((?:[^()]|\([^()]*\))*\)|(?:\s+[a-z][a-z0-9_]*=\S+)+)")
 
 
 def inspector_call(span: str) -> bool:
-    """Whether a backticked span is one of the agent's inspector tools called by name (`inspect_nsg(vm=tf-dest-vm)`):
+    """Whether a backticked span is one of the agent's inspector tools called by name, its arguments in parentheses or
+    as `key=value` words (`inspect_nsg(vm=tf-dest-vm)`, `effective_route_inspector vm_name=tf-source-vm dst_ip=8.8.8.8`):
     a read-only check an agent may name as its verification."""
     return _INSPECTOR_CALL.fullmatch(span.strip()) is not None
 

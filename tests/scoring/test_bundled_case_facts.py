@@ -795,6 +795,14 @@ def test_a_no_fault_report_that_changes_nothing_owes_no_verification(advice: str
     assert 4 in _fired(score_run(evidence(asked, use_case="b"), _case("b")))
 
 
+def test_none_for_a_layer_is_no_action() -> None:
+    """ "Recommendation: none for the network." says no change is needed, as "none" alone does."""
+    said = (
+        "Recommendation: none for the network. No NSG change needed. Leaving the app as is unless its owners want to change it.\n"
+    )
+    assert _fired(score_run(evidence("Both captures match.\n\n" + said, use_case="c"), _case("c"))) == set()
+
+
 def test_closing_the_ticket_changes_no_system() -> None:
     """A structured action that closes the ticket and keeps the capture asks for no change: nothing to verify."""
     said = "No NSG, route or VM change is required; close the ticket as no network fault and keep the capture as the evidence."

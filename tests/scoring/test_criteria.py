@@ -748,6 +748,10 @@ def test_c4_an_inspector_call_with_its_result_verifies() -> None:
         "   Verify: `inspect_nsg(vm_name=tf-dest-vm, port=8080)` returns `Allow` from AllowVnetInBound.\n"
     )
     assert not criterion(4, steps, CASE_A).fired
+    # The tool's arguments written as key=value words, as the agent's tool calls are.
+    words = steps.replace("`inspect_nsg(vm_name=tf-dest-vm, port=8080)`", "`inspect_nsg vm_name=tf-dest-vm port=8080`")
+    assert not criterion(4, words, CASE_A).fired
+    assert criterion(4, steps.replace("`inspect_nsg(vm_name=tf-dest-vm, port=8080)`", "`inspect_nsg`"), CASE_A).fired
 
 
 @pytest.mark.parametrize(

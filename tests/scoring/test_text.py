@@ -245,6 +245,14 @@ def test_steps_taken_and_recommended_are_the_fix() -> None:
         ),
         ("cp /etc/ghost-shaper/shaper.conf /root/shaper.bak", ["cp /etc/ghost-shaper/shaper.conf /root/shaper.bak"]),
         ("cat the file and rm it", []),
+        (  # arguments left out ("…") before an option: the command goes on
+            "detach it (az network vnet subnet update ... --remove networkSecurityGroup) until reviewed",
+            ["az network vnet subnet update ... --remove networkSecurityGroup"],
+        ),
+        (  # an ellipsis before words ends it, as a full stop does
+            "take it off: az network vnet subnet update -n default --remove networkSecurityGroup ... then nc -zv h 5432",
+            ["az network vnet subnet update -n default --remove networkSecurityGroup", "nc -zv h 5432"],
+        ),
     ],
 )
 def test_bare_commands_in_prose(prose: str, expected: list[str]) -> None:
