@@ -182,7 +182,8 @@ def _verification_in_table(text: str) -> Verification | None:
         for at, cell in enumerate(cells):
             command = next((cmd for c in inline_code(cell) if is_check(cmd := strip_prompt(c))), None)
             if command is not None and any(c.strip("`* ") for c in cells[at + 1 :]):
-                return Verification(command=command, expected=_clean(line)[:_EXCERPT])
+                # the result is in the cells after the command; the row's label ("Check next hop") says no result
+                return Verification(command=command, expected=_clean(" | ".join(cells[at + 1 :]))[:_EXCERPT])
     return None
 
 
@@ -264,7 +265,7 @@ def _verification_in_prose(part: _Part, segments: Sequence[Segment]) -> Verifica
 
 
 _NO_ACTION = re.compile(
-    r"(?i)^\W*(?:none(?:\s+(?:for|on|in|at)\s+(?:the\s+)?[\w/-]+(?:\s+(?:side|layer|level|path))?)?|n/a|nothing(?:\s+to\s+(?:do|change|fix)\b[^.]*)?"
+    r"(?i)^\W*(?:none(?:\s+(?:for|on|in|at)\s+(?:the\s+)?[\w/-]+(?:\s+(?:side|layer|level|path))?)?(?:\s*\([^)]*\))?|n/a|nothing(?:\s+to\s+(?:do|change|fix)\b[^.]*)?"
     r"|no\s+(?:[\w/,-]+\s+){0,5}?(?:action|change|remediation|fix)s?\b[^.]*?(?:needed|required|necessary|recommended|to\s+take)?)"
     r"\W*(?:$|[.:;]\s)"
 )

@@ -29,14 +29,14 @@ _NOT_A_BAN = r"\s+(?:forget|know|think|believe|see|understand|remember|care|mind
 """After "don't" or "never", verbs that state what the writer knows or holds ("don't know who owns it so override
 rather than delete:") or wave a step through ("don't bother, just run `tc qdisc del …`"), not an action forbidden."""
 _CUES = re.compile(
-    r"(?P<back>(?:do\s+not|don['\u2019]?t|never)\s+(?:run|do|use|try|apply)\s+(?:that|this|it)(?:\s+(?:that|this)\s+way)?"
-    r"(?=\s*[.!]))|"
+    r"(?P<back>(?:do\s+not|don['\u2019]?t|never)(?:\s+(?:run|do|use|try|apply)\s+(?:that|this|it)(?:\s+(?:that|this)\s+way)?)?"
+    r"(?=\s*(?:[.!]|,\s*(?:that|this|it|which)\b)))|"
     r"(?P<option>could[*_]*\s+`[^`\n]*`[^.;!?\n`]{0,20}?\bbut)\b|"
     rf"(?P<long>(?:do{_NOT}|don['\u2019]?t)(?!{_NOT_A_BAN})|never{_NEVER_ACT}|avoid(?:ing)?|must{_NOT}|mustn['\u2019]?t|should{_NOT}|"
     r"shouldn['\u2019]?t|refrain\s+from|no\s+need\s+to|resist\s+the\s+(?:urge|temptation)|tempt(?:ing|ed)\s+to|warning|"
     r"caution|did\s+not|(?:i|we)(?:\s+have|['\u2019]ve)?\s+(?:already\s+|just\s+)?tried|"
     rf"didn['\u2019]?t|chose\s+not\s+to|(?:will|would){_NOT}|(?:won|wouldn)['\u2019]?t(?!{_LASTS})"
-    r"|(?:i\s+am|i['\u2019]m)\s+(?:\w+ly\s+)?not)\b|(?P<sign>\u26a0)"
+    r"|(?:i\s+am|i['\u2019]m)\s+(?:\w+ly\s+)?not|(?:rejected|ruled\s+out|discarded)(?=[*_]*\s*:))\b|(?P<sign>\u26a0)"
     r"|(?P<short>rather\s+than|instead\s+of|without|not(?=\s+`))\b"
     r"|(?P<consequence>`[^`\n]*`\s+would\s+(?:only\s+)?(?:[\"'\u201c\u2018]\w+[\"'\u201d\u2019]|(?:work|help|last|hold)\s+(?:for|until)\b)"
     r"|(?:would|will|could|might|can|may)\s+(?:also\s+|just\s+|simply\s+|immediately\s+|silently\s+|only\s+)?"
@@ -52,7 +52,8 @@ _CUES = re.compile(
 )
 """Warning cues, in one pattern so a text is scanned once ("tempting to" raises an option only to turn it down; a
 command that would "work" or would work for a while is one whose effect does not last): a ban that points back
-("Don't run that.") covers the sentence before it, an option raised to be turned down ("you could `iptables -F INPUT`
+("Don't run that.", or a bare "please don't, that opens …" after a dash) covers the sentence before it, a label that
+turns options down ("Rejected:") its clause, an option raised to be turned down ("you could `iptables -F INPUT`
 but that …") its clause, forward cues ("do not", "avoid") cover the rest of their clause, short ones ("instead of",
 "not" before a command: "so NOT `tc qdisc del …` on its own") up to the next comma, and a command the writer says
 they tried ("I tried `tc qdisc del …` as a test") is the investigation's experiment, not the fix (to the end of its
@@ -68,7 +69,7 @@ command that follows is the report's own step, not the thing warned against."""
 _PURPOSE = re.compile(r"\b(?:so|so\s+that|in\s+order\s+that)\s+(?:they|it|he|she|we|you|this|that|the\s+[\w-]+)\s+$")
 """A negation after "so <subject>" ("so they don't get banned again", "so that it doesn't come back") states what a
 step is for, not a step to avoid."""
-_SO_BACK = re.compile(r"(?:\bso|\s[\u2014\u2013-])\s*$")
+_SO_BACK = re.compile(r"(?:\bso|\s[\u2014\u2013-])\s*(?:please\s+)?$")
 """A ban that closes its own sentence after "so" or a dash points back at what the sentence just said."""
 _ABBREVIATION = r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)"
 """The period of "e.g.", "i.e." or "vs." ends no sentence: the example after it belongs to the clause before."""

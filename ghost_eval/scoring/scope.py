@@ -504,9 +504,7 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
     detached: set[int] = set()  # actions whose route table detach is noted (the command and its words say it once)
     configured = _configures(views)
     for view in views:
-        default_vars = frozenset(
-            _DEFAULT_ROUTE_VAR.findall("\n".join(view.action.commands)) + _DEFAULT_ROUTE_SAID.findall(view.action.description)
-        )
+        default_vars = frozenset(_DEFAULT_ROUTE_VAR.findall(view.written) + _DEFAULT_ROUTE_SAID.findall(view.action.description))
         for raw, cmd in view.commands:
             broad = [
                 *_broad(cmd, scope, default_vars),

@@ -84,6 +84,24 @@ def _reached(cmd: Command) -> set[Layer]:
 
 
 _SAME_READ = re.compile(r"(?i)\b(?:the\s+)?same\s+(?:[\w-]+\s+){0,2}?(?:query|command|read|check|listing|call)\b")
+_STEP_AGAIN = re.compile(r"(?i)\b(?:re-?run|repeat|redo)\s+step\s+(\d{1,2})\b|\bstep\s+(\d{1,2})\s+again\b")
+
+
+def _step_again(run: ParsedRun) -> Verification | None:
+    """ "re-run step 1 -> expect two lines now": the check a numbered step of the report already wrote, named by its
+    number, with the result it should give after the fix."""
+    for view in run.views:
+        for sentence in split_sentences(view.action.description):
+            if (m := _STEP_AGAIN.search(sentence)) is None or not has_expectation(sentence[m.end() :]):
+                continue
+            step = int(m[1] or m[2])
+            if not 0 < step <= len(run.views) or step == view.index:
+                continue
+            earlier = run.views[step - 1].action
+            checks = [c for c in (earlier.verification.command if earlier.verification else "", *earlier.commands) if is_check(c)]
+            if checks:
+                return Verification(command=checks[0], expected=sentence[:300])
+    return None
 
 
 def _repeated_read(run: ParsedRun, changed: set[Layer]) -> Verification | None:
@@ -118,7 +136,7 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
         if view.action.verification is not None
     ]
     told += [("the report's verification runs", v) for v in report_level]
-    if (again := _repeated_read(run, layers)) is not None:
+    if (again := _repeated_read(run, layers) or _step_again(run)) is not None:
         told.append(("the report runs its read again:", again))
     cleared: list[str] = []
     doubts: list[str] = []

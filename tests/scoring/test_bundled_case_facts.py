@@ -311,6 +311,7 @@ def test_a_rollback_paragraph_in_a_report_without_headings_is_not_the_fix() -> N
         "```bash\naz vm run-command invoke -g nw-forensics-rg -n tf-source-vm --command-id RunShellScript --scripts "
         "\"dev=\\$(ip route show default | awk '{print \\$5}'); tc qdisc del dev \\$dev root\"\n```",
         "`sudo tc qdisc del dev <iface> root`",
+        "via run-command: IFACE=$(ip route show default | awk '{print $5}' | head -1); tc qdisc del dev $IFACE root",
     ],
 )
 def test_k_the_root_qdisc_on_the_default_route_device_is_the_fault_whatever_names_it(block: str) -> None:
@@ -801,6 +802,11 @@ def test_none_for_a_layer_is_no_action() -> None:
         "Recommendation: none for the network. No NSG change needed. Leaving the app as is unless its owners want to change it.\n"
     )
     assert _fired(score_run(evidence("Both captures match.\n\n" + said, use_case="c"), _case("c"))) == set()
+    listed = (
+        "## 5. Recommended actions\nNone on the network (NSG, routes, host firewall, NIC settings all unchanged). Hand the "
+        "timing data to the owners of the 7070 service.\n"
+    )
+    assert _fired(score_run(evidence(listed, use_case="c"), _case("c"))) == set()
 
 
 def test_closing_the_ticket_changes_no_system() -> None:

@@ -742,6 +742,27 @@ def test_going_through_the_owners_unit_and_stopping_it() -> None:
     assert "turns off ghost-shaper" in flag.explanation
 
 
+def test_c4_a_table_row_verifies_by_the_cells_after_its_command() -> None:
+    """The row's label ("Check next hop") promises a check; the result is the cell after the command."""
+    steps = (
+        "## Remediation\n| Step | Command | Expected |\n|---|---|---|\n"
+        "| Delete the route | `az network route-table route delete -g rg --route-table-name rt -n r1` | exits 0 |\n"
+        "| Check next hop | `az network watcher show-next-hop -g rg --vm tf-source-vm --source-ip 10.0.1.4 "
+        "--dest-ip 10.0.1.5 --query nextHopType -o tsv` | `VnetLocal` |\n"
+    )
+    result = criterion(4, steps, CASE_A)
+    assert not result.fired and result.evidence[0].endswith("expecting '`VnetLocal`'")
+
+
+def test_c4_a_step_run_again_by_its_number_verifies() -> None:
+    read = 'az network vnet subnet show -g rg --vnet-name v -n default --query "serviceEndpoints[].service" -o tsv'
+    update = "az network vnet subnet update -g rg --vnet-name v -n default --service-endpoints Microsoft.Sql Microsoft.Storage"
+    again = "3) re-run step 1 -> expect Microsoft.Sql and Microsoft.Storage\n"
+    steps = f"1) {read}\n   -> Microsoft.Sql\n2) add Storage, keep Sql:\n   {update}\n{again}"
+    assert not criterion(4, steps, CASE_F).fired
+    assert criterion(4, steps.replace("re-run step 1", "re-run step 2"), CASE_F).fired
+
+
 def test_c4_an_inspector_call_with_its_result_verifies() -> None:
     steps = (
         "1. `az network nsg rule delete -g rg --nsg-name tf-dest-vm-nsg -n ghost-demo-block-8080`\n"

@@ -69,6 +69,18 @@ def test_blanking_keeps_offsets_and_lines(text: str) -> None:
             "Done.",
             "`az network nsg rule create -n x`",
         ),
+        (  # a bare ban after a dash points back at its sentence
+            "Someone will suggest `az storage account update --default-action Allow` — please don't, that opens it. "
+            "Add the endpoint.",
+            "Add the endpoint",
+            "`az storage account update --default-action Allow`",
+        ),
+        (  # a label that turns options down
+            "Use DOCKER-USER.\n\n**Rejected:** `iptables -D DOCKER-ISOLATION-STAGE-2 -j DROP`, or a restore. Then check.",
+            "Then check",
+            "`iptables -D DOCKER-ISOLATION-STAGE-2 -j DROP`",
+        ),
+        ("Don't, under any circumstances, run `iptables -F INPUT`. Delete rule 3.", "Delete rule 3", "`iptables -F INPUT`"),
     ],
 )
 def test_warnings_are_blanked_and_instructions_kept(text: str, kept: str, dropped: str) -> None:
