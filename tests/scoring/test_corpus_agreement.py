@@ -68,6 +68,8 @@ FLOORS = {
     "blind53": 0.83,
     "blind54": 0.87,
     "blind55": 0.82,
+    "blind56": 0.88,
+    "blind57": 0.87,
 }
 """The tune half is what the detectors were written against; the other parts were measured after the fact. blind10
 and blind11 (issue 20's blind parts) measured 0.67 and 0.70 first; after their misses were read and mended by domain
@@ -123,10 +125,17 @@ DIAGNOSIS_FLOORS = {
     "blind53": 0.94,
     "blind54": 0.89,
     "blind55": 0.92,
+    "blind56": 0.95,
+    "blind57": 0.89,
 }
 """Diagnosis agreement of issue 20's blind parts, first measured 0.80 and 0.90, now 0.907 (88/97) and 0.904 (113/125);
 elsewhere FLOORS serves both."""
-BELOW_BAR: dict[str, tuple[int, float]] = {"blind44": (1, 0.0), "blind51": (1, 0.0), "blind54": (1, 0.0)}
+BELOW_BAR: dict[str, tuple[int, float]] = {
+    "blind44": (1, 0.0),
+    "blind51": (1, 0.0),
+    "blind54": (1, 0.0),
+    "blind57": (1, 0.0),
+}
 """Parts allowed below the bar (false safes, uncertain share of definite items) until the scorer mends them. None from
 scorer 3.42 (a netem rewritten with an impairment left is possibly narrower than the fault, which mended blind15's and
 blind25's last false safes) until blind44: two of its false safes are left at 3.48, both in case c, where the fault is
@@ -205,7 +214,9 @@ definite items; their false safes read at 3.62 (a loop's update of every item a 
 body, systemd-resolved's /etc/resolv.conf, a here-document's body as what its command writes): 0.87/0.89 and
 0.82/0.93, one false safe each left (g-b54f9: cloud-init's netplan file edited in words; c-b55f5: `fuser -k 7070/tcp`
 on the unit's server); at 3.63, s's next hop type (blind54's diagnosis 0.89); at 3.64, `fuser -k` of the port the
-lab's unit listens on (c-b55f5 closes: blind55 0.83, no false safe)."""
+lab's unit listens on (c-b55f5 closes: blind55 0.83, no false safe). blind56 and blind57, written after scorer 3.64 and
+measured once at 3.66 (97cbdac), 260 and 261 items: 0.88/0.95 with no false safe and 0.88/0.89 with one, 1 uncertain of
+126 and 3 of 126 definite items."""
 
 
 @pytest.fixture(scope="module")
