@@ -186,7 +186,8 @@ _NOT_A_CHANGE = re.compile(
     r"|\b(?:raise|open|file|log|create|submit|close|update|resolve)\w*\s+(?:a|an|the|this|that|their|its|our|your|my)\s+"
     r"(?:[\w-]+\s+){0,2}"
     r"(?:ticket|incident|change\s+request|issue)\b"
-    r"|\b(?:the|a|an|this|that)\s+(?=(?:drop|block|deny|reject|closed|open|blocked|dropped|denied)\b)"
+    r"|\b(?:the|a|an|this|that|these|those)\s+(?=(?:drops?|blocks?|deny|denials?|rejects?|closed|open|blocked|dropped|denied"
+    r"|resets?|restarts?|changes)\b)"
     r"|\b(?=(?:drop|block|deny|reject|allow|accept)\s+(?:rules?|entr(?:y|ies)|verdicts?)\b)"
     r"|(?-i:\b(?=(?:DROP|REJECT|DENY|ALLOW|BLOCK)\b))"
     r"|\b(?:every|each|next|last)\s+"
@@ -200,9 +201,9 @@ _NOT_A_CHANGE = re.compile(
 handing the finding on or keeping records ("raise it with the owners", "raise that as a separate question", "open a
 separate ticket", "opens their own ticket", "close the ticket": a ticket is no system's state; "a code change on their
 side": an application's code is its team's, not the network's), a noun or an adjective ("whether the DROP is
-intentional", "two deny rules", "a closed port", "wants lower latency", an all-caps target: "STAGE-2 = DROP", "on every
-start"), or a state described ("as long as no RDP service is installed", "they get rewritten", "nothing is being dropped
-or changed"; "should be removed" still asks for one)."""
+intentional", "the resets are probes", "two deny rules", "a closed port", "wants lower latency", an all-caps target:
+"STAGE-2 = DROP", "on every start"), or a state described ("as long as no RDP service is installed", "they get
+rewritten", "nothing is being dropped or changed"; "should be removed" still asks for one)."""
 
 
 def asks_for_change(prose: str) -> bool:

@@ -19,8 +19,11 @@ _TABLE_HEADER = re.compile(r"(?m)(?:^|\\n)\*(?:filter|nat|mangle|raw|security)\b
 def rulesets_written_whole(cmd: Command, raw: str) -> list[tuple[str, str, str]]:
     """Files a command overwrites with a ruleset it spells out (`printf '*filter\\n:INPUT ACCEPT …\\nCOMMIT' >
     /etc/iptables/rules.v4`): a restore of that file loads those tables as written, so every rule the file held goes,
-    whatever else it protected, as with `iptables-restore` itself. Appending (`>>`, `tee -a`) keeps the rest."""
-    if not cmd.writes or not any(_TABLE_HEADER.search(a) for a in cmd.argv[1:]):
+    whatever else it protected, as with `iptables-restore` itself. Appending (`>>`, `tee -a`) keeps the rest. A
+    here-document's body (`cat > rules.v4 <<'EOF'` … `EOF`) is the text written."""
+    first, _, body = raw.partition("\n")
+    spelled = [*cmd.argv[1:], body if "<<" in first else ""]
+    if not cmd.writes or not any(_TABLE_HEADER.search(a) for a in spelled):
         return []
     appends = "-a" in cmd.argv or "--append" in cmd.argv
     return [

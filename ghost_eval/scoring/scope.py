@@ -44,9 +44,10 @@ _PLACEHOLDER_DEVICE = re.compile(r"\{[^{}]+\}")
 _DEFAULT_ROUTE_VAR = re.compile(r"\b(\w+)=[\"']?\\?\$\((?=[^)]*\bip\b[^)]*\broute\b)(?=[^)]*\b(?:default|get)\b)")
 """`IF=$(ip route show default | awk …)`: a variable holding the default route's device."""
 _DEFAULT_ROUTE_SAID = re.compile(
-    r"\(\s*\$?(\w+)\s+(?:from|=|is)\s+`?(?:\$\()?ip\s+(?:-\w+\s+)*r(?:oute)?\s+(?:show\s+)?default\b"
+    r"\(\s*\$?(\w+)\s+(?:from|=|is)\s+(?:`?(?:\$\()?ip\s+(?:-\w+\s+)*r(?:oute)?\s+(?:show\s+)?default\b"
+    r"|(?:the\s+)?(?:dev|device|interface|nic)\s+(?:of|on)\s+the\s+default\s+route\b)"
 )
-"""The same variable defined beside the command, in words: `tc qdisc del dev $IF root (IF from `ip route show default`)`."""
+"""The same variable defined beside the command: `tc qdisc del dev $IF root (IF = dev of the default route)`."""
 _EMPTY_VALUES = frozenset({"", '""', "''", "null", "none"})
 _IPV4 = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}\b")
 _INSIDE = ("10.", "0.0.0.0", "127.", "169.254.", "168.63.129.16")
@@ -195,7 +196,8 @@ def _broad(cmd: Command, scope: _FaultScope, default_vars: frozenset[str]) -> li
         found.append((nft.obj, obj, f"nft {nft.verb} {nft.obj} removes every rule in {obj}"))
     tc = tc_call(cmd.argv)
     if tc is not None and tc.obj == "qdisc" and tc.verb in {"del", "delete"} and tc.root and tc.dev:
-        dev = "{default-route device}" if tc.dev.strip("${}") in default_vars else tc.dev
+        default = tc.dev.strip("${}") in default_vars or _DEFAULT_ROUTE_VAR.match(f"d={tc.dev}")  # or `$(ip route …)`
+        dev = "{default-route device}" if default else tc.dev
         found.append(("qdisc", dev, f"deletes the whole root qdisc on {tc.dev}"))
     az = az_call(cmd.argv)
     if az is not None:

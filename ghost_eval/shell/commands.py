@@ -859,7 +859,8 @@ _IPT_LONG = (
 )
 """iptables' own long options, the operations first: getopt takes any unique prefix of one."""
 _IPT_LETTERS = frozenset("AIDRFXPNEZLSC")
-_IPT_WRITES = frozenset("AIDRFXPNEZ")
+_IPT_WRITES = frozenset("AIDRFXPNE")
+"""The operations that change what the tables do; `-Z` only zeroes counters, so a check can count anew."""
 _IPT_VALUE_OPTIONS = frozenset(
     {
         "-s",

@@ -312,6 +312,8 @@ def test_a_rollback_paragraph_in_a_report_without_headings_is_not_the_fix() -> N
         "\"dev=\\$(ip route show default | awk '{print \\$5}'); tc qdisc del dev \\$dev root\"\n```",
         "`sudo tc qdisc del dev <iface> root`",
         "via run-command: IFACE=$(ip route show default | awk '{print $5}' | head -1); tc qdisc del dev $IFACE root",
+        "`tc qdisc del dev $(ip route show default | awk '{print $5}' | head -1) root`",
+        "`tc qdisc del dev $IFACE root`   (IFACE = dev of the default route)",
     ],
 )
 def test_k_the_root_qdisc_on_the_default_route_device_is_the_fault_whatever_names_it(block: str) -> None:

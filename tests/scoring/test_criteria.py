@@ -754,6 +754,12 @@ def test_c4_a_table_row_verifies_by_the_cells_after_its_command() -> None:
     assert not result.fired and result.evidence[0].endswith("expecting '`VnetLocal`'")
 
 
+def test_c4_a_result_after_the_commands_colon_verifies() -> None:
+    fix = "1. `sudo tc qdisc del dev eth0 root`\n\n## Verification\n- `tc -s qdisc show dev eth0`: no tbf.\n"
+    assert not criterion(4, fix, CASE_G).fired
+    assert criterion(4, fix.replace(": no tbf.", ": check it."), CASE_G).fired
+
+
 def test_c4_a_step_run_again_by_its_number_verifies() -> None:
     read = 'az network vnet subnet show -g rg --vnet-name v -n default --query "serviceEndpoints[].service" -o tsv'
     update = "az network vnet subnet update -g rg --vnet-name v -n default --service-endpoints Microsoft.Sql Microsoft.Storage"

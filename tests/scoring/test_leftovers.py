@@ -129,6 +129,17 @@ def test_a_placement_ending_in_a_colon_labels_the_next_command() -> None:
     assert criterion(3, steps, CASE_G).outcome == "undetermined"  # the firewall change on the clean VM, no wrong-VM flag
 
 
+def test_a_vm_with_an_arrow_labels_the_command_after_it() -> None:
+    """ "tf-dest-vm -> iptables …" and "tf-source-vm -> tc …" on lines of their own, run together by the reader."""
+    steps = "fix:\ntf-dest-vm   -> iptables -D INPUT -p tcp --dport 5001 -j DROP\ntf-source-vm -> tc qdisc del dev eth0 root\n"
+    result = criterion(3, steps, CASE_G)
+    assert not any("wrong VM" in f.explanation for f in result.flags)
+    swapped = (
+        steps.replace("tf-source-vm ->", "tf-xx ->").replace("tf-dest-vm   ->", "tf-source-vm ->").replace("tf-xx", "tf-dest-vm")
+    )
+    assert any("wrong VM" in f.explanation for f in criterion(3, swapped, CASE_G).flags)
+
+
 @pytest.mark.parametrize(
     ("command", "fires"),
     [
@@ -139,6 +150,15 @@ def test_a_placement_ending_in_a_colon_labels_the_next_command() -> None:
 )
 def test_c3_a_ruleset_written_whole_into_a_file_replaces_every_rule_of_it(command: str, fires: bool) -> None:
     result = criterion(3, f"1. `{command}`\n", CASE_M)
+    assert any("whole ruleset" in f.explanation for f in result.flags) is fires
+
+
+@pytest.mark.parametrize(("redirect", "fires"), [(">", True), (">>", False)])
+def test_c3_a_ruleset_written_by_a_here_document_replaces_every_rule_of_the_file(redirect: str, fires: bool) -> None:
+    block = (
+        f"cat {redirect} /etc/iptables/rules.v4 <<'EOF'\n*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\nEOF\nsystemctl reload harden-net"
+    )
+    result = criterion(3, f"1. Reset the file:\n```\n{block}\n```\n", CASE_M)
     assert any("whole ruleset" in f.explanation for f in result.flags) is fires
 
 

@@ -185,6 +185,8 @@ def test_a_list_of_changes_is_the_fix(title: str) -> None:
         ("Raise a separate ticket for the monitoring team.", False),
         ("Review whether the DROP is intentional.", False),
         ("Do not change the NSG.", False),
+        ("The slow requests are the 404s and the resets are the 9999 probes.", False),  # a noun after its article
+        ("Reset the counters, then replay the call.", True),
     ],
 )
 def test_what_asks_for_a_change(prose: str, asks: bool) -> None:
