@@ -256,6 +256,7 @@ D_RIGHT = (
         "ghost-demo-block-redis (150) is an outbound deny on tf-dest-vm-nsg.",
         "The redis rule at 150 is the higher priority so Azure hits it first, then the postgres one at 110.",
         "The window added ghost-demo-block-redis to tf-dest-vm-nsg as an Outbound Deny for TCP 6379.",
+        "The window added ghost-demo-block-redis to tf-dest-vm-nsg at priority 150 as an Outbound deny for TCP 6379.",
         "Azure evaluates the larger priority number first, so the redis rule decides before the postgres one.",
         "ghost-demo-block-redis prio 150 deny inbound 6380.",
     ],
@@ -319,3 +320,18 @@ def test_a_route_table_put_on_a_nic_is_wrong() -> None:
 def test_a_denial_across_a_possessive_still_denies() -> None:
     text = f"{S_RIGHT} The NSGs were a dead end: neither VM's NSG has a rule that denies this traffic."
     assert check_diagnosis(_case("s"), text, None).correct is True
+
+
+@pytest.mark.parametrize(
+    "paragraph",
+    [
+        "Subnet forensics-vnet/default has service endpoints [Microsoft.Sql] only; Microsoft.Storage is missing.",
+        "forensics-vnet/default has exactly one endpoint, Microsoft.Sql, and Microsoft.Storage isnt there at all.",
+    ],
+)
+def test_f_sql_a_list_said_to_hold_only_sql_keeps_sql(paragraph: str) -> None:
+    """f_sql's cause is the list as it stands: Microsoft.Sql only, no Storage. Said so, the Sql endpoint is the list's
+    own; blaming it for the outage is the wrong claim."""
+    assert check_diagnosis(_case("f_sql"), paragraph, None).correct is True
+    blamed = "The Microsoft.Sql service endpoint on forensics-vnet/default is diverting the storage traffic. " + paragraph
+    assert check_diagnosis(_case("f_sql"), blamed, None).correct is False
