@@ -341,7 +341,7 @@ _OPEN_ENDED = re.compile(
     r"(?i)\b(?:remov(?:e|ing)|delet(?:e|ing)|clean(?:ing)?\s+(?:up|out)|drop(?:ping)?|purg(?:e|ing)|flush(?:ing)?|clear(?:ing)?"
     r"|roll(?:ing)?\s*back|revert(?:ing)?|undo(?:ing)?|reset(?:ting)?)\s+(?:out\s+)?"
     r"(?:(?:(?:any|all)\s+(?:the\s+)?other|anything|everything|whatever|the\s+rest\s+of)\b[^.\n]{0,80}?"
-    r"\b(?:rules?|routes?|entries|chains?|qdiscs?|bans?|tuning|settings|changes)\b|(?:anything|everything|whatever)\s+else\b)"
+    r"\b(?:rules?|routes?|entries|chains?|qdiscs?|bans?|tuning|settings|changes)\b|(?:anything|everything|whatever)\s+else\b|any\s+(?:that|which)\b)"
 )
 """A change asked on "any other … rules", "anything that looks like leftover … rules" or "the rest of the OS tuning"
 beside the fault's own: its targets are whatever the reader finds, not named."""

@@ -75,6 +75,7 @@ def test_restarting_the_container_runtime_is_possibly_broader() -> None:
         "clear out anything that looks like leftover demo rules",
         "worth cleaning out any other stale host firewall rules",
         "please remove anything else",
+        "so remove any that",
     ],
 )
 def test_removing_any_other_rules_found_is_possibly_broader(extra: str) -> None:

@@ -81,6 +81,11 @@ def test_blanking_keeps_offsets_and_lines(text: str) -> None:
             "`iptables -D DOCKER-ISOLATION-STAGE-2 -j DROP`",
         ),
         ("Don't, under any circumstances, run `iptables -F INPUT`. Delete rule 3.", "Delete rule 3", "`iptables -F INPUT`"),
+        (
+            "One thing I'd resist: the temptation to tune the kernel with `sysctl -w net.core.somaxconn=4096`. Leave it.",
+            "Leave it",
+            "`sysctl -w net.core.somaxconn=4096`",
+        ),
     ],
 )
 def test_warnings_are_blanked_and_instructions_kept(text: str, kept: str, dropped: str) -> None:
