@@ -78,6 +78,8 @@ def _iptables_broad(cmd: Command, scope: _FaultScope) -> list[tuple[str, str, st
     if ipt.op not in {"A", "I"} or ipt.target not in {"ACCEPT", "DROP", "REJECT"}:
         return []
     restricting = {k: v for k, v in ipt.matches.items() if k not in {"-m", "--match"} and v.lower() not in WILDCARDS}
+    if restricting and all(v.startswith("!") for v in restricting.values()):  # everything but what it names
+        return [("negated", ipt.chain or "*", f"{ipt.target.lower()}s all traffic in {ipt.chain} but what it excludes")]
     if not restricting:
         return [("wildcard", ipt.chain or "*", f"{ipt.target.lower()}s all traffic in {ipt.chain}")]
     if ipt.target != "ACCEPT" or _RETURN_TRAFFIC.fullmatch(restricting.get("--ctstate", restricting.get("--state", ""))):
@@ -326,10 +328,8 @@ _UNDER_A_POLICY = (
     "the fault is the chain's policy, which drops every port not accepted, and the ports the services need are no fact "
     "of the case: whether an accept this wide is the fault's own breadth or beyond it is a judgement (possibly broader)"
 )
-_UNNAMED_SELECTION = (
-    "what it deletes is chosen by a filter, not named: today's listing may hold the fault's rule alone or more, which "
-    "the run does not show (possibly broader)"
-)
+_ALL_BUT = "matched only by what it excludes, it reaches all other traffic: the fault's or more (possibly broader)"
+_UNNAMED_SELECTION = "chosen by a filter, not named: the listing may hold the fault's rule alone or more (possibly broader)"
 _RESTORED_FROM = re.compile(r"<\s*(\S+)")
 _OWNERS_LOAD = (
     "the tables end as the owner's own apply would leave them, but loaded behind its back (whatever else runs in them "
@@ -520,8 +520,8 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
                     detached.add(view.index)
                 elif kind == "ports" and obj in _BUILTIN_CHAINS and scope.covers("policy", obj):
                     possible.append(f"action {view.index}: {what}; {_UNDER_A_POLICY}")
-                elif kind == "selected":
-                    possible.append(f"action {view.index}: {what}; {_UNNAMED_SELECTION}")
+                elif kind in {"selected", "negated"}:
+                    possible.append(f"action {view.index}: {what}; {_UNNAMED_SELECTION if kind == 'selected' else _ALL_BUT}")
                 elif kind == "ruleset" and (source := _owners_file(cmd, raw, ownership)) is not None:
                     possible.append(f"action {view.index}: {what} from {source}, the file its owner applies: {_OWNERS_LOAD}")
                 elif not scope.covers(kind, obj):

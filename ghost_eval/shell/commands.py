@@ -146,7 +146,7 @@ class IptablesCall:
     target: str | None
     """`-j`/`-g` target."""
     matches: dict[str, str]
-    """Match options (`-s`, `-p`, `--dport`, …) → value."""
+    """Match options (`-s`, `-p`, `--dport`, …) → value; an inverted match (`! -i docker0`) → `!docker0`."""
     policy: str | None = None
 
 
@@ -924,7 +924,7 @@ def iptables_call(argv: tuple[str, ...]) -> IptablesCall | None:
             target, i = nxt, i + 2
             continue
         if tok in _IPT_VALUE_OPTIONS and nxt is not None:
-            matches[tok] = nxt
+            matches[tok] = f"!{nxt}" if argv[i - 1] == "!" else nxt
             i += 2
             continue
         i += 1

@@ -114,3 +114,10 @@ def test_a_further_change_offered_in_words_is_possibly_broader(offer: str) -> No
     for said in ("It is worth asking the team who added the rule.", "Do not consider detaching the NSG from the NIC."):
         text = report(f"1. `{delete}`\n2. {said}\n{NC}")
         assert score_run(evidence(text, use_case="a"), CASE_A).criteria[2].outcome == "cleared"
+
+
+def test_an_accept_matched_only_by_what_it_excludes_is_possibly_broader() -> None:
+    """`! -i docker0 ! -o docker0`: every forwarded packet that does not touch docker0, from anywhere to anywhere."""
+    negated = report(f"1. `iptables -I DOCKER-USER 1 ! -i docker0 ! -o docker0 -j ACCEPT`\n{NC}")
+    score = score_run(evidence(negated, use_case="o"), CASE_O)
+    assert score.criteria[2].outcome == "undetermined" and "what it excludes" in score.criteria[2].evidence[0]

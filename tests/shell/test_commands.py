@@ -236,6 +236,8 @@ def test_iptables_call_reads_combined_flags_policy_and_jump() -> None:
     rule = iptables_call(one("iptables -t filter -I DOCKER-USER -s 10.0.1.4 -p tcp --dport 8080 -j ACCEPT").argv)
     assert rule is not None and (rule.op, rule.chain, rule.target) == ("I", "DOCKER-USER", "ACCEPT")
     assert rule.matches == {"-s": "10.0.1.4", "-p": "tcp", "--dport": "8080"}
+    inverted = iptables_call(one("iptables -I DOCKER-USER 1 ! -i docker0 -s 10.0.1.4 -j ACCEPT").argv)
+    assert inverted is not None and inverted.matches == {"-i": "!docker0", "-s": "10.0.1.4"}  # `!` inverts its match
 
 
 def test_tc_and_nft_calls() -> None:
