@@ -335,3 +335,16 @@ def test_f_sql_a_list_said_to_hold_only_sql_keeps_sql(paragraph: str) -> None:
     assert check_diagnosis(_case("f_sql"), paragraph, None).correct is True
     blamed = "The Microsoft.Sql service endpoint on forensics-vnet/default is diverting the storage traffic. " + paragraph
     assert check_diagnosis(_case("f_sql"), blamed, None).correct is False
+
+
+def test_h_the_destination_said_to_delay_its_replies_is_the_wrong_host() -> None:
+    """h's netem is on tf-source-vm's egress; a paragraph where tf-dest-vm delays what it sends puts it on the wrong VM."""
+    right = "tf-source-vm's eth0 carries a prio root with a netem qdisc adding 100 ms of delay and 10% loss to what it sends."
+    wrong = (
+        "tf-dest-vm delays everything it sends: its eth0 has a prio root with a netem qdisc (delay 100ms, loss 10%). The "
+        "replies going back to tf-source-vm are delayed and sometimes lost."
+    )
+    assert check_diagnosis(_case("h"), right, None).correct is True
+    assert check_diagnosis(_case("h"), wrong, None).correct is False
+    sender = " tf-source-vm delays everything it sends to tf-dest-vm; tf-dest-vm answers at once."
+    assert check_diagnosis(_case("h"), right + sender, None).correct is True
