@@ -265,12 +265,13 @@ def _verification_in_prose(part: _Part, segments: Sequence[Segment]) -> Verifica
 
 
 _NO_ACTION = re.compile(
-    r"(?i)^\W*(?:none(?:\s+(?:for|on|in|at)\s+(?:the\s+)?[\w/-]+(?:\s+(?:side|layer|level|path))?)?(?:\s*\([^)]*\))?|n/a|nothing(?:\s+to\s+(?:do|change|fix)\b[^.]*)?"
+    r"(?i)^\W*(?:none(?:\s+(?:for|on|in|at)\s+(?:the\s+)?[\w/-]+(?:\s+(?:side|layer|level|path))?)?(?:\s*\([^)]*\))?"
+    r"|n/a|nothing(?:\s+to\s+(?:do|change|fix)\b[^.]*)?"
     r"|no\s+(?:[\w/,-]+\s+){0,5}?(?:action|change|remediation|fix)s?\b[^.]*?(?:needed|required|necessary|recommended|to\s+take)?)"
     r"\W*(?:$|[.:;]\s)"
 )
-"""An item that says no change is needed ("none for the network.") is not an action (a no-fault case's correct
-answer)."""
+"""An item that says no change is needed ("none for the network.", "None on the network (NSG, routes … unchanged).")
+is not an action (a no-fault case's correct answer)."""
 
 
 def _to_action(item: _Item) -> RecommendedAction | None:

@@ -85,6 +85,12 @@ def fault_scope_names(case: Case | None) -> list[str]:
     return [*case.fault_scope, *(f.resource for f in case.ground_truth if f.resource)] if case else []
 
 
+def fault_texts(case: Case | None) -> list[str]:
+    """What the case says of its faults' estate: the names a fix may touch and its ground truth's descriptions
+    ("Route table …, associated with subnet forensics-vnet/default, …")."""
+    return [*fault_scope_names(case), *(f.description for f in case.ground_truth)] if case else []
+
+
 def expects_fix(case: Case | None) -> bool:
     """A run is expected to recommend a change unless its case has no fault (b), asks for none (an off-topic request)
     or has its fault outside the network (c); an unknown case is given no such benefit."""

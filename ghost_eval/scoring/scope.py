@@ -16,7 +16,7 @@ from ghost_eval.scoring.model import CriterionResult, Flag
 from ghost_eval.scoring.names import SCOPE_NARROW as NAME
 from ghost_eval.scoring.owner_bypass import RESTORE_PROGRAMS, UNIT_VERBS, rewrites_tables
 from ghost_eval.scoring.ownership import OwnershipMap
-from ghost_eval.scoring.parsed import ActionView, ParsedRun, fault_scope_names
+from ghost_eval.scoring.parsed import ActionView, ParsedRun, fault_scope_names, fault_texts
 from ghost_eval.scoring.positions import deleted_by_position, deleted_other_rules
 from ghost_eval.scoring.precedence import allows_on_other_nsgs, outranked_overrides, routes_outranked
 from ghost_eval.scoring.reads import NAME_OPTIONS, VM_RESETS, WILDCARDS, resource_kind
@@ -384,8 +384,7 @@ class _FaultScope:
 
     @cached_property
     def _texts(self) -> list[str]:
-        descriptions = [f.description for f in self._case.ground_truth] if self._case else []
-        return [t.lower() for t in (*self._names, *descriptions)]
+        return [t.lower() for t in fault_texts(self._case)]
 
     @cached_property
     def route_tables_hold_only_fault(self) -> bool:

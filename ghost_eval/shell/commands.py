@@ -26,6 +26,7 @@ __all__ = [
     "az_call",
     "az_reads",
     "has_prompt",
+    "here_document",
     "inspected_layer",
     "inspector_call",
     "is_check",
@@ -538,6 +539,13 @@ def parse_command_block(block: str, *, substitutions: bool = True) -> tuple[Comm
 def _fill_in(m: re.Match[str]) -> str:
     """`<tf-source-vm public IP>` as one word, a value to fill in."""
     return "{" + m.group(1).replace(" ", "_") + "}"
+
+
+def here_document(raw: str) -> str:
+    """The body of the here-document a command line opens (`cat > rules.v4 <<'EOF'` and the lines after it, as
+    `split_commands` keeps them): the text the command writes; "" for a line without one."""
+    first, _, body = raw.partition("\n")
+    return body if _HEREDOC.search(first) else ""
 
 
 def _parse_line(line: str, out: list[Command], depth: int, outer: tuple[_Words, ...] = (), *, substitutions: bool = True) -> None:
