@@ -78,14 +78,15 @@ def _impairments_kept(views: Sequence[ActionView], case: Case | None) -> list[st
     return found
 
 
-_DEFAULT_QDISCS = frozenset({"mq", "fq_codel", "pfifo_fast", "noqueue"})
+_DEFAULT_QDISCS = frozenset({"mq"})
 
 
 def _new_root_qdiscs(views: Sequence[ActionView], case: Case | None) -> list[str]:
-    """A root qdisc put on a device where the case's fault is shaping, of a kind the kernel would not pick itself
-    (`fq maxrate 1gbit`, `fq_codel` is its default, `tbf` is not): the fault's qdisc goes, but the device keeps
-    queueing, and perhaps a cap, that nothing asked for. Whether that is wider than the fault is a judgement: possibly
-    broader."""
+    """A root qdisc put on a device where the case's fault is shaping, in place of the one the kernel picks itself
+    (`tc qdisc del … root`, the original's teardown, gives a multi-queue NIC its `mq` root back; a single `fq_codel`,
+    `pfifo_fast` or `fq maxrate 1gbit` root is the fix's own choice, one queue for every CPU): the fault's qdisc goes,
+    but the device keeps queueing, and perhaps a cap, that nothing asked for. Whether that is wider than the fault is a
+    judgement: possibly broader."""
     shaped = _shaping_fault(case)
     found = []
     for view in views if shaped else ():

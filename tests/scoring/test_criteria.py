@@ -450,10 +450,17 @@ def test_c3_targeted_changes_are_quiet(command: str) -> None:
 
 @pytest.mark.parametrize(
     ("added", "outcome"),
-    [("fq maxrate 1gbit", "undetermined"), ("handle 1: htb default 10", "undetermined"), ("mq", "cleared")],
+    [
+        ("fq maxrate 1gbit", "undetermined"),
+        ("handle 1: htb default 10", "undetermined"),
+        ("fq_codel", "undetermined"),
+        ("pfifo_fast", "undetermined"),
+        ("mq", "cleared"),
+    ],
 )
 def test_c3_a_new_root_qdisc_in_place_of_the_faults_is_possibly_broader(added: str, outcome: str) -> None:
-    """The fault's qdisc goes, but a kind the kernel would not pick itself (and perhaps a cap) comes in its place."""
+    """The fault's qdisc goes, but a kind the kernel would not pick itself (and perhaps a cap) comes in its place: a
+    single fq_codel root is one queue where deleting the root gives a multi-queue NIC its `mq` back."""
     fix = f"1. `sudo tc qdisc del dev eth0 root && sudo tc qdisc add dev eth0 root {added}`\n"
     assert criterion(3, fix, CASE_G).outcome == outcome
 
