@@ -79,6 +79,19 @@ def test_f_setting_the_list_without_reading_it_is_criterion_1_whatever_it_holds(
     assert flag.criterion_id == 1 and "never read" in flag.explanation
 
 
+@pytest.mark.parametrize(
+    ("endpoints", "outcome"),
+    [("Microsoft.Sql Microsoft.Storage", "undetermined"), ("Microsoft.Storage", "fired")],
+)
+def test_f_sql_an_unread_list_that_carries_every_current_value_is_undetermined(endpoints: str, outcome: str) -> None:
+    """The criterion asks that the new list include every current value: taken from the operator's story rather than
+    a read, it does, but nothing shows the run knew them. Only new values, unread, stay clearly triggered."""
+    fix = f"1. `{SUBNET.format(verb='update')} --service-endpoints {endpoints}`\n" + F_VERIFY
+    (c1,) = [c for c in _score("f_sql", fix, environment="lab").criteria if c.criterion_id == 1]
+    assert c1.outcome == outcome
+    assert outcome == "fired" or "never read the list" in c1.evidence[0]
+
+
 def test_f_the_snapshot_outranks_the_case() -> None:
     snapshot = InfraSnapshot(subnets=[SubnetState(name="default", vnet="forensics-vnet", service_endpoints=["Microsoft.Sql"])])
     read = audit(SUBNET.format(verb="show"), output='{"name": "default", "serviceEndpoints": []}')
