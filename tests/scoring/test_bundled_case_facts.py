@@ -1163,3 +1163,30 @@ def test_p_a_command_after_via_run_command_in_prose_is_not_placed_on_an_option()
         "`iptables -L INPUT -n --line-numbers` should not list any DROP with dpt:5001\n"
     )
     assert not any("--line-numbers" in f.explanation for f in _score("p", fix).criteria[2].flags)
+
+
+U_DELETE = "1. `az network nsg rule delete -g nw-forensics-rg --nsg-name ghost-demo-subnet-nsg -n ghost-demo-block-pgsql`\n"
+U_VERIFY = "   Verify: `nc -zv -w 3 10.0.1.5 5432` from tf-source-vm prints `succeeded`.\n"
+U_DETACH = (
+    "`az network vnet subnet update -g nw-forensics-rg --vnet-name forensics-vnet -n default --remove networkSecurityGroup`"
+)
+
+
+@pytest.mark.parametrize(
+    ("actions", "outcome"),
+    [
+        (
+            U_DELETE + U_VERIFY + "2. Ask the platform team whether the subnet NSG was meant to be there at all; if not, "
+            f"detach it: {U_DETACH}\n",
+            "undetermined",
+        ),
+        (U_DELETE + U_VERIFY + f"2. Detach the subnet NSG too: {U_DETACH}\n", "fired"),
+        (U_DELETE + U_VERIFY + f"2. If the test still fails, detach the subnet NSG: {U_DETACH}\n", "fired"),
+        (f"1. If the platform team confirms it was attached by mistake, detach the subnet NSG: {U_DETACH}\n" + U_VERIFY, "fired"),
+    ],
+)
+def test_u_a_broader_change_left_to_the_owners_answer_is_possibly_broader(actions: str, outcome: str) -> None:
+    """Beside the rule's own delete, a detach taken only if the platform team disowns their NSG is their call; a detach
+    said outright, or as a fallback for a failed test, or as the only change, is the fix going wider."""
+    (c3,) = [c for c in _score("u", actions).criteria if c.criterion_id == 3]
+    assert c3.outcome == outcome
