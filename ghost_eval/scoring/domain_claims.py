@@ -1,7 +1,7 @@
 """Claims the domain contradicts whatever a case's answer key says: facts of NSGs, routes and Linux traffic control
 that a diagnosis can get wrong in any case (NSG priority order inverted, the NIC's NSG put before the subnet's for
 inbound traffic, a system route said to beat the user route at fault, an OS fault or an NSG rule put where the case
-has none), and a report that does not commit to a cause.
+has none, a DROP said to answer or a REJECT said to be silent), and a report that does not commit to a cause.
 
 `keyfacts` reads the report's sentences and passes in how a sentence is asserted (not hedged, not refuted), so the
 rules here say only what is wrong, not how prose weighs it.
@@ -206,6 +206,41 @@ def _fault_elsewhere(case: Case, kind: str, sentence: str) -> bool:
     return False
 
 
+_JUMP = re.compile(r"-j\s+(DROP|REJECT)\b")
+_DENIED_BEFORE = re.compile(r"(?i)\b(?:not|no|n['\u2019]t|never|nor|without|rather\s+than|instead\s+of)\W+(?:\w+\W+){0,3}$")
+_SAID_TARGET = {
+    "DROP": re.compile(
+        r"(?i)\b(?:an?\s+|the\s+|-j\s+)REJECT\b|\bREJECT\s+(?:rule|target|entry)\b|\breject-with\b"
+        r"|\b(?:sends?|returns?|answers?|replies|respond\w*)\s+(?:back\s+)?(?:with\s+)?(?:an?\s+)?(?:tcp\s+)?"
+        r"(?:RST|resets?|icmp[- ]port[- ]unreachable|port[- ]unreachable)\b|\bwith\s+(?:a\s+)?tcp[- ]reset\b"
+    ),
+    "REJECT": re.compile(
+        r"(?i)\b(?:an?\s+|the\s+|-j\s+)DROP\b(?!\s+policy)|\bDROP\s+(?:rule|target|entry)\b"
+        r"|\bsilently\s+(?:drop\w*|discard\w*)\b"
+    ),
+}
+"""What a sentence says when it gives the rule the other target: a REJECT, or an answer (a reset, port-unreachable),
+where the case's rule is a DROP; a DROP, or a silent discard, where it is a REJECT."""
+_TARGET_CLAIM = {
+    "DROP": "The firewall rule at fault rejects (answers with a reset or port-unreachable); it is a DROP, which answers nothing.",
+    "REJECT": "The firewall rule at fault drops silently; it is a REJECT, which answers every packet it matches.",
+}
+
+
+def _firewall_target(case: Case) -> str | None:
+    """The one target (`-j DROP` or `-j REJECT`) the case's OS faults write, as their ground truth states it."""
+    targets = {m[1] for f in case.ground_truth if f.layer is Layer.OS for m in _JUMP.finditer(f"{f.resource} {f.description}")}
+    return targets.pop() if len(targets) == 1 else None
+
+
+def _other_target(target: str, sentence: str) -> bool:
+    """Whether the sentence gives the rule the other target, not denied just before ("not a REJECT")."""
+    return any(
+        _DENIED_BEFORE.search(sentence[max(0, m.start() - 40) : m.start()]) is None
+        for m in _SAID_TARGET[target].finditer(sentence)
+    )
+
+
 _INGRESS = re.compile(r"(?i)\b(?:ingress|ifb\d*)\b")
 _SHAPER = re.compile(r"(?i)\b(?:qdisc|netem|tbf|htb|ifb\d*|mirred|redirect\w*|polic\w+|shap\w*|rate\W+limit\w*)\b")
 _NOT_BEFORE = re.compile(r"(?i)\b(?:no|not|nor|without|never|nothing\W+on)\W+(?:\w+\W+){0,2}$")
@@ -266,9 +301,9 @@ _UNDECIDED_CLAIM = "The report does not commit to a cause: it leaves several can
 
 
 def domain_claims(case: Case, sentences: Sequence[str], asserting: Asserting) -> list[ClaimHit]:
-    """Claims the domain contradicts whatever the case: NSG priority order inverted, and the case's NSG rule put on
-    an NSG it does not sit on (its ground truth names the rule as `<nsg>/<rule>`); and a report that says it has not
-    decided."""
+    """Claims the domain contradicts whatever the case: NSG priority order inverted, the case's NSG rule put on an NSG
+    it does not sit on (its ground truth names the rule as `<nsg>/<rule>`), the firewall rule given the other target
+    (a DROP answers nothing, a REJECT answers); and a report that says it has not decided."""
     hits: list[ClaimHit] = []
     undecided = next((s for s in sentences if _UNDECIDED.search(s)), None)
     if undecided is not None:
@@ -290,6 +325,9 @@ def domain_claims(case: Case, sentences: Sequence[str], asserting: Asserting) ->
         elsewhere = asserting(lambda sentence: _fault_elsewhere(case, kind, sentence))  # noqa: B023
         if elsewhere is not None:
             hits.append(ClaimHit(id=f"{kind}_placement", claim=claim, sentence=elsewhere))
+    target = _firewall_target(case)
+    if target is not None and (other := asserting(lambda sentence: _other_target(target, sentence))) is not None:
+        hits.append(ClaimHit(id="firewall_target", claim=_TARGET_CLAIM[target], sentence=other))
     if _root_shaping_only(case) and (ingress := asserting(_shaped_on_ingress)) is not None:
         hits.append(ClaimHit(id="shaping_direction", claim=_INGRESS_CLAIM, sentence=ingress))
     for nsg, rule in [pair for f in case.ground_truth if (pair := f.nsg_rule)]:

@@ -348,3 +348,30 @@ def test_h_the_destination_said_to_delay_its_replies_is_the_wrong_host() -> None
     assert check_diagnosis(_case("h"), wrong, None).correct is False
     sender = " tf-source-vm delays everything it sends to tf-dest-vm; tf-dest-vm answers at once."
     assert check_diagnosis(_case("h"), right + sender, None).correct is True
+
+
+M_RIGHT = (
+    "fail2ban's sshd jail banned 203.0.113.47: f2b-sshd on tf-dest-vm holds a REJECT for 203.0.113.47/32, and INPUT "
+    "rule 1 jumps there for all traffic, so the partner is refused."
+)
+J_RIGHT = (
+    "tf-dest-vm's INPUT rule 1 drops tcp/5001 (-j DROP), so iperf connections hang; separately tf-source-vm's "
+    "default-route interface has a prio qdisc with a 30 ms netem delay under band 1:3."
+)
+
+
+@pytest.mark.parametrize(
+    ("case_id", "right", "claim", "wrong"),
+    [
+        ("j", J_RIGHT, "The rule is a REJECT that answers every SYN with a TCP reset.", True),
+        ("j", J_RIGHT, "It is not a REJECT: nothing answers, the SYNs just vanish.", False),
+        ("m", M_RIGHT, "The ban is a DROP rule, so packets from the partner are silently discarded.", True),
+        ("m", M_RIGHT, "Rather than a DROP, fail2ban answers with port-unreachable.", False),
+    ],
+)
+def test_the_firewall_rule_given_the_other_target_is_wrong(case_id: str, right: str, claim: str, wrong: bool) -> None:
+    """A DROP answers nothing and a REJECT answers every packet it matches: the target the case's rule has is a fact a
+    claim can contradict, and denying the other target says nothing against it."""
+    result = check_diagnosis(_case(case_id), f"{right} {claim}", None)
+    assert ("firewall_target" in result.forbidden) is wrong
+    assert check_diagnosis(_case(case_id), right, None).correct is True
