@@ -264,7 +264,7 @@ _VALUE_GRAMMAR: dict[str, str] = {
     rf"(?P<value>\d{{1,5}})\b(?![./]\d)",
     "source": rf"{_CLAUSE_GAP}\b(?:from|src|source(?:\W+address)?(?:\W+prefix(?:es)?)?)\W+(?:the\W+)?(?:any\W+source\W+)?\(?\W*"
     rf"(?P<value>\*|any\b|internet\b|virtualnetwork\b|{_ADDRESS}/\d{{1,2}}\b)",
-    "direction": r"\W+(?:\([^)]{0,40}\)\W+)?(?:(?:to|on|in)\W+[\w-]+-nsg\W+(?:at\W+priority\W+\d{3,5}\W+)?as\W+)?(?:is\W+)?"
+    "direction": r"\W+(?:\([^)]{0,40}\)\W+)?(?:(?:at\W+)?(?:priority|prio)\W*\d{3,5}\W+)?(?:(?:to|on|in)\W+[\w-]+-nsg\W+(?:at\W+priority\W+\d{3,5}\W+)?as\W+)?(?:is\W+)?"
     r"(?:an?\W+)?(?:\w+\W+){0,2}?"
     r"(?P<value>inbound|outbound)\b",
     "protocol": r"\W+(?:(?:is|an?|the|inbound|outbound|deny|denies|denying|allow|allows|rule|for|nsg|security|\d{3,4})\W+)"
@@ -276,7 +276,8 @@ random loss" ("netem qdisc on tf-source-vm's primary NIC injecting 50% random pa
 everything"), "<rule> allows TCP 22", "<rule> (110) is actually denying 6379" (or "deny inbound 6380"),
 "<rule> … from any source (*)" (a source given as a
 prefix or a service tag: an address without its mask is the traffic's, not the rule's), "<rule> (150) is an outbound
-deny" (a direction within a few words of the name, or after the NSG it was put on: "<rule> to <nsg> (at priority 200) as
+deny" or "<rule> prio 200 is an OUTBOUND deny" (a direction within a few words of the name or its priority, or
+after the NSG it was put on: "<rule> to <nsg> (at priority 200) as
 an Outbound Deny"), "<rule> is an Inbound Deny for UDP port 8080" (a protocol after
 words that describe a rule only)."""
 

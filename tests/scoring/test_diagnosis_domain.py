@@ -375,3 +375,17 @@ def test_the_firewall_rule_given_the_other_target_is_wrong(case_id: str, right: 
     result = check_diagnosis(_case(case_id), f"{right} {claim}", None)
     assert ("firewall_target" in result.forbidden) is wrong
     assert check_diagnosis(_case(case_id), right, None).correct is True
+
+
+@pytest.mark.parametrize(
+    ("said", "contradicted"),
+    [
+        ("ghost-demo-l-block-iperf prio 200 is an OUTBOUND deny tcp 5001", True),
+        ("ghost-demo-l-block-iperf prio 200 is an inbound deny tcp 5001", False),
+    ],
+)
+def test_a_rules_direction_after_its_priority_is_a_value(said: str, contradicted: bool) -> None:
+    """The direction said after the rule's priority is the rule's, as it is right after its name."""
+    text = f"{said} on tf-dest-vm-nsg. Separately a netem on tf-dest-vm's eth0 adds 80 ms delay and 8% loss."
+    facts = check_diagnosis(_case("l"), text, None).facts
+    assert any(f.status == "contradicted" for f in facts) is contradicted
