@@ -264,7 +264,8 @@ _VALUE_GRAMMAR: dict[str, str] = {
     rf"(?P<value>\d{{1,5}})\b(?![./]\d)",
     "source": rf"{_CLAUSE_GAP}\b(?:from|src|source(?:\W+address)?(?:\W+prefix(?:es)?)?)\W+(?:the\W+)?(?:any\W+source\W+)?\(?\W*"
     rf"(?P<value>\*|any\b|internet\b|virtualnetwork\b|{_ADDRESS}/\d{{1,2}}\b)",
-    "direction": r"\W+(?:\([^)]{0,40}\)\W+)?(?:(?:at\W+)?(?:priority|prio)\W*\d{3,5}\W+)?(?:(?:to|on|in)\W+[\w-]+-nsg\W+(?:at\W+priority\W+\d{3,5}\W+)?as\W+)?(?:is\W+)?"
+    "direction": r"\W+(?:\([^)]{0,40}\)\W+)?(?:(?:at\W+)?(?:priority|prio)\W*\d{3,5}\W+)?"
+    r"(?:(?:to|on|in)\W+[\w-]+-nsg\W+(?:at\W+priority\W+\d{3,5}\W+)?as\W+)?(?:is\W+)?"
     r"(?:an?\W+)?(?:\w+\W+){0,2}?"
     r"(?P<value>inbound|outbound)\b",
     "protocol": r"\W+(?:(?:is|an?|the|inbound|outbound|deny|denies|denying|allow|allows|rule|for|nsg|security|\d{3,4})\W+)"
