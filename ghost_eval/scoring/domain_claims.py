@@ -168,12 +168,16 @@ _ITS = re.compile(
 )
 """A VM as the subject, its part named by "its" ("tf-dest-vm delays its replies: its eth0 has a netem qdisc")."""
 _CLEAN = re.compile(
-    r"(?i)\b(?:default|clean|fq_codel|mq|pfifo\w*|nothing|none|no|not|without|only\s+the|unaffected|untouched)\b|n['\u2019]t\b"
+    r"(?i)\b(?:default(?![-\s]+(?:route|class|band|gw|gateway)\b)|clean|fq_codel|mq|pfifo\w*|nothing|none|no|not|without|"
+    r"only\s+the|unaffected|untouched)\b|n['\u2019]t\b"
 )
-"""What a sentence about a VM's qdisc says when it calls that VM clean ("tf-dest-vm has the default mq/fq_codel")."""
+"""What a sentence about a VM's qdisc says when it calls that VM clean ("tf-dest-vm has the default mq/fq_codel"); the
+default route's interface and htb's default class are parts of a shaping, not a clean VM."""
 
 
-_FIREWALL = re.compile(r"(?i)\b(?:iptables|nft|INPUT|OUTPUT|FORWARD|firewall|rules\.v4|chain|fail2ban|f2b-sshd)\b")
+_FIREWALL = re.compile(
+    r"(?i)\b(?:iptables|nft|INPUT|OUTPUT|FORWARD|firewall|rules\.v4|chain|fail2ban|f2b-sshd|DOCKER(?:-[A-Z\d-]+)?)\b"
+)
 _FIREWALL_FAULT = re.compile(r"(?i)\b(?:DROP|REJECT|drop(?:s|ped|ping)?|reject(?:s|ed|ing)?|block(?:s|ed|ing)?|ban(?:s|ned)?)\b")
 """fail2ban is a firewall's owner: its ban is a REJECT in the VM's own chain."""
 _FAULT_KINDS = {

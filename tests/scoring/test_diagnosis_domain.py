@@ -389,3 +389,31 @@ def test_a_rules_direction_after_its_priority_is_a_value(said: str, contradicted
     text = f"{said} on tf-dest-vm-nsg. Separately a netem on tf-dest-vm's eth0 adds 80 ms delay and 8% loss."
     facts = check_diagnosis(_case("l"), text, None).facts
     assert any(f.status == "contradicted" for f in facts) is contradicted
+
+
+@pytest.mark.parametrize(
+    ("case_id", "text"),
+    [
+        (
+            "q",
+            "NSG rule ghost-demo-subnet-block-5432 (prio 100, deny inbound tcp 5432) on tf-dest-vm-nsg breaks the db. "
+            "The latency is on tf-dest-vm side: its default-route iface has a prio qdisc + netem delay 50ms.",
+        ),
+        (
+            "j_hardened",
+            "tf-dest-vm's INPUT drops tcp 5001 from rules.v4, which harden-net re-applies. The hardening also left shaping "
+            "on tf-dest-vm's eth0 (htb root, 2 Mbit/s default class, tbf with 30 ms latency).",
+        ),
+    ],
+)
+def test_a_default_route_or_default_class_does_not_call_a_shaped_vm_clean(case_id: str, text: str) -> None:
+    """ "default-route iface" and htb's "default class" are parts of the shaping the sentence puts on the wrong VM."""
+    assert "shaping_placement" in check_diagnosis(_case(case_id), text, None).forbidden
+
+
+def test_dockers_chains_put_on_the_other_vm_are_placed_there() -> None:
+    text = (
+        "The drift is on tf-source-vm: the Docker restart wrote DOCKER, DOCKER-USER and DOCKER-ISOLATION-STAGE-1/2 "
+        "there, and STAGE-2's DROP discards the forwarded traffic."
+    )
+    assert "firewall_placement" in check_diagnosis(_case("o"), text, None).forbidden
