@@ -67,17 +67,17 @@ CONCEPTS: dict[str, str] = {
     "docker": r"\bdocker\w*|\bcontainer\W+(?:engine|runtime|daemon)\b|\bmoby\b",
     "policy": r"\bpolic(?:y|ies)\b|\bdefault\W+(?:action|target|verdict)\b|\bchain\W+default\b|(?<![\w-])-P\b",
     "baseline": r"\bbaseline\b|\bsnapshot\b|\bpre-?(?:window|hardening|change|escalation)\b|\bbefore\W+the\W+(?:window|change)",
-    # relations
-    "independent": r"\bindependent\w*|\bseparate\w*|\bunrelated\b|\bdistinct\b|\bnot\W+(?:related|connected|linked)\b"
+    # relations ("independant": a common misspelling in quick notes)
+    "independent": r"\bindepend[ae]nt\w*|\bseparate\w*|\bunrelated\b|\bdistinct\b|\bnot\W+(?:related|connected|linked)\b"
     r"|\bdifferent\W+(?:root\W+)?(?:causes?|faults?|issues?|problems?)\b|\b(?:two|2)\W+(?:\w+\W+){0,2}?(?:faults|issues|problems"
     r"|causes|findings|misconfigurations|changes|defects|breakages)\b|\bsecond\W+(?:\w+\W+)?(?:fault|issue|finding|problem"
     r"|cause|misconfiguration)\b|\bboth\W+(?:faults|issues|problems)\b|\bco-?incident\w*|\bcoincid\w+|\bon\W+its\W+own\b"
     r"|\bnothing\W+to\W+do\W+with\b|\bdoes\W+not\W+(?:explain|cause)\b|\bno\W+(?:causal\W+)?(?:link|relation|connection)\b"
     r"|\b(?:additionally|also|in\W+addition|as\W+well|besides)\b"
-    r"|\b(?:remains?|persists?|stays?|still\W+(?:there|present|active|in\W+place|hurts?)|(?:will\W+)?(?:show|hurt|wreck|surface"
+    r"|\b(?:remains?|persists?|stays?|still\W+(?:be\W+)?(?:there|present|active|in\W+place|hurts?)|(?:will\W+)?(?:show|hurt|wreck|surface"
     r"|appear)\w*|see\W+it)\W+(?:\w+\W+){0,3}?(?:after|once|the\W+moment|as\W+soon\W+as)\b"
     # one fault masked by the other survives the other's fix: two faults
-    r"|\b(?:hidden|masked|hid(?:es|ing)|mask(?:s|ing))\W+(?:\w+\W+){0,3}?(?:until|once|behind|now)\b"
+    r"|\b(?:hidden|masked|hid(?:es|ing)|mask(?:s|ing))\W+(?:\w+\W+){0,3}?(?:until|once|behind|now|while)\b"
     # a single or shared cause denied
     r"|\bnot\W+(?:just\W+)?(?:one|1|a\W+single|single|a\W+shared|shared|a\W+common|common)\W+(?:\w+\W+)?(?:causes?|failures?"
     r"|outages?|faults?|problems?|issues?|things?)\b|\b(?:two|2)\W+(?:\w+\W+){0,2}?not\W+(?:one|1|a\W+single)\b"

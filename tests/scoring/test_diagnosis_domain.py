@@ -417,3 +417,25 @@ def test_dockers_chains_put_on_the_other_vm_are_placed_there() -> None:
         "there, and STAGE-2's DROP discards the forwarded traffic."
     )
     assert "firewall_placement" in check_diagnosis(_case("o"), text, None).forbidden
+
+
+L_FAULTS = (
+    "tf-dest-vm-nsg carries ghost-demo-l-block-iperf: priority 200, Inbound, Deny TCP 5001, which drops every iperf "
+    "connection. tf-dest-vm's default-route interface has a prio root whose band 1:3 feeds netem delay 80ms loss 8%."
+)
+
+
+@pytest.mark.parametrize(
+    "relation",
+    [
+        "The netem would still be there after the rule is deleted.",
+        "The two are independant.",
+        "It is masked while the NSG blocks the connection.",
+        "",
+    ],
+)
+def test_two_faults_said_independent_in_quick_notes(relation: str) -> None:
+    """A misspelt "independant", a fault that "would still be there after" the other's fix, one "masked while" the
+    other holds: each says the second fault stands on its own."""
+    facts = {f.id: f.status for f in check_diagnosis(_case("l"), f"{L_FAULTS} {relation}", None).facts}
+    assert (facts["independent"] == "found") is bool(relation)
