@@ -439,3 +439,18 @@ def test_two_faults_said_independent_in_quick_notes(relation: str) -> None:
     other holds: each says the second fault stands on its own."""
     facts = {f.id: f.status for f in check_diagnosis(_case("l"), f"{L_FAULTS} {relation}", None).facts}
     assert (facts["independent"] == "found") is bool(relation)
+
+
+@pytest.mark.parametrize(
+    "agree",
+    [
+        "pcaps side by side: tcp 7070 = same count both ends, 0 retrans, nothing rewritten.",
+        "TCP 7070: same packet count on tf-source-vm and tf-dest-vm, zero retransmissions.",
+        "7070 tcp: src==dst (frames+bytes), retrans 0/0.",
+    ],
+)
+def test_c_captures_said_to_agree_with_zero_for_no(agree: str) -> None:
+    """Zero retransmissions is no retransmission, a count on tf-source-vm and tf-dest-vm is one at both ends."""
+    app = "The slow part is the single-threaded python server on tf-dest-vm:7070: /slow sleeps and the fast GETs queue."
+    facts = {f.id: f.status for f in check_diagnosis(_case("c"), f"{agree} {app}", None).facts}
+    assert facts["captures_match"] == "found"
