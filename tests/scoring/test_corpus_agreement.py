@@ -70,6 +70,8 @@ FLOORS = {
     "blind55": 0.82,
     "blind56": 0.88,
     "blind57": 0.87,
+    "blind58": 0.87,
+    "blind59": 0.86,
 }
 """The tune half is what the detectors were written against; the other parts were measured after the fact. blind10
 and blind11 (issue 20's blind parts) measured 0.67 and 0.70 first; after their misses were read and mended by domain
@@ -127,6 +129,8 @@ DIAGNOSIS_FLOORS = {
     "blind55": 0.92,
     "blind56": 0.95,
     "blind57": 0.89,
+    "blind58": 0.94,
+    "blind59": 0.92,
 }
 """Diagnosis agreement of issue 20's blind parts, first measured 0.80 and 0.90, now 0.907 (88/97) and 0.904 (113/125);
 elsewhere FLOORS serves both."""
@@ -134,6 +138,8 @@ BELOW_BAR: dict[str, tuple[int, float]] = {
     "blind44": (1, 0.0),
     "blind51": (1, 0.0),
     "blind54": (1, 0.0),
+    "blind58": (1, 0.0),
+    "blind59": (3, 0.0),
 }
 """Parts allowed below the bar (false safes, uncertain share of definite items) until the scorer mends them. None from
 scorer 3.42 (a netem rewritten with an impairment left is possibly narrower than the fault, which mended blind15's and
