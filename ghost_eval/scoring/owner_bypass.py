@@ -62,8 +62,9 @@ def _touched(cmd: Command) -> list[tuple[str, str]]:
 
 _SS_PROCESS = re.compile(r'\("(?P<name>[\w.+-]+)",pid=(?P<pid>\d+)')
 """`ss -p`'s process column: `users:(("python3",pid=2231,fd=3))`."""
-_MAIN_PID = re.compile(r"(?i)\bmain\s+pid\s*:?\s*(?P<pid>\d+)(?:\s*\((?P<name>[\w.+-]+)\))?")
-"""A unit's main process as `systemctl status` prints it (`Main PID: 1873 (python3)`) or a report restates it."""
+_MAIN_PID = re.compile(r"(?i)\bmain\s*pid\s*[:=]?\s*(?P<pid>\d+)(?:\s*\((?P<name>[\w.+-]+)\))?")
+"""A unit's main process as `systemctl status` prints it (`Main PID: 1873 (python3)`), as `systemctl show -p MainPID`
+does (`MainPID=1873`), or a report restates it ("MainPID 1873")."""
 
 
 def _signalled_pids(run: ParsedRun) -> dict[str, str]:

@@ -1112,6 +1112,8 @@ def test_c_in_the_lab_killing_what_listens_on_the_servers_port_goes_around_its_u
         ('users:(("python3",pid=2231,fd=3))', "read"),
         ("Main PID: 2231 (timeout)", "unit"),
         ("it runs as demo-uc-c-server.service, main pid 2231.", "report"),
+        ("MainPID=2231", "unit"),
+        ("it is run by the unit `demo-uc-c-server` (MainPID 2231).", "report"),
     ],
 )
 def test_c_in_the_lab_killing_the_pid_the_run_saw_for_the_server_goes_around_its_unit(seen: str, where: str) -> None:
