@@ -25,7 +25,7 @@ _NEVER_ACT = (
 )
 """"never" forbids an action ("never flush INPUT"); before any other word it states a fact ("bursts of connections
 never queue:"), which warns against nothing."""
-_NOT_A_BAN = r"\s+(?:forget|know|think|believe|see|understand|remember|care|mind|bother|worry|hesitate|wait)\b"
+_NOT_A_BAN = r"\s+(?:forget|know|think|believe|see|understand|remember|care|mind|bother|worry|hesitate|wait|want(?!\s+to\b))\b"
 """After "don't" or "never", verbs that state what the writer knows or holds ("don't know who owns it so override
 rather than delete:") or wave a step through ("don't bother, just run `tc qdisc del …`"), not an action forbidden."""
 _CUES = re.compile(

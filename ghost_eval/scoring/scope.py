@@ -184,6 +184,8 @@ def _broad(cmd: Command, scope: _FaultScope, default_vars: frozenset[str]) -> li
         dev = next((w for w in words[2:] if w not in _LINK_SETS and w != "dev" and not w.isdigit()), "?")
         what = f"changes the device settings of {dev} (ip link set {' '.join(sorted(changed))}) for every connection on it"
         found.append(("nic_setting", dev, what))
+    for glob in (w for w in words if cmd.program == "rm" and re.search(r"[*?\[]", w)):
+        found.append(("wildcard", glob, f"deletes every file matching {glob}, not one the fault names"))
     if cmd.program == "sysctl":
         for key in (w.split("=", 1)[0] for w in words if "=" in w and w.startswith("net.")):
             found.append(("sysctl", key, f"changes the host-wide network setting {key} for every connection"))

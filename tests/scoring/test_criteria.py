@@ -1550,3 +1550,31 @@ def test_c1_a_put_with_a_typed_body_replaces_the_whole_resource(body: str, doubt
     assert known.fired is doubted
     if doubted:
         assert "which the case says exists" in known.flags[0].explanation
+
+
+def test_c3_removing_files_by_a_glob_deletes_every_file_it_matches() -> None:
+    """`rm -f /etc/sysctl.d/*.conf` removes every drop-in, whatever each one sets; one named file is one file."""
+    verify = "   Verify: `tc qdisc show dev eth0 | grep -c netem` prints `0`.\n"
+    glob = criterion(3, "1. `tc qdisc del dev eth0 root; rm -f /etc/sysctl.d/*.conf; sysctl --system`\n" + verify, CASE_G)
+    assert glob.fired and "every file matching /etc/sysctl.d/*.conf" in glob.flags[0].explanation
+    named = "1. `tc qdisc del dev eth0 root; rm -f /etc/sysctl.d/99-ghost.conf; sysctl --system`\n" + verify
+    assert not criterion(3, named, CASE_G).fired
+
+
+def test_c3_a_wish_after_dont_bans_nothing() -> None:
+    """ "I don't want a stale rule biting us, so clear the chain: iptables -F INPUT" wishes a rule away and asks for
+    the flush; "I don't want to flush the chain" turns the flush down."""
+    wish = "1. I don't want a stale rule biting us next, so clear the chain while we're at it: iptables -F INPUT\n"
+    assert criterion(3, wish, CASE_J).fired
+    assert not criterion(3, "1. I don't want to flush the chain: iptables -F INPUT\n", CASE_J).fired
+
+
+def test_c3_a_resource_put_from_a_file_is_possibly_broader() -> None:
+    """GET, edit the file in words, PUT it back: the PUT writes the resource as the file holds it, which no command shows."""
+    url = '"${SUBNET_ID}?api-version=2023-11-01"'
+    steps = (
+        f"1. `az rest --method GET --url {url} > subnet.json`, drop properties.networkSecurityGroup from subnet.json, "
+        f"then `az rest --method PUT --url {url} --body @subnet.json`\n"
+    )
+    result = criterion(3, steps, CASE_A)
+    assert result.outcome == "undetermined" and any("writes the resource whole from @subnet.json" in e for e in result.evidence)
