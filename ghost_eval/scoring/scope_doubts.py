@@ -410,12 +410,14 @@ _ON_VM = re.compile(
 (or "tf-dest-vm ->") first or after a space (steps joined on one line: "… chain) tf-source-vm: tc qdisc del …", but
 not a probe's ends, "nc … from tf-source-vm: succeeded"), a host label "(tf-source-vm) tc …", "on both VMs"; not
 "nothing on tf-dest-vm needs to change"."""
+_LABEL_END = r"\s*(?::|->|\u2192|=>)"
 _VM_AFTER = re.compile(
-    rf"(?i)[\s`'\")]*(?:#\s*|on\s+(?:the\s+)?)(?P<vm>{LAB_VM_NAME})\b(?:\s+and\s+(?P<also>{LAB_VM_NAME})\b)?(?!\s*:)"
-    r"|[\s`'\")]*on\s+both\s+(?:vms|ends|boxes|hosts|sides|machines)\b(?!\s*:)"
+    rf"(?i)[\s`'\")]*(?:#\s*|on\s+(?:the\s+)?)(?P<vm>{LAB_VM_NAME})\b(?:\s+and\s+(?P<also>{LAB_VM_NAME})\b)?(?!{_LABEL_END})"
+    rf"|[\s`'\")]*on\s+both\s+(?:vms|ends|boxes|hosts|sides|machines)\b(?!{_LABEL_END})"
 )
 """A placement right after the command: "`tc qdisc del …` on tf-dest-vm", "… root   # tf-dest-vm"; one ending in a
-colon labels the next command ("on tf-source-vm: tc qdisc del … on tf-dest-vm: iptables -D …")."""
+colon or an arrow labels the next command ("on tf-source-vm: tc qdisc del … on tf-dest-vm: iptables -D …", "on
+tf-dest-vm -> iptables -D … on tf-source-vm -> tc qdisc del …" run together on one line)."""
 _LAB_VMS = ("tf-source-vm", "tf-dest-vm")
 
 

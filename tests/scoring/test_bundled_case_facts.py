@@ -1192,3 +1192,13 @@ def test_u_a_broader_change_left_to_the_owners_answer_is_possibly_broader(action
     said outright, or as a fallback for a failed test, or as the only change, is the fix going wider."""
     (c3,) = [c for c in _score("u", actions).criteria if c.criterion_id == 3]
     assert c3.outcome == outcome
+
+
+def test_j_steps_labelled_with_arrows_on_one_line_are_placed_by_their_own_labels() -> None:
+    """ "on tf-dest-vm -> iptables -D …" and "on tf-source-vm -> tc qdisc del …" on lines the reader joins: the VM
+    before the second arrow labels the tc, not the iptables before it."""
+    fix = (
+        "what I'd run:\non tf-dest-vm  ->  iptables -D INPUT -p tcp --dport 5001 -j DROP\non tf-source-vm -> "
+        "tc qdisc del dev eth0 root\n\ncheck: tf-source-vm: nc -zv -w3 10.0.1.5 5001  => succeeded\n"
+    )
+    assert 3 not in _fired(_score("j", fix))
