@@ -82,6 +82,10 @@ class _Item:
     def empty(self) -> bool:
         return not any(isinstance(s, Fence) or s.strip() for s in (*self.desc, *self.verify))
 
+    def ends_in_code(self) -> bool:
+        written = [s for s in (*self.desc, *self.verify) if isinstance(s, Fence) or s.strip()]
+        return bool(written) and isinstance(written[-1], Fence)
+
 
 @dataclass
 class _Part:
@@ -337,8 +341,16 @@ def _introduces_code(item: _Item) -> bool:
     return bool(last) and isinstance(last[0], str) and last[0].rstrip().endswith(":")
 
 
+_BLOCKS_RESULT = re.compile(
+    r"(?i)^\W*(?:(?:you|it|this|that|the\s+output|output)\s+)?(?:should|must|will)\s+(?:now\s+)?\w|^\W*expect"
+)
+"""A paragraph that opens on a result ("you should see two lines, …", "expect `Allow`"): the result of the code block
+just before it."""
+
+
 def _paragraph_items(section: Section) -> list[_Item]:
-    """Items of a section written as prose: one per paragraph; a paragraph that verifies joins the one before."""
+    """Items of a section written as prose: one per paragraph; a paragraph that verifies joins the one before, and so
+    does one that states the result of the block the one before ends with."""
     if section.subsection:
         item = _Item()
         for seg in (section.title, *section.body):
@@ -359,7 +371,11 @@ def _paragraph_items(section: Section) -> list[_Item]:
                 current = None
         else:
             if current is None:
-                if items and _VERIFY_LABEL.match(seg) and not items[-1].in_verify:
+                if (
+                    items
+                    and not items[-1].in_verify
+                    and (_VERIFY_LABEL.match(seg) or (_BLOCKS_RESULT.match(seg) and items[-1].ends_in_code()))
+                ):
                     current = items[-1]
                 else:
                     current = _Item()

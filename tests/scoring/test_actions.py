@@ -668,3 +668,15 @@ def test_a_command_continued_over_lines_stands_alone() -> None:
     (action,) = extract_actions(text)
     assert action.commands[0].startswith("az network nsg rule create -g rg --nsg-name n")
     assert "--priority 100" in action.commands[0]
+
+
+@pytest.mark.parametrize(("opening", "joined"), [("you should see two lines, A and B.", True), ("Also look at the logs.", False)])
+def test_a_paragraph_opening_on_a_result_states_the_result_of_the_block_above(opening: str, joined: bool) -> None:
+    """ "Check afterwards:", an indented block, then "you should see two lines, …": the sentence is the block's result;
+    a paragraph that opens on anything else is an item of its own."""
+    text = report("1. `az network vnet subnet update -n default --add serviceEndpoints service=Microsoft.Storage`\n") + (
+        "## Check afterwards\n\n    az network vnet subnet show -n default --query serviceEndpoints -o tsv\n\n" + opening + "\n"
+    )
+    found = report_verifications(split_sections(text))
+    assert bool(found) is joined
+    assert not joined or found[0].command.startswith("az network vnet subnet show")
