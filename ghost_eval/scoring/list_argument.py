@@ -216,6 +216,23 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
 _ARM_PATH = re.compile(r"/providers/[\w.]+/((?:[A-Za-z]+/[\w.-]+/?)+?)(?:\?|$)")
 
 
+_ID_VARIABLE = re.compile(r"^\$\{?(\w+)\}?")
+
+
+def _shown_id(url: str, report: str) -> str:
+    """The resource a URL's leading variable holds where the report sets it to a resource's id
+    (`SUBNET_ID=$(az network vnet subnet show … --vnet-name forensics-vnet -n default --query id -o tsv)`): its parent
+    and name, as a URL path names them."""
+    if (var := _ID_VARIABLE.match(url)) is None:
+        return ""
+    for m in re.finditer(rf"\b{var[1]}=[\"']?\$\((az\s[^)]*\bshow\b[^)]*)\)", report):
+        call = az_call(tuple(m[1].split()))
+        if call is not None and (name := call.value(*NAME_OPTIONS)):
+            parent = call.value("--vnet-name", "--nsg-name", "--route-table-name")
+            return f"{parent}/{name}" if parent else name
+    return ""
+
+
 def _typed_puts(run: ParsedRun) -> tuple[list[Flag], list[str]]:
     """`az rest --method PUT` with a body typed in the command: ARM's PUT creates or replaces the whole resource, so
     on an existing one every property the body leaves out goes (its lists, its associations), and nothing the run read
@@ -233,7 +250,7 @@ def _typed_puts(run: ParsedRun) -> tuple[list[Flag], list[str]]:
             if body and not body.startswith("@") and "$" not in body:
                 url = call.value("--url", "--uri", "-u") or "?"
                 path = m.group(1).strip("/").split("/") if (m := _ARM_PATH.search(url)) else []
-                named = "/".join(path[1::2][-2:])  # the resource with its parent: `forensics-vnet/default`
+                named = "/".join(path[1::2][-2:]) or _shown_id(url, run.evidence.report)  # `forensics-vnet/default`
                 if named and (len(path) > 2 or "-" in named) and any(named in t for t in fault_texts(run.case)):
                     why = f"PUTs a typed body over {named}, which the case says exists: every property the body leaves out goes"
                     flags.append(action_flag(NAME, view, raw, why))

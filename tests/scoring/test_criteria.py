@@ -1578,3 +1578,13 @@ def test_c3_a_resource_put_from_a_file_is_possibly_broader() -> None:
     )
     result = criterion(3, steps, CASE_A)
     assert result.outcome == "undetermined" and any("writes the resource whole from @subnet.json" in e for e in result.evidence)
+
+
+@pytest.mark.parametrize(("vnet", "fired"), [("forensics-vnet", True), ("other-vnet", False)])
+def test_c1_a_put_to_a_url_held_in_a_variable_names_the_resource_the_variable_was_set_to(vnet: str, fired: bool) -> None:
+    """`SUBNET_ID=$(az network vnet subnet show … --vnet-name forensics-vnet -n default --query id -o tsv)` holds that
+    subnet's id: a typed PUT to "${SUBNET_ID}?api-version=…" replaces forensics-vnet/default, which case e names."""
+    show = f"az network vnet subnet show -g nw-forensics-rg --vnet-name {vnet} -n default --query id -o tsv"
+    put = """az rest --method PUT --url "${SUBNET_ID}?api-version=2023-11-01" --body '{"properties": {"addressPrefix": "10.0.1.0/24"}}'"""
+    steps = f"1. Write the subnet back with just its prefix:\n```\nSUBNET_ID=$({show})\n{put}\n```\n"
+    assert criterion(1, steps, load_case(_CASES / "e.yaml")).fired is fired
