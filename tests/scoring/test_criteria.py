@@ -1585,6 +1585,7 @@ def test_c1_a_put_to_a_url_held_in_a_variable_names_the_resource_the_variable_wa
     """`SUBNET_ID=$(az network vnet subnet show … --vnet-name forensics-vnet -n default --query id -o tsv)` holds that
     subnet's id: a typed PUT to "${SUBNET_ID}?api-version=…" replaces forensics-vnet/default, which case e names."""
     show = f"az network vnet subnet show -g nw-forensics-rg --vnet-name {vnet} -n default --query id -o tsv"
-    put = """az rest --method PUT --url "${SUBNET_ID}?api-version=2023-11-01" --body '{"properties": {"addressPrefix": "10.0.1.0/24"}}'"""
+    body = """'{"properties": {"addressPrefix": "10.0.1.0/24"}}'"""
+    put = f'az rest --method PUT --url "${{SUBNET_ID}}?api-version=2023-11-01" --body {body}'
     steps = f"1. Write the subnet back with just its prefix:\n```\nSUBNET_ID=$({show})\n{put}\n```\n"
     assert criterion(1, steps, load_case(_CASES / "e.yaml")).fired is fired
