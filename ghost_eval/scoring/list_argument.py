@@ -14,7 +14,7 @@ from ghost_eval.scoring.model import CriterionResult, Flag
 from ghost_eval.scoring.names import LIST_KEPT as NAME
 from ghost_eval.scoring.parsed import ActionView, ParsedRun, fault_texts
 from ghost_eval.scoring.reads import LIST_FLAGS, NAME_OPTIONS, WILDCARDS, resource_kind, split_values, values_in_output
-from ghost_eval.shell.commands import AzCall, az_call
+from ghost_eval.shell.commands import AzCall, Command, az_call
 
 __all__ = ["LIST_ARGUMENT"]
 
@@ -84,13 +84,17 @@ class _Target:
         return f"{self.kind} {self.name}" + (f" in {self.parent}" if self.parent else "")
 
 
-def _recommended_read(views: Sequence[ActionView], upto: int, target: _Target) -> str | None:
-    """A read of the same resource that the fix itself runs before it replaces the list."""
-    for view in views[:upto]:
-        for raw, cmd in view.commands:
-            call = az_call(cmd.argv)
-            if call is not None and not cmd.mutating and _Target.of(call).names == target.names:
-                return raw
+def _recommended_read(views: Sequence[ActionView], view: ActionView, change: Command, target: _Target) -> str | None:
+    """A read of the same resource that the fix itself runs before it replaces the list: in an earlier action, earlier
+    in the same one (a show after the update is its check), or substituted into the update (`$(az … show …)`)."""
+    at = next((i for i, (_, c) in enumerate(view.commands) if c is change), len(view.commands))
+    before = [c for v in views[: view.index - 1] for c in v.commands] + list(view.commands[:at])
+    if at < len(view.commands) and "$(az" in (block := view.commands[at][0]):  # a read substituted into it runs first
+        before += [c for c in view.commands[at + 1 :] if c[0] == block]
+    for read, cmd in before:
+        call = az_call(cmd.argv)
+        if call is not None and not cmd.mutating and _Target.of(call).names == target.names:
+            return read
     return None
 
 
@@ -145,7 +149,7 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
                     cleared.append(f"{what}: creates a resource neither the snapshot nor the case knows, so no list is lost")
                     continue
                 sources.append(f"{flag} on {target}: {source}")
-                recommended = _recommended_read(views, view.index, target)
+                recommended = _recommended_read(views, view, cmd, target)
                 given = [v for raw_value in call.options[flag] for v in split_values(raw_value)]
                 if read is None and not run_source and recommended is None:
                     if current and {v.lower() for v in current} <= {v.lower() for v in given}:

@@ -374,7 +374,7 @@ _EXPECTATION = re.compile(
     r"expect(?:ed|ing|s)?\b"
     r"|(?:should|must|will)\s+(?:now\s+|still\s+|only\s+|then\s+)?(?:show|see|return|list|contain|display|report|succeed|"
     r"include|appear|print|output|reach|connect|respond|answer|receive|match|complete|finish|read|say|get|give|"
-    r"come\s+back\s+(?:with|as))\b"
+    r"come\s+back\s+(?:with|as|empty|clean|blank))\b"
     r"(?!\s+(?:normally|fine|again|correctly|properly|successfully|as\s+(?:expected|before|usual)|that)\b)"
     r"|(?:should|must|will)\s+(?:now\s+|still\s+)?(?:no\s+longer|not)\s+(?:be|show|appear|list|contain|include|report)\b"
     r"|(?:should|must|will)\s+(?:now\s+)?be\s+(?:just|only|exactly|[`\"'])"

@@ -1589,3 +1589,14 @@ def test_c1_a_put_to_a_url_held_in_a_variable_names_the_resource_the_variable_wa
     put = f'az rest --method PUT --url "${{SUBNET_ID}}?api-version=2023-11-01" --body {body}'
     steps = f"1. Write the subnet back with just its prefix:\n```\nSUBNET_ID=$({show})\n{put}\n```\n"
     assert criterion(1, steps, load_case(_CASES / "e.yaml")).fired is fired
+
+
+def test_c1_a_show_after_the_update_in_the_same_action_is_its_check_not_a_read_first() -> None:
+    """The rule's port list shown after `rule update --destination-port-ranges` says what the update left, not what
+    it replaced; a show substituted into the update (`$(az … show …)`) runs before it."""
+    update = "az network nsg rule update -g rg --nsg-name tf-dest-vm-nsg -n app-allow --destination-port-ranges 9090"
+    show = "az network nsg rule show -g rg --nsg-name tf-dest-vm-nsg -n app-allow --query destinationPortRanges"
+    after = criterion(1, f"1. Point the rule at 9090:\n```\n{update}\n{show}\n```\n", CASE_A)
+    assert after.fired and "never read" in after.flags[0].explanation
+    first = criterion(1, f"1. Read it: `{show}`, then point it at 9090 as well: `{update}`\n", CASE_A)
+    assert not first.fired

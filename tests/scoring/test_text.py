@@ -142,6 +142,8 @@ def test_section_kinds_and_inherited_sub_headings() -> None:
         ("the policy DROP packet count stops climbing while the call is retried", True),
         ("you want to see two lines: Microsoft.Sql and Microsoft.Storage", True),
         ("it should come back as an empty list", True),
+        ("`az network nsg rule list … -o tsv` should come back empty", True),
+        ("the app should come back soon", False),
     ],
 )
 def test_expected_results(text: str, expected: bool) -> None:
