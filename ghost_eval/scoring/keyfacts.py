@@ -338,18 +338,21 @@ def _contradicting_value(fact: KeyFact, claims: _ClaimText) -> str | None:
     )
 
 
+_CLAUSE_ENDS = re.compile(r";|,\s+(?:so|but|and\s+so|which)\b")
+"""Where a clause of a sentence ends: a hedge after it ("…, so the allow at 65000 would normally admit it") weighs
+what follows, not the clause already stated."""
+
+
 def _first_asserting(claims: _ClaimText, says: Callable[[str], bool]) -> str | None:
-    """The first sentence (as written) that says it and states rather than weighs: not hedged, not a question, not
-    refuted."""
-    return next(
-        (
-            written
-            for written, read in zip(claims.written, claims.read, strict=True)
-            if says(read)
-            and not (_HEDGE.search(read) or _CLOSING_QUESTION.search(read) or _REFUTED_LABEL.match(read) or _refutes(read))
-        ),
-        None,
-    )
+    """The first sentence (as written) that says it and states rather than weighs: not hedged up to the clause that
+    says it, not a question, not refuted."""
+    for written, read in zip(claims.written, claims.read, strict=True):
+        if not says(read) or _CLOSING_QUESTION.search(read) or _REFUTED_LABEL.match(read) or _refutes(read):
+            continue
+        ends = [m.start() for m in _CLAUSE_ENDS.finditer(read)] + [len(read)]
+        if any(says(read[:end]) and not _HEDGE.search(read, 0, end) for end in ends):
+            return written
+    return None
 
 
 @cache

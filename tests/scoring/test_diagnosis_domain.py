@@ -454,3 +454,19 @@ def test_c_captures_said_to_agree_with_zero_for_no(agree: str) -> None:
     app = "The slow part is the single-threaded python server on tf-dest-vm:7070: /slow sleeps and the fast GETs queue."
     facts = {f.id: f.status for f in check_diagnosis(_case("c"), f"{agree} {app}", None).facts}
     assert facts["captures_match"] == "found"
+
+
+@pytest.mark.parametrize(
+    ("sentence", "wrong"),
+    [
+        (
+            "Azure evaluates rules from the highest priority number downwards, so the allow at 65000 would normally admit it.",
+            True,
+        ),
+        ("If Azure evaluated rules from the highest priority number downwards, the allow at 65000 would admit it.", False),
+    ],
+)
+def test_a_hedge_after_the_clause_that_states_the_order_does_not_weigh_it(sentence: str, wrong: bool) -> None:
+    """ "would" in the clause after the inverted order weighs what follows, not the order already stated; an "if" before
+    it makes the order a supposition."""
+    assert ("nsg_priority_order" in check_diagnosis(_case("a"), f"{A_RIGHT} {sentence}", None).forbidden) is wrong
