@@ -157,12 +157,13 @@ _SHAPING = re.compile(r"(?i)\b(?:qdisc|netem|tbf|htb|tc|shap\w*|traffic\s+contro
 _SHAPING_FAULT = re.compile(r"(?i)\b(?:netem|tbf|htb|prio|loss|delay|latency|rate|corrupt\w*|shap\w*)\b")
 _PLACED_ON = re.compile(
     rf"(?i)(?:\b(?:on|in)\W+(?:the\W+)?\**{LAB_VM_NAME}|^\W*{LAB_VM_NAME}\W*:)"
-    rf"|{LAB_VM_NAME}\**(?:['\u2019]s\W+(?:eth\d|nic|(?:network\s+)?interface|egress|primary|firewall|iptables|qdisc|[\w-]+\s+chain)|\s+eth\d"
+    rf"|{LAB_VM_NAME}\**(?:\s*\([^()]{{0,40}}\))?(?:['\u2019]s\W+(?:eth\d|nic|(?:network\s+)?interface|egress|primary|firewall|iptables|qdisc|[\w-]+\s+chain)|\s+eth\d"
     r"|\s+(?:has|carries|holds|runs)\s+(?:an?\s+|the\s+)?(?:\w+\s+){0,2}?(?:iptables|nft|firewall|netem|tbf|htb|qdisc|"
     r"INPUT|OUTPUT|rule))"
 )
 """Where a sentence places a thing on a VM: "on tf-dest-vm", "tf-dest-vm's eth0", "tf-dest-vm's f2b-sshd chain",
-"tf-dest-vm eth0:", "tf-source-vm has an iptables OUTPUT rule"."""
+"tf-dest-vm eth0:", "tf-source-vm has an iptables OUTPUT rule" (its address in brackets between: "tf-dest-vm (10.0.1.5)
+has a tbf qdisc")."""
 _ITS = re.compile(
     r"(?i)[^.;:]{0,30}?[:,]?\s+its\s+(?:eth\d|nic|interface|egress|qdisc|firewall|iptables|INPUT|OUTPUT|[\w-]+\s+chain)\b"
 )

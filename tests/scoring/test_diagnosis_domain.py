@@ -470,3 +470,8 @@ def test_a_hedge_after_the_clause_that_states_the_order_does_not_weigh_it(senten
     """ "would" in the clause after the inverted order weighs what follows, not the order already stated; an "if" before
     it makes the order a supposition."""
     assert ("nsg_priority_order" in check_diagnosis(_case("a"), f"{A_RIGHT} {sentence}", None).forbidden) is wrong
+
+
+def test_a_vm_with_its_address_in_brackets_is_still_the_subject_that_has_the_qdisc() -> None:
+    text = "tf-dest-vm (10.0.1.5) has a tbf qdisc at the root of eth0 (rate 8mbit, burst 8kb), pushed by ghost-shaper."
+    assert "shaping_placement" in check_diagnosis(_case("g_daemon"), text, None).forbidden
