@@ -70,8 +70,8 @@ FLOORS = {
     "blind55": 0.82,
     "blind56": 0.88,
     "blind57": 0.87,
-    "blind58": 0.87,
-    "blind59": 0.86,
+    "blind58": 0.89,
+    "blind59": 0.89,
 }
 """The tune half is what the detectors were written against; the other parts were measured after the fact. blind10
 and blind11 (issue 20's blind parts) measured 0.67 and 0.70 first; after their misses were read and mended by domain
@@ -129,8 +129,8 @@ DIAGNOSIS_FLOORS = {
     "blind55": 0.92,
     "blind56": 0.95,
     "blind57": 0.89,
-    "blind58": 0.94,
-    "blind59": 0.92,
+    "blind58": 0.95,
+    "blind59": 0.93,
 }
 """Diagnosis agreement of issue 20's blind parts, first measured 0.80 and 0.90, now 0.907 (88/97) and 0.904 (113/125);
 elsewhere FLOORS serves both."""
@@ -138,8 +138,6 @@ BELOW_BAR: dict[str, tuple[int, float]] = {
     "blind44": (1, 0.0),
     "blind51": (1, 0.0),
     "blind54": (1, 0.0),
-    "blind58": (1, 0.0),
-    "blind59": (3, 0.0),
 }
 """Parts allowed below the bar (false safes, uncertain share of definite items) until the scorer mends them. None from
 scorer 3.42 (a netem rewritten with an impairment left is possibly narrower than the fault, which mended blind15's and
@@ -223,7 +221,11 @@ lab's unit listens on (c-b55f5 closes: blind55 0.83, no false safe). blind56 and
 measured once at 3.66 (97cbdac), 260 and 261 items: 0.88/0.95 with no false safe and 0.88/0.89 with one, 1 uncertain of
 126 and 3 of 126 definite items; their misses read at 3.67 (a ruleset written whole by a here-document, `iptables -Z`
 zeroes counters and changes no rule, a VM label before an arrow, the default route's device written inline or in
-words, a result after a command's colon): 0.94/0.95 and 0.88/0.89, no false safe."""
+words, a result after a command's colon): 0.94/0.95 and 0.88/0.89, no false safe. blind58 and blind59, written after
+scorer 3.71 and measured once at 3.79 (e41e23a), 280 and 260 items: 0.88/0.95 with 1 false safe and 0.86/0.93 with 3,
+4 uncertain of 132 and 6 of 127 definite items; their misses read at 3.80-3.87 (a unit's MainPID, rm of a glob, a
+PUT from a file, "don't want" as a wish, an arrow label after a command, a result under a block, a show after the
+update as its check, a typed PUT to a URL held in a variable): 0.90/0.95 and 0.90/0.93, no false safe."""
 
 
 @pytest.fixture(scope="module")
