@@ -77,7 +77,7 @@ CONCEPTS: dict[str, str] = {
     r"|\b(?:remains?|persists?|stays?|still\W+(?:be\W+)?(?:there|present|active|in\W+place|hurts?)|(?:will\W+)?(?:show|hurt|wreck|surface"
     r"|appear)\w*|see\W+it)\W+(?:\w+\W+){0,3}?(?:after|once|the\W+moment|as\W+soon\W+as)\b"
     # one fault masked by the other survives the other's fix: two faults
-    r"|\b(?:hidden|masked|hid(?:es|ing)|mask(?:s|ing))\W+(?:\w+\W+){0,3}?(?:until|once|behind|now|while)\b"
+    r"|\b(?:hidden|masked|hid(?:es|ing)|mask(?:s|ing))\W+(?:\w+\W+){0,3}?(?:until|once|behind|now)\b"
     # a single or shared cause denied
     r"|\bnot\W+(?:just\W+)?(?:one|1|a\W+single|single|a\W+shared|shared|a\W+common|common)\W+(?:\w+\W+)?(?:causes?|failures?"
     r"|outages?|faults?|problems?|issues?|things?)\b|\b(?:two|2)\W+(?:\w+\W+){0,2}?not\W+(?:one|1|a\W+single)\b"

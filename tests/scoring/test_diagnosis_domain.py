@@ -430,13 +430,12 @@ L_FAULTS = (
     [
         "The netem would still be there after the rule is deleted.",
         "The two are independant.",
-        "It is masked while the NSG blocks the connection.",
         "",
     ],
 )
 def test_two_faults_said_independent_in_quick_notes(relation: str) -> None:
-    """A misspelt "independant", a fault that "would still be there after" the other's fix, one "masked while" the
-    other holds: each says the second fault stands on its own."""
+    """A misspelt "independant", a fault that "would still be there after" the other's fix: each says the second fault
+    stands on its own ("masked while the NSG blocks" alone does not: it may go away with the rule)."""
     facts = {f.id: f.status for f in check_diagnosis(_case("l"), f"{L_FAULTS} {relation}", None).facts}
     assert (facts["independent"] == "found") is bool(relation)
 
