@@ -474,3 +474,13 @@ def test_a_hedge_after_the_clause_that_states_the_order_does_not_weigh_it(senten
 def test_a_vm_with_its_address_in_brackets_is_still_the_subject_that_has_the_qdisc() -> None:
     text = "tf-dest-vm (10.0.1.5) has a tbf qdisc at the root of eth0 (rate 8mbit, burst 8kb), pushed by ghost-shaper."
     assert "shaping_placement" in check_diagnosis(_case("g_daemon"), text, None).forbidden
+
+
+@pytest.mark.parametrize("answer", ["**Is the rollback complete?** No.", 'rollback "complete" ... no'])
+def test_p_the_rollback_question_answered_no_says_it_left_changes_behind(answer: str) -> None:
+    text = (
+        f"{answer}\nNSG rule ghost-demo-rollback-block-8080 on tf-dest-vm-nsg (priority 150, inbound deny TCP 8080) is new "
+        "against baseline eni_pre_window_P and blocks 10.0.1.4. Separately, tf-dest-vm's INPUT drops tcp/5001: its own problem."
+    )
+    facts = {f.id: f.status for f in check_diagnosis(_case("p"), text, None).facts}
+    assert facts["rollback_incomplete"] == "found"
