@@ -318,7 +318,9 @@ def split_sections(report: str) -> list[Section]:
             parents.append((level, kind))
             body = []
             continue
-        pseudo = _PSEUDO.match(seg) if first in {"*", "_"} or seg.rstrip().endswith(LABEL_ENDINGS) else None
+        nested = kind is SectionKind.ACTIONS and seg[:1] in {" ", "\t"}  # "   Verify:" under a list item is the item's
+        labelled = first in {"*", "_"} or seg.rstrip().endswith(LABEL_ENDINGS)
+        pseudo = _PSEUDO.match(seg) if labelled and not nested else None
         pseudo_title = (pseudo.group(1) or pseudo.group(2)) if pseudo else None
         if pseudo_title is not None and _STATEMENT.search(pseudo_title):
             pseudo_title = None

@@ -680,3 +680,15 @@ def test_a_paragraph_opening_on_a_result_states_the_result_of_the_block_above(op
     found = report_verifications(split_sections(text))
     assert bool(found) is joined
     assert not joined or found[0].command.startswith("az network vnet subnet show")
+
+
+def test_a_verify_label_indented_under_a_list_item_is_the_items_not_a_new_section() -> None:
+    """ "   Verify:" under step 1's block belongs to step 1; step 2 after it is still an action."""
+    text = report(
+        "1. Remove the deny rule:\n   ```\n   az network nsg rule delete -g rg --nsg-name nsg -n ghost-demo-block-8080\n   ```\n"
+        "   Verify:\n   - `nc -zv -w 3 10.0.1.5 8080` → `succeeded`\n"
+        "2. Remove the netem on tf-source-vm:\n   ```\n   tc qdisc del dev eth0 root\n   ```\n"
+    )
+    first, second = extract_actions(text)
+    assert first.verification is not None and first.verification.command == "nc -zv -w 3 10.0.1.5 8080"
+    assert second.commands == ["tc qdisc del dev eth0 root"]
