@@ -13,7 +13,15 @@ from ghost_eval.scoring.criterion import Criterion, FixTrial, Observation, actio
 from ghost_eval.scoring.model import CriterionResult, Flag
 from ghost_eval.scoring.names import LIST_KEPT as NAME
 from ghost_eval.scoring.parsed import ActionView, ParsedRun, fault_texts
-from ghost_eval.scoring.reads import LIST_FLAGS, NAME_OPTIONS, WILDCARDS, resource_kind, split_values, values_in_output
+from ghost_eval.scoring.reads import (
+    LIST_FLAGS,
+    NAME_OPTIONS,
+    WILDCARDS,
+    resource_kind,
+    rest_request,
+    split_values,
+    values_in_output,
+)
 from ghost_eval.shell.commands import AzCall, Command, az_call
 
 __all__ = ["LIST_ARGUMENT"]
@@ -248,9 +256,9 @@ def _typed_puts(run: ParsedRun) -> tuple[list[Flag], list[str]]:
     for view in run.views:
         for raw, cmd in view.commands:
             call = az_call(cmd.argv)
-            if call is None or call.verb != "rest" or (call.value("--method", "-m") or "").upper() != "PUT":
+            if call is None or (rest := rest_request(call)) is None or rest[0] != "PUT":
                 continue
-            body = call.value("--body", "-b") or ""
+            body = rest[1]
             if body and not body.startswith("@") and "$" not in body:
                 url = call.value("--url", "--uri", "-u") or "?"
                 path = m.group(1).strip("/").split("/") if (m := _ARM_PATH.search(url)) else []

@@ -22,6 +22,7 @@ __all__ = [
     "WILDCARDS",
     "RunReads",
     "resource_kind",
+    "rest_request",
     "split_values",
     "values_in_output",
 ]
@@ -86,6 +87,13 @@ def resource_kind(call: AzCall) -> str:
     if groups[-2:] == ("route-table", "route"):
         return "route"
     return groups[-1] if groups else ""
+
+
+def rest_request(call: AzCall | None) -> tuple[str, str] | None:
+    """(METHOD, body) of an `az rest` call (`--body @file.json`, a typed JSON, or ""); None for any other command."""
+    if call is None or call.verb != "rest":
+        return None
+    return (call.value("--method", "-m") or "").upper(), call.value("--body", "-b") or ""
 
 
 VM_RESETS = frozenset({"restart", "redeploy", "stop", "deallocate", "delete", "reimage"})
