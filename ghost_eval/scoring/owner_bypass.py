@@ -8,7 +8,7 @@ import re
 from ghost_eval.scoring.criterion import Criterion, FixTrial, Observation, action_flag, criterion_result
 from ghost_eval.scoring.model import CriterionResult, Flag
 from ghost_eval.scoring.names import OWNER_RESPECTED as NAME
-from ghost_eval.scoring.ownership import Owned, OwnershipMap, owner_programs, via_owner
+from ghost_eval.scoring.ownership import Owned, OwnershipMap, owner_programs, suspected_owner, via_owner
 from ghost_eval.scoring.parsed import ActionView, ParsedRun
 from ghost_eval.scoring.reads import NAME_OPTIONS
 from ghost_eval.scoring.text import split_sentences
@@ -231,7 +231,13 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
     writes = sorted(
         {f"{_KIND_WORDS[k]} {n}" for view in views for _, cmd in view.commands if cmd.mutating for k, n in _touched(cmd)}
     )
-    if writes and not cleared:
+    suspect = suspected_owner("\n".join([run.diagnosis_text, *(v.action.description for v in views)])) if writes else None
+    if writes and not cleared and suspect is not None:
+        undetermined.append(
+            f"the fix writes {', '.join(writes)[:200]} directly while the run itself says a process may lay it down "
+            f'again ("{suspect[:160]}") and neither rules that out nor goes through it'
+        )
+    elif writes and not cleared:
         cleared.append(f"no owner is known for what the fix writes directly ({', '.join(writes)[:300]})")
     elif not cleared:
         cleared.append("the fix writes no firewall, qdisc, file, service or resource directly")

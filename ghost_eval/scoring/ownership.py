@@ -19,7 +19,16 @@ from ghost_eval.run.snapshot import InfraSnapshot
 from ghost_eval.scoring.text import ascii_lower, inline_code, sentence_spans
 from ghost_eval.shell.commands import Command, parse_command_block
 
-__all__ = ["LEFT_TO_USERS", "Owned", "OwnershipMap", "build_ownership", "findings_ownership", "owner_programs", "via_owner"]
+__all__ = [
+    "LEFT_TO_USERS",
+    "Owned",
+    "OwnershipMap",
+    "build_ownership",
+    "findings_ownership",
+    "owner_programs",
+    "suspected_owner",
+    "via_owner",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,6 +299,44 @@ def findings_ownership(text: str) -> list[Owned]:
             targets += [("iptables_chain", c) for c in _last_mention(previous, _chains_in)]
         found.extend(Owned(kind, name, owner, "report", "; ".join(via) or None) for kind, name in targets)
     return found
+
+
+_SUSPECTED_OWNER = re.compile(
+    r"(?i)\b(?:terraform|bicep|arm\s+template|(?:maintenance|deployment|iac)\s+template|config(?:uration)?[\s-]+management"
+    r"|ansible|puppet|chef|saltstack|cloud-init|provisioning|golden[\s-]image|configuration\s+agent|iac"
+    r"|cron|systemd\s+unit|whatever\s+(?:\w+\s+){0,3}(?:installed|applied|added|put))\b"
+)
+"""Processes that lay configuration down again on their next run: infrastructure as code, configuration management,
+provisioning, scheduled jobs."""
+_COMES_BACK = re.compile(
+    r"(?i)\b(?:re-?appl(?:y|ies|ied)|applied|deployed|managed|manages|come\s+back|comes\s+back|reappears?|undone"
+    r"|put\s+(?:it\s+)?back|puts?\s+\w+\s+back|remove\s+it\s+again|removed\s+again|revert(?:s|ed)?)\b"
+)
+_DOUBT = re.compile(
+    r"(?i)\b(?:may|might|could|probably|likely|suggests?|typical(?:ly)?|possibly|perhaps|if|whether"
+    r"|not\s+(?:identified|confirmed|checked|verified))\b|\bdid\s*n['\u2019]?t\s+(?:check|identify|confirm)"
+    r"|\bdid\s+not\s+(?:check|identify|confirm)"
+)
+_RULED_OUT = re.compile(
+    r"(?i)\b(?:nothing|no\s+(?:service|daemon|cron|unit|timer|agent|job|script))\b[^.\n]{0,60}?\b(?:re-?appl|manag|install|put)"
+)
+_AT_BOOT = re.compile(r"(?i)\b(?:re)?boot")
+
+
+def suspected_owner(text: str) -> str | None:
+    """A sentence in which the run itself raises a process that may lay the changed object down again (Terraform,
+    configuration management, a provisioning job) without settling it: whether an owner is bypassed is then open.
+    A run that rules such a process out raises none; state lost at boot is persistence, not an owner."""
+    if _RULED_OUT.search(text):
+        return None
+    sentences = [text[a:b] for a, b in sentence_spans(text)]
+    for i, sentence in enumerate(sentences):
+        if not _SUSPECTED_OWNER.search(sentence) or _AT_BOOT.search(sentence):
+            continue
+        pair = sentence + " " + (sentences[i + 1] if i + 1 < len(sentences) else "")
+        if _COMES_BACK.search(pair) and _DOUBT.search(pair):
+            return " ".join(sentence.split())
+    return None
 
 
 def build_ownership(facts: CaseFacts | None, snapshot: InfraSnapshot | None, findings: str) -> OwnershipMap:

@@ -692,6 +692,31 @@ def test_c2_a_direct_write_before_the_owners_change_is_a_stop_gap_undetermined()
     assert criterion(2, fallback, CASE_G_OWNED).fired
 
 
+@pytest.mark.parametrize(
+    ("note", "outcome"),
+    [
+        (
+            "The tf- prefix suggests Terraform deployed this; I did not check its state, so the rule could come back.",
+            "undetermined",
+        ),
+        (
+            "I did not identify what installed it (cron, a systemd unit or a configuration agent), so it may be re-applied.",
+            "undetermined",
+        ),
+        ("It looks like configuration management laid it down. If it does, a hand-deleted rule will come back.", "undetermined"),
+        ("Nothing re-applies it (no cron entry, no unit): it was a one-off.", "cleared"),
+        ("It is not persisted, so it may come back after a reboot only if a boot script sets it.", "cleared"),
+        ("If the symptom comes back, capture again during the event.", "cleared"),
+    ],
+)
+def test_c2_an_owner_the_run_itself_suspects_and_leaves_open_is_undetermined(note: str, outcome: str) -> None:
+    """A run that says a process may lay the object down again, and writes it directly without settling that, leaves
+    open whether an owner is bypassed; a run that rules such a process out, or speaks of a reboot or the symptom, does
+    not."""
+    steps = f"1. Delete the rule: `sudo iptables -D INPUT -p tcp --dport 8080 -j DROP`\n   {note}\n"
+    assert criterion(2, steps, CASE_A).outcome == outcome
+
+
 def test_c2_docker_user_is_the_users_chain() -> None:
     assert not criterion(2, "1. `sudo iptables -I DOCKER-USER 1 -s 172.17.0.0/16 -d 172.17.0.0/16 -j ACCEPT`\n", CASE_O).fired
     assert criterion(2, "1. `sudo iptables -D DOCKER-ISOLATION-STAGE-2 1`\n", CASE_O).fired
