@@ -68,6 +68,16 @@ def _az_broad(call: AzCall, fed: bool) -> list[tuple[str, str, str]]:
             found.append((kind, name, f"sets the whole {prop} list of {kind} {name} (--set {prop}=…), every entry replaced"))
     if kind == "vm" and call.verb in VM_RESETS:
         found.append(("service", name, f"{call.verb}s the whole VM {name}, every service on it with it"))
+    if call.groups == ("group",) and call.verb == "delete":
+        found.append(("group", name, f"deletes the whole resource group {name}, every resource in it"))
+    if call.groups == ("resource",) and call.verb == "delete":
+        found += _resources_deleted(call)
+    if kind == "vnet" and call.verb == "update":
+        found += [
+            ("vnet", name, f"changes {option.lstrip('-')} of the whole vnet {name}, for every subnet and VM in it")
+            for option in _VNET_WIDE
+            if option in call.options
+        ]
     if kind == "account" and call.groups[:1] == ("storage",) and (call.value("--default-action") or "").lower() == "allow":
         found.append(("wildcard", name, f"opens storage account {name} to every network (default action Allow)"))
     if call.verb == "update" and kind in {"subnet", "nic"}:
@@ -109,6 +119,47 @@ def _az_broad(call: AzCall, fed: bool) -> list[tuple[str, str, str]]:
         elif access == "deny" and len(wild) == 2:
             found.append(("wildcard", name, "denies every source on every port, not only the traffic at fault"))
     return found
+
+
+_VNET_WIDE = ("--dns-servers", "--address-prefixes", "--ddos-protection", "--ddos-protection-plan", "--flowtimeout")
+"""`az network vnet update` options that change the whole VNet (the DNS servers of every VM in it, its address space)."""
+_WHOLE_TYPES = {
+    "networksecuritygroups": "nsg",
+    "routetables": "route-table",
+    "virtualnetworks": "vnet",
+    "subnets": "subnet",
+    "virtualmachines": "vm",
+    "networkinterfaces": "nic",
+}
+"""ARM resource types (the last type segment of an id) that `az resource delete` removes whole, with everything in them;
+a security rule or a route is one entry and is weighed like `az network nsg rule delete`."""
+
+
+def _resources_deleted(call: AzCall) -> list[tuple[str, str, str]]:
+    """`az resource delete --ids …/networkSecurityGroups/<nsg>` or `-n <nsg> --resource-type
+    Microsoft.Network/networkSecurityGroups`: the resource the id or type names goes whole."""
+    targets = [(i.rstrip("/").split("/")[-2:]) for i in call.options.get("--ids", ()) if i.count("/") >= 2]
+    if (kind := call.value("--resource-type")) is not None:
+        targets.append([kind.rsplit("/", 1)[-1], call.value(*NAME_OPTIONS) or "(unnamed)"])
+    found = []
+    for type_, name in targets:
+        whole = _WHOLE_TYPES.get(type_.lower())
+        if whole is not None:
+            found.append((whole, name, f"deletes the whole {whole} {name} (az resource delete)"))
+    return found
+
+
+_HOST_RESETS = frozenset({"reboot", "poweroff", "halt"})
+_RESET_WORDS = {"reboot": "reboots", "poweroff": "powers off", "halt": "halts", "shutdown": "shuts down"}
+
+
+def _host_reset(cmd: Command, words: list[str]) -> str | None:
+    """`reboot`, `shutdown -r now`, `systemctl reboot`: the program (or verb) that restarts or stops the whole VM."""
+    if cmd.program in _HOST_RESETS or cmd.program == "shutdown":
+        return cmd.program
+    if cmd.program == "systemctl" and words[:1] and words[0] in _HOST_RESETS:
+        return words[0]
+    return None
 
 
 def command_broad(cmd: Command, scope: FaultValues, default_vars: frozenset[str]) -> list[tuple[str, str, str]]:
@@ -167,4 +218,10 @@ def command_broad(cmd: Command, scope: FaultValues, default_vars: frozenset[str]
     if cmd.program == "sysctl":
         for key in (w.split("=", 1)[0] for w in words if "=" in w and w.startswith("net.")):
             found.append(("sysctl", key, f"changes the host-wide network setting {key} for every connection"))
+    if (reset := _host_reset(cmd, words)) is not None:
+        found.append(("service", "the VM", f"{_RESET_WORDS[reset]} the whole VM from inside, every service on it with it"))
+    if cmd.program == "netplan" and cmd.mutating:
+        found.append(("nic_setting", "every interface", "applies the host's whole network configuration to every interface"))
+    if cmd.program == "crontab" and "-r" in cmd.argv[1:]:
+        found.append(("file", "crontab", "removes the whole crontab, every job in it"))
     return found

@@ -89,7 +89,8 @@ _KNOWN_PROGRAMS = (
     | frozenset({"cat", "grep", "egrep", "zgrep", "ls", "head", "tail", "less", "awk", "echo", "printf", "ps", "pgrep"})
     | frozenset({"sed", "tee", "vi", "vim", "nano", "emacs", "cp", "mv", "rm", "chmod", "chown", "touch", "truncate"})
     | frozenset({"ln", "install", "crontab", "modprobe", "rmmod", "lsmod", "openssl", "watch", "nohup", "getent"})
-    | frozenset({"pkill", "kill", "killall", "reboot", "shutdown", "setenforce", "resolvectl", "nmcli", "netplan"})
+    | frozenset({"pkill", "kill", "killall", "reboot", "shutdown", "poweroff", "halt", "setenforce", "resolvectl", "nmcli"})
+    | frozenset({"netplan"})
     | frozenset({"apt", "apt-get", "dnf", "yum", "pip", "fuser", "netfilter-persistent"})
 )
 """Programs a report names as commands: a backticked span starting with one of them is a command."""
@@ -715,6 +716,10 @@ def inspected_layer(command: Command) -> Layer | None:
     return Layer.OS if command.program in _INSPECTION_PROGRAMS else None
 
 
+_WHOLE_COMMANDS = frozenset({"reboot", "poweroff", "halt"})
+"""Programs that are a whole command on their own (`sudo reboot`); any other single word is a name."""
+
+
 def looks_like_command(span: str) -> bool:
     """Whether a backticked span is a command (`iptables -L f2b-sshd`) rather than a name (`f2b-sshd`)."""
     unrolled = _unroll_loops(span)
@@ -727,6 +732,8 @@ def looks_like_command(span: str) -> bool:
         return any(looks_like_command(c) for c in simple)
     wrappers, inner = _unwrap(strip_prompt(span).split())
     words = wrappers[-1] if isinstance(inner, str) else inner
+    if len(words) == 1 and words[0] in _WHOLE_COMMANDS:
+        return True
     if len(words) < 2:
         return False
     head = words[0].lstrip("(").rsplit("/", 1)[-1]
@@ -1042,6 +1049,9 @@ _SYSTEMCTL_WRITES = frozenset(
         "reset-failed",
         "link",
         "preset",
+        "reboot",
+        "poweroff",
+        "halt",
     }
 )
 
@@ -1058,6 +1068,22 @@ def _service(argv: tuple[str, ...]) -> tuple[bool, str]:
     if len(words) >= 2 and words[1] in _SYSTEMCTL_WRITES:
         return True, f"service {words[1]} changes a service"
     return False, "reads service state"
+
+
+def _netplan(argv: tuple[str, ...]) -> tuple[bool, str]:
+    """`netplan apply` (and `try`) applies the host's whole network configuration; `generate`, `get` and `status`
+    change nothing running."""
+    verb = _verb_after(argv)
+    if verb in {"apply", "try"}:
+        return True, f"netplan {verb} applies the host's network configuration"
+    return False, "reads or renders network configuration"
+
+
+def _crontab(argv: tuple[str, ...]) -> tuple[bool, str]:
+    """`crontab -l` lists; `-r` removes the whole table, `-e` edits it, a file argument replaces it."""
+    if "-l" in argv[1:]:
+        return False, "lists a crontab"
+    return True, "removes, edits or replaces a crontab"
 
 
 def _netfilter_persistent(argv: tuple[str, ...]) -> tuple[bool, str]:
@@ -1267,6 +1293,10 @@ _HANDLERS: dict[str, Callable[[tuple[str, ...]], tuple[bool, str]]] = {
     "pkill": _fixed(True, "signals processes"),
     "killall": _fixed(True, "signals processes"),
     "reboot": _fixed(True, "reboots the host"),
+    "poweroff": _fixed(True, "powers the host off"),
+    "halt": _fixed(True, "halts the host"),
+    "netplan": _netplan,
+    "crontab": _crontab,
     "shutdown": _fixed(True, "shuts the host down"),
     "modprobe": _fixed(True, "loads a kernel module"),
     "rmmod": _fixed(True, "unloads a kernel module"),
