@@ -96,8 +96,9 @@ def rest_request(call: AzCall | None) -> tuple[str, str] | None:
     return (call.value("--method", "-m") or "").upper(), call.value("--body", "-b") or ""
 
 
-VM_RESETS = frozenset({"restart", "redeploy", "stop", "deallocate", "delete", "reimage"})
-"""`az vm` verbs that stop or restart the guest: everything running inside the VM (its qdiscs, rules, services) with it."""
+VM_RESETS = frozenset({"restart", "redeploy", "stop", "deallocate", "delete", "reimage", "resize"})
+"""`az vm` verbs that stop or restart the guest (a resize restarts it on the new size): everything running inside the VM
+(its qdiscs, rules, services) with it."""
 
 
 _READ_KINDS: dict[str, frozenset[str]] = {

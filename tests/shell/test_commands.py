@@ -83,6 +83,27 @@ def test_ethtool_settings_are_changes_and_listings_are_not(command: str, mutatin
     assert parsed.mutating is mutating
 
 
+@pytest.mark.parametrize(
+    ("command", "mutating"),
+    [
+        ("netplan apply", True),
+        ("netplan try", True),
+        ("netplan get", False),
+        ("crontab -r", True),
+        ("crontab -l", False),
+        ("systemctl reboot", True),
+        ("poweroff", True),
+    ],
+)
+def test_host_wide_changes_are_changes_and_their_reads_are_not(command: str, mutating: bool) -> None:
+    assert one(command).mutating is mutating
+
+
+def test_a_reboot_alone_is_a_command_and_other_single_words_are_names() -> None:
+    assert looks_like_command("sudo reboot") and looks_like_command("reboot")
+    assert not looks_like_command("iptables") and not looks_like_command("sudo iptables")
+
+
 def test_pipes_into_tee_write_the_file() -> None:
     echo, tee = parse_command_block('echo "ignoreip = 203.0.113.47" | sudo tee -a /etc/fail2ban/jail.local')
     assert not echo.mutating
