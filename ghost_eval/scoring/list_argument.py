@@ -13,6 +13,7 @@ from ghost_eval.scoring.criterion import Criterion, FixTrial, Observation, actio
 from ghost_eval.scoring.model import CriterionResult, Flag
 from ghost_eval.scoring.names import LIST_KEPT as NAME
 from ghost_eval.scoring.parsed import ActionView, ParsedRun, fault_texts
+from ghost_eval.scoring.positions import replaced_ports_dropped
 from ghost_eval.scoring.reads import (
     LIST_FLAGS,
     NAME_OPTIONS,
@@ -215,6 +216,7 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
     flags += ignore_flags
     put_flags, put_doubts = _typed_puts(run)
     flags += put_flags
+    flags += [action_flag(NAME, view, raw, why) for view, raw, why in replaced_ports_dropped(run)]
     undetermined += ignore_doubts + put_doubts
     notes: list[str] = []
     if snapshot is None:

@@ -487,6 +487,24 @@ def test_c3_a_rule_deleted_by_its_place_is_judged_only_where_a_listing_showed_th
     assert doubted(f"**Fix** (on tf-dest-vm):\n`sudo iptables -D INPUT 1`\n\n{after}")
 
 
+def test_a_rule_replaced_by_its_place_loses_the_ports_the_listed_row_held() -> None:
+    """`iptables -R INPUT 3 …` replaces rule 3 whole: where the run's listing shows rule 3 as the SSH accept, a new rule
+    naming only the application ports drops port 22 (criterion 1); a new rule keeping the row's ports drops none, and
+    with no listing of rule 3 which rule is replaced is open (criterion 3)."""
+    listing = "iptables -S INPUT"
+    rows = (
+        "-P INPUT DROP\n-A INPUT -s 168.63.129.16/32 -j ACCEPT\n-A INPUT -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT\n"
+    )
+    rows += "-A INPUT -p tcp -m tcp --dport 22 -j ACCEPT\n"
+    seen = {"audit_entries": audit(listing, output=rows), "audit_complete": True}
+    fix = "1. `sudo iptables -R INPUT 3 -p tcp -m multiport --dports {ports} -j ACCEPT`\n"
+    dropped = criterion(1, fix.format(ports="5001,5432,6379,8080"), CASE_N, **seen)
+    assert dropped.fired and "drops its port(s) 22" in dropped.flags[0].explanation
+    assert not criterion(1, fix.format(ports="22,5001,5432,6379,8080"), CASE_N, **seen).fired
+    unseen = criterion(3, fix.format(ports="5001"), CASE_N)
+    assert any("replaces rule 3 of INPUT by its place" in e for e in unseen.evidence)
+
+
 @pytest.mark.parametrize(
     ("saved", "outcome"),
     [
