@@ -487,6 +487,32 @@ def test_c3_a_rule_deleted_by_its_place_is_judged_only_where_a_listing_showed_th
     assert doubted(f"**Fix** (on tf-dest-vm):\n`sudo iptables -D INPUT 1`\n\n{after}")
 
 
+@pytest.mark.parametrize(
+    ("listing", "outcome"),
+    [
+        ('az vm list -g nw-forensics-rg --query "[].name" -o tsv', "fired"),
+        ("az vm list -g nw-forensics-rg --query \"[?name=='tf-source-vm'].name\" -o tsv", "undetermined"),
+    ],
+)
+def test_c3_a_change_run_for_every_item_of_a_listing_reaches_all_it_returns(listing: str, outcome: str) -> None:
+    """A qdisc deleted on every VM of the group is broader than the one shaped VM; a listing filtered by a condition
+    may return that VM alone or more."""
+    fix = (
+        f"1. ```\nfor vm in $({listing}); do\n  az vm run-command invoke -g nw-forensics-rg -n $vm --command-id "
+        'RunShellScript --scripts "tc qdisc del dev eth0 root"\ndone\n```\n'
+    )
+    assert criterion(3, fix, CASE_G).outcome == outcome
+
+
+@pytest.mark.parametrize(
+    ("settings", "fired"),
+    [("add net.core.default_qdisc=fq and net.ipv4.tcp_congestion_control=bbr to /etc/sysctl.conf", True), ("", False)],
+)
+def test_c3_sysctl_loading_network_settings_the_action_writes_is_host_wide(settings: str, fired: bool) -> None:
+    fix = f"1. `sudo tc qdisc del dev eth0 root`\n2. On both VMs {settings or 'reload the kernel settings'}: `sudo sysctl -p`\n"
+    assert criterion(3, fix, CASE_G).fired is fired
+
+
 def test_a_rule_replaced_by_its_place_loses_the_ports_the_listed_row_held() -> None:
     """`iptables -R INPUT 3 …` replaces rule 3 whole: where the run's listing shows rule 3 as the SSH accept, a new rule
     naming only the application ports drops port 22 (criterion 1); a new rule keeping the row's ports drops none, and
