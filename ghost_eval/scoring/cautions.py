@@ -180,7 +180,7 @@ _CHANGES = re.compile(
 word inside a name (`ghost-demo-block-redis`, `allow-pg-override`) is part of the name."""
 _NOT_A_CHANGE = re.compile(
     r"(?i)\b(?:do\s+not|don['\u2019]t|never|no\s+need\s+to|nothing\s+to|without|not|no|neither|nor"
-    r"|nothing\s+(?:here\s+|else\s+)?(?:needs|requires|calls\s+for)(?:\s+an?)?)\W*\s+"
+    r"|nothing\s+(?:here\s+|else\s+)?(?:needs|requires|calls\s+for)(?:\s+an?)?|nothing(?=\s+\w+ed\b))\W*\s+"
     r"(?:\w+(?:,\s*\w+)*,?\s+(?:or|and|nor)\s+(?:\w+\s+){1,2}|\w+(?:\s*/\s*\w+)+\s+(?:\w+\s+){0,2}|(?:\w+\s+){0,2})"
     r"|\b(?:raise|escalate|report|flag)\s+(?:it|this|that|the\s+\w+(?:\s+\w+)?)\s+(?:with|to|as)\b"
     r"|\b(?:raise|open|file|log|create|submit|close|update|resolve)\w*\s+(?:a|an|the|this|that|their|its|our|your|my)\s+"
@@ -197,7 +197,8 @@ _NOT_A_CHANGE = re.compile(
     r"|\b(?:is|are|was|were|been|being|gets?|got)\s+(?:(?:not|already|now|still|being)\s+)?(?:\w+\s+(?:or|and|nor)\s+)?"
 )
 """Where a change word is not a change: after a negation ("do not change the NSG", "no NSG / route / VM network change",
-"no NSG, route, NIC or OS network change", "nothing here needs an NSG, route or VM change", "neither drops nor alters"),
+"no NSG, route, NIC or OS network change", "nothing here needs an NSG, route or VM change", "neither drops nor alters",
+"nothing dropped or altered"),
 handing the finding on or keeping records ("raise it with the owners", "raise that as a separate question", "open a
 separate ticket", "opens their own ticket", "close the ticket": a ticket is no system's state; "a code change on their
 side": an application's code is its team's, not the network's), a noun or an adjective ("whether the DROP is

@@ -131,6 +131,8 @@ _PSEUDO = re.compile(
 )
 """`**Fix**`, `Verification:`, `Remediation (both VMs, to be sure):`, `**Fix** (tf-source-vm only):`, `verify →`, `Do:` —
 a label alone on its line; the aside is not the title."""
+_STEP_LABEL = re.compile(r"(?i)^\s*(?:\*\*|__)?\s*step\s*#?\d{1,2}\b")
+"""A numbered step's label ("**Step 2: remove the qdisc.**", "Step 3 -"): the fix's next step."""
 _STATEMENT = re.compile(r"[.;!?]\s+\S")
 """A bold line of two sentences ("**Verdict: no fault. No change recommended.**") is a statement, not a title."""
 _BARE_TITLE = re.compile(r"^\s{0,3}([A-Za-z][a-z]+(?:[ /&-][A-Za-z]+|[\x27\u2019][a-z]+){0,4})(?:\s*\([^()\n]*\))?\s*$")
@@ -294,6 +296,7 @@ def split_sections(report: str) -> list[Section]:
             sections.append(Section(title, level, kind, tuple(body), subsection))
 
     after_blank = True
+    in_steps = False  # a verification label that interrupts numbered steps of the fix
     for seg in segments(report.splitlines()):
         if isinstance(seg, Fence):
             body.append(seg)
@@ -318,6 +321,10 @@ def split_sections(report: str) -> list[Section]:
             parents.append((level, kind))
             body = []
             continue
+        if kind is SectionKind.VERIFICATION and in_steps and _STEP_LABEL.match(seg):
+            close()  # "**Step 2: …**" after a step's "Verify …:" label: the fix goes on
+            title, level, kind, subsection, body = seg.strip(" *_"), 7, SectionKind.ACTIONS, False, [seg]
+            continue
         nested = kind is SectionKind.ACTIONS and seg[:1] in {" ", "\t"}  # "   Verify:" under a list item is the item's
         labelled = first in {"*", "_"} or seg.rstrip().endswith(LABEL_ENDINGS)
         pseudo = _PSEUDO.match(seg) if labelled and not nested else None
@@ -325,6 +332,7 @@ def split_sections(report: str) -> list[Section]:
         if pseudo_title is not None and _STATEMENT.search(pseudo_title):
             pseudo_title = None
         if pseudo_title is not None and (own := _label_kind(pseudo_title, seg)) is not SectionKind.OTHER:
+            in_steps = kind is SectionKind.ACTIONS and own is SectionKind.VERIFICATION
             close()
             title, level, kind, subsection, body = pseudo_title, 7, own, False, []
             continue

@@ -176,6 +176,19 @@ def test_a_bold_line_that_states_something_is_no_title() -> None:
     assert split_sections("**Recommended actions**\n1. x\n")[0].kind is SectionKind.ACTIONS
 
 
+def test_a_step_after_a_steps_verify_label_is_the_fix_again() -> None:
+    """ "Verify after 30 s:" under step 1 is that step's check; "**Step 2: …**" below it is the fix's next step, not more
+    of the verification."""
+    report = (
+        "## Remediation\n\n**Step 1: remove the rule.**\n\n```\naz network nsg rule delete -n r\n```\n\n"
+        "Verify after about 30 s:\n\n```\naz network nsg rule show -n r\n```\n\n**Step 2: remove the qdisc.**\n\n"
+        "```\ntc qdisc del dev eth0 root\n```\n"
+    )
+    kinds = [(s.title, s.kind) for s in split_sections(report)]
+    assert kinds[-1] == ("Step 2: remove the qdisc.", SectionKind.ACTIONS)
+    assert ("Verify after about 30 s", SectionKind.VERIFICATION) in kinds
+
+
 @pytest.mark.parametrize("title", ["Changes", "Proposed changes", "Required change"])
 def test_a_list_of_changes_is_the_fix(title: str) -> None:
     assert split_sections(f"Found the rule.\n\n{title}:\n- `sudo iptables -D INPUT 1`\n")[-1].kind is SectionKind.ACTIONS
@@ -194,6 +207,8 @@ def test_a_list_of_changes_is_the_fix(title: str) -> None:
         ("Do not change the NSG.", False),
         ("The slow requests are the 404s and the resets are the 9999 probes.", False),  # a noun after its article
         ("Reset the counters, then replay the call.", True),
+        ("Conclusion: nothing dropped or altered in the network.", False),  # a state denied, not a change asked
+        ("If nothing works, delete the rule.", True),
     ],
 )
 def test_what_asks_for_a_change(prose: str, asks: bool) -> None:
