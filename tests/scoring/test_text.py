@@ -21,6 +21,8 @@ def test_blanking_keeps_offsets_and_lines(text: str) -> None:
     ("text", "kept", "dropped"),
     [
         ("Do not run `iptables -F`; run `iptables -D INPUT 3`.", "`iptables -D INPUT 3`", "`iptables -F`"),
+        ("Please nobody flush `iptables -F DOCKER`: Docker's. Run `iptables -I DOCKER-USER 1`.", "`iptables -I", "`iptables -F"),
+        ("Nobody owns this rule, so delete it: `iptables -D INPUT 1`.", "`iptables -D INPUT 1`", "nothing"),
         ("Use `a b`, not `c d` (avoid `e f`).", "`a b`", "`e f`"),
         ("Rather than `iptables -F`, use `fail2ban-client set sshd unbanip 1.2.3.4`.", "`fail2ban-client", "`iptables -F`"),
         (
