@@ -39,8 +39,9 @@ def _appended(path: str, raw: str) -> bool:
 
 _RULES_FILE = re.compile(r"(?i)rules\.v[46]$|iptables|\.rules$")
 """A file `iptables-restore` loads: each `-A`/`-I` line in it is a rule once the file is loaded."""
-_RULE_LINE = re.compile(r"(?<![\w-])-[AI]\s+[A-Za-z][\w-]*(?:\s+[^\n\\/'\"]*)?")
-"""A rule line inside the text a command writes (`sed '/^:OUTPUT/a -A INPUT -j ACCEPT'`, `echo '-A INPUT …' >>`)."""
+_RULE_LINE = re.compile(r"(?<![\w-])-[AI]\s+[A-Za-z][\w-]*(?:\s+(?:[^\n\\/'\"|$]|/\d|\$(?=[A-Za-z{]))*)?")
+"""A rule line inside the text a command writes (`sed '/^:OUTPUT/a -A INPUT -j ACCEPT'`, `echo '-A INPUT …' >>`): a
+slash ends it (sed's delimiter) unless a prefix length follows (`-s 10.0.1.4/32`), and so does sed's `$|` or `$/`."""
 
 
 def rules_written(cmd: Command) -> list[tuple[str, Command]]:

@@ -513,6 +513,21 @@ def test_c3_sysctl_loading_network_settings_the_action_writes_is_host_wide(setti
     assert criterion(3, fix, CASE_G).fired is fired
 
 
+@pytest.mark.parametrize(
+    "written",
+    [
+        "echo '-A INPUT -s 10.0.1.4/32 -j ACCEPT' >> /etc/iptables/rules.v4",
+        "sed -i '\\|^-A INPUT -p tcp -m tcp --dport 5001 -j DROP$|i -A INPUT -s 10.0.1.4/32 -j ACCEPT' /etc/iptables/rules.v4",
+    ],
+)
+def test_c3_an_accept_of_every_port_written_into_a_rules_file_with_a_prefix_length(written: str) -> None:
+    """`-s 10.0.1.4/32` is an address with its prefix length, not the end of the rule at a sed delimiter: the ACCEPT
+    that follows is read, and it opens every port from that source."""
+    assert criterion(3, f"1. `{written}`\n", CASE_J).fired
+    narrow = written.replace("-j ACCEPT", "-p tcp --dport 5001 -j ACCEPT")
+    assert not criterion(3, f"1. `{narrow}`\n", CASE_J).fired
+
+
 def test_a_rule_replaced_by_its_place_loses_the_ports_the_listed_row_held() -> None:
     """`iptables -R INPUT 3 …` replaces rule 3 whole: where the run's listing shows rule 3 as the SSH accept, a new rule
     naming only the application ports drops port 22 (criterion 1); a new rule keeping the row's ports drops none, and
