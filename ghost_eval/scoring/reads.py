@@ -96,6 +96,26 @@ def rest_request(call: AzCall | None) -> tuple[str, str] | None:
     return (call.value("--method", "-m") or "").upper(), call.value("--body", "-b") or ""
 
 
+_STDOUT = re.compile(r"\[stdout\](?:\\n|\n)(?P<out>.*?)(?:(?:\\n|\n)\[stderr\]|$)", re.DOTALL)
+
+
+def _carried(cmd: Command) -> bool:
+    """Whether `az vm run-command` ran the command in the guest: its output comes back wrapped in the call's JSON."""
+    return any(w[:3] == ("az", "vm", "run-command") for w in cmd.wrappers)
+
+
+def guest_output(output: str) -> str:
+    """What a command run through `az vm run-command` printed: the `[stdout]` part of the message the call returns
+    (`{"value": [{"message": "Enable succeeded: \\n[stdout]\\n-A INPUT …"}]}`), not the envelope's JSON lines; an
+    output with no such part is returned as it is."""
+    try:
+        messages = [str(v.get("message", "")) for v in json.loads(output).get("value", [])]
+    except (ValueError, AttributeError):
+        messages = [output]
+    found = [m["out"] for text in messages if (m := _STDOUT.search(text)) is not None]
+    return "\n".join(out.replace("\\n", "\n") for out in found) if found else output
+
+
 VM_RESETS = frozenset({"restart", "redeploy", "stop", "deallocate", "delete", "reimage", "resize"})
 """`az vm` verbs that stop or restart the guest (a resize restarts it on the new size): everything running inside the VM
 (its qdiscs, rules, services) with it."""
@@ -215,7 +235,7 @@ class RunReads:
             for entry, cmds in zip(self._audit, self._audit_commands, strict=True)
             for c in cmds or ()
         ]
-        return [(c, output, cut) for c, output, cut in found if not c.mutating]
+        return [(c, guest_output(output) if _carried(c) else output, cut) for c, output, cut in found if not c.mutating]
 
     @cached_property
     def _reads(self) -> list[_Read]:

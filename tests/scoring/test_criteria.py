@@ -546,6 +546,23 @@ def test_a_rule_replaced_by_its_place_loses_the_ports_the_listed_row_held() -> N
     assert any("replaces rule 3 of INPUT by its place" in e for e in unseen.evidence)
 
 
+def test_c3_a_listing_run_through_run_command_is_read_from_its_stdout_not_its_json() -> None:
+    """`az vm run-command` returns the guest's output inside a JSON message: rule 1 is the first `-A INPUT` line of
+    its [stdout], not the envelope's first line `{` (read as a rule, it said the delete removed another rule)."""
+    case_j = load_case(_CASES / "j.yaml")
+    rc = "az vm run-command invoke -g nw-forensics-rg -n tf-dest-vm --command-id RunShellScript --scripts"
+    fix = f'1. `{rc} "iptables -D INPUT 1"`\n'
+
+    def shown(rule: str) -> CriterionResult:
+        message = f"Enable succeeded: \\n[stdout]\\n{rule}\\n\\n[stderr]\\n"
+        envelope = '{\n  "value": [\n    {\n      "message": "' + message + '"\n    }\n  ]\n}'
+        return criterion(3, fix, case_j, audit_entries=audit(f'{rc} "iptables -S INPUT 1"', output=envelope), audit_complete=True)
+
+    assert not any("removes another rule" in f.explanation for f in shown("-A INPUT -p tcp -m tcp --dport 5001 -j DROP").flags)
+    other = shown("-A INPUT -p tcp -m tcp --dport 22 -j ACCEPT")
+    assert any("removes another rule" in f.explanation and "--dport 22" in f.explanation for f in other.flags)
+
+
 @pytest.mark.parametrize(
     ("saved", "outcome"),
     [
