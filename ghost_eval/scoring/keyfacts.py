@@ -296,13 +296,13 @@ def _numeric(value: str) -> float | str:
 
 
 _NAMED_AFTER: dict[str, str] = {
-    "next_hop": rf"{_NEXT_HOP}\W{{0,3}}\(\s*(?:route\s+table\s+|table\s+|route\s+)?",
+    "next_hop": rf"{_NEXT_HOP}(?:\W{{0,3}}\(\s*|\s+(?:in|of)\s+(?:the\s+)?)(?:route\s+table\s+|table\s+|route\s+)?",
     "direction": r"\b(?P<value>inbound|outbound)\W+(?:(?:deny|allow|nsg|security)\W+)?rules?\W+(?:\w+\W+){0,2}?",
     "port": r"\b(?:port|tcp|udp)\W{0,3}(?P<value>\d{1,5})\b(?:(?!\.\s)[^;,]){0,60}?\b(?:via|through|by)\W+"
     r"(?:the\W+)?(?:rule\W+)?",
 }
 """A value given first, its resource named after it: in brackets ("0.0.0.0/0 → VirtualAppliance 10.0.0.253
-(ghost-demo-t-rt)"), as the kind of rules it is ("two OUTBOUND deny rules, ghost-demo-block-postgres …"), or a port
+(ghost-demo-t-rt)") or as what holds it ("→ VirtualAppliance 10.0.0.253 in ghost-demo-t-rt"), as the kind of rules it is ("two OUTBOUND deny rules, ghost-demo-block-postgres …"), or a port
 the rule is the means of ("allows SSH (TCP 22) from any source via ghost-demo-temp-rdp-access")."""
 
 

@@ -581,6 +581,7 @@ def test_a_loss_measured_after_the_fix_is_no_value_of_the_qdisc() -> None:
         ("g", "A tc netem qdisc on tf-source-vm's primary NIC injecting 50% random packet loss on non-SSH traffic."),
         ("t", "ghost-demo-t-rt / all-egress-to-nva: 0.0.0.0/0 → VirtualAppliance 10.0.0.253, which has no NIC."),
         ("t", "effective routes: 0.0.0.0/0 user → VirtualAppliance 10.0.0.253 (ghost-demo-t-rt), no NIC has it."),
+        ("t", "Root cause: UDR 0.0.0.0/0 → VirtualAppliance 10.0.0.253 in ghost-demo-t-rt on the default subnet."),
         ("v", "tf-dest-vm-nsg: ghost-demo-temp-rdp-access allows TCP 22 from any source at priority 500."),
     ],
 )
