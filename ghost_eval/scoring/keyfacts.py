@@ -303,7 +303,8 @@ _NAMED_AFTER: dict[str, str] = {
 }
 """A value given first, its resource named after it: in brackets ("0.0.0.0/0 → VirtualAppliance 10.0.0.253
 (ghost-demo-t-rt)") or as what holds it ("→ VirtualAppliance 10.0.0.253 in ghost-demo-t-rt"), as the kind of rules
-it is ("two OUTBOUND deny rules, ghost-demo-block-postgres …"), or a port the rule is the means of ("allows SSH (TCP 22) from any source via ghost-demo-temp-rdp-access")."""
+it is ("two OUTBOUND deny rules, ghost-demo-block-postgres …"), or a port the rule is the means of ("allows SSH (TCP 22)
+from any source via ghost-demo-temp-rdp-access")."""
 
 
 @cache
