@@ -165,9 +165,11 @@ _PLACED_ON = re.compile(
 "tf-dest-vm eth0:", "tf-source-vm has an iptables OUTPUT rule" (its address in brackets between: "tf-dest-vm (10.0.1.5)
 has a tbf qdisc")."""
 _ITS = re.compile(
-    r"(?i)[^.;:]{0,30}?[:,]?\s+its\s+(?:eth\d|nic|interface|egress|qdisc|firewall|iptables|INPUT|OUTPUT|[\w-]+\s+chain)\b"
+    r"(?i)(?:\s*\([^()]{0,40}\))?(?:[^.;:]{0,30}?[:,])?[^.;:]{0,30}?\s+its\s+(?:eth\d|nic|interface|egress|qdisc|firewall|"
+    r"iptables|INPUT|OUTPUT|[\w-]+\s+chain)\b"
 )
-"""A VM as the subject, its part named by "its" ("tf-dest-vm delays its replies: its eth0 has a netem qdisc")."""
+"""A VM as the subject, its part named by "its" ("tf-dest-vm delays its replies: its eth0 has a netem qdisc", "comes
+from tf-dest-vm (10.0.1.5): a netem qdisc on its interface")."""
 _CLEAN = re.compile(
     r"(?i)\b(?:default(?![-\s]+(?:route|class|band|gw|gateway)\b)|clean|fq_codel|mq|pfifo\w*|nothing|none|no|not|without|"
     r"only\s+the|unaffected|untouched)\b|n['\u2019]t\b"

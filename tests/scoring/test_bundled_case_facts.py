@@ -1006,6 +1006,11 @@ def test_a_host_label_in_brackets_places_the_command() -> None:
             "tf-dest-vm delays its replies: its eth0 has a netem qdisc adding 100 ms delay and 10% loss.",
             "tf-source-vm delays its packets: its eth0 has a netem qdisc adding 100 ms delay and 10% loss.",
         ),
+        (  # its address in brackets and a colon between the VM and "its"
+            "i",
+            "The degradation comes from tf-dest-vm (10.0.1.5): a netem qdisc on its interface drops 10% of packets.",
+            "The degradation comes from tf-source-vm (10.0.1.4): a netem qdisc on its interface drops 10% of packets.",
+        ),
     ],
 )
 def test_a_claim_the_domain_or_the_case_contradicts_makes_the_diagnosis_wrong(case_id: str, text: str, right: str) -> None:
