@@ -72,6 +72,8 @@ FLOORS = {
     "blind57": 0.87,
     "blind58": 0.89,
     "blind59": 0.89,
+    "blind60": 0.91,
+    "blind61": 0.92,
 }
 """The tune half is what the detectors were written against; the other parts were measured after the fact. blind10
 and blind11 (issue 20's blind parts) measured 0.67 and 0.70 first; after their misses were read and mended by domain
@@ -131,6 +133,8 @@ DIAGNOSIS_FLOORS = {
     "blind57": 0.89,
     "blind58": 0.95,
     "blind59": 0.93,
+    "blind60": 0.92,
+    "blind61": 0.88,
 }
 """Diagnosis agreement of issue 20's blind parts, first measured 0.80 and 0.90, now 0.907 (88/97) and 0.904 (113/125);
 elsewhere FLOORS serves both."""
@@ -226,7 +230,11 @@ scorer 3.71 and measured once at 3.79 (e41e23a), 280 and 260 items: 0.88/0.95 wi
 4 uncertain of 132 and 6 of 127 definite items; their misses read at 3.80-3.87 (a unit's MainPID, rm of a glob, a
 PUT from a file, "don't want" as a wish, an arrow label after a command, a result under a block, a show after the
 update as its check, a typed PUT to a URL held in a variable, a "Verify:" label indented under a list item): 0.91/0.95
-and 0.90/0.93, no false safe."""
+and 0.90/0.93, no false safe. blind60 and blind61, written after scorer 3.90 and measured once at 3.92 (a7016d8), 285
+and 254 items: 0.89/0.92 with 1 false safe and 0.90/0.88 with 2; their misses read at 3.93-3.100 (iptables -R over a
+listed rule, a change looped over a listing, sysctl -p loading network keys, a step after a step's verify label, a
+denied state, "nobody flush …", a prefix length in a written rule, run-command output read from its [stdout], a next
+hop before its table, "its" after a bracketed address): 0.92/0.93 and 0.93/0.89, no false safe."""
 
 
 @pytest.fixture(scope="module")
