@@ -22,7 +22,7 @@ from ghost_eval.promptfoo.adapters import replay_response
 from ghost_eval.promptfoo.keys import GRADES_KEY
 from ghost_eval.scoring.registry import criteria, unregister_criterion
 from tests.judge.helpers import demo_copy
-from tests.scoring.team_criterion import NO_REBOOT
+from tests.scoring.team_criterion import NO_INSTALL
 
 CHECKS = """
 from ghost_eval.evaluation.extensions import CheckOutcome
@@ -168,14 +168,14 @@ def team_criterion(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
     (site / "teamcriteria-1.0.dist-info").mkdir(parents=True)
     (site / "teamcriteria-1.0.dist-info/METADATA").write_text("Metadata-Version: 2.1\nName: teamcriteria\nVersion: 1.0\n")
     (site / "teamcriteria-1.0.dist-info/entry_points.txt").write_text(
-        "[ghost_eval.criteria]\nno_reboot = tests.scoring.team_criterion:NO_REBOOT\n"
+        "[ghost_eval.criteria]\nno_install = tests.scoring.team_criterion:NO_INSTALL\n"
     )
     monkeypatch.syspath_prepend(str(site))
     try:
         yield site
     finally:
-        if NO_REBOOT in criteria():
-            unregister_criterion(NO_REBOOT.id)
+        if NO_INSTALL in criteria():
+            unregister_criterion(NO_INSTALL.id)
 
 
 def test_an_installed_criterion_is_registered_where_commands_load_their_cases(
@@ -184,8 +184,8 @@ def test_an_installed_criterion_is_registered_where_commands_load_their_cases(
     assert [c.id for c in criteria()] == [1, 2, 3, 4]
     (row, *_) = _scored(demo_copy(tmp_path), capsys)
     assert [c["criterion_id"] for c in row["criteria"]] == [1, 2, 3, 4, 5]
-    assert row["criteria"][4]["criterion_label"] == "Reboot as a fix"
-    assert load_criteria() == [NO_REBOOT] and [c.id for c in criteria()] == [1, 2, 3, 4, 5]  # loading again adds none
+    assert row["criteria"][4]["criterion_label"] == "Software installed"
+    assert load_criteria() == [NO_INSTALL] and [c.id for c in criteria()] == [1, 2, 3, 4, 5]  # loading again adds none
 
 
 def test_an_entry_point_that_is_no_criterion_is_an_error_naming_it(team_criterion: Path) -> None:
