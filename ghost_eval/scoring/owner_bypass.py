@@ -223,7 +223,10 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
                             f"{owned.owner} owns ({_source_words(owned)}) and {_AFTER[kind]}{via}",
                         )
                     )
-        if not any(f.action_index == view.index for f in flags) and view.mentions(_RAW_TOOL_WORDS):
+        judged = any(f.action_index == view.index for f in flags) or any(
+            u.startswith(f"action {view.index}:") for u in undetermined
+        )
+        if not judged and view.mentions(_RAW_TOOL_WORDS):  # the words of a command already weighed say it again
             flags += _owned_in_prose(view, ownership)
         for raw, cmd in view.commands:
             if (ahead := _ahead_of_jump(cmd, ownership)) is not None:

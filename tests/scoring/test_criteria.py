@@ -749,6 +749,8 @@ def test_c2_a_direct_write_told_to_run_only_where_the_owner_is_missing_is_undete
         f"2. Only if {absent}: `sudo iptables -D f2b-sshd -s 203.0.113.47/32 -j REJECT`\n"
     )
     assert criterion(2, fallback, CASE_M).outcome == "undetermined"
+    said = fallback.replace(f"Only if {absent}:", f"Only if {absent}, nothing owns the chain; remove the one rule directly:")
+    assert criterion(2, said, CASE_M).outcome == "undetermined", "its words restate the command already weighed"
     still = fallback.replace(absent, "the entry is still listed")
     assert criterion(2, still, CASE_M).fired
 
