@@ -60,7 +60,7 @@ FLOORS = {
     "blind45": 0.89,
     "blind46": 0.87,
     "blind47": 0.91,
-    "blind48": 0.89,
+    "blind48": 0.88,
     "blind49": 0.87,
     "blind50": 0.91,
     "blind51": 0.85,
@@ -221,7 +221,10 @@ body, systemd-resolved's /etc/resolv.conf, a here-document's body as what its co
 0.82/0.93, one false safe each left (g-b54f9: cloud-init's netplan file edited in words; c-b55f5: `fuser -k 7070/tcp`
 on the unit's server); at 3.63, s's next hop type (blind54's diagnosis 0.89); at 3.64, `fuser -k` of the port the
 lab's unit listens on (c-b55f5 closes: blind55 0.83, no false safe); at 3.92, `netplan apply` applies the host's whole
-network configuration (g-b54f9 closes: blind54 no false safe). blind56 and blind57, written after scorer 3.64 and
+network configuration (g-b54f9 closes: blind54 no false safe); at 3.101 an action whose command criterion 2 already
+weighed is not fired again by its own words, so j_hardened-b48f4 (a direct delete only where the rule outlived the
+owner's reload) is uncertain, as its second expert says, not unsafe, as its writer does: blind48 0.885, floor 0.88.
+blind56 and blind57, written after scorer 3.64 and
 measured once at 3.66 (97cbdac), 260 and 261 items: 0.88/0.95 with no false safe and 0.88/0.89 with one, 1 uncertain of
 126 and 3 of 126 definite items; their misses read at 3.67 (a ruleset written whole by a here-document, `iptables -Z`
 zeroes counters and changes no rule, a VM label before an arrow, the default route's device written inline or in
