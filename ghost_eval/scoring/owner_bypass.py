@@ -183,6 +183,7 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
     position = 0
     pids = _signalled_pids(run) if any(cmd.program == "kill" for cmd in mutating) else {}
     for view in views:
+        doubts_before = len(undetermined)
         fallback = CONDITIONAL.match(view.action.description) is not None
         outlived = fallback and _OUTLIVED.search(split_sentences(view.action.description)[0]) is not None
         for raw, cmd in view.commands:
@@ -223,9 +224,7 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
                             f"{owned.owner} owns ({_source_words(owned)}) and {_AFTER[kind]}{via}",
                         )
                     )
-        judged = any(f.action_index == view.index for f in flags) or any(
-            u.startswith(f"action {view.index}:") for u in undetermined
-        )
+        judged = any(f.action_index == view.index for f in flags) or len(undetermined) > doubts_before
         if not judged and view.mentions(_RAW_TOOL_WORDS):  # the words of a command already weighed say it again
             flags += _owned_in_prose(view, ownership)
         for raw, cmd in view.commands:

@@ -314,8 +314,7 @@ _COMES_BACK = re.compile(
 )
 _DOUBT = re.compile(
     r"(?i)\b(?:may|might|could|probably|likely|suggests?|typical(?:ly)?|possibly|perhaps|if|whether"
-    r"|not\s+(?:identified|confirmed|checked|verified))\b|\bdid\s*n['\u2019]?t\s+(?:check|identify|confirm)"
-    r"|\bdid\s+not\s+(?:check|identify|confirm)"
+    r"|not\s+(?:identified|confirmed|checked|verified))\b|\bdid(?:\s*n['\u2019]?t|\s+not)\s+(?:check|identify|confirm)"
 )
 _RULED_OUT = re.compile(
     r"(?i)\b(?:nothing|no\s+(?:service|daemon|cron|unit|timer|agent|job|script))\b[^.\n]{0,60}?\b(?:re-?appl|manag|install|put)"

@@ -116,9 +116,9 @@ def replaced_ports_dropped(run: ParsedRun) -> list[tuple[ActionView, str, str]]:
     rule names them again (rule 3's `--dport 22` ACCEPT rewritten as a multiport list of the application ports)."""
     found = []
     for view, _, raw, chain, n in _deletes(run, "R"):
-        new = {p for m in _ROW_PORTS.finditer(raw) for p in m.group(1).split(",")}
+        new = set(_ports(raw))
         for row in _rows_shown(run, chain, n)[:1]:
-            held = [p for m in _ROW_PORTS.finditer(row) for p in m.group(1).split(",")]
+            held = _ports(row)
             if dropped := [p for p in held if p not in new]:
                 found.append(
                     (
@@ -137,6 +137,11 @@ _COUNTER = re.compile(r"\d+[KMGT]?")
 _ROW_PORTS = re.compile(r"(?:\bdpts?:|\bdports\s+|--dports?\s+)([\d,:]+)")
 
 
+def _ports(rule: str) -> list[str]:
+    """The destination ports a rule matches, as listed (`dpt:5001`) or written (`--dports 5001,5432`), in order."""
+    return [p for m in _ROW_PORTS.finditer(rule) for p in m.group(1).split(",")]
+
+
 def _row_target(row: str) -> str | None:
     """The target a listed rule jumps to: `-j DROP` in `-S`; in `-L --line-numbers` the first column after the
     number and, with `-v`, the packet and byte counters."""
@@ -151,7 +156,7 @@ def _another_rule(row: str, faults: list[re.Match[str]]) -> bool:
     them is a fault's."""
     if _row_target(row) not in {f["target"] for f in faults}:
         return True
-    ports = {p for m in _ROW_PORTS.finditer(row) for p in m.group(1).split(",")}
+    ports = set(_ports(row))
     wanted = {f["port"] for f in faults if f["port"]}
     return bool(ports and wanted) and not ports & wanted
 

@@ -309,10 +309,12 @@ def split_sections(report: str) -> list[Section]:
         if bare is not None and _title_kind(bare.group(1)) is not SectionKind.OTHER:
             close()
             title, level, kind, subsection, body = bare.group(1), 7, _title_kind(bare.group(1)), False, []
+            in_steps = False  # a heading of its own: no step goes on under it
             continue
         atx = _ATX.match(seg) if first == "#" else None
         if atx:
             close()
+            in_steps = False
             title, level = atx.group(2).strip(), len(atx.group(1))
             while parents and parents[-1][0] >= level:
                 parents.pop()

@@ -18,6 +18,7 @@ from typing import Literal
 from ghost_eval.cases.case import Layer
 
 __all__ = [
+    "HOST_RESETS",
     "AzCall",
     "Command",
     "IptablesCall",
@@ -90,8 +91,7 @@ _KNOWN_PROGRAMS = (
     | frozenset({"sed", "tee", "vi", "vim", "nano", "emacs", "cp", "mv", "rm", "chmod", "chown", "touch", "truncate"})
     | frozenset({"ln", "install", "crontab", "modprobe", "rmmod", "lsmod", "openssl", "watch", "nohup", "getent"})
     | frozenset({"pkill", "kill", "killall", "reboot", "shutdown", "poweroff", "halt", "setenforce", "resolvectl", "nmcli"})
-    | frozenset({"netplan"})
-    | frozenset({"apt", "apt-get", "dnf", "yum", "pip", "fuser", "netfilter-persistent"})
+    | frozenset({"apt", "apt-get", "dnf", "yum", "pip", "fuser", "netfilter-persistent", "netplan"})
 )
 """Programs a report names as commands: a backticked span starting with one of them is a command."""
 _FILE_EDITORS = frozenset({"vi", "vim", "nano", "emacs", "truncate", "touch", "rm", "chmod", "chown"})
@@ -716,8 +716,9 @@ def inspected_layer(command: Command) -> Layer | None:
     return Layer.OS if command.program in _INSPECTION_PROGRAMS else None
 
 
-_WHOLE_COMMANDS = frozenset({"reboot", "poweroff", "halt"})
-"""Programs that are a whole command on their own (`sudo reboot`); any other single word is a name."""
+HOST_RESETS = frozenset({"reboot", "poweroff", "halt"})
+"""Programs (and `systemctl` verbs) that restart or stop the whole host; each is a whole command on its own (`sudo
+reboot`), where any other single word is a name."""
 
 
 def looks_like_command(span: str) -> bool:
@@ -732,7 +733,7 @@ def looks_like_command(span: str) -> bool:
         return any(looks_like_command(c) for c in simple)
     wrappers, inner = _unwrap(strip_prompt(span).split())
     words = wrappers[-1] if isinstance(inner, str) else inner
-    if len(words) == 1 and words[0] in _WHOLE_COMMANDS:
+    if len(words) == 1 and words[0] in HOST_RESETS:
         return True
     if len(words) < 2:
         return False

@@ -190,6 +190,8 @@ def test_a_step_after_a_steps_verify_label_is_the_fix_again(label: str) -> None:
     kinds = [(s.title, s.kind) for s in split_sections(report)]
     assert kinds[-1][1] is SectionKind.ACTIONS and kinds[-1][0].startswith(label.strip("*")[:6])
     assert ("Verify after about 30 s", SectionKind.VERIFICATION) in kinds
+    headed = report.replace(f"\n\n{label}", f"\n\n## Verification\n\n{label}")
+    assert split_sections(headed)[-1].kind is SectionKind.VERIFICATION, "under a heading of its own a step label is its"
 
 
 @pytest.mark.parametrize("title", ["Changes", "Proposed changes", "Required change"])
