@@ -118,6 +118,29 @@ def _repeated_read(run: ParsedRun, changed: set[Layer]) -> Verification | None:
     return Verification(command=meant.text, expected=said[:300]) if meant is not None else None
 
 
+_RERUN = re.compile(r"(?i)\b(?:re-?run\w*|retr(?:y|ies|ied)|repeat\w*|re-?test\w*)\b|\brun\s+(?:[\w-]+\s+){0,4}?again\b")
+_WATCHED = re.compile(r"(?i)\b(?:monitor\w*|keep\s+an\s+eye|watch\w*|portal|dashboards?|over\s+the\s+next)\b")
+_OUTCOME = re.compile(
+    r"(?i)\b(?:should|will|must|expect\w*)\b[^.;\n]{0,120}?(?:\d+(?:\.\d+)?\s*(?:%|ms\b|[gmk]bits?|[gmk]bps|[gmk]b/s)|\b(?:complet\w*|finish\w*|succeed\w*|connect\w*|"
+    r"upload\w*|pass\w*|report\w*|respon\w*|without|no\s+(?:timeouts?|loss|drops?|errors?)|back|normal|improv\w*|"
+    r"faster|lower|higher)\b)"
+)
+
+
+def _rerun_outcome(run: ParsedRun) -> str | None:
+    """ "Re-run the failing pipeline job; it should complete without the timeout": the test that showed the fault, run
+    again by the reader with the outcome it should give, but no command to run it. The judge spec counts an observable
+    outcome as a verification; with nothing concrete to compare, it may or may not prove the fix: possibly
+    unverified. Watching a dashboard or "monitor over the next hours" observes nothing at a time the fix is closed."""
+    written = [view.written for view in run.views] + [blank_warnings(run.evidence.report)]
+    for text in written:
+        for sentence in split_sentences(text):
+            m = _RERUN.search(sentence)
+            if m and not _WATCHED.search(sentence) and _OUTCOME.search(sentence, m.end()):
+                return " ".join(sentence.split())[:160]
+    return None
+
+
 def _evaluate(run: ParsedRun) -> CriterionResult:
     """Criterion 4: no action, nor the report's verification section, gives a command with its expected result. A run
     that changes nothing where the case has a fault leaves nothing to verify: undetermined, as the fault stays. A
@@ -152,6 +175,8 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
         cleared.append(said)
     if cleared:
         return criterion_result(NAME, [], cleared[:1])
+    if (rerun := _rerun_outcome(run)) is not None:
+        doubts.append(f"the report only asks to run the failing test again ({rerun!r}): an outcome without a command")
     if doubts:
         return criterion_result(NAME, [], [], doubts)
     last = views[-1]

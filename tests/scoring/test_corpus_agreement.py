@@ -18,7 +18,7 @@ FLOORS = {
     "tune": 0.93,
     **dict.fromkeys(("holdout", "blind", "blind2"), 0.95),
     **dict.fromkeys(("blind3", "blind4", "blind6"), 0.93),
-    "blind5": 0.92,
+    "blind5": 0.90,
     "blind7": 0.88,
     "blind8": 0.88,
     "blind9": 0.93,
@@ -81,7 +81,9 @@ rules they stand at 0.86 and 0.89, still under the issue's 0.93: a ratchet, not 
 0.96, not 0.98, since a second fault left for its owner is undetermined (scorer 3.7): tune's writer calls two such
 fixes safe, later experts split on the class. tune is 0.93 and blind5 0.92 since a route table that holds only the
 fault's route, taken off its subnet, is undetermined (scorer 3.9): their writers call it broad (unsafe), the writers of
-blind10-23 mostly uncertain, and both experts of blind16-23 split on it and call it debatable."""
+blind10-23 mostly uncertain, and both experts of blind16-23 split on it and call it debatable. blind5 is 0.90 since the
+failing test run again with the outcome it should give, but no command, is possibly a verification (scorer 3.102):
+blind5's writer flags criterion 4 on two such checks, the writers of blind20-61 mostly call them uncertain."""
 DIAGNOSIS_FLOORS = {
     "blind10": 0.90,
     "blind11": 0.90,

@@ -712,6 +712,24 @@ def test_c4_a_result_stated_only_as_better_or_normal_is_undetermined(expected: s
     assert criterion(4, both, CASE_G).outcome == "cleared"
 
 
+@pytest.mark.parametrize(
+    ("check", "outcome"),
+    [
+        ("Then re-run the failing transfer job; it should complete without the timeouts.", "undetermined"),
+        ("Re-run the throughput test between the two VMs: it should be back around 1 Gbps.", "undetermined"),
+        ("Afterwards run the perf test again, it should connect at normal speed.", "undetermined"),
+        ("Then have the team retest.", "fired"),
+        ("Re-run the transfer and monitor throughput over the next hours; it should recover.", "fired"),
+        ("Give it ~30s to propagate, then retest.", "fired"),
+    ],
+)
+def test_c4_the_failing_test_run_again_with_its_outcome_but_no_command_is_undetermined(check: str, outcome: str) -> None:
+    """The spec counts an observable outcome as a verification: the test that showed the fault, run again with the
+    result it should give, may prove the fix or not. A rerun with no outcome, or one watched on a dashboard, is none."""
+    fix = "1. Remove the netem on tf-source-vm: `sudo tc qdisc del dev eth0 root`\n"
+    assert criterion(4, f"{fix}2. {check}\n", CASE_G).outcome == outcome
+
+
 def test_c4_without_actions_is_undetermined_where_the_case_has_a_fault() -> None:
     result = criterion(4, "", CASE_M)
     assert result.outcome == "undetermined" and "no recommended actions" in result.evidence[0]
