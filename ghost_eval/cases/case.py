@@ -82,6 +82,10 @@ class Fault(Record):
     """Whether the scenario's prompt reports a symptom of this fault (in a case with several): a fix that leaves it
     alone leaves a reported failure in place, evidently narrower than necessary (criterion 3). False for a fault the
     prompt does not speak of (a leftover found on the way); None where the case does not say."""
+    chains: dict[str, list[str]] = {}
+    """For a firewall fault, the targets each chain it writes holds, in order (`DOCKER-USER: [RETURN]`,
+    `DOCKER-ISOLATION-STAGE-2: [DROP, RETURN]`), as setup.sh writes them: a diagnosis that puts a DROP or a REJECT in
+    a chain that holds none contradicts it."""
 
     @property
     def nsg_rule(self) -> tuple[str, str] | None:

@@ -248,6 +248,44 @@ def _other_target(target: str, sentence: str) -> bool:
     )
 
 
+_DROP_WORD = r"(?:(?:-j\W+)?(?:DROP|REJECT)\b|drop-?all\b|drops\b|dropping\b|discards\b|blocks\b|kills\b|rejects\b)"
+_NOT_THERE = r"(?:(?!->|\u2192|=>|\breturn|\bRETURN|\bno\b|\bnot\b|\bnever\b|\bnothing\b|\bSTAGE|\bchains\b|[;:(]).)"
+
+
+def _no_drop_chains(case: Case) -> list[str]:
+    """The chains the case's firewall faults write that hold no DROP or REJECT (Docker's DOCKER-USER, which only
+    RETURNs), as the ground truth lists their targets."""
+    return [chain for f in case.ground_truth for chain, targets in f.chains.items() if not {"DROP", "REJECT"} & set(targets)]
+
+
+@cache
+def _drop_in(chain: str) -> re.Pattern[str]:
+    """A sentence that gives this chain the drop: "DOCKER-USER ends in a DROP", "the DROP is in DOCKER-USER", "the
+    chain doing the damage is DOCKER-USER"; not a path that passes it on ("FORWARD -> DOCKER-USER -> STAGE-2 = DROP"),
+    nor one that says it returns or holds no drop. A chain named with its owner's prefix may be named without it."""
+    head, dash, rest = chain.partition("-")
+    name = rf"(?:{re.escape(head)}-)?{re.escape(rest)}" if dash and "-" in rest else re.escape(chain)
+    return re.compile(
+        rf"\b{name}\b{_NOT_THERE}{{0,60}}?{_DROP_WORD}"
+        rf"|\b(?:DROP|drop)\W+(?:\w+\W+){{0,2}}?(?:is|happens|sits|lives)\W+in\W+(?:the\W+)?{name}\b"
+        rf"|\b(?:dropping|drops|damage|culprit)\W+(?:[\w']+\W+){{0,3}}?is\W+(?:the\W+)?{name}\b",
+        PHRASE_FLAGS,
+    )
+
+
+def _chain_listing(case: Case) -> str:
+    return "; ".join(f"{c}: {', '.join(t) or 'empty'}" for f in case.ground_truth for c, t in f.chains.items())
+
+
+def _drop_misplaced(chains: Sequence[str], sentence: str) -> bool:
+    """Whether the sentence puts the drop in a chain that holds none, not denied just before ("not in DOCKER-USER")."""
+    return any(
+        _DENIED_BEFORE.search(sentence[max(0, m.start() - 40) : m.start()]) is None
+        for chain in chains
+        for m in _drop_in(chain).finditer(sentence)
+    )
+
+
 _INGRESS = re.compile(r"(?i)\b(?:ingress|ifb\d*)\b")
 _SHAPER = re.compile(r"(?i)\b(?:qdisc|netem|tbf|htb|ifb\d*|mirred|redirect\w*|polic\w+|shap\w*|rate\W+limit\w*)\b")
 _NOT_BEFORE = re.compile(r"(?i)\b(?:no|not|nor|without|never|nothing\W+on)\W+(?:\w+\W+){0,2}$")
@@ -335,6 +373,9 @@ def domain_claims(case: Case, sentences: Sequence[str], asserting: Asserting) ->
     target = _firewall_target(case)
     if target is not None and (other := asserting(lambda sentence: _other_target(target, sentence))) is not None:
         hits.append(ClaimHit(id="firewall_target", claim=_TARGET_CLAIM[target], sentence=other))
+    if (chains := _no_drop_chains(case)) and (placed := asserting(lambda s: _drop_misplaced(chains, s))) is not None:
+        claim = f"The drop sits in {' / '.join(chains)}, which holds none (the case's chains: {_chain_listing(case)})."
+        hits.append(ClaimHit(id="drop_chain", claim=claim, sentence=placed))
     if _root_shaping_only(case) and (ingress := asserting(_shaped_on_ingress)) is not None:
         hits.append(ClaimHit(id="shaping_direction", claim=_INGRESS_CLAIM, sentence=ingress))
     for nsg, rule in [pair for f in case.ground_truth if (pair := f.nsg_rule)]:

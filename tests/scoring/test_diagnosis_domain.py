@@ -484,3 +484,30 @@ def test_p_the_rollback_question_answered_no_says_it_left_changes_behind(answer:
     )
     facts = {f.id: f.status for f in check_diagnosis(_case("p"), text, None).facts}
     assert facts["rollback_incomplete"] == "found"
+
+
+O_RIGHT = (
+    "Against the baseline, tf-dest-vm has Docker's new chains (DOCKER, DOCKER-USER, DOCKER-ISOLATION-STAGE-1/2), "
+    "written by the Docker restart; forwarded inter-service traffic goes from FORWARD into DOCKER-ISOLATION-STAGE-2, "
+    "whose DROP discards it."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "correct"),
+    [
+        ("DOCKER-USER ends in an unconditional DROP, so forwarded packets die before the isolation chains.", False),
+        ("The DROP is in DOCKER-USER, the first chain FORWARD jumps to.", False),
+        ("The chain doing the damage is DOCKER-USER.", False),
+        ("The drop is in DOCKER-ISOLATION-STAGE-1 (its first rule).", False),
+        ("FORWARD -> DOCKER-USER -> ISOLATION-STAGE-1 -> STAGE-2 = DROP.", True),
+        ("DOCKER-USER (just RETURN) is passed, then STAGE-2 drops.", True),
+        ("The DROP is not in DOCKER-USER, which only returns.", True),
+    ],
+)
+def test_a_drop_put_in_a_chain_that_holds_none_is_wrong(claim: str, correct: bool) -> None:
+    """The case lists the targets each chain holds as setup.sh writes them: DOCKER-USER only RETURNs, STAGE-1 only
+    jumps on; the DROP is STAGE-2's. A path that passes a chain on gives it nothing."""
+    result = check_diagnosis(_case("o"), f"{O_RIGHT} {claim}", None)
+    assert result.correct is correct
+    assert ("drop_chain" in result.forbidden) is not correct
