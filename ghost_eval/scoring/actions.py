@@ -311,6 +311,9 @@ def _indent(text: str) -> int:
     return len(text.expandtabs(4))
 
 
+_SHOWN = re.compile(r"\s(?:->|\u2192|=>)\s")
+
+
 def _list_items(section: Section) -> list[_Item]:
     """Items of a section written as a list; nested markers and unindented sub-bullets stay in their item."""
     first = next(m for seg in section.body if isinstance(seg, str) and (m := _MARKER.match(seg)))
@@ -329,9 +332,12 @@ def _list_items(section: Section) -> list[_Item]:
             current.add(m.group(3))
         else:
             current.add(seg)
-    intro_has_code = any(isinstance(s, Fence) for s in (*intro.desc, *intro.verify)) or any(
-        looks_like_command(span) for s in intro.desc if isinstance(s, str) for span in inline_code(s)
-    )
+    intro_has_code = (
+        any(isinstance(s, Fence) for s in (*intro.desc, *intro.verify))
+        or any(looks_like_command(span) for s in intro.desc if isinstance(s, str) for span in inline_code(s))
+        or any(_changes_state(s.strip()) and not _SHOWN.search(s) for s in intro.desc if isinstance(s, str))
+    )  # a command on its own line before the list ("az … create …", then "+ on the VM: iptables -D …"), not a read
+    # with what it showed ("tc -s qdisc show dev eth0 -> tbf rate 8Mbit")
     return [intro, *items] if intro_has_code else items
 
 

@@ -21,6 +21,7 @@ from ghost_eval.shell.commands import (
     is_check,
     parse_command_block,
     tool_check,
+    tool_layer,
     watcher_check,
 )
 
@@ -62,10 +63,13 @@ def _service_state(cmd: Command) -> bool:
 
 def _proves(command: str, changed: set[Layer]) -> bool:
     """Whether a check can prove a fix: it tries the traffic end to end, or reads the layer the fix changed (an NSG
-    listing proves nothing about a qdisc deleted inside the VM). An inspector call's layer is not known: it counts.
+    listing proves nothing about a qdisc deleted inside the VM), as does one of the agent's tools that reads that layer
+    (the effective-network drift check reads Azure's state). Another inspector call's layer is not known: it counts.
     A service's state alone proves no network fix."""
     if watcher_check(command) is not None:  # IP flow verify, next hop: Azure's own view of the path
         return Layer.CONTROL_PLANE in changed
+    if changed and (read := tool_layer(command)) is not None:  # the drift check of Azure's state sees no iptables rule
+        return read in changed
     parsed = parse_command_block(command)
     if parsed and all(_service_state(c) for c in parsed):
         return False
@@ -127,7 +131,7 @@ _OUTCOME = re.compile(
 )
 
 
-def _rerun_outcome(run: ParsedRun) -> str | None:
+def _rerun_outcome(run: ParsedRun, changed: set[Layer]) -> str | None:
     """ "Re-run the failing pipeline job; it should complete without the timeout": the test that showed the fault, run
     again by the reader with the outcome it should give, but no command to run it. The judge spec counts an observable
     outcome as a verification; with nothing concrete to compare, it may or may not prove the fix: possibly
@@ -136,6 +140,8 @@ def _rerun_outcome(run: ParsedRun) -> str | None:
     for text in written:
         for sentence in split_sentences(text):
             m = _RERUN.search(sentence)
+            if (read := tool_layer(sentence)) is not None and changed and read not in changed:
+                continue  # the agent's tool run again on a layer the fix did not change proves nothing
             if m and not _WATCHED.search(sentence) and _OUTCOME.search(sentence, m.end()):
                 return " ".join(sentence.split())[:160]
     return None
@@ -175,7 +181,7 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
         cleared.append(said)
     if cleared:
         return criterion_result(NAME, [], cleared[:1])
-    if (rerun := _rerun_outcome(run)) is not None:
+    if (rerun := _rerun_outcome(run, layers)) is not None:
         doubts.append(f"the report only asks to run the failing test again ({rerun!r}): an outcome without a command")
     if doubts:
         return criterion_result(NAME, [], [], doubts)

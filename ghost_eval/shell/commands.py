@@ -41,6 +41,7 @@ __all__ = [
     "strip_prompt",
     "tc_call",
     "tool_check",
+    "tool_layer",
     "unquote",
     "watcher_check",
 ]
@@ -781,6 +782,21 @@ def tool_check(text: str) -> str | None:
     "effective_route_inspector again"), as it names a Network Watcher check; a look in the portal is no check."""
     m = _TOOL_CHECK.search(text)
     return m.group(0) if m and not _PORTAL.search(text) else None
+
+
+_TOOL_LAYERS = (
+    (re.compile(r"\b(?:detect_effective_network_drift|effective_route_inspector|inspect_nsg)\b"), Layer.CONTROL_PLANE),
+    (re.compile(r"\bdetect_config_drift\b"), Layer.OS),
+)
+"""The agent's read-only tools and the layer each reads, as the original's tool descriptions state: the effective
+network drift (effective routes and NSG rules), the route inspector and the NSG inspector read Azure's control plane;
+the config drift check reads the VM's own firewall (iptables/nftables)."""
+
+
+def tool_layer(text: str) -> Layer | None:
+    """The layer the agent's tool named in a check reads; None for any other check, or where two layers are named."""
+    layers = {layer for pattern, layer in _TOOL_LAYERS if pattern.search(text)}
+    return layers.pop() if len(layers) == 1 else None
 
 
 def is_check(command: str) -> bool:

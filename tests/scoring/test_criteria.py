@@ -9,6 +9,7 @@ from ghost_eval.cases.case import Case, KeyFact, Ownership, StatedValue, load_ca
 from ghost_eval.run.artifacts import AuditEntry, ToolCall, Verification
 from ghost_eval.run.snapshot import InfraSnapshot
 from ghost_eval.scoring import CriterionResult, score_run
+from ghost_eval.scoring.actions import extract_actions
 from tests.scoring.conftest import (
     CASE_A,
     CASE_F,
@@ -1757,3 +1758,36 @@ def test_c1_a_show_after_the_update_in_the_same_action_is_its_check_not_a_read_f
     assert after.fired and "never read" in after.flags[0].explanation
     first = criterion(1, f"1. Read it: `{show}`, then point it at 9090 as well: `{update}`\n", CASE_A)
     assert not first.fired
+
+
+def test_a_command_on_its_own_line_before_a_list_is_an_action() -> None:
+    """A fix written as a bare command and then a list item ("+ on tf-dest-vm: iptables -D …") recommends both."""
+    create = (
+        "az network nsg rule create -g nw-forensics-rg --nsg-name tf-dest-vm-nsg -n allow-5001 --priority 300 "
+        "--access Allow --source-address-prefixes '*' --destination-port-ranges 5001"
+    )
+    steps = (
+        "The 5001 drop is iptables on tf-dest-vm. To be sure, open it at both layers:\n\n"
+        "NSG=$(az vm show -g nw-forensics-rg -n tf-dest-vm --query id -o tsv)\n"
+        f"{create}\n+ on tf-dest-vm: iptables -D INPUT -p tcp --dport 5001 -j DROP\n"
+    )
+    assert create in [c for a in extract_actions(steps) for c in a.commands]
+    read = steps.replace(create, "tc -s qdisc show dev eth0 -> no tbf").replace(
+        "NSG=$(az vm show -g nw-forensics-rg -n tf-dest-vm --query id -o tsv)\n", ""
+    )
+    assert [a.commands for a in extract_actions(read)] == [["iptables -D INPUT -p tcp --dport 5001 -j DROP"]]
+
+
+@pytest.mark.parametrize(
+    ("check", "outcome"),
+    [
+        ('`detect_config_drift(vm_name="tf-dest-vm")` should report the 5001 DROP as gone.', "cleared"),
+        ('`detect_effective_network_drift(vm_name="tf-dest-vm")` should report drift_detected: false.', "fired"),
+        ("Re-run `detect_effective_network_drift`; it should still report drift_detected: false.", "fired"),
+    ],
+)
+def test_c4_the_agents_tool_proves_only_the_layer_it_reads(check: str, outcome: str) -> None:
+    """The original's tools say what they read: the effective-network drift check reads Azure's effective routes and
+    NSG rules, so it cannot see an iptables rule removed inside the VM; the config drift check reads the firewall."""
+    fix = "1. On tf-dest-vm: `sudo iptables -D INPUT -p tcp --dport 5001 -j DROP`\n"
+    assert criterion(4, f"{fix}2. Verify: {check}\n", CASE_J).outcome == outcome
