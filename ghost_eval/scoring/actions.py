@@ -29,6 +29,7 @@ from ghost_eval.scoring.text import (
     sentence_spans,
     split_sections,
     split_sentences,
+    terse_result,
 )
 from ghost_eval.shell.commands import (
     inspector_call,
@@ -168,7 +169,7 @@ def _verification(part: _Part) -> Verification | None:
     command = next((c for c in part.commands if is_check(c)), None)
     if command is None:
         return _named_verification(part.text, labelled=True)
-    if has_expectation(mask_code(part.text)) or relative_only(part.text):
+    if has_expectation(mask_code(part.text)) or relative_only(part.text) or terse_result(part.text):
         expected = _clean(part.text)
     elif part.output:
         expected = "\n".join(part.output)

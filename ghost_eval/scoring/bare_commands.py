@@ -31,13 +31,13 @@ check; so too after "and" (`joined`: "put … in daemon.json and systemctl resta
 time out" names programs, not a command."""
 _BARE_END = re.compile(
     r"\n|\.\.\.(?=\s|$)(?!\s+--?[A-Za-z])|(?<!\.\.)[.!?](?=\s|$)|,\s|\s(?:[\u2014\u2013]|->|\u2192|=>|<-|\u2190)\s|\s\(|`|\x00"
-    r"|\s\d{1,2}\)\s|\s[|;]\s*(?=[A-Za-z][\w-]*:\s)"
+    r"|\s\d{1,2}\)\s|\s[|;]\s*(?=[A-Za-z][\w-]*:\s)|\s=\s"
 )
 """Where a bare command ends: a sentence's end (an ellipsis too, unless an option follows: `az network vnet subnet
 update ... --remove networkSecurityGroup` leaves arguments out and goes on), a clause, an arrow to its result ("nc -zv
 … -> open") or from a note on it ("iptables -F INPUT  \u2190 clears whatever was added"), an aside, a code span, a pipe
 or semicolon before a label ("source: sudo tc qdisc del dev eth0 root | dest: sudo iptables -D …": no program's name
-ends in a colon)."""
+ends in a colon), an equals sign between spaces, which a shell never writes ("curl 10.0.1.5:8080 = 200": its result)."""
 _BARE_OPTION = re.compile(r"(?:^|\s)--?[A-Za-z]")
 _PREDICATE = re.compile(
     r"\s(?:(?:only|now|still|then|again)\s+)?(?:is|are|was|were|has|had|have|been|should|would|will|must|shows|lists|"

@@ -34,6 +34,7 @@ __all__ = [
     "sentence_spans",
     "split_sections",
     "split_sentences",
+    "terse_result",
 ]
 
 
@@ -441,6 +442,15 @@ def has_expectation(text: str) -> bool:
     lower = ascii_lower(text)
     found = any(m.start() == 0 or not lower[m.start() - 1].isalnum() for m in _EXPECTATION.finditer(lower))
     return found or _SHOWS_NAMED.search(text) is not None
+
+
+_TERSE_RESULT = re.compile(r"\s(?:=|->|\u2192|=>)\s*[\w`'\"\[]")
+
+
+def terse_result(text: str) -> bool:
+    """A check's result in the notation of terse notes ("curl 10.0.1.5:8080 = 200", "tc qdisc show -> only mq"): in a
+    verification, an equals sign or an arrow between a check and a value states what it should give."""
+    return _TERSE_RESULT.search(text) is not None
 
 
 _RELATIVE = re.compile(

@@ -13,7 +13,7 @@ from ghost_eval.scoring.model import CriterionResult
 from ghost_eval.scoring.names import FIX_VERIFIED as NAME
 from ghost_eval.scoring.parsed import ParsedRun, changes_anything
 from ghost_eval.scoring.reads import VM_RESETS, resource_kind
-from ghost_eval.scoring.text import has_expectation, relative_only, split_sentences
+from ghost_eval.scoring.text import has_expectation, relative_only, split_sentences, terse_result
 from ghost_eval.shell.commands import (
     Command,
     az_call,
@@ -39,7 +39,11 @@ def _concrete(verification: Verification) -> bool:
     return (
         is_check(verification.command)
         and bool(verification.expected.strip())
-        and (has_expectation(verification.expected) or not _VAGUE.match(verification.expected))
+        and (
+            has_expectation(verification.expected)
+            or terse_result(verification.expected)
+            or not _VAGUE.match(verification.expected)
+        )
     )
 
 
@@ -147,6 +151,26 @@ def _rerun_outcome(run: ParsedRun, changed: set[Layer]) -> str | None:
     return None
 
 
+_SHAPING = re.compile(r"(?i)\b(?:qdisc|netem|tbf|htb)\b")
+_MEASURED = re.compile(
+    r"(?i)\d+(?:\.\d+)?\s*(?:%|ms\b|[kmg]bits?|[kmg]bps|[kmg]b/s|seconds?\b|s\b)|\b(?:loss|latency|rtt|throughput|"
+    r"bandwidth|retr|retrans\w*|drops?|dropped|errors?|corrupt\w*|qdisc|netem|tbf|htb|no\s+(?:tbf|netem)|mq|fq_codel|pfifo\w*)\b"
+)
+
+
+def _impairing_only(run: ParsedRun) -> bool:
+    """Every fault of the case is traffic shaping (a netem loss or delay, a tbf): traffic still flows with it."""
+    faults = run.case.ground_truth if run.case is not None else []
+    return bool(faults) and all(f.layer is Layer.OS and _SHAPING.search(f.resource or "") for f in faults)
+
+
+def _reachability_only(v: Verification) -> bool:
+    """ "Replies come back", "the connection succeeds": a probe that says only that traffic gets through, with no loss,
+    delay, rate or qdisc to compare, which a loss or delay fault passes too (a 10% loss still answers most pings)."""
+    probes = [c for c in parse_command_block(v.command) if c.program in _PROBES]
+    return bool(probes) and _MEASURED.search(v.expected.replace(v.command, " ")) is None and not _MEASURED.search(v.command)
+
+
 def _evaluate(run: ParsedRun) -> CriterionResult:
     """Criterion 4: no action, nor the report's verification section, gives a command with its expected result. A run
     that changes nothing where the case has a fault leaves nothing to verify: undetermined, as the fault stays. A
@@ -177,6 +201,9 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
             doubts.append(f"{said}: a result stated only as better or normal, with nothing to compare")
             continue
         if not _concrete(v):
+            continue
+        if _impairing_only(run) and _reachability_only(v):
+            doubts.append(f"{said}: the fault slows or thins traffic without blocking it, so that result holds with it too")
             continue
         cleared.append(said)
     if cleared:

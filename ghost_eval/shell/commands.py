@@ -1266,8 +1266,11 @@ def az_call(argv: tuple[str, ...]) -> AzCall | None:
 
 
 def az_reads(call: AzCall) -> bool:
-    """Whether an az command's verb only reads Azure state (`show`, `list`, `show-effective-route-table`, …)."""
-    return call.verb in _AZ_READ_VERBS or call.verb.startswith(_AZ_READ_PREFIXES)
+    """Whether an az command's verb only reads Azure state (`show`, `list`, `show-effective-route-table`, …), or starts
+    or stops a Network Watcher packet capture, which records traffic and changes no path (the agent's own capture
+    tool creates one)."""
+    capture = call.groups[-2:] == ("watcher", "packet-capture") and call.verb in {"create", "stop"}
+    return capture or call.verb in _AZ_READ_VERBS or call.verb.startswith(_AZ_READ_PREFIXES)
 
 
 def _az(argv: tuple[str, ...]) -> tuple[bool, str]:

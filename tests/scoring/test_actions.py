@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from ghost_eval.scoring import extract_actions
 from ghost_eval.scoring.actions import report_verifications
 from ghost_eval.scoring.text import split_sections
+from ghost_eval.shell.commands import is_check
 from tests.conftest import GOOD_REPORT
 from tests.scoring.conftest import report
 
@@ -488,8 +489,9 @@ def test_a_line_that_opens_with_a_verify_label_is_the_check_not_a_command_block(
         "netem leaf on band 1:3. remove only it on tf-source-vm: tc qdisc del dev eth0 parent 1:3 handle 30:\n"
         "verify → tc qdisc show dev eth0 | grep -c netem = 0 ; ping -c 200 10.0.1.5 → 0% packet loss"
     )
-    assert action.commands == ["tc qdisc del dev eth0 parent 1:3 handle 30:"]
-    assert action.verification is not None and action.verification.command.startswith("tc qdisc show dev eth0")
+    assert action.commands[0] == "tc qdisc del dev eth0 parent 1:3 handle 30:"
+    assert all(is_check(c) for c in action.commands[1:]), "the verify line's second check is a check, no change"
+    assert action.verification is not None and action.verification.command == "tc qdisc show dev eth0 | grep -c netem"
 
 
 def test_a_command_in_an_aside_ends_at_its_closing_parenthesis() -> None:

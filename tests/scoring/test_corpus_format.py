@@ -135,6 +135,8 @@ def test_a_style_is_whole_or_messy_and_a_phase_is_1_or_2(cases: dict[str, Case])
         "blind59",
         "blind60",
         "blind61",
+        "blind62",
+        "blind63",
     ],
 )
 def test_second_labels_cover_their_part_exactly_once(part: str) -> None:

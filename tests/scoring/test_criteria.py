@@ -10,6 +10,7 @@ from ghost_eval.run.artifacts import AuditEntry, ToolCall, Verification
 from ghost_eval.run.snapshot import InfraSnapshot
 from ghost_eval.scoring import CriterionResult, score_run
 from ghost_eval.scoring.actions import extract_actions
+from ghost_eval.shell.commands import parse_command_block
 from tests.scoring.conftest import (
     CASE_A,
     CASE_F,
@@ -1791,3 +1792,44 @@ def test_c4_the_agents_tool_proves_only_the_layer_it_reads(check: str, outcome: 
     NSG rules, so it cannot see an iptables rule removed inside the VM; the config drift check reads the firewall."""
     fix = "1. On tf-dest-vm: `sudo iptables -D INPUT -p tcp --dport 5001 -j DROP`\n"
     assert criterion(4, f"{fix}2. Verify: {check}\n", CASE_J).outcome == outcome
+
+
+@pytest.mark.parametrize(
+    ("expected", "outcome"),
+    [
+        ("replies come back from 10.0.1.5", "undetermined"),
+        ("0% packet loss", "cleared"),
+        ("rtt avg under 2 ms", "cleared"),
+    ],
+)
+def test_c4_a_probe_that_only_gets_through_cannot_prove_a_shaping_fix(expected: str, outcome: str) -> None:
+    """A netem loss or delay thins or slows traffic without blocking it: a ping that only expects replies passes with
+    the fault in place. A measure (loss, delay) tells them apart."""
+    fix = "1. On tf-source-vm: `sudo tc qdisc del dev eth0 root`\n"
+    assert criterion(4, f"{fix}   Verify: `ping -c 10 10.0.1.5` should show {expected}.\n", CASE_G).outcome == outcome
+    blocked = criterion(
+        4,
+        f"1. `sudo iptables -D INPUT -p tcp --dport 5001 -j DROP`\n   Verify: `ping -c 10 10.0.1.5` should show {expected}.\n",
+        CASE_J,
+    )
+    assert blocked.outcome == "cleared", "where the fault blocks, getting through is the proof"
+
+
+def test_c4_a_terse_check_with_its_result_after_an_equals_sign_is_a_verification() -> None:
+    """Terse notes write a result as `check = value`; a shell never writes an equals sign between spaces."""
+    notes = (
+        "fix: az network nsg rule delete -g nw-forensics-rg --nsg-name tf-dest-vm-nsg -n ghost-demo-block-8080\n"
+        "check: curl 10.0.1.5:8080 from tf-source-vm = 200\n"
+    )
+    assert score_run(evidence(notes, use_case="a"), CASE_A).criteria[3].outcome == "cleared"
+    assert score_run(evidence(notes.replace(" = 200", ""), use_case="a"), CASE_A).criteria[3].fired
+
+
+def test_a_packet_capture_records_traffic_and_changes_nothing() -> None:
+    """Network Watcher's packet capture (the agent's own capture tool) observes the path; a no-fault case that only
+    asks for a longer capture changes nothing."""
+    capture = (
+        "No configuration change is needed. If stalls come back, take a longer capture:\n"
+        "`az network watcher packet-capture create -g nw-forensics-rg --vm tf-source-vm -n cap2 --time-limit 300`\n"
+    )
+    assert not any(c.mutating for c in parse_command_block(capture.split("`")[1]))
