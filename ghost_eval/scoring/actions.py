@@ -83,6 +83,12 @@ class _Item:
     def empty(self) -> bool:
         return not any(isinstance(s, Fence) or s.strip() for s in (*self.desc, *self.verify))
 
+    def is_bare_check(self) -> bool:
+        """A paragraph that is one read-only command on a line of its own, written without code marks."""
+        written = [s for s in (*self.desc, *self.verify) if isinstance(s, Fence) or s.strip()]
+        line = written[0].strip() if len(written) == 1 and isinstance(written[0], str) else ""
+        return bool(line) and looks_like_command(line) and is_check(line)
+
     def ends_in_code(self) -> bool:
         written = [s for s in (*self.desc, *self.verify) if isinstance(s, Fence) or s.strip()]
         return bool(written) and isinstance(written[-1], Fence)
@@ -350,6 +356,7 @@ def _introduces_code(item: _Item) -> bool:
 
 _BLOCKS_RESULT = re.compile(
     r"(?i)^\W*(?:(?:you|it|this|that|the\s+output|output)\s+)?(?:should|must|will)\s+(?:now\s+)?\w|^\W*expect"
+    r"|^\W*you\s+(?:want|need|ought)\s+to\s+see\b"
 )
 """A paragraph that opens on a result ("you should see two lines, …", "expect `Allow`"): the result of the code block
 just before it."""
@@ -381,7 +388,10 @@ def _paragraph_items(section: Section) -> list[_Item]:
                 if (
                     items
                     and not items[-1].in_verify
-                    and (_VERIFY_LABEL.match(seg) or (_BLOCKS_RESULT.match(seg) and items[-1].ends_in_code()))
+                    and (
+                        _VERIFY_LABEL.match(seg)
+                        or (_BLOCKS_RESULT.match(seg) and (items[-1].ends_in_code() or items[-1].is_bare_check()))
+                    )
                 ):
                     current = items[-1]
                 else:

@@ -140,6 +140,9 @@ _STATEMENT = re.compile(r"[.;!?]\s+\S")
 _BARE_TITLE = re.compile(r"^\s{0,3}([A-Za-z][a-z]+(?:[ /&-][A-Za-z]+|[\x27\u2019][a-z]+){0,4})(?:\s*\([^()\n]*\))?\s*$")
 """A plain-text report's heading: a few words alone on a line after a blank one ("Fix", "Root cause", "Remediation
 (tf-source-vm)": the aside is not the title)."""
+_DASHED_TITLE = re.compile(r"^\s{0,3}([A-Za-z][a-z]+(?: [A-Za-z][a-z]+)?)\s+[\u2014\u2013]\s+([^\n:`]{1,60})$")
+"""The same heading with a subtitle after a dash ("Remediation — change A (urgent, restores iperf)"), kept as the
+section's first line."""
 _INLINE_LABEL = re.compile(
     r"(?:^\s*(?:[-*+]\s+)?|(?<=[.!?])\s+)(?P<bold>\*\*|__)?(?P<title>fix|remediation|recommended\s+(?:actions?|fix(?:es)?|changes?)|"
     r"recommendations?|next\s+steps|(?:proposed|suggested)\s+(?:fix|change))(?:(?:\*\*|__)?\s*:(?:\*\*|__)?"
@@ -305,11 +308,13 @@ def split_sections(report: str) -> list[Section]:
             after_blank = False
             continue
         first = seg.lstrip()[:1]
-        bare = _BARE_TITLE.match(seg) if after_blank and first.isalpha() else None
+        bare = (_BARE_TITLE.match(seg) or _DASHED_TITLE.match(seg)) if after_blank and first.isalpha() else None
         after_blank = not seg.strip()
         if bare is not None and _title_kind(bare.group(1)) is not SectionKind.OTHER:
             close()
             title, level, kind, subsection, body = bare.group(1), 7, _title_kind(bare.group(1)), False, []
+            if bare.lastindex and bare.lastindex > 1:
+                body.append(bare.group(2))  # "Remediation — change A (urgent)": the subtitle says what follows
             in_steps = False  # a heading of its own: no step goes on under it
             continue
         atx = _ATX.match(seg) if first == "#" else None
@@ -475,12 +480,12 @@ def relative_only(text: str, command: str = "") -> bool:
 _SENTENCE_SPLIT = re.compile(
     r"[.!?]\s+(?=[A-Z`(\[*#=\u2192])|(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<!\bvs)(?<!\bcf)(?<![\d.])[.!?]\s+(?=[a-z])"
     rf"|(?<!\be\.g)(?<!\bi\.e)[.!?]\s+(?={LAB_VM_NAME}\b)"
-    r"|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s|\s*#)"
+    r"|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s|\s*#|\s*\|)"
 )
 """Where a sentence ends: a full stop before a capital or a conclusion's sign ("… on dest. = two independent …"), or
 before a lower-case word (messy output writes lower case) unless it closes an abbreviation or a number; before a VM's
 name, which is lower case even after an address ("rejects 203.0.113.47. tf-dest-vm's firewall is clean"); a blank
-line; a list item or heading."""
+line; a list item, a heading or a table row."""
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:

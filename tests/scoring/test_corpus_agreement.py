@@ -74,8 +74,8 @@ FLOORS = {
     "blind59": 0.89,
     "blind60": 0.92,
     "blind61": 0.92,
-    "blind62": 0.89,
-    "blind63": 0.92,
+    "blind62": 0.91,
+    "blind63": 0.91,
 }
 """The tune half is what the detectors were written against; the other parts were measured after the fact. blind10
 and blind11 (issue 20's blind parts) measured 0.67 and 0.70 first; after their misses were read and mended by domain

@@ -80,3 +80,16 @@ def test_going_through_the_owner() -> None:
 def test_what_follows_a_command_is_no_owner() -> None:
     said = "It can be put back with `tc qdisc add dev eth0 root handle 1: prio` followed by the netem and filter commands."
     assert findings_ownership(said) == []
+
+
+def test_an_owner_in_one_table_row_owns_nothing_in_the_next() -> None:
+    """Each row of a findings table is a statement of its own: harden-net keeping row 1's DROP in place says nothing
+    of row 2's qdisc on the other VM."""
+    table = (
+        "| # | Host | Fault |\n|---|---|---|\n"
+        "| 1 | tf-dest-vm | the 5001 DROP, kept in place by harden-net (re-applied every 600 s) |\n"
+        "| 2 | tf-source-vm | eth0 htb root 1: with a tbf 20: |\n"
+    )
+    assert all(o.kind != "tc_qdisc" for o in findings_ownership(table))
+    joined = table.replace("|\n| 2 |", "; 2:")
+    assert any(o.kind == "tc_qdisc" for o in findings_ownership(joined)), "in one sentence the qdisc is named with it"

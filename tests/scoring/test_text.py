@@ -375,3 +375,18 @@ def test_a_fix_labelled_inside_a_findings_section_is_the_fix(label: str, command
     )
     actions = extract_actions(text)
     assert [a.commands for a in actions][:1] == [[command]]
+
+
+def test_a_plain_heading_with_a_dashed_subtitle_opens_its_section() -> None:
+    """ "Remediation — change A (urgent)" alone on a line after a blank one is the fix's heading; its subtitle stays."""
+    sections = split_sections("Findings\n1. the DROP\n\nRemediation — change A (urgent)\n1. `sudo iptables -D INPUT 1`\n")
+    fix = next(s for s in sections if s.kind is SectionKind.ACTIONS)
+    assert fix.title == "Remediation" and fix.body[0] == "change A (urgent)"
+
+
+def test_a_result_paragraph_after_a_bare_check_is_that_checks_result() -> None:
+    (*_, checked) = extract_actions(
+        "Delete the rule:\n\naz network nsg rule delete -g rg --nsg-name tf-dest-vm-nsg -n ghost-demo-block-8080\n\n"
+        "then from tf-source-vm run\n\ncurl -s -o /dev/null -w '%{http_code}' http://10.0.1.5:8080/\n\nyou want to see 200\n"
+    )
+    assert checked.verification is not None and checked.verification.command.startswith("curl")
