@@ -161,6 +161,16 @@ _OWNER_ABSENT = re.compile(
 """A direct write told to run only where the owner is missing ("if fail2ban-client says the jail doesn't exist on this
 VM", "only if step 1 errors with … Is fail2ban running?"): where the owner is known only from the case or a convention, not
 seen on the host (the original builds f2b-sshd by hand), whether one runs there is not known."""
+
+
+def _in_else_of_owner(raw: str, owner: str, program: str) -> bool:
+    """The shell's form of the same condition: the write in the `else` branch of a test that the owner runs
+    (`if systemctl is-active --quiet fail2ban; then fail2ban-client …; else iptables -D …; fi`)."""
+    test = rf"(?:systemctl\s+is-active\s+(?:--quiet\s+|-q\s+)?|pgrep\s+(?:-x\s+)?){re.escape(owner)}(?:\.service)?"
+    branch = re.search(rf"\bif\s+{test}\b[^;]*;\s*then\b.*?\belse\b(?P<other>.*?)\bfi\b", raw, re.S)
+    return branch is not None and re.search(rf"\b{re.escape(program)}\b", branch["other"]) is not None
+
+
 _UNSEEN = frozenset({"case", "convention"})
 """Owners known without being seen on the host (not from the snapshot or the run's findings)."""
 _ENTRY_OPS = frozenset({"unbanip", "banip", "unban", "ban", "addignoreip", "delignoreip"})
@@ -208,7 +218,11 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
                         f"action {view.index}: `{raw[:100]}` writes {_KIND_WORDS[kind]} {name} directly before the change "
                         f"through {owned.owner} that stops declaring it: a stop-gap the owner may put back until then"
                     )
-                elif owned is not None and owned.source in _UNSEEN and _OWNER_ABSENT.search(view.action.description):
+                elif (
+                    owned is not None
+                    and owned.source in _UNSEEN
+                    and (_OWNER_ABSENT.search(view.action.description) or _in_else_of_owner(raw, owned.owner, cmd.program))
+                ):
                     undetermined.append(
                         f"action {view.index}: `{raw[:100]}` writes {_KIND_WORDS[kind]} {name} directly, but only where "
                         f"{owned.owner} is absent (a condition the report sets): whether anything owns it there is not known"

@@ -1833,3 +1833,13 @@ def test_a_packet_capture_records_traffic_and_changes_nothing() -> None:
         "`az network watcher packet-capture create -g nw-forensics-rg --vm tf-source-vm -n cap2 --time-limit 300`\n"
     )
     assert not any(c.mutating for c in parse_command_block(capture.split("`")[1]))
+
+
+def test_c2_a_direct_write_in_the_else_of_a_test_that_the_owner_runs_is_undetermined() -> None:
+    """`if systemctl is-active fail2ban; then fail2ban-client …; else iptables -D …; fi` is the shell's "only if fail2ban
+    is not running": where nothing shows it runs, whether the chain has an owner there is not known."""
+    unban = "fail2ban-client set sshd unbanip 203.0.113.47"
+    delete = "iptables -D f2b-sshd -s 203.0.113.47/32 -j REJECT"
+    script = f"if systemctl is-active --quiet fail2ban; then {unban}; else {delete}; fi"
+    assert criterion(2, f"1. `{script}`\n", CASE_M).outcome == "undetermined"
+    assert criterion(2, f"1. `if true; then {unban}; else {delete}; fi`\n", CASE_M).fired
