@@ -243,7 +243,7 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
             flags += _owned_in_prose(view, ownership)
         for raw, cmd in view.commands:
             if (ahead := _ahead_of_jump(cmd, ownership)) is not None:
-                undetermined.append(f"action {view.index}: `{raw[:100]}` {ahead}")
+                flags.append(action_flag(NAME, view, raw, f"`{cmd.program}` {ahead}"))
     writes = sorted(
         {f"{_KIND_WORDS[k]} {n}" for view in views for _, cmd in view.commands if cmd.mutating for k, n in _touched(cmd)}
     )
@@ -266,17 +266,17 @@ _HEAD_JUMPS = {"fail2ban": "INPUT"}
 
 
 def _ahead_of_jump(cmd: Command, ownership: OwnershipMap) -> str | None:
-    """An ACCEPT inserted ahead of an owner's jump works around the owner rather than through it; whether it lasts
-    depends on the owner not restarting: possibly a bypass, not clearly one."""
+    """An ACCEPT inserted ahead of an owner's jump overrides what the owner decided (fail2ban's ban) in the chain where
+    the owner keeps its jump, instead of asking the owner (`unbanip`, `addignoreip`): a bypass, and one that lasts only
+    until the owner re-inserts its jump at the head."""
     ipt = iptables_call(cmd.argv)
     if ipt is None or ipt.op != "I" or ipt.target != "ACCEPT" or ipt.chain is None:
         return None
     for owned in ownership.established("iptables_chain"):
         if _HEAD_JUMPS.get(owned.owner) == ipt.chain:
             return (
-                f"accepts ahead of {owned.owner}'s jump to {owned.name} in {ipt.chain} instead of going through "
-                f"{owned.owner}; {owned.owner} re-inserts its jump at the head of {ipt.chain} when it starts, so whether "
-                "the exception outlasts a restart is not settled"
+                f"accepts ahead of {owned.owner}'s jump to {owned.name} in {ipt.chain}, overriding {owned.owner}'s decision "
+                f"instead of going through it; {owned.owner} re-inserts its jump at the head of {ipt.chain} when it starts"
             )
     return None
 
