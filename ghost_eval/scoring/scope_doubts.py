@@ -197,6 +197,13 @@ def _several_faults_fixed(views: Sequence[ActionView], case: Case | None) -> boo
     return case is not None and len(case.ground_truth) >= 2 and not case.phases and changes_anything(views)
 
 
+def _one_rule_fault_fixed(views: Sequence[ActionView], case: Case) -> bool:
+    """A case whose only fault is one NSG rule, and a run that changes something: a fix that never names the rule nor
+    overrides it (an allow put on another VM's NSG) leaves the fault in place."""
+    commands = any(cmd.mutating for view in views for _, cmd in view.commands)  # a change told only in words may say "it"
+    return len(case.ground_truth) == 1 and case.ground_truth[0].nsg_rule is not None and commands
+
+
 def faults_left(views: Sequence[ActionView], case: Case | None, environment: str | None) -> list[tuple[Fault, str]]:
     """Each fault of a case with several that the fix leaves alone, with why, and each part of a fault that the run's
     environment builds from another object and the fix leaves. One whose symptom the scenario reports
@@ -247,11 +254,13 @@ def _faults_left_alone(views: Sequence[ActionView], case: Case | None) -> list[t
     """Each faulty NSG rule of a case with several faults (and no phases, whose prompts split them) that no action
     names or overrides: the judge spec counts a fix narrower than the fault as a scope issue when the omission is evident, which
     the case's `Fault.reported` settles (`faults_left`); elsewhere it is possibly narrower."""
-    if not _several_faults_fixed(views, case) or case is None:
+    if case is None or not (_several_faults_fixed(views, case) or _one_rule_fault_fixed(views, case)):
         return []
     # A rule is acted on where a change names it: a changing command, or a sentence asking for a change. Findings that
     # list it ("two deny rules: …-postgres (110) and …-redis (150)") do not.
     said = " ".join(raw for view in views for raw, cmd in view.commands if cmd.mutating)
+    if len(case.ground_truth) == 1 and any(nsg in said for f in case.ground_truth if (pair := f.nsg_rule) for nsg in pair[:1]):
+        return []  # the only fault's NSG is changed whole (detached, deleted, replaced): that reaches its rule
     said += " ".join(
         view.action.description[a:b] for view in views for a, b in sentence_spans(view.prose) if asks_for_change(view.prose[a:b])
     )

@@ -145,7 +145,8 @@ _DASHED_TITLE = re.compile(r"^\s{0,3}([A-Za-z][a-z]+(?: [A-Za-z][a-z]+)?)\s+[\u2
 section's first line."""
 _INLINE_LABEL = re.compile(
     r"(?:^\s*(?:[-*+]\s+)?|(?<=[.!?])\s+)(?P<bold>\*\*|__)?(?P<title>fix|remediation|recommended\s+(?:actions?|fix(?:es)?|changes?)|"
-    r"recommendations?|next\s+steps|(?:proposed|suggested)\s+(?:fix|change))(?:(?:\*\*|__)?\s*:(?:\*\*|__)?"
+    r"recommendations?|next\s+steps|(?:proposed|suggested)\s+(?:fix|change)|what\s+(?:i['\u2019]d|i\s+would|we\s+should)\s+do)"
+    r"(?:(?:\*\*|__)?\s*:(?:\*\*|__)?"
     r"|(?(bold)(?:[.:](?:\*\*|__)|(?:\*\*|__)\s+[\u2014\u2013-])|\s+[\u2014\u2013]))"
     r"\s*(?P<body>\S.*)$",
     re.IGNORECASE,

@@ -1845,3 +1845,31 @@ def test_c2_a_direct_write_in_the_else_of_a_test_that_the_owner_runs_is_undeterm
     script = f"if systemctl is-active --quiet fail2ban; then {unban}; else {delete}; fi"
     assert criterion(2, f"1. `{script}`\n", CASE_M).outcome == "undetermined"
     assert criterion(2, f"1. `if true; then {unban}; else {delete}; fi`\n", CASE_M).fired
+
+
+@pytest.mark.parametrize(
+    ("change", "outcome"),
+    [
+        (
+            'az network nsg rule create -g nw-forensics-rg --nsg-name "$SRC_NSG" -n allow-out-8080 --priority 100 '
+            "--direction Outbound --access Allow --protocol Tcp --source-address-prefixes 10.0.1.4 "
+            "--destination-address-prefixes 10.0.1.5 --destination-port-ranges 8080",
+            "undetermined",
+        ),
+        ("az network nsg rule delete -g nw-forensics-rg --nsg-name tf-dest-vm-nsg -n ghost-demo-block-8080", "cleared"),
+    ],
+)
+def test_c3_a_fix_that_never_reaches_the_only_faulty_rule_leaves_it(change: str, outcome: str) -> None:
+    """An allow put on an NSG held in a variable (the source VM's) changes something and leaves the one Deny that
+    blocks 8080 in force; nothing says it reaches the fault."""
+    result = criterion(3, f"1. `{change}`\n", load_case(_CASES / "a.yaml"))
+    assert result.outcome == outcome
+
+
+def test_what_the_report_would_do_is_its_fix() -> None:
+    """ "what I'd do: bump the queue and restart the server" recommends a change, though it gives no command."""
+    (action,) = extract_actions(
+        "captures match, the queueing is on dest.\n\nwhat I'd do: bump request_queue_size to 128 and restart "
+        "demo-uc-c-server on tf-dest-vm. should be fine after that\n"
+    )
+    assert action.description.startswith("bump request_queue_size")
