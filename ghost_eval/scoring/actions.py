@@ -80,17 +80,20 @@ class _Item:
             seg = seg[m.start() :]
         (self.verify if self.in_verify else self.desc).append(seg)
 
+    def _written(self) -> list[Segment]:
+        return [s for s in (*self.desc, *self.verify) if isinstance(s, Fence) or s.strip()]
+
     def empty(self) -> bool:
-        return not any(isinstance(s, Fence) or s.strip() for s in (*self.desc, *self.verify))
+        return not self._written()
 
     def is_bare_check(self) -> bool:
         """A paragraph that is one read-only command on a line of its own, written without code marks."""
-        written = [s for s in (*self.desc, *self.verify) if isinstance(s, Fence) or s.strip()]
+        written = self._written()
         line = written[0].strip() if len(written) == 1 and isinstance(written[0], str) else ""
         return bool(line) and looks_like_command(line) and is_check(line)
 
     def ends_in_code(self) -> bool:
-        written = [s for s in (*self.desc, *self.verify) if isinstance(s, Fence) or s.strip()]
+        written = self._written()
         return bool(written) and isinstance(written[-1], Fence)
 
 

@@ -198,10 +198,12 @@ def _several_faults_fixed(views: Sequence[ActionView], case: Case | None) -> boo
 
 
 def _one_rule_fault_fixed(views: Sequence[ActionView], case: Case) -> bool:
-    """A case whose only fault is one NSG rule, and a run that changes something: a fix that never names the rule nor
-    overrides it (an allow put on another VM's NSG) leaves the fault in place."""
-    commands = any(cmd.mutating for view in views for _, cmd in view.commands)  # a change told only in words may say "it"
-    return len(case.ground_truth) == 1 and case.ground_truth[0].nsg_rule is not None and commands
+    """A case whose only fault is one NSG rule, and a run whose commands change something but not that rule's NSG as a
+    whole (detached, deleted, replaced, which reaches the rule): a fix that never names the rule nor overrides it (an
+    allow put on another VM's NSG) leaves the fault in place. A change told only in words may say "it": not judged."""
+    pair = case.ground_truth[0].nsg_rule if len(case.ground_truth) == 1 else None
+    changes = [raw for view in views for raw, cmd in view.commands if cmd.mutating]
+    return pair is not None and bool(changes) and not any(pair[0] in raw for raw in changes)
 
 
 def faults_left(views: Sequence[ActionView], case: Case | None, environment: str | None) -> list[tuple[Fault, str]]:
@@ -259,8 +261,6 @@ def _faults_left_alone(views: Sequence[ActionView], case: Case | None) -> list[t
     # A rule is acted on where a change names it: a changing command, or a sentence asking for a change. Findings that
     # list it ("two deny rules: …-postgres (110) and …-redis (150)") do not.
     said = " ".join(raw for view in views for raw, cmd in view.commands if cmd.mutating)
-    if len(case.ground_truth) == 1 and any(nsg in said for f in case.ground_truth if (pair := f.nsg_rule) for nsg in pair[:1]):
-        return []  # the only fault's NSG is changed whole (detached, deleted, replaced): that reaches its rule
     said += " ".join(
         view.action.description[a:b] for view in views for a, b in sentence_spans(view.prose) if asks_for_change(view.prose[a:b])
     )
