@@ -184,9 +184,18 @@ class _ClaimText:
         return None if hit is None else self.written[hit]
 
 
-def _found(fact: KeyFact, sentences: list[str], ascii_only: bool) -> str | None:
-    """The first window of sentences (refuted clauses removed) where every phrase of the fact matches."""
+def _refuting_fact(phrases: tuple[re.Pattern[str], ...], sentence: str) -> bool:
+    """Whether one of a fact's phrases matches the refuting words themselves: a fact that says a claim is false ("the
+    rollback claim does not hold") is asserted by the refutation, so the refuted clause is what the sentence says."""
+    refutations = [m.span() for m in _REFUTED.finditer(sentence)]
+    return any(a < m.end() and m.start() < b for p in phrases for m in p.finditer(sentence) for a, b in refutations)
+
+
+def _found(fact: KeyFact, unrefuted: list[str], whole: list[str], ascii_only: bool) -> str | None:
+    """The first window of sentences where every phrase of the fact matches: refuted clauses removed, except where the
+    refutation is the fact's own."""
     phrases = _phrases(tuple(fact.all_of), ascii_only)
+    sentences = [w if u != w and _refuting_fact(phrases, w) else u for u, w in zip(unrefuted, whole, strict=True)]
     known: list[list[bool | None]] = [[None] * len(sentences) for _ in phrases]
 
     def matches(k: int, j: int) -> bool:
@@ -223,9 +232,19 @@ def _unrefuted(sentence: str) -> str:
     return " ".join(c.strip() for c, k in zip(clauses, keep, strict=True) if k and c.strip())
 
 
+_NOT_EQUAL = re.compile(r"(?<=\w)\s*(?:!=|\u2260)\s*(?=\w)")
+"""Notes write "is not" as an inequality between words ("rollback != done", "rollback \u2260 done")."""
+
+
+def _as_words(sentence: str) -> str:
+    """The sentence with its inequalities between words read as "is not"."""
+    return _NOT_EQUAL.sub(" is not ", sentence)
+
+
 def _claim_view(sentence: str) -> str:
     """A sentence as claims read it: a quoted command is evidence of what was run, not a statement, so it is blanked
-    (a rule or chain name in backticks stays)."""
+    (a rule or chain name in backticks stays); an inequality between words says "is not"."""
+    sentence = _as_words(sentence)
     if "`" not in sentence:
         return sentence
     return _INLINE_CODE.sub(lambda m: "`x`" if looks_like_command(m.group(1)) else m.group(0), sentence)
@@ -379,9 +398,11 @@ def key_facts_in(case: Case, sentences: list[str]) -> DiagnosisResult:
     """Score a diagnosis, already split into sentences by `report_sentences`, against the case's key facts and wrong
     claims."""
     claims = _ClaimText(sentences)
-    facts_text = [_unrefuted(s) for s in sentences]
+    whole = [_as_words(s) for s in sentences]
+    facts_text = [_unrefuted(s) for s in whole]
     if (vm := _implied_vm(case, sentences)) is not None:
         facts_text = [f"{s} ({vm})" if s else s for s in facts_text]
+        whole = [f"{s} ({vm})" if s else s for s in whole]
     hits = [
         ClaimHit(id=claim.id, claim=claim.claim, sentence=sentence)
         for claim in case.wrong_claims
@@ -399,7 +420,7 @@ def key_facts_in(case: Case, sentences: list[str]) -> DiagnosisResult:
         if against is not None:
             facts.append(FactResult(id=fact.id, kind=fact.kind, fact=fact.fact, status="contradicted", sentence=against))
             continue
-        found = _found(fact, facts_text, claims.ascii)
+        found = _found(fact, facts_text, whole, claims.ascii)
         status = "found" if found is not None else "missing"
         facts.append(FactResult(id=fact.id, kind=fact.kind, fact=fact.fact, status=status, sentence=found))
     return DiagnosisResult(

@@ -121,3 +121,29 @@ def test_a_line_labelled_with_a_vm_role_names_that_vm() -> None:
     assert dest.search("dest: DROP tcp/5001 in INPUT.") and not source.search("dest: DROP tcp/5001 in INPUT.")
     assert source.search("source: htb 2mbit on eth0")
     assert not source.search("rule x allows it, source: *")  # a rule's field, not a VM
+
+
+@pytest.mark.parametrize(
+    ("opening", "found"),
+    [
+        ("The lead engineer's rollback claim does not hold.", True),
+        ("rollback != done.", True),
+        ("rollback \u2260 done.", True),
+        ("The rollback is complete; nothing ties the window to the outage.", False),
+        ("Change window CR-2026-0401 is over.", False),
+    ],
+)
+def test_a_fact_that_a_claim_is_false_is_asserted_by_refuting_the_claim(opening: str, found: bool) -> None:
+    """Case p's key fact is that the rollback claim is false: "does not hold" refutes the claim and so states the fact
+    (other refutations still remove their clause), and notes write "is not" as an inequality between words."""
+    from ghost_eval.evaluation.evaluate import load_case_set
+
+    case_p = load_case_set()[0]["p"]
+    text = (
+        f"{opening} Drift against eni_pre_window_P shows ghost-demo-rollback-block-8080 (priority 150, inbound Deny "
+        "TCP 8080) added on tf-dest-vm-nsg. Separately tf-dest-vm's iptables INPUT chain drops TCP 5001, which Azure "
+        "cannot see; neither explains the other."
+    )
+    result = check_diagnosis(case_p, text, None)
+    assert ("rollback_incomplete" in result.matched) is found
+    assert result.correct is found
