@@ -98,6 +98,8 @@ _CLIENTS: dict[str, frozenset[str]] = {
     "ufw": frozenset({"ufw"}),
     "kube-proxy": frozenset({"kubectl"}),
 }
+_KNOWN_OWNERS = frozenset(o.owner for o in _CONVENTIONS)
+"""Processes known to reconcile what they own."""
 _SOURCE_RANK = {"snapshot": 0, "report": 1, "case": 2, "convention": 3}
 _DEVICE_PARTS = re.compile(r"[\s:/]+")
 
@@ -114,15 +116,21 @@ class OwnershipMap:
     names): most runs never write to anything their report talks about, so most never pay for reading it.
     """
 
-    def __init__(self, entries: Iterable[Owned], findings: str = "") -> None:
+    def __init__(self, entries: Iterable[Owned], findings: str = "", reasons: str = "") -> None:
         self._entries = sorted(entries, key=lambda e: _SOURCE_RANK[e.source])
         self._unread_findings = findings
+        self._unread_reasons = reasons
 
     def _read_findings(self, name: str) -> None:
+        found: list[Owned] = []
         if self._unread_findings and name in self._unread_findings:
-            found = findings_ownership(self._unread_findings)
-            self._entries = sorted([*self._entries, *found], key=lambda e: _SOURCE_RANK[e.source])
+            found += findings_ownership(self._unread_findings)
             self._unread_findings = ""
+        if self._unread_reasons and name in self._unread_reasons:
+            found += [o for o in findings_ownership(self._unread_reasons) if o.owner in _KNOWN_OWNERS]
+            self._unread_reasons = ""
+        if found:
+            self._entries = sorted([*self._entries, *found], key=lambda e: _SOURCE_RANK[e.source])
 
     def owner_of(self, kind: str, name: str) -> Owned | None:
         self._read_findings(name)
@@ -173,7 +181,7 @@ _OWNER_PATH_VERBS = frozenset({"reload", "restart", "try-restart", "reload-or-re
 _RECONCILE = re.compile(
     r"(?:re-?appl(?:ied|ies|y)|re-?creat(?:ed|es|e)|re-?add(?:ed|s)?|re-?insert(?:ed|s)?|restor(?:ed|es)|revert(?:ed|s)|"
     r"rewrit(?:ten|es)|overwrit(?:ten|es)|reconcil(?:ed|es)|re-?generat(?:ed|es)|managed|owned|maintained|controlled|"
-    r"enforced|put\s+back|belongs?\s+to)\b"
+    r"enforc(?:ed|es)|puts?\s+(?:it\s+|them\s+)?back|belongs?\s+to)\b"
 )
 """Verbs saying something reconciles a resource; matched on the lower-cased text (a case-insensitive scan is
 several times slower), with the word start checked by hand."""
@@ -193,7 +201,9 @@ _PERIODIC = re.compile(
 )
 _NOT_OWNERS = frozenset({"default", "design", "hand", "mistake", "accident", "you", "us", "me", "every", "itself"})
 _GENERIC_OWNERS = frozenset({"daemon", "service", "script", "process", "timer", "job", "agent", "cron"})
-_GENERIC_CHAIN = re.compile(r"(?i)\b(?:the|this|that|its|same)\s+chain\b")
+_GENERIC_CHAIN = re.compile(r"(?i)\b(?:the|this|that|its|same)\s+(?:chain|rule)\b")
+_BUILTIN_CHAIN = re.compile(r"\b(INPUT|OUTPUT|FORWARD|PREROUTING|POSTROUTING)\b")
+"""The kernel's own chains, named in capitals: a chain wherever a firewall is spoken of ("drops ICMP in INPUT")."""
 _CONVENTION_CHAIN = re.compile(r"\b(f2b-[\w-]+|DOCKER[\w-]*|KUBE-[\w-]+|ufw6?-[\w-]+)\b")
 _NAMED_CHAIN = re.compile(r"(?i:`?\b([A-Za-z][\w-]*)`?\s+chains?\b|\bchains?\s+`?([A-Za-z][\w-]*)`?)")
 _RULE_SPEC = re.compile(r"(?<!\S)-[AIDN]\s+([A-Za-z][\w-]*)")
@@ -226,7 +236,7 @@ def _supported_commands(sentence: str) -> list[str]:
 
 
 def _chains_in(sentence: str) -> list[str]:
-    found = [m.group(1) for m in _CONVENTION_CHAIN.finditer(sentence)]
+    found = [m.group(1) for m in _CONVENTION_CHAIN.finditer(sentence)] + _BUILTIN_CHAIN.findall(sentence)
     named: list[str] = []
     if "chain" in sentence.lower():
         named += [m.group(1) or m.group(2) for m in _NAMED_CHAIN.finditer(sentence)]
@@ -240,7 +250,27 @@ def _devices_in(sentence: str) -> list[str]:
     return [m.group(1) or m.group(2) for m in _DEVICE.finditer(sentence)]
 
 
-def _owner_in(sentence: str, verb_end: int) -> str | None:
+_SUBJECT = re.compile(
+    r"(?i)(?:^|[\s(`])`?([a-z][\w.-]*[a-z0-9])`?(?:\s+(daemon|service|script|process|timer|job|agent|tool(?:ing)?))?"
+    r"\s+(?:also\s+|always\s+|then\s+)?$"
+)
+"""The word just before the verb, as its subject ("ufw puts it back", "the hardening tooling enforces")."""
+
+
+def _subject_owner(sentence: str, verb_start: int) -> str | None:
+    """The verb's subject, where it is a process: an owner known by convention (ufw, fail2ban, Docker), or a name
+    the sentence calls a daemon, service, tool and the like. Any other word before the verb ("and", "it") owns
+    nothing."""
+    m = _SUBJECT.search(sentence, 0, verb_start)
+    if m is None:
+        return None
+    name, noun = m.group(1), m.group(2)
+    if noun is not None and name.lower() not in _NOT_OWNERS:
+        return f"the {name} {noun}"
+    return name if name.lower() in _KNOWN_OWNERS else None
+
+
+def _owner_in(sentence: str, verb_start: int, verb_end: int) -> str | None:
     belongs = _BELONGS_TO.match(sentence, verb_end)
     if belongs:
         return belongs.group(1)
@@ -253,6 +283,8 @@ def _owner_in(sentence: str, verb_end: int) -> str | None:
     active = _ACTIVE_OWNER.search(sentence)
     if active:
         return active.group(1)
+    if (subject := _subject_owner(sentence, verb_start)) is not None:
+        return subject
     return "a reconciling process" if _PERIODIC.search(sentence) else None
 
 
@@ -284,7 +316,7 @@ def findings_ownership(text: str) -> list[Owned]:
         sentence = text[a:b]
         if _NEGATION.search(sentence, 0, verb.start() - a):
             continue
-        owner = _owner_in(sentence, verb.end() - a)
+        owner = _owner_in(sentence, verb.start() - a, verb.end() - a)
         if owner is None:
             continue
         previous = [text[x:y] for x, y in spans[:i]]
@@ -338,8 +370,11 @@ def suspected_owner(text: str) -> str | None:
     return None
 
 
-def build_ownership(facts: CaseFacts | None, snapshot: InfraSnapshot | None, findings: str) -> OwnershipMap:
+def build_ownership(facts: CaseFacts | None, snapshot: InfraSnapshot | None, findings: str, reasons: str = "") -> OwnershipMap:
     """All ownership facts for one run: its snapshot, its findings, the case's facts for its environment, conventions.
+    The reasons its actions give ("ufw puts it back on reload; for now just pull it out") state ownership too, but a
+    fix's words also "restore connectivity" and delete "by its exact spec": there only an owner known by convention
+    (ufw, fail2ban, Docker) is taken at its word.
     Where Docker is known to manage a host's chains it also owns FORWARD's policy: dockerd sets it to DROP each time
     it starts (it turns on IP forwarding and closes the chain behind it), so a policy set by hand does not last."""
     entries: list[Owned] = []
@@ -366,4 +401,4 @@ def build_ownership(facts: CaseFacts | None, snapshot: InfraSnapshot | None, fin
         if e.owner == "docker" and e.kind == "iptables_chain"
     )
     entries.extend(_CONVENTIONS)
-    return OwnershipMap(entries, findings)
+    return OwnershipMap(entries, findings, reasons)

@@ -198,7 +198,7 @@ def parse_run(evidence: RunEvidence, case: Case | None) -> ParsedRun:
         findings=findings,
         facts=facts,
         reads=RunReads(evidence.audit, audit, evidence.trace, trace, evidence.audit_complete),
-        ownership=build_ownership(facts, evidence.snapshot, findings),
+        ownership=build_ownership(facts, evidence.snapshot, findings, "\n".join(a.description for a in actions)),
         scope=fault_scope_names(case),
         audit_commands=audit,
         trace_commands=trace,

@@ -93,3 +93,36 @@ def test_an_owner_in_one_table_row_owns_nothing_in_the_next() -> None:
     assert all(o.kind != "tc_qdisc" for o in findings_ownership(table))
     joined = table.replace("|\n| 2 |", "; 2:")
     assert any(o.kind == "tc_qdisc" for o in findings_ownership(joined)), "in one sentence the qdisc is named with it"
+
+
+@pytest.mark.parametrize(
+    ("text", "owner"),
+    [
+        ("tf-dest-vm drops ICMP in INPUT, the ufw ruleset (ufw puts it back whenever ufw reloads).", "ufw"),
+        (
+            "The DROP sits at the top of INPUT. The hardening tooling enforces its baseline and re-inserts this rule.",
+            "the hardening tooling",
+        ),
+        ("tf-dest-vm drops ICMP in INPUT and puts it back.", None),
+    ],
+)
+def test_the_process_that_puts_a_rule_back_is_the_verbs_subject(text: str, owner: str | None) -> None:
+    """A kernel chain named in capitals is a chain; "this rule" is the last chain named; the owner is the verb's subject
+    where it is a process known by convention or one the sentence calls a tool, service or daemon."""
+    found = [(o.kind, o.name, o.owner) for o in findings_ownership(text)]
+    assert found == ([("iptables_chain", "INPUT", owner)] if owner else [])
+
+
+@pytest.mark.parametrize(
+    ("reason", "owned"),
+    [
+        ("The ICMP drop in INPUT is the ufw ruleset: ufw puts it back on reload. For now just pull it out.", True),
+        ("Both rules are runtime-only; delete the rule in INPUT by its exact specification, which restores connectivity.", False),
+        ("harden-net re-applies INPUT every 600s, so iptables -D alone will not stick.", False),
+    ],
+)
+def test_an_actions_reason_owns_only_through_an_owner_known_by_convention(reason: str, owned: bool) -> None:
+    """A fix's words name its effects ("restores connectivity") and its means ("by its exact specification") in the
+    verbs and prepositions a finding uses for owners: there only a conventional owner is taken at its word."""
+    ownership = build_ownership(None, None, "", reason)
+    assert (ownership.owner_of("iptables_chain", "INPUT") is not None) is owned
