@@ -35,7 +35,7 @@ _CUES = re.compile(
     rf"(?P<long>(?:do{_NOT}|don['\u2019]?t)(?!{_NOT_A_BAN})|never{_NEVER_ACT}|avoid(?:ing)?|must{_NOT}|mustn['\u2019]?t|should{_NOT}|"
     r"shouldn['\u2019]?t|refrain\s+from|no\s+need\s+to|resist\s+the\s+(?:urge|temptation)|tempt(?:ing|ed|ation)\s+to|warning|"
     r"caution|did\s+not|(?:i|we)(?:\s+have|['\u2019]ve)?\s+(?:already\s+|just\s+)?tried|"
-    rf"didn['\u2019]?t|chose\s+not\s+to|(?:will|would){_NOT}|(?:won|wouldn)['\u2019]?t(?!{_LASTS})"
+    rf"didn['\u2019]?t|chose\s+not\s+to|(?:will|would|(?:i|we|you)['\u2019]d){_NOT}|(?:won|wouldn)['\u2019]?t(?!{_LASTS})"
     r"|(?:i\s+am|i['\u2019]m)\s+(?:\w+ly\s+)?not|(?:rejected|ruled\s+out|discarded)(?=[*_]*\s*:)"
     r"|(?:nobody|no[\s-]one)(?:\s+(?:should|must|may))?(?=\s+(?:flush|delete|remove|touch|edit|change|modify|restart|stop|disable"
     r"|drop|clear|run)\b))\b|(?P<sign>\u26a0)"

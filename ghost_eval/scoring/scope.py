@@ -273,6 +273,17 @@ class _FaultScope:
         return bool({o, f"{o} {kind_word}", f"{kind_word} {o}"} & self._exact)
 
 
+_DEVICE_VARIABLE = re.compile(r"(?i)\$\{?((?:if|iface|ifname|dev|device|nic|interface|intf|netdev)\b\w*)")
+_ASSIGNED = re.compile(r"\b([A-Za-z_]\w*)=|\b(?:read|for)\s+([A-Za-z_]\w*)")
+
+
+def _unset_variables(text: str) -> list[str]:
+    """Device variables a command uses that the run never sets (`tc qdisc del dev $IFACE root`): a blank for the
+    operator to fill, as `<iface>` is, so the device is the one the fault is on. A loop's `$i` is no device's name."""
+    assigned = {a or b for a, b in _ASSIGNED.findall(text)}
+    return [v for v in _DEVICE_VARIABLE.findall(text) if v not in assigned]
+
+
 def _stopped_units(cmd: Command) -> list[str]:
     """The units a `systemctl`/`service` command turns off (stop, disable, mask, kill); [] for any other command."""
     if cmd.program not in {"systemctl", "service"} or not STOPPING & set(cmd.argv):
@@ -339,7 +350,11 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
     owners_calls: list[tuple[ActionView, str, str]] = []
     narrow = False
     for view in views:
-        default_vars = frozenset(DEFAULT_ROUTE_VAR.findall(view.written) + _DEFAULT_ROUTE_SAID.findall(view.action.description))
+        default_vars = frozenset(
+            DEFAULT_ROUTE_VAR.findall(view.written)
+            + _DEFAULT_ROUTE_SAID.findall(view.action.description)
+            + _unset_variables(run.evidence.report + view.written)
+        )
         in_view = view_broad(view)
         for raw, cmd in view.commands:
             broad = [

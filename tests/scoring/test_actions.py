@@ -261,7 +261,7 @@ def test_every_list_item_becomes_one_action_in_order(marker: str, items: list[tu
     assert [a.commands for a in actions] == [[f"fail2ban-client get sshd banned {i}"] for i in range(len(items))]
 
 
-@pytest.mark.parametrize("cue", ["Don\u2019t run", "**Do not** run", "Never run", "Avoid running"])
+@pytest.mark.parametrize("cue", ["Don\u2019t run", "**Do not** run", "Never run", "Avoid running", "I'd NOT run"])
 def test_warning_cues_in_their_usual_spellings(cue: str) -> None:
     (action,) = extract_actions(report(f"1. {cue} `sudo iptables -F INPUT`. Run `sudo iptables -D INPUT 3`.\n"))
     assert action.commands == ["sudo iptables -D INPUT 3"]

@@ -1242,7 +1242,20 @@ def test_c3_a_device_variable_said_to_come_from_the_default_route_is_the_faults_
     shaped = CASE_G.model_copy(update={"fault_scope": ["eth0"]})
     said = "1. sudo tc qdisc del dev $DEV root (DEV from `ip route show default`)\n"
     assert not criterion(3, said, shaped).fired
-    assert criterion(3, "1. sudo tc qdisc del dev $DEV root\n", shaped).fired
+    assert criterion(3, "1. DEV=docker0; sudo tc qdisc del dev $DEV root\n", shaped).fired
+
+
+@pytest.mark.parametrize(
+    ("step", "fired"),
+    [
+        ("1. on tf-source-vm: `tc qdisc del dev $IFACE root`\n", False),
+        ("1. on tf-source-vm, for every interface in /sys/class/net: `tc qdisc del dev $i root`\n", True),
+        ("1. on tf-source-vm: `tc qdisc del dev docker0 root`\n", True),
+    ],
+)
+def test_c3_a_device_variable_the_run_never_sets_is_a_blank_for_the_faults_device(step: str, fired: bool) -> None:
+    """`$IFACE` left unset is the operator's to fill, as `<iface>` is; a loop's `$i` names no device."""
+    assert criterion(3, step, load_case(_CASES / "g.yaml")).fired is fired
 
 
 def test_c2_dockers_forward_policy_is_dockers_where_docker_manages_the_host() -> None:
