@@ -223,7 +223,7 @@ _SAID_TARGET = {
     ),
     "REJECT": re.compile(
         r"(?i)\b(?:an?\s+|the\s+|-j\s+)DROP\b(?!\s+policy)|\bDROP\s+(?:rule|target|entry)\b"
-        r"|\bsilently\s+(?:drop\w*|discard\w*)\b"
+        r"|\bsilently\s+(?:drop\w*|discard\w*)\b|\b(?:drop\w*|discard\w*)\b(?:(?!\.\s)[^;]){0,60}\bsilently\b"
     ),
 }
 """What a sentence says when it gives the rule the other target: a REJECT, or an answer (a reset, port-unreachable),

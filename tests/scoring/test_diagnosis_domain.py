@@ -367,6 +367,7 @@ J_RIGHT = (
         ("j", J_RIGHT, "It is not a REJECT: nothing answers, the SYNs just vanish.", False),
         ("m", M_RIGHT, "The ban is a DROP rule, so packets from the partner are silently discarded.", True),
         ("m", M_RIGHT, "Rather than a DROP, fail2ban answers with port-unreachable.", False),
+        ("m", M_RIGHT, "That chain just drops everything from\n203.0.113.47/32, silently, nothing goes back.", True),
     ],
 )
 def test_the_firewall_rule_given_the_other_target_is_wrong(case_id: str, right: str, claim: str, wrong: bool) -> None:
