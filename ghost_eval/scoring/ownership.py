@@ -342,7 +342,7 @@ _SUSPECTED_OWNER = re.compile(
 provisioning, scheduled jobs."""
 _COMES_BACK = re.compile(
     r"(?i)\b(?:re-?appl(?:y|ies|ied)|applied|deployed|managed|manages|come\s+back|comes\s+back|reappears?|undone"
-    r"|put\s+(?:it\s+)?back|puts?\s+\w+\s+back|remove\s+it\s+again|removed\s+again|revert(?:s|ed)?)\b"
+    r"|puts?\s+(?:\w+\s+){0,2}back|remove\s+it\s+again|removed\s+again|revert(?:s|ed)?)\b"
 )
 _DOUBT = re.compile(
     r"(?i)\b(?:may|might|could|probably|likely|suggests?|typical(?:ly)?|possibly|perhaps|if|whether"

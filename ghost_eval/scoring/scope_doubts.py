@@ -70,21 +70,25 @@ def _shaping_fault(case: Case | None) -> bool:
 
 
 _IMPAIRMENTS = frozenset({"delay", "loss", "corrupt", "duplicate", "reorder", "rate", "slot"})
+_SHAPERS = ("netem", "tbf")
+"""Qdiscs that exist to impair or cap traffic: a tbf kept with a new rate still caps the link."""
 _AMOUNT = re.compile(r"\d+(?:\.\d+)?")
 
 
 def _impairments_kept(views: Sequence[ActionView], case: Case | None) -> list[str]:
-    """A netem written anew where the case's fault is shaping (`tc qdisc change … netem delay 10ms`, keeping "someone's
-    WAN emulation"): every impairment it still applies leaves the link shaped, part of the injected fault or a new
-    one. Whether that is the fix the case needs is a judgement: possibly narrower (or other) than the fault."""
+    """A netem or tbf written anew where the case's fault is shaping (`tc qdisc change … netem delay 10ms`, keeping
+    "someone's WAN emulation"; a tbf's rate raised to 1gbit): every impairment it still applies leaves the link
+    shaped, part of the injected fault or a new one. Whether that is the fix the case needs is a judgement: possibly
+    narrower (or other) than the fault."""
     shaped = _shaping_fault(case)
     found = []
     for view in views if shaped else ():
         for raw, cmd in view.commands:
             tc = tc_call(cmd.argv)
-            if tc is None or tc.obj != "qdisc" or tc.verb not in {"add", "replace", "change"} or "netem" not in cmd.argv:
+            shaper = next((q for q in _SHAPERS if q in cmd.argv), None)
+            if tc is None or tc.obj != "qdisc" or tc.verb not in {"add", "replace", "change"} or shaper is None:
                 continue
-            params = cmd.argv[cmd.argv.index("netem") + 1 :]
+            params = cmd.argv[cmd.argv.index(shaper) + 1 :]
             kept = [
                 f"{word} {amount}"
                 for word, amount in pairwise(params)

@@ -802,6 +802,7 @@ def test_c2_a_direct_write_before_the_owners_change_is_a_stop_gap_undetermined()
             "undetermined",
         ),
         ("It looks like configuration management laid it down. If it does, a hand-deleted rule will come back.", "undetermined"),
+        ("If a cron job enforces state on a schedule, it will probably put the rule back on its next pass.", "undetermined"),
         ("Nothing re-applies it (no cron entry, no unit): it was a one-off.", "cleared"),
         ("It is not persisted, so it may come back after a reboot only if a boot script sets it.", "cleared"),
         ("If the symptom comes back, capture again during the event.", "cleared"),

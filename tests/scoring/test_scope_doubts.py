@@ -121,3 +121,21 @@ def test_an_accept_matched_only_by_what_it_excludes_is_possibly_broader() -> Non
     negated = report(f"1. `iptables -I DOCKER-USER 1 ! -i docker0 ! -o docker0 -j ACCEPT`\n{NC}")
     score = score_run(evidence(negated, use_case="o"), CASE_O)
     assert score.criteria[2].outcome == "undetermined" and "what it excludes" in score.criteria[2].evidence[0]
+
+
+@pytest.mark.parametrize(
+    ("change", "outcome"),
+    [
+        ("tc qdisc change dev eth0 parent 1:3 handle 30: tbf rate 1gbit burst 20kb latency 400ms", "undetermined"),
+        ("tc qdisc change dev eth0 parent 1:3 handle 30: netem delay 0ms", "cleared"),
+        ("tc qdisc del dev eth0 root", "cleared"),
+    ],
+)
+def test_a_shaper_kept_with_a_new_rate_still_caps_the_link(change: str, outcome: str) -> None:
+    """Case k's fault is a 5 Mbit/s tbf: raising its rate keeps a rate cap on the link, which may or may not be the
+    fix; a netem with nothing left to apply, or the tree deleted, shapes nothing."""
+    from ghost_eval.evaluation.evaluate import load_case_set
+
+    case_k = load_case_set()[0]["k"]
+    steps = f"1. On tf-source-vm: `{change}`\n2. On tf-dest-vm: `iptables -D INPUT -p icmp -j DROP`\n"
+    assert score_run(evidence(report(steps), use_case="k"), case_k).criteria[2].outcome == outcome
