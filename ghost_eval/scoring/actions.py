@@ -16,6 +16,7 @@ from ghost_eval.scoring.bare_commands import bare_commands
 from ghost_eval.scoring.cautions import asks_for_change, blank_warnings, leads_warning
 from ghost_eval.scoring.text import (
     CODE_SPAN,
+    CONDITIONAL,
     LABEL_ENDINGS,
     LIST_PREFIX,
     Fence,
@@ -414,7 +415,8 @@ def _section_items(section: Section, verifying: bool) -> list[_Item]:
 
 
 def actions_from_sections(sections: Sequence[Section]) -> list[RecommendedAction]:
-    """Actions of every remediation section, in report order (their 1-based position is their index).
+    """Actions of every remediation section, and the changes a verification section asks for, in report order (their
+    1-based position is their index).
 
     A report with no remediation section at all (a few lines of prose, a bare list) still recommends something: the
     items of a section outside root cause, evidence and verification that holds a state-changing command are its
@@ -422,12 +424,15 @@ def actions_from_sections(sections: Sequence[Section]) -> list[RecommendedAction
     fix written under the report's only heading, "Root cause" or "Found 2 things", in no words the reader takes for a
     recommendation), the state-changing commands it writes on lines of their own, or in a paragraph that turns to what
     to do, are what it recommends: judged, not passed over."""
+    if any(s.kind is SectionKind.ACTIONS for s in sections):
+        return [
+            a
+            for section in sections
+            for item in _section_items(section, verifying=False)
+            if (a := _to_action(item))
+            and (section.kind is SectionKind.ACTIONS or (section.kind is SectionKind.VERIFICATION and _changes_while_checking(a)))
+        ]
     actions: list[RecommendedAction] = []
-    for section in sections:
-        if section.kind is SectionKind.ACTIONS:
-            actions.extend(a for item in _section_items(section, verifying=False) if (a := _to_action(item)))
-    if actions or any(s.kind is SectionKind.ACTIONS for s in sections):
-        return actions
     for section in sections:
         if section.kind is SectionKind.OTHER:
             items = [
@@ -442,6 +447,13 @@ def actions_from_sections(sections: Sequence[Section]) -> list[RecommendedAction
         elif section.kind is SectionKind.EVIDENCE:
             actions.extend(_recommended_in_narrative(section, after_fix=bool(actions)))
     return actions or _changes_handed_over(sections)
+
+
+def _changes_while_checking(action: RecommendedAction) -> bool:
+    """A fallback in a verification section that changes something ("if it still times out, flip the storage account
+    to `--default-action Allow` for a test"): the step taken when the check fails is one more change the run asks for.
+    A check's own setup (a test blob written, the daemon restarted to see the rule survive) is the check."""
+    return CONDITIONAL.match(action.description) is not None and any(_changes_state(c) for c in action.commands)
 
 
 def _changes_handed_over(sections: Sequence[Section]) -> list[RecommendedAction]:

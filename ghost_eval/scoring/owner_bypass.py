@@ -11,10 +11,10 @@ from ghost_eval.scoring.names import OWNER_RESPECTED as NAME
 from ghost_eval.scoring.ownership import Owned, OwnershipMap, owner_programs, suspected_owner, via_owner
 from ghost_eval.scoring.parsed import ActionView, ParsedRun
 from ghost_eval.scoring.reads import NAME_OPTIONS
-from ghost_eval.scoring.text import split_sentences
+from ghost_eval.scoring.text import CONDITIONAL, split_sentences
 from ghost_eval.shell.commands import Command, az_call, iptables_call, nft_call, tc_call
 
-__all__ = ["CONDITIONAL", "OWNER", "RESTORE_PROGRAMS", "UNIT_VERBS", "rewrites_tables"]
+__all__ = ["OWNER", "RESTORE_PROGRAMS", "UNIT_VERBS", "rewrites_tables"]
 
 UNIT_VERBS = frozenset({"start", "stop", "restart", "reload", "enable", "disable", "mask", "unmask", "kill", "try-restart"})
 
@@ -126,11 +126,6 @@ def _source_words(owned: Owned) -> str:
     return f"{words} for {owned.environment}" if owned.environment else words
 
 
-CONDITIONAL = re.compile(
-    r"(?i)^[\W\d]*(?:(?:only\s+)?if\b|otherwise\b|else\b|failing\s+that\b|(?:as\s+a\s+)?(?:fallback|last\s+resort)\b|"
-    r"should\s+(?:it|that|this|the\s+\w+)\s+(?:fail|remain|persist)|in\s+case\b)"
-)
-"""An action written as a condition or a fallback: it is still an action, taken when what came before did not work."""
 _RAW_TOOL_WORDS = re.compile("iptables|nft|tc|sed|vi|nano|echo|directly|manually|by hand")
 _RAW_TOOL = re.compile(r"(?i)(?<![/\w.-])(?:iptables|ip6tables|nft|tc|sed|vi|vim|nano|echo)\b(?![/\w-]|\.\w)")
 """A raw tool named as a word, not as part of a path (`/etc/iptables/rules.v4` is the owner's file)."""

@@ -16,6 +16,7 @@ from ghost_eval.shell.commands import has_prompt, looks_like_command, split_comm
 
 __all__ = [
     "CODE_SPAN",
+    "CONDITIONAL",
     "LAB_VM",
     "LAB_VM_NAME",
     "LABEL_ENDINGS",
@@ -503,3 +504,10 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 
 def split_sentences(text: str) -> list[str]:
     return [sentence for a, b in sentence_spans(text) if (sentence := text[a:b].strip())]
+
+
+CONDITIONAL = re.compile(
+    r"(?i)^[\W\d]*(?:(?:only\s+)?if\b|otherwise\b|else\b|failing\s+that\b|(?:as\s+a\s+)?(?:fallback|last\s+resort)\b|"
+    r"should\s+(?:it|that|this|the\s+\w+)\s+(?:fail|remain|persist)|in\s+case\b)"
+)
+"""An action written as a condition or a fallback: it is still an action, taken when what came before did not work."""

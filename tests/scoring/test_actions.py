@@ -694,3 +694,27 @@ def test_a_verify_label_indented_under_a_list_item_is_the_items_not_a_new_sectio
     first, second = extract_actions(text)
     assert first.verification is not None and first.verification.command == "nc -zv -w 3 10.0.1.5 8080"
     assert second.commands == ["tc qdisc del dev eth0 root"]
+
+
+@pytest.mark.parametrize(
+    ("after", "commands"),
+    [
+        (
+            "If the jobs still time out, you could flip it: `az storage account update -g rg -n acct --default-action Allow`.",
+            [["az storage account update -g rg -n acct --default-action Allow"]],
+        ),
+        ("Then restart it to see the change survive: `systemctl restart docker`.", []),
+    ],
+)
+def test_a_fallback_in_a_verification_section_that_changes_something_is_an_action(after: str, commands: list[list[str]]) -> None:
+    """A check only reads: the step a verification section asks for when the check fails is one more change; a check's
+    own setup (a restart to see a rule survive) is the check."""
+    text = (
+        "Fix:\n  az network vnet subnet update -g rg --vnet-name v -n default --service-endpoints Microsoft.Storage\n"
+        "Check:\n  az network vnet subnet show -g rg --vnet-name v -n default -o tsv\n  -> Microsoft.Storage\n\n"
+    )
+    found = [a.commands for a in extract_actions(text + after)]
+    assert found == [
+        ["az network vnet subnet update -g rg --vnet-name v -n default --service-endpoints Microsoft.Storage"],
+        *commands,
+    ]
