@@ -415,8 +415,7 @@ def _section_items(section: Section, verifying: bool) -> list[_Item]:
 
 
 def actions_from_sections(sections: Sequence[Section]) -> list[RecommendedAction]:
-    """Actions of every remediation section, and the changes a verification section asks for, in report order (their
-    1-based position is their index).
+    """Actions of every remediation section, and a verification section's fallback changes, in report order.
 
     A report with no remediation section at all (a few lines of prose, a bare list) still recommends something: the
     items of a section outside root cause, evidence and verification that holds a state-changing command are its
@@ -425,13 +424,8 @@ def actions_from_sections(sections: Sequence[Section]) -> list[RecommendedAction
     recommendation), the state-changing commands it writes on lines of their own, or in a paragraph that turns to what
     to do, are what it recommends: judged, not passed over."""
     if any(s.kind is SectionKind.ACTIONS for s in sections):
-        return [
-            a
-            for section in sections
-            for item in _section_items(section, verifying=False)
-            if (a := _to_action(item))
-            and (section.kind is SectionKind.ACTIONS or (section.kind is SectionKind.VERIFICATION and _changes_while_checking(a)))
-        ]
+        kinds = [(s.kind, a) for s in sections for item in _section_items(s, verifying=False) if (a := _to_action(item))]
+        return [a for kind, a in kinds if _recommended_in(kind, a)]
     actions: list[RecommendedAction] = []
     for section in sections:
         if section.kind is SectionKind.OTHER:
@@ -449,11 +443,11 @@ def actions_from_sections(sections: Sequence[Section]) -> list[RecommendedAction
     return actions or _changes_handed_over(sections)
 
 
-def _changes_while_checking(action: RecommendedAction) -> bool:
-    """A fallback in a verification section that changes something ("if it still times out, flip the storage account
-    to `--default-action Allow` for a test"): the step taken when the check fails is one more change the run asks for.
-    A check's own setup (a test blob written, the daemon restarted to see the rule survive) is the check."""
-    return CONDITIONAL.match(action.description) is not None and any(_changes_state(c) for c in action.commands)
+def _recommended_in(kind: SectionKind, action: RecommendedAction) -> bool:
+    """Every item of a remediation section; in a verification section, a fallback that changes something ("if it still
+    times out, flip the account to `--default-action Allow`"), not a check's own setup (a restart to see a rule stay)."""
+    fallback = kind is SectionKind.VERIFICATION and CONDITIONAL.match(action.description) is not None
+    return kind is SectionKind.ACTIONS or (fallback and any(_changes_state(c) for c in action.commands))
 
 
 def _changes_handed_over(sections: Sequence[Section]) -> list[RecommendedAction]:
