@@ -1015,7 +1015,16 @@ def nft_call(argv: tuple[str, ...]) -> NftCall | None:
     return NftCall(verb=verb, obj=obj, table=table, chain=chain)
 
 
+def _restore(argv: tuple[str, ...]) -> tuple[bool, str]:
+    """`iptables-restore --test` (-t) only parses and builds the ruleset, committing nothing."""
+    if any(a in {"-t", "--test"} or (a[:1] == "-" and a[1:2] != "-" and "t" in a[1:]) for a in argv[1:]):
+        return False, f"{argv[0]} --test only checks the ruleset"
+    return True, f"replaces the {argv[0].removesuffix('-restore')} ruleset"
+
+
 def _nft(argv: tuple[str, ...]) -> tuple[bool, str]:
+    if any(a in {"-c", "--check"} or (a[:1] == "-" and a[1:2] != "-" and "c" in a[1:]) for a in argv[1:]):
+        return False, "nft --check only checks the commands"
     call = nft_call(argv)
     if call is None:
         return False, "lists the ruleset"
@@ -1289,8 +1298,8 @@ _HANDLERS: dict[str, Callable[[tuple[str, ...]], tuple[bool, str]]] = {
     "ip6tables": _iptables,
     "iptables-legacy": _iptables,
     "iptables-nft": _iptables,
-    "iptables-restore": _fixed(True, "replaces the iptables ruleset"),
-    "ip6tables-restore": _fixed(True, "replaces the ip6tables ruleset"),
+    "iptables-restore": _restore,
+    "ip6tables-restore": _restore,
     "nft": _nft,
     "tc": _tc,
     "ip": _ip,

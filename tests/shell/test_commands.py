@@ -172,6 +172,9 @@ def test_wrappers_are_scored_by_the_command_they_run(wrapped: str) -> None:
         "netfilter-persistent --help",
         "iptables -Z DOCKER-ISOLATION-STAGE-2",  # zeroes counters so a check can count anew; no rule changes
         "iptables -L DOCKER-ISOLATION-STAGE-2 -n -v -Z",
+        "iptables-restore --test /etc/iptables/rules.v4",  # only parses and builds the ruleset, commits nothing
+        "ip6tables-restore -nt < /etc/iptables/rules.v6",
+        "nft -c -f /etc/nftables.conf",  # --check: validity only
     ],
 )
 def test_reads_are_not_mutating(command: str) -> None:
@@ -187,6 +190,7 @@ def test_reads_are_not_mutating(command: str) -> None:
         "iptables -P INPUT ACCEPT",
         "iptables -t nat -X",
         "iptables-restore < /etc/iptables/rules.v4",
+        "iptables-restore -n /etc/iptables/rules.v4",
         "nft flush ruleset",
         "nft add rule inet filter input tcp dport 22 accept",
         "nft -f /etc/nftables.conf",
