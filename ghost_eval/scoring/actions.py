@@ -219,6 +219,8 @@ _PROBE_AT = re.compile(
 """A probe told in words with its target ("curl from tf-source-vm to https://…blob… should get an HTTP status"): the
 program and what it tries are named, so with the result it should give it is a check a reader can run."""
 _AGAIN = re.compile(r"(?i)\b(?:again|re-?run|re-?ran|then|after(?:wards)?|once|check|verify|confirm|validate)\b")
+_TAKES_TIME = re.compile(r"(?i)\s+(?:can\s+|may\s+|might\s+|will\s+)?(?:take|takes|need|needs)\b")
+"""A check's data said to take time ("effective routes take a minute to update"): a note on propagation, no check."""
 
 
 def _named_verification(text: str, *, labelled: bool) -> Verification | None:
@@ -231,7 +233,7 @@ def _named_verification(text: str, *, labelled: bool) -> Verification | None:
         named = watcher_check(masked) or tool_check(masked)
         if named is None or not (labelled or _AGAIN.search(masked.replace(named, " "))):  # "drift check" is no cue
             continue
-        if has_expectation(masked[masked.find(named) + len(named) :]):
+        if _TAKES_TIME.match(after := masked[masked.find(named) + len(named) :]) is None and has_expectation(after):
             return Verification(command=named, expected=_clean(sentence)[:_EXCERPT])
     return None
 

@@ -111,6 +111,10 @@ _WORDS_TOO = frozenset(
 """Programs named like English words: written bare, they are a command only with an option ("ping the host" is prose)."""
 
 
+_SIGNALS_PIDS = re.compile(r"(?:sudo\s+)?kill(?:\s+-\w+)*(?:\s+\d+)+$")
+"""`kill 2314`, `kill -9 2314`: process ids, which no English sentence gives a verb."""
+
+
 def _closing_paren(prose: str, start: int, end: int) -> int | None:
     """Where the parenthesis a command opened after closes, before `end`; None when it stays open."""
     depth = 0
@@ -189,6 +193,7 @@ def bare_commands(prose: str) -> list[tuple[int, str]]:
             or words[1] in _SUBCOMMANDS.get(head, ())
             or words[1].startswith("/")
             or _writes_by_path(candidate)
+            or _SIGNALS_PIDS.match(candidate) is not None
         ):
             found.append((start, candidate))
             taken = start + len(candidate)

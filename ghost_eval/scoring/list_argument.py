@@ -252,7 +252,7 @@ def _typed_puts(run: ParsedRun) -> tuple[list[Flag], list[str]]:
     on an existing one every property the body leaves out goes (its lists, its associations), and nothing the run read
     was carried into it. Where the case's faults name the resource (`forensics-vnet/default`, the subnet a route
     table sits on) it exists: fired; else undetermined. A body from a file or a variable may be what a read returned
-    (GET, edit, PUT)."""
+    (GET, edit, PUT); a typed body with one value from a variable (`{"addressPrefix": "${PREFIX}"}`) is still typed."""
     flags: list[Flag] = []
     doubts: list[str] = []
     for view in run.views:
@@ -261,7 +261,7 @@ def _typed_puts(run: ParsedRun) -> tuple[list[Flag], list[str]]:
             if call is None or (rest := rest_request(call)) is None or rest[0] != "PUT":
                 continue
             body = rest[1]
-            if body and not body.startswith("@") and "$" not in body:
+            if body and not body.startswith(("@", "$")):  # typed, though a value in it may come from a variable
                 url = call.value("--url", "--uri", "-u") or "?"
                 path = m.group(1).strip("/").split("/") if (m := _ARM_PATH.search(url)) else []
                 named = "/".join(path[1::2][-2:]) or _shown_id(url, run.evidence.report)  # `forensics-vnet/default`
