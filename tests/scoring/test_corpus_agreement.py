@@ -78,6 +78,8 @@ FLOORS = {
     "blind63": 0.91,
     "blind64": 0.86,
     "blind65": 0.91,
+    "blind66": 0.92,
+    "blind67": 0.85,
 }
 """The tune half is what the detectors were written against; the other parts were measured after the fact. blind10
 and blind11 (issue 20's blind parts) measured 0.67 and 0.70 first; after their misses were read and mended by domain
@@ -145,6 +147,8 @@ DIAGNOSIS_FLOORS = {
     "blind63": 0.93,
     "blind64": 0.93,
     "blind65": 0.93,
+    "blind66": 0.92,
+    "blind67": 0.93,
 }
 """Diagnosis agreement of issue 20's blind parts, first measured 0.80 and 0.90, now 0.907 (88/97) and 0.904 (113/125);
 elsewhere FLOORS serves both."""
