@@ -415,12 +415,12 @@ def _changes_offered_in_words(views: Sequence[ActionView]) -> list[str]:
 _LABEL_MID_LINE = rf"(?<=[\s)])(?<!from )(?<!to )(?={LAB_VM_NAME}(?::|\s*(?:->|\u2192|=>))\s)"
 _ON_VM = re.compile(
     rf"(?i)(?<!nothing )(?<!not )(?<!no )(?:#\s*|\bon\s+(?:the\s+)?|^\W*|\(|{_LABEL_MID_LINE})(?P<vm>{LAB_VM_NAME})\b"
-    rf"(?:\s+and\s+(?P<also>{LAB_VM_NAME})\b)?|\bon\s+both\s+(?:vms|ends|boxes|hosts|sides|machines)\b"
+    rf"(?:\s+and\s+(?:on\s+)?(?P<also>{LAB_VM_NAME})\b)?|\bon\s+both\s+(?:vms|ends|boxes|hosts|sides|machines)\b"
 )
-"""Where a line puts a command on a VM: "on tf-dest-vm (and tf-source-vm)", a trailing `# tf-dest-vm`, "tf-dest-vm:"
-(or "tf-dest-vm ->") first or after a space (steps joined on one line: "… chain) tf-source-vm: tc qdisc del …", but
-not a probe's ends, "nc … from tf-source-vm: succeeded"), a host label "(tf-source-vm) tc …", "on both VMs"; not
-"nothing on tf-dest-vm needs to change"."""
+"""Where a line puts a command on a VM: "on tf-dest-vm (and tf-source-vm)", "on tf-source-vm AND on tf-dest-vm", a
+trailing `# tf-dest-vm`, "tf-dest-vm:" (or "tf-dest-vm ->") first or after a space (steps joined on one line: "… chain)
+tf-source-vm: tc qdisc del …", but not a probe's ends, "nc … from tf-source-vm: succeeded"), a host label
+"(tf-source-vm) tc …", "on both VMs"; not "nothing on tf-dest-vm needs to change"."""
 _LABEL_END = r"\s*(?::|->|\u2192|=>)"
 _VM_AFTER = re.compile(
     rf"(?i)[\s`'\")]*(?:#\s*|on\s+(?:the\s+)?)(?P<vm>{LAB_VM_NAME})\b(?:\s+and\s+(?P<also>{LAB_VM_NAME})\b)?(?!{_LABEL_END})"

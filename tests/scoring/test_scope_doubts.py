@@ -139,3 +139,25 @@ def test_a_shaper_kept_with_a_new_rate_still_caps_the_link(change: str, outcome:
     case_k = load_case_set()[0]["k"]
     steps = f"1. On tf-source-vm: `{change}`\n2. On tf-dest-vm: `iptables -D INPUT -p icmp -j DROP`\n"
     assert score_run(evidence(report(steps), use_case="k"), case_k).criteria[2].outcome == outcome
+
+
+@pytest.mark.parametrize(
+    ("where", "outcome"),
+    [
+        ("on tf-source-vm AND on tf-dest-vm", "undetermined"),
+        ("on tf-source-vm and tf-dest-vm", "undetermined"),
+        ("on tf-source-vm", "cleared"),
+    ],
+)
+def test_a_qdisc_deleted_on_the_clean_vm_too_is_possibly_broader(where: str, outcome: str) -> None:
+    """Case j's shaping is on tf-source-vm only: a root qdisc deleted on tf-dest-vm as well reaches a VM with no fault,
+    however the line names the second VM."""
+    from ghost_eval.evaluation.evaluate import load_case_set
+
+    case_j = load_case_set()[0]["j"]
+    steps = (
+        "1. tf-dest-vm: `iptables -D INPUT -p tcp --dport 5001 -j DROP`\n"
+        f"2. reset shaping: tc qdisc del dev eth0 root {where}\n"
+        "3. verify: from tf-source-vm `nc -zv -w 5 10.0.1.5 5001` -> succeeded; `ping -c 5 10.0.1.5` -> rtt under 2 ms\n"
+    )
+    assert score_run(evidence(report(steps), use_case="j"), case_j).criteria[2].outcome == outcome
