@@ -111,7 +111,7 @@ _WORDS_TOO = frozenset(
 """Programs named like English words: written bare, they are a command only with an option ("ping the host" is prose)."""
 
 
-_SIGNALS_PIDS = re.compile(r"(?:sudo\s+)?kill(?:\s+-\w+)*(?:\s+\d+)+$")
+_SIGNALS_PIDS = re.compile(r"kill(?:\s+-\w+)*(?:\s+\d+)+$")
 """`kill 2314`, `kill -9 2314`: process ids, which no English sentence gives a verb."""
 
 

@@ -1015,15 +1015,20 @@ def nft_call(argv: tuple[str, ...]) -> NftCall | None:
     return NftCall(verb=verb, obj=obj, table=table, chain=chain)
 
 
+def _has_option(argv: tuple[str, ...], short: str, long: str) -> bool:
+    """Whether a command gives an option, long (`--test`) or short, alone or among others (`-t`, `-nt`)."""
+    return any(a == long or (a.startswith("-") and not a.startswith("--") and short in a[1:]) for a in argv[1:])
+
+
 def _restore(argv: tuple[str, ...]) -> tuple[bool, str]:
     """`iptables-restore --test` (-t) only parses and builds the ruleset, committing nothing."""
-    if any(a in {"-t", "--test"} or (a[:1] == "-" and a[1:2] != "-" and "t" in a[1:]) for a in argv[1:]):
+    if _has_option(argv, "t", "--test"):
         return False, f"{argv[0]} --test only checks the ruleset"
     return True, f"replaces the {argv[0].removesuffix('-restore')} ruleset"
 
 
 def _nft(argv: tuple[str, ...]) -> tuple[bool, str]:
-    if any(a in {"-c", "--check"} or (a[:1] == "-" and a[1:2] != "-" and "c" in a[1:]) for a in argv[1:]):
+    if _has_option(argv, "c", "--check"):
         return False, "nft --check only checks the commands"
     call = nft_call(argv)
     if call is None:
@@ -1221,7 +1226,7 @@ def _fixed(mutating: bool, reason: str) -> Callable[[tuple[str, ...]], tuple[boo
 
 def _fuser(argv: tuple[str, ...]) -> tuple[bool, str]:
     """`fuser -k 8080/tcp` kills whatever holds the port (a service stopped); without -k it only names the holders."""
-    if any(a == "--kill" or (a.startswith("-") and not a.startswith("--") and "k" in a[1:]) for a in argv[1:]):
+    if _has_option(argv, "k", "--kill"):
         return True, "kills the processes that hold a port or file"
     return False, "lists the processes that hold a port or file"
 
