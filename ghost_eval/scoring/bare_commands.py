@@ -62,11 +62,14 @@ _PLACE = rf"on\s+(?:{LAB_VM_NAME}|(?:the\s+)?(?:source|dest|destination|sender|r
 _PLACED_STEP = re.compile(rf"\s*;\s*{_PLACE}")
 """A step of a command list told where it runs ("… ; on tf-dest-vm sudo tc qdisc del …", "… ; on source tc …"): the
 place is no program."""
-_SLASHED_STEP = re.compile(
-    r"\s+/\s+(?=(?:sudo\s+)?(?:az|iptables|ip6tables|nft|tc|ip|systemctl|service|fail2ban-client|docker|sysctl)\s+\w)"
-)
+_PROGRAM = r"(?:sudo\s+)?(?:az|iptables|ip6tables|nft|tc|ip|systemctl|service|fail2ban-client|docker|sysctl)\s+[\w-]"
+"""A network program with its first argument: where a step of a list written in prose starts."""
+_SLASHED_STEP = re.compile(rf"\s+/\s+(?={_PROGRAM})")
 """Steps listed with a spaced slash ("az vm deallocate / az vm resize --size … / az vm start"): no path has a space
 before its slash, so each program after one starts a command of its own."""
+_THEN_STEP = re.compile(rf"(?<=[^;\s])\s+then\s+(?={_PROGRAM})")
+"""Steps joined by "then" ("iptables -D INPUT -p icmp -j DROP then iptables -C INPUT … should fail"): a sequence, as a
+semicolon is; a shell's own `; then` follows a semicolon."""
 _PLACED_FIRST = re.compile(rf"^{_PLACE}(?=\S+\s+\S)")
 """The list's first step told where it runs ("fixes: on dest iptables -D … ; on source tc …")."""
 _NEW_SUBJECT = re.compile(r"\s+and\s+(?:the\s+)?[a-z][\w-]*$")
@@ -150,7 +153,7 @@ def bare_commands(prose: str) -> list[tuple[int, str]]:
             end = close  # "remove it (iptables -D INPUT … -j DROP) and then …": the aside ends the command
         candidate = " ".join(prose[start:end].replace("\\\n", " ").split())
         candidate = _PURPOSE.sub("", _COMPARISON.sub("", _SHELL_COMMENT.sub("", candidate)))
-        candidate = _SLASHED_STEP.sub("; ", _PLACED_STEP.sub("; ", candidate))
+        candidate = _THEN_STEP.sub("; ", _SLASHED_STEP.sub("; ", _PLACED_STEP.sub("; ", candidate)))
         if (place := _PLACED_FIRST.match(candidate)) is not None:
             start, candidate = start + place.end(), candidate[place.end() :]
         if candidate.endswith(")") and candidate.count(")") > candidate.count("("):

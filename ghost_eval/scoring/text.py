@@ -133,9 +133,11 @@ _PSEUDO = re.compile(
 )
 """`**Fix**`, `Verification:`, `Remediation (both VMs, to be sure):`, `**Fix** (tf-source-vm only):`, `verify →`, `Do:` —
 a label alone on its line; the aside is not the title."""
-_STEP_LABEL = re.compile(r"(?i)^\s*(?:\*\*|__)?\s*(?:step|fix|action|change)\s*#?\d{1,2}\b")
-"""A numbered step's label ("**Step 2: remove the qdisc.**", "**Fix 2 (removes the latency)**", "Step 3 -"): the fix's
-next step."""
+_STEP_LABEL = re.compile(
+    r"(?i)^\s*(?:\*\*|__)?\s*(?:step|fix|action|change)\s*#?\d{1,2}\b|^\s*(?:\*\*|__)\s*(?:[A-H]|\d{1,2})[.)]\s+\w"
+)
+"""A numbered step's label ("**Step 2: remove the qdisc.**", "**Fix 2 (removes the latency)**", "Step 3 -"), or a bold
+lettered or numbered one ("**B. Latency (tf-source-vm)**", "**2) …**"): the fix's next step."""
 _STATEMENT = re.compile(r"[.;!?]\s+\S")
 """A bold line of two sentences ("**Verdict: no fault. No change recommended.**") is a statement, not a title."""
 _BARE_TITLE = re.compile(r"^\s{0,3}([A-Za-z][a-z]+(?:[ /&-][A-Za-z]+|[\x27\u2019][a-z]+){0,4})(?:\s*\([^()\n]*\))?\s*$")

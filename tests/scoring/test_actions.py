@@ -718,3 +718,26 @@ def test_a_fallback_in_a_verification_section_that_changes_something_is_an_actio
         ["az network vnet subnet update -g rg --vnet-name v -n default --service-endpoints Microsoft.Storage"],
         *commands,
     ]
+
+
+@pytest.mark.parametrize("label", ["**B. Latency (tf-source-vm)**", "**2) Latency on tf-source-vm:**"])
+def test_a_lettered_label_after_a_verify_label_is_the_fixs_next_change(label: str) -> None:
+    """ "Verify:" after change A's block checks A; a bold "B." label after it starts change B, not more checking."""
+    text = report(
+        "**A. Database**\n```\naz network nsg rule delete -g rg --nsg-name nsg -n ghost-demo-block-5432\n```\n"
+        "Verify:\n```\naz network watcher test-ip-flow -g rg --vm tf-dest-vm --direction Inbound\n```\n"
+        'Expected: `"access": "Allow"`.\n\n' + label + "\n```\nsudo tc qdisc del dev eth0 root\n```\n"
+    )
+    assert [a.commands for a in extract_actions(text)][-1] == ["sudo tc qdisc del dev eth0 root"]
+
+
+def test_steps_joined_by_then_are_commands_of_their_own() -> None:
+    """ "iptables -D … then iptables -C … should fail" removes the rule, then checks it is gone: a change, not a check."""
+    (_, second) = extract_actions(
+        report(
+            "- tf-source-vm: tc qdisc del dev eth0 root\n"
+            "- tf-dest-vm: iptables -D INPUT -p icmp -j DROP   then iptables -C INPUT -p icmp -j DROP"
+            ' should fail with "Bad rule"\n'
+        )
+    )
+    assert second.commands == ["iptables -D INPUT -p icmp -j DROP; iptables -C INPUT -p icmp -j DROP"]
