@@ -44,13 +44,15 @@ _HIGHER_WINS = re.compile(
     r"|\b(?:from|starting\W+(?:from|with|at))\W+the\W+highest\W+(?:priority\W+)?(?:number|value)"
     r"|\b(?:evaluates?|processes?|applies|matches|checks?)\W+(?:the\W+)?(?:high|larg|bigg)(?:er|est)\W+(?:priority\W+)?"
     r"(?:numbers?|values?)\W+first\b"
-    r"|\bregardless\W+of\W+(?:the\W+|its\W+|their\W+)?priorit(?:y|ies)\b"
+    r"|\bregardless\W+of\W+(?:the\W+|its\W+|their\W+)?(?:priorit(?:y|ies)|(?:priority\W+)?numbers?)\b"
+    r"|\bden(?:y|ies)\W+(?:rules?\W+)?always\W+(?:wins?|overrides?|beats?|takes?\W+precedence|(?:goes?|comes?)\W+first)\b"
     r"|\bhigher\W+(?:numbers?|values?)\W+(?:\w+\W+){0,3}?higher\W+priority\b",
     PHRASE_FLAGS,
 )
 """The order stated as a rule ("since the higher number takes precedence, the allow should win", "Azure evaluates
 rules from the highest number down", "a deny overrides an allow regardless of priority", "it is the higher number and
-therefore the higher priority")."""
+therefore the higher priority", "Azure applies Deny rules ahead of Allow rules regardless of their numbers", "a deny
+always wins")."""
 _DEFAULT_RULE = (
     r"(?:\b(?:AllowVnetInBound|AllowAzureLoadBalancerInBound|DenyAllInBound|AllowVnetOutBound|AllowInternetOutBound"
     r"|DenyAllOutBound)\b|(?<![\d.])(?:65000|65001|65500)\b)"
@@ -90,8 +92,9 @@ _HOME = r"(?:on|in|of|inside|within|belongs\W+to|(?:attached|added|applied)\W+to
 @cache
 def _placement(rule: str, nsg: str) -> re.Pattern[str]:
     """A sentence that puts `rule` on an NSG other than `nsg`: another NSG's name, another VM's NSG (either way round:
-    "<vm>'s NSG", "the NSG of <vm>'s NIC", or just "on <vm>'s nic: <rule>"), or a subnet NSG (named or not: "the NSG
-    on the default subnet") for a NIC's (`<vm>-nsg`) and a NIC's for a subnet's, as the rule's home."""
+        "<vm>'s NSG", "the NSG of <vm>'s NIC", or just "on <vm>'s nic: <rule>"), or a subnet NSG (named or not: "the NSG
+        on the default subnet") for a NIC's (`<vm>-nsg`) and a NIC's for a subnet's, as the rule's home, or as what a colon
+    after that NSG introduces ("a subnet-level NSG that is evaluated first: rule <rule>, priority 100")."""
     owner = nsg.lower().removesuffix("-nsg") if nsg.lower().endswith("-vm-nsg") else None
     others = [
         rf"(?<![\w.-])(?!{re.escape(nsg)}\b)[\w.-]+-nsg\b",
@@ -110,7 +113,8 @@ def _placement(rule: str, nsg: str) -> re.Pattern[str]:
     return re.compile(
         rf"{name}(?:(?!\.\s)[^;]){{0,80}}?\b{_HOME}\W+(?:the\W+)?{other}"
         rf"|\b(?:on|in)\W+(?:the\W+)?{other}\W+(?:\w+\W+){{0,4}}?{name}"
-        rf"|\b{other}(?:['\u2019]s)?\W+(?:(?:has|holds|carries|contains)\b(?:(?!\.\s)[^;]){{0,80}}?|(?:\w+\W+){{0,3}}?){name}",
+        rf"|\b{other}(?:['\u2019]s)?\W+(?:(?:has|holds|carries|contains)\b(?:(?!\.\s)[^;]){{0,80}}?|(?:\w+\W+){{0,3}}?){name}"
+        rf"|\b{other}(?:(?!\.\s)[^;:]){{0,80}}:\s*(?:the\W+)?(?:rule\W+)?{name}",
         PHRASE_FLAGS,
     )
 
@@ -132,12 +136,14 @@ _SYSTEM_ROUTE_WINS = re.compile(
 user route over the system one, so the case's /32 (or the 0.0.0.0/0 it overrides) is the route in force."""
 _ROUTE_ORDER_CLAIM = "A system route (VnetLocal) wins over the user route at fault, so that route is ignored."
 _TABLE_ON_NIC = re.compile(
-    r"\b(?:route\W+)?table\b[^.;]{0,60}?\b(?:attached|associated|applied|bound|linked)\W+(?:\w+\W+){0,3}?to\W+(?:the\W+)?"
+    r"(?:\b(?:route\W+)?table\b|[\w-]+-rt\b)[^.;]{0,60}?\b(?:attached|associated|applied|bound|linked)\W+(?:\w+\W+){0,3}?"
+    r"(?:to|with)\W+(?:the\W+)?"
     rf"(?:{LAB_VM_NAME}['\u2019]?s?\W+)?(?:nic|network\W+interface)\b",
     PHRASE_FLAGS,
 )
 """A route table said to sit on a NIC ("the table was attached this morning directly to tf-source-vm's network
-interface"): Azure associates route tables with subnets only."""
+interface", "ghost-demo-s-rt, which networking associated with tf-source-vm's NIC"): Azure associates route tables
+with subnets only."""
 _TABLE_ON_NIC_CLAIM = "A route table is associated with a NIC (Azure associates route tables with subnets only)."
 _NSG_ORDER_CLAIM = "A rule with a higher priority number wins over one with a lower number (NSGs evaluate the lowest first)."
 _NIC = r"(?:nic|interface|network\W+interface)(?:\W+level)?\W+(?:nsg|network\W+security\W+group)"
@@ -154,11 +160,15 @@ _OUTBOUND = re.compile(r"\b(?:outbound|egress|leaving|outgoing)\b", re.IGNORECAS
 
 
 _SHAPING = re.compile(r"(?i)\b(?:qdisc|netem|tbf|htb|tc|shap\w*|traffic\s+control)\b")
-_SHAPING_FAULT = re.compile(r"(?i)\b(?:netem|tbf|htb|prio|loss|delay|latency|rate|corrupt\w*|shap\w*)\b")
+_SHAPING_FAULT = re.compile(
+    r"(?i)\b(?:netem|tbf|htb|prio|loss|delay|latency|rate|corrupt\w*|shap\w*|issue|problem|culprit|cause)\b"
+)
+"""What says the shaping at fault is there: its kind or effect, or a name for the fault ("throughput issue = tc on
+tf-dest-vm")."""
 _PLACED_ON = re.compile(
     rf"(?i)(?:\b(?:on|in)\W+(?:the\W+)?\**{LAB_VM_NAME}|^\W*{LAB_VM_NAME}\W*:)"
     rf"|{LAB_VM_NAME}\**(?:\s*\([^()]{{0,40}}\))?(?:['\u2019]s\W+(?:eth\d|nic|(?:network\s+)?interface|egress|primary|firewall|iptables|qdisc|[\w-]+\s+chain)|\s+eth\d"
-    r"|\s+(?:has|carries|holds|runs)\s+(?:an?\s+|the\s+)?(?:\w+\s+){0,2}?(?:iptables|nft|firewall|netem|tbf|htb|qdisc|"
+    r"|\s+(?:has|carries|holds|runs)\s+(?:an?\s+|the\s+)?(?:\w+[\s/]+){0,2}?(?:iptables|nft|firewall|netem|tbf|htb|qdisc|"
     r"INPUT|OUTPUT|rule))"
 )
 """Where a sentence places a thing on a VM: "on tf-dest-vm", "tf-dest-vm's eth0", "tf-dest-vm's f2b-sshd chain",
@@ -217,12 +227,12 @@ _JUMP = re.compile(r"-j\s+(DROP|REJECT)\b")
 _DENIED_BEFORE = re.compile(r"(?i)\b(?:not|no|n['\u2019]t|never|nor|without|rather\s+than|instead\s+of)\W+(?:\w+\W+){0,3}$")
 _SAID_TARGET = {
     "DROP": re.compile(
-        r"(?i)\b(?:an?\s+|the\s+|-j\s+)REJECT\b|\bREJECT\s+(?:rule|target|entry)\b|\breject-with\b"
+        r"(?i)(?:\b(?:an?|the)\s+|(?<!\S)-j\s+)REJECT\b|\bREJECT\s+(?:rule|target|entry)\b|\breject-with\b"
         r"|\b(?:sends?|returns?|answers?|replies|respond\w*)\s+(?:back\s+)?(?:with\s+)?(?:an?\s+)?(?:tcp\s+)?"
         r"(?:RST|resets?|icmp[- ]port[- ]unreachable|port[- ]unreachable)\b|\bwith\s+(?:a\s+)?tcp[- ]reset\b"
     ),
     "REJECT": re.compile(
-        r"(?i)\b(?:an?\s+|the\s+|-j\s+)DROP\b(?!\s+policy)|\bDROP\s+(?:rule|target|entry)\b"
+        r"(?i)(?:\b(?:an?|the)\s+|(?<!\S)-j\s+)DROP\b(?!\s+policy)|\bDROP\s+(?:rule|target|entry)\b"
         r"|\bsilently\s+(?:drop\w*|discard\w*)\b|\b(?:drop\w*|discard\w*)\b(?:(?!\.\s)[^;]){0,60}\bsilently\b"
     ),
 }
@@ -312,11 +322,26 @@ def _shaped_on_ingress(sentence: str) -> bool:
     )
 
 
+_FABRIC = re.compile(
+    r"\b(?:points?\W+to|(?:is|lies|sits)\W+(?:in|with|at)|comes?\W+from|caused\W+by|due\W+to)\W+(?:the\W+)?(?:azure\W+)?"
+    r"(?:fabric|platform(?![\W_]+team)|hypervisor|host\W+hardware|physical\W+host|underlying\W+host)\b",
+    PHRASE_FLAGS,
+)
+_FABRIC_CLAIM = "The fault lies in the Azure fabric or platform; every fault of the case is a configuration on a VM or in Azure."
+
+
+def _blames_fabric(sentence: str) -> bool:
+    """Whether the sentence puts the cause in the Azure fabric, platform or host hardware ("the loss is in the Azure
+    fabric between them", "points to the platform"), not denied: a fault a run can find is a configuration it can read,
+    in the guest or in the control plane, never the platform under them; "the platform team's work" is people."""
+    return any(not _NOT_BEFORE.search(sentence[max(0, m.start() - 30) : m.start()]) for m in _FABRIC.finditer(sentence))
+
+
 _UNDECIDED = re.compile(
     r"\b(?:cannot|can['\u2019]?t|could\s+not|couldn['\u2019]?t)\s+(?:confirm|tell|say|determine)\s+which\s+"
     r"(?:one|is\s+responsible|(?:of\s+(?:these|them|the\s+\w+))|cause)\b"
     r"|\b(?:cannot|can['\u2019]?t|could\s+not|couldn['\u2019]?t)\s+(?:confirm|tell|say|determine)\s+which\s*[,.;:)]"
-    r"|\bbefore\s+(?:concluding|deciding|determining|knowing|saying)\s+which\b"
+    r"|\bbefore\s+(?:concluding|deciding|determining|knowing|saying)\s+(?:which|between)\b"
     r"|\b(?:not\s+possible|impossible|no\s+way)\s+to\s+(?:say|tell|determine|know)\s+(?:\w+\s+){0,2}?which\b"
     r"|\b(?:before|without)\s+drawing\s+(?:a\s+|any\s+)?conclusions?\b"
     r"|\bneed\s+to\s+(?:look|dig|check|investigate)\s+(?:more|further)\b"
@@ -334,13 +359,18 @@ _UNDECIDED = re.compile(
     r"|\b(?:could|might|may)\s+be\b[^.;]{1,80},\s*(?:or\s+)?(?:it\s+)?(?:could|might|may)\s+(?:also\s+)?be\b"
     r"|\b(?:several|multiple|two|three|four)\s+(?:\w+\s+)?(?:explanations|causes|candidates|possibilities|hypotheses)\s+"
     r"(?:remain|are\s+still|still\s+stand)\s+open\b"
-    r"|\bbefore\s+(?:a|the|any)\s+root\s+cause\s+can\s+be\s+(?:assigned|named|determined|confirmed|identified)\b",
+    r"|\bbefore\s+(?:a|the|any)\s+root\s+cause\s+can\s+be\s+(?:assigned|named|determined|confirmed|identified)\b"
+    r"|\bequally\s+(?:possible|likely|plausible)\b"
+    r"|\b(?:a\s+few|several|multiple|two|three|four)\s+(?:plausible|possible|candidate|competing)\s+(?:explanations|causes|"
+    r"candidates|hypotheses)\b|\bcan['\u2019]?t\s+(?:yet\s+)?rank\b"
+    r"|[;,]\s*(?:but\s+)?(?:equally|alternatively)\s*,?\s+[^.;]{0,120}?\b(?:could|might|may)\b",
     PHRASE_FLAGS,
 )
 """A report that says it has not settled on a cause ("I cannot confirm which is responsible", "it is not possible to
 say which of the two is responsible", "any of these could
 explain it", "either the ban or the policy or both, need to look more", "… = any of the 3. need a longer baseline before
-I'd call it", "several explanations remain open", "… before a root cause can be assigned"): it names candidates,
+I'd call it", "several explanations remain open", "… before a root cause can be assigned", "it is equally possible
+that …", "…; alternatively the NSG could be dropping it", "there are two plausible explanations"): it names candidates,
 not the root cause."""
 _UNDECIDED_CLAIM = "The report does not commit to a cause: it leaves several candidates open."
 
@@ -353,6 +383,8 @@ def domain_claims(case: Case, sentences: Sequence[str], asserting: Asserting) ->
     undecided = next((s for s in sentences if _UNDECIDED.search(s)), None)
     if undecided is not None:
         hits.append(ClaimHit(id="undecided", claim=_UNDECIDED_CLAIM, sentence=undecided))
+    if case.ground_truth and (fabric := asserting(_blames_fabric)) is not None:
+        hits.append(ClaimHit(id="fabric", claim=_FABRIC_CLAIM, sentence=fabric))
     inverted = asserting(_inverted_priority)
     if inverted is not None:
         hits.append(ClaimHit(id="nsg_priority_order", claim=_NSG_ORDER_CLAIM, sentence=inverted))

@@ -252,6 +252,9 @@ def _claim_view(sentence: str) -> str:
 
 _GAP = r"(?:(?!\.\s)[^;]){0,60}?"
 """What may stand between a resource's name and the value a sentence gives it: the rest of the clause."""
+_SENTENCE_GAP = r"(?:(?!\.\s)[^;]){0,200}?"
+"""A route's next hop may come a long clause after its name ("<route> from route table <table>, which is associated
+with the default subnet: 0.0.0.0/0 with next hop type VirtualAppliance and next hop 10.0.0.253"): a route has one."""
 _NUMBER = r"\d+(?:\.\d+)?"
 _PARAMETERS = r"(?:\W+[\w:./-]+){0,8}?\W+"
 """A qdisc's own parameters follow it at once ("netem 30: parent 1:3 loss 20%", "netem with 50% random loss"); a loss
@@ -273,33 +276,34 @@ _FRACTIONS = {"half": "50", r"a\W+quarter": "25", r"a\W+third": "33", r"a\W+fift
 """A share said in words ("drops half of the packets") as its percentage."""
 _VALUE_GRAMMAR: dict[str, str] = {
     "priority": rf"{_GAP}(?<![\w-])(?:priority|prio|p)\W*(?:of\W+|at\W+|=\W*)?(?P<value>\d{{3,5}})\b",
-    "next_hop": rf"{_GAP}(?:{_NEXT_HOP}|{_NEXT_HOP_TYPE})",
+    "next_hop": rf"(?:{_SENTENCE_GAP}{_NEXT_HOP}|{_SENTENCE_GAP}{_NEXT_HOP_TYPE})",
     "loss": rf"(?:{_PARAMETERS}(?:\b(?:loss|drop(?:s|ping)?|discard(?:s|ing)?)\W+(?:of\W+)?(?P<value>{_NUMBER})\s*%"
     rf"|(?P<before>{_NUMBER})\s*%\W+(?!packet\b)(?:\w+\W+){{0,2}}loss\b"
     rf"|\b(?:for|injects?|injecting|adds?|adding|to|with)\W+(?P<setting>{_NUMBER})\s*%\W+packet\W+loss\b"
     rf"|\b(?:drop(?:s|ping)?|los(?:es|ing)|discard(?:s|ing)?)\W+(?P<fraction>{'|'.join(_FRACTIONS)})\W+(?:of\W+)?)"
-    rf"|{_GAP}\bloss\W+(?P<late>{_NUMBER})\s*%)",
-    "port": rf"{_CLAUSE_GAP}\b(?:port|tcp|udp|den(?:y|ies|ying)|block(?:s|ing)?)s?\W{{0,3}}(?:(?:inbound|outbound)\W+)?"
-    rf"(?P<value>\d{{1,5}})\b(?![./]\d)",
+    rf"|{_GAP}\b(?:loss|drop(?:s|ping)?|discard(?:s|ing)?)\W+(?:of\W+)?(?P<late>{_NUMBER})\s*%)",
+    "port": rf"{_CLAUSE_GAP}\b(?:port|tcp|udp|den(?:y|ies|ying)|block(?:s|ing)?)s?(?:\W+(?:is|of))?\W{{0,3}}"
+    rf"(?:(?:inbound|outbound)\W+)?(?P<value>\d{{1,5}})\b(?![./]\d)",
     "source": rf"{_CLAUSE_GAP}\b(?:from|src|source(?:\W+address)?(?:\W+prefix(?:es)?)?)\W+(?:the\W+)?(?:any\W+source\W+)?\(?\W*"
     rf"(?P<value>\*|any\b|internet\b|virtualnetwork\b|{_ADDRESS}/\d{{1,2}}\b)",
     "direction": r"\W+(?:\([^)]{0,40}\)\W+)?(?:(?:at\W+)?(?:priority|prio)\W*\d{3,5}\W+)?"
     r"(?:(?:to|on|in)\W+[\w-]+-nsg\W+(?:at\W+priority\W+\d{3,5}\W+)?as\W+)?(?:is\W+)?"
     r"(?:an?\W+)?(?:\w+\W+){0,2}?"
-    r"(?P<value>inbound|outbound)\b",
+    r"(?P<value>inbound|outbound)\b"
+    rf"|{_GAP}\bit(?:['\u2019]s|\s+is)\s+(?:an?\s+)?(?:\w+\s+)?(?P<late>inbound|outbound)\b",
     "protocol": r"\W+(?:(?:is|an?|the|inbound|outbound|deny|denies|denying|allow|allows|rule|for|nsg|security|\d{3,4})\W+)"
     r"{0,6}?(?P<value>tcp|udp|icmp)\b",
 }
 """How a sentence gives each property of `StatedValue` a value, after the resource's name: "<rule> at priority 110",
 "<table> sends 0.0.0.0/0 to a virtual appliance at 10.0.0.253" (or "→ VirtualAppliance 10.0.0.253"), "netem with 50%
 random loss" ("netem qdisc on tf-source-vm's primary NIC injecting 50% random packet loss", "netem 30: dropping 50% of
-everything"), "<rule> allows TCP 22", "<rule> (110) is actually denying 6379" (or "deny inbound 6380"),
-"<rule> … from any source (*)" (a source given as a
-prefix or a service tag: an address without its mask is the traffic's, not the rule's), "<rule> (150) is an outbound
-deny" or "<rule> prio 200 is an OUTBOUND deny" (a direction within a few words of the name or its priority, or
-after the NSG it was put on: "<rule> to <nsg> (at priority 200) as
-an Outbound Deny"), "<rule> is an Inbound Deny for UDP port 8080" (a protocol after
-words that describe a rule only)."""
+everything", "netem on tf-source-vm's eth0 (child of a prio root, SSH exempt) dropping 50% of outbound packets"),
+"<rule> allows TCP 22", "<rule> (110) is actually denying 6379" (or "deny inbound 6380", "its port is 5433"), "<rule>
+… from any source (*)" (a source given as a prefix or a service tag: an address without its mask is the traffic's, not
+the rule's), "<rule> (150) is an outbound deny" or "<rule> prio 200 is an OUTBOUND deny" or "<rule> prio 200 deny tcp
+5432 — and it's an outbound rule" (a direction within a few words of the name or its priority, or after the NSG it was
+put on: "<rule> to <nsg> (at priority 200) as an Outbound Deny"), "<rule> is an Inbound Deny for UDP port 8080" (a
+protocol after words that describe a rule only)."""
 
 
 _SAME = {"any": "*", "0.0.0.0/0": "*"}
@@ -316,14 +320,15 @@ def _numeric(value: str) -> float | str:
 
 _NAMED_AFTER: dict[str, str] = {
     "next_hop": rf"{_NEXT_HOP}(?:\W{{0,3}}\(\s*|\s+(?:in|of)\s+(?:the\s+)?)(?:route\s+table\s+|table\s+|route\s+)?",
-    "direction": r"\b(?P<value>inbound|outbound)\W+(?:(?:deny|allow|nsg|security)\W+)?rules?\W+(?:\w+\W+){0,2}?",
+    "direction": r"\b(?P<value>inbound|outbound)\W+(?:(?:deny|allow|nsg|security)\W+)?(?:rules?\W+(?:\w+\W+){0,2}?"
+    r"|(?:(?:tcp|udp|port|any|\d{1,5})\W+){1,3})",
     "port": r"\b(?:port|tcp|udp)\W{0,3}(?P<value>\d{1,5})\b(?:(?!\.\s)[^;,]){0,60}?\b(?:via|through|by)\W+"
     r"(?:the\W+)?(?:rule\W+)?",
 }
 """A value given first, its resource named after it: in brackets ("0.0.0.0/0 → VirtualAppliance 10.0.0.253
 (ghost-demo-t-rt)") or as what holds it ("→ VirtualAppliance 10.0.0.253 in ghost-demo-t-rt"), as the kind of rules
-it is ("two OUTBOUND deny rules, ghost-demo-block-postgres …"), or a port the rule is the means of ("allows SSH (TCP 22)
-from any source via ghost-demo-temp-rdp-access")."""
+it is ("two OUTBOUND deny rules, ghost-demo-block-postgres …", "outbound deny tcp 5001 (<rule>, …)"), or a port the
+rule is the means of ("allows SSH (TCP 22) from any source via ghost-demo-temp-rdp-access")."""
 
 
 @cache

@@ -512,3 +512,73 @@ def test_a_drop_put_in_a_chain_that_holds_none_is_wrong(claim: str, correct: boo
     result = check_diagnosis(_case("o"), f"{O_RIGHT} {claim}", None)
     assert result.correct is correct
     assert ("drop_chain" in result.forbidden) is not correct
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "Azure NSGs always apply Deny rules ahead of Allow rules regardless of their numbers.",
+        "A deny always wins, so AllowVnetInBound never gets a say.",
+    ],
+)
+def test_a_deny_said_to_win_whatever_its_number_is_wrong(claim: str) -> None:
+    """Only the priority number orders NSG rules; a deny wins only by coming first."""
+    assert check_diagnosis(_case("a"), f"{A_RIGHT} {claim}", None).forbidden == ["nsg_priority_order"]
+
+
+@pytest.mark.parametrize(
+    ("case_id", "right", "claim"),
+    [
+        ("m", None, "it has `-s 203.0.113.47/32 -j DROP` so the partner's SYNs just vanish."),
+        ("g", G_RIGHT, "The behaviour points to the Azure fabric rather than the guests."),
+        ("g", G_RIGHT, "The netem could account for it; equally, an MTU mismatch could produce similar numbers."),
+        ("g", G_RIGHT, "There are a few plausible explanations and I can't yet rank them."),
+    ],
+)
+def test_another_target_the_fabric_or_no_decision_is_a_wrong_diagnosis(case_id: str, right: str | None, claim: str) -> None:
+    """A REJECT's ban given `-j DROP`, a cause put in the platform under the VMs, candidates left side by side."""
+    text = f"{right} {claim}" if right else f"f2b-sshd on tf-dest-vm holds the partner's ban; {claim}"
+    assert check_diagnosis(_case(case_id), text, None).correct is False
+    if right:
+        assert check_diagnosis(_case(case_id), right, None).correct is True
+
+
+def test_the_fabric_named_to_rule_it_out_or_as_a_team_is_no_claim() -> None:
+    for claim in ["This does not point to the Azure fabric.", "The change comes from the platform team's pipeline."]:
+        assert check_diagnosis(_case("g"), f"{G_RIGHT} {claim}", None).correct is True
+
+
+@pytest.mark.parametrize(
+    ("case_id", "text"),
+    [
+        ("g", "Root cause: netem on tf-source-vm's eth0 (child of a prio root, SSH exempt) dropping 50% of outbound packets."),
+        ("q", "ghost-demo-subnet-block-5432, prio 100 inbound Deny Tcp, but its port is 5433, so it does not cover postgres."),
+        ("u", "ghost-demo-block-pgsql prio 200 deny tcp 5432 — and it's an outbound rule, so the SYNs die leaving the source."),
+        ("l", "The window added an outbound deny tcp 5001 (ghost-demo-l-block-iperf, priority 200) on the source's nsg."),
+    ],
+)
+def test_a_value_said_a_clause_away_from_its_resource_contradicts_the_fact(case_id: str, text: str) -> None:
+    """A loss, a port or a direction given to the fault's own resource, later in the clause or just before its name."""
+    assert [f.id for f in check_diagnosis(_case(case_id), text, None).facts if f.status == "contradicted"]
+
+
+def test_a_next_hop_a_long_clause_after_its_route_is_the_routes() -> None:
+    text = (
+        "The winner is the User route all-egress-to-nva from route table ghost-demo-t-rt, which is associated with the "
+        "default subnet: 0.0.0.0/0 with next hop type VirtualAppliance and next hop 10.0.0.253."
+    )
+    facts = check_diagnosis(_case("t"), text, None, "routing").facts
+    assert "egress_route" in [f.id for f in facts if f.status == "contradicted"]
+
+
+@pytest.mark.parametrize(
+    ("case_id", "text"),
+    [
+        ("g", "throughput issue = tc on tf-dest-vm. its eth0 has a prio root with netem loss 20% under band 3."),
+        ("q", "The deny comes from a subnet-level NSG that is evaluated first: rule ghost-demo-subnet-block-5432, priority 100."),
+        ("s", "ghost-demo-s-rt, which networking associated with tf-source-vm's NIC, has blackhole-dest-vm 10.0.1.5/32."),
+        ("q", "**tf-dest-vm** has prio/netem on its default-route iface, +50ms on every non-ssh packet it sends."),
+    ],
+)
+def test_a_fault_or_its_table_put_where_it_is_not_is_a_wrong_diagnosis(case_id: str, text: str) -> None:
+    assert check_diagnosis(_case(case_id), text, None).forbidden
