@@ -965,6 +965,8 @@ def iptables_call(argv: tuple[str, ...]) -> IptablesCall | None:
 
 def _iptables(argv: tuple[str, ...]) -> tuple[bool, str]:
     call = iptables_call(argv)
+    if (call is None or not call.op) and any(a.startswith("$") for a in argv[1:]):
+        return True, "iptables given its command in a variable may change any rule"  # `while read r; do iptables $r`
     if call is None or call.op not in _IPT_WRITES:
         return False, "lists or checks rules"
     return True, f"iptables -{call.op} changes the {call.table} table"

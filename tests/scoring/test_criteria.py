@@ -506,6 +506,14 @@ def test_c3_a_change_run_for_every_item_of_a_listing_reaches_all_it_returns(list
     assert criterion(3, fix, CASE_G).outcome == outcome
 
 
+@pytest.mark.parametrize(("grep", "outcome"), [("", "fired"), (" | grep -- '-j DROP'", "undetermined")])
+def test_c3_a_change_run_for_every_line_a_loop_reads_from_a_listing_reaches_all_it_lists(grep: str, outcome: str) -> None:
+    """`iptables $r` run per line of `iptables -S INPUT` (its -A turned into -D) deletes every rule listed, or every one
+    a filter keeps: the fault's rule alone or more."""
+    fix = f"1. `sudo iptables -S INPUT{grep} | sed 's/^-A/-D/' | while read -r r; do sudo iptables $r; done`\n"
+    assert criterion(3, fix, CASE_J).outcome == outcome
+
+
 @pytest.mark.parametrize(
     ("settings", "fired"),
     [("add net.core.default_qdisc=fq and net.ipv4.tcp_congestion_control=bbr to /etc/sysctl.conf", True), ("", False)],
@@ -687,9 +695,18 @@ def test_c4_structured_verifications_are_judged_by_their_content() -> None:
             Verification(command="open the Azure portal", expected="the rule is gone"),
         ),
     )
+    review = structured(
+        "ban",
+        (
+            "Unban",
+            ["sudo fail2ban-client set sshd unbanip 203.0.113.47"],
+            Verification(command="sudo fail2ban-client status sshd", expected="Review the output to confirm it is as intended"),
+        ),
+    )
     assert not score_run(evidence(use_case="m", result=good), CASE_M).criteria[3].fired
     assert score_run(evidence(use_case="m", result=vague), CASE_M).criteria[3].fired
     assert score_run(evidence(use_case="m", result=portal), CASE_M).criteria[3].fired
+    assert score_run(evidence(use_case="m", result=review), CASE_M).criteria[3].fired
 
 
 @pytest.mark.parametrize(

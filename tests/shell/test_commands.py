@@ -77,6 +77,13 @@ def test_subshells_host_prompts_and_spaced_placeholders() -> None:
     assert parse_command_block("sort <in.txt >out.txt")[0].writes == ("out.txt",), "redirections stay redirections"
 
 
+@pytest.mark.parametrize(("command", "mutating"), [("iptables $rule", True), ("iptables -S $chain", False)])
+def test_iptables_given_its_command_in_a_variable_may_change_anything(command: str, mutating: bool) -> None:
+    """`iptables $r` in a loop runs whatever the variable holds: the gate and the scorer take it for a change."""
+    (parsed,) = parse_command_block(command)
+    assert parsed.mutating is mutating
+
+
 @pytest.mark.parametrize(("command", "mutating"), [("ethtool -K eth0 gro off", True), ("ethtool -k eth0", False)])
 def test_ethtool_settings_are_changes_and_listings_are_not(command: str, mutating: bool) -> None:
     (parsed,) = parse_command_block(command)
