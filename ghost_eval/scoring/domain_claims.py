@@ -150,11 +150,12 @@ _NIC = r"(?:nic|interface|network\W+interface)(?:\W+level)?\W+(?:nsg|network\W+s
 _NIC_FIRST = re.compile(
     rf"\b(?:check\w*|evaluat\w+|process\w*|consult\w*|appl\w+)\W+(?:(?:by|against|with)\W+)?(?:the\W+)?{_NIC}\W+first\b"
     rf"|\b{_NIC}\W+(?:\w+\W+){{0,2}}?first\b[^.;]{{0,50}}\bthen\b[^.;]{{0,40}}\bsubnet\b"
-    rf"|\bgate\W*(?:1|one)\W+\(?\W*{_NIC}|\b{_NIC}\W+(?:is\W+)?(?:evaluated|checked|processed|applied)\W+before\W+(?:the\W+)?subnet",
+    rf"|\bgate\W*(?:1|one)\s*(?:[(:=\u2014-]|is\b)\s*\W*{_NIC}|\b{_NIC}\W+(?:is\W+)?(?:evaluated|checked|processed|applied)\W+before\W+(?:the\W+)?subnet",
     PHRASE_FLAGS,
 )
 """For inbound traffic the subnet's NSG is evaluated before the NIC's (outbound the other way round): a sentence that
-puts the NIC's first for inbound ("azure checks the NIC NSG first and then the subnet NSG", "Gate 1 (NIC NSG …)")."""
+puts the NIC's first for inbound ("azure checks the NIC NSG first and then the subnet NSG", "Gate 1 (NIC NSG …)"); "deny
+at gate 1, nic nsg never evaluated" names no gate."""
 _NIC_FIRST_CLAIM = "For inbound traffic the NIC's NSG is evaluated before the subnet's (the subnet's comes first)."
 _OUTBOUND = re.compile(r"\b(?:outbound|egress|leaving|outgoing)\b", re.IGNORECASE)
 

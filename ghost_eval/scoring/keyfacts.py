@@ -50,6 +50,8 @@ _NEGATED_BEFORE = re.compile(
 """A negation just before a claim ("not a failing NIC", "rather than the NSG blocking it", "nothing points to failing
 hardware", "neither VM's NSG has a rule that denies it", "wasnt added in the window": messy output drops the
 apostrophe, and no English word ends that way) denies it."""
+_ANSWERED_NO = re.compile(r"[^.;?:\n]{0,20}?[?:]\s*(?:no|nope|none)\b", PHRASE_FLAGS)
+"""A claim put as a question and answered no ("do they share a cause: no", "same root cause? no"): denied."""
 _CLOSING_QUESTION = re.compile(r"\?(?=\W*$)")
 """The question mark that ends the sentence (not one inside a `--query "[?…]"`)."""
 _REFUTED_LABEL = re.compile(rf"\W*(?:(?:hypothesis\W*\d*|h\d+|\d+[.)])\W*)?{_REFUTATION}", PHRASE_FLAGS)
@@ -132,7 +134,8 @@ def _claim_asserted(claim: re.Pattern[str], sentence: str) -> bool:
         if _HEDGE.search(sentence, 0, m.start()):
             return False
         negated = _NEGATED_BEFORE.search(sentence[max(0, m.start() - 24) : m.start()])
-        if not negated and not _CLOSING_QUESTION.search(sentence, m.end()) and not _refutes(sentence[m.end() :]):
+        answered_no = _ANSWERED_NO.match(sentence, m.end()) is not None
+        if not (negated or answered_no or _CLOSING_QUESTION.search(sentence, m.end()) or _refutes(sentence[m.end() :])):
             return True
         pos = m.start() + 1
     return False
@@ -236,9 +239,14 @@ _NOT_EQUAL = re.compile(r"(?<=\w)\s*(?:!=|\u2260)\s*(?=\w)")
 """Notes write "is not" as an inequality between words ("rollback != done", "rollback \u2260 done")."""
 
 
+_SAVED_POLICY = re.compile(r"(?<![\w:-]):(INPUT|OUTPUT|FORWARD|PREROUTING|POSTROUTING)\s+(ACCEPT|DROP)\b")
+"""A built-in chain's policy as iptables-save writes it (`:INPUT DROP [0:0]`)."""
+
+
 def _as_words(sentence: str) -> str:
-    """The sentence with its inequalities between words read as "is not"."""
-    return _NOT_EQUAL.sub(" is not ", sentence)
+    """The sentence with its inequalities between words read as "is not", and iptables-save's policy lines
+    (`:INPUT ACCEPT` -> `:INPUT DROP`) as the policies they are."""
+    return _SAVED_POLICY.sub(r"\1 policy \2", _NOT_EQUAL.sub(" is not ", sentence))
 
 
 def _claim_view(sentence: str) -> str:
@@ -260,9 +268,9 @@ _PARAMETERS = r"(?:\W+[\w:./-]+){0,8}?\W+"
 """A qdisc's own parameters follow it at once ("netem 30: parent 1:3 loss 20%", "netem with 50% random loss"); a loss
 further on, or a ping's "0% packet loss", is a measurement, not the qdisc's setting."""
 _ADDRESS = r"\d{1,3}(?:\.\d{1,3}){3}"
-_CLAUSE_GAP = r"(?:(?!\.\s|\b(?:an?|another)\W+(?:deny|allow|rule)\b)[^;]){0,60}?"
+_CLAUSE_GAP = r"(?:(?!\.\s|\b(?:an?|another)\W+(?:(?:second|third|other|new)\W+)?(?:deny|allow|rule)\b)[^;]){0,60}?"
 """A rule's port is said before another rule is: "<rule> at priority 110 and, separately, a Deny for TCP 6379 named
-…" gives the next rule's port."""
+…" or "… and a second deny for TCP 6379" gives the next rule's port."""
 _NEXT_HOP = rf"(?:\b|virtual)(?:appliance|nva|next[-\s]?hop)(?:\W+(?:ip|address|at|of|is))*\W+(?P<value>{_ADDRESS})\b(?!/)"
 """A next hop given as an address ("virtual appliance at 10.0.0.253", "→ VirtualAppliance 10.0.0.253")."""
 _NEXT_HOP_TYPE = (

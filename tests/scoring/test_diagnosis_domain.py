@@ -582,3 +582,30 @@ def test_a_next_hop_a_long_clause_after_its_route_is_the_routes() -> None:
 )
 def test_a_fault_or_its_table_put_where_it_is_not_is_a_wrong_diagnosis(case_id: str, text: str) -> None:
     assert check_diagnosis(_case(case_id), text, None).forbidden
+
+
+def test_a_claim_put_as_a_question_and_answered_no_is_denied() -> None:
+    text = "tbf 5mbit on tf-source-vm; tf-dest-vm INPUT rule 1 drops icmp. do they share a cause: no."
+    assert "single_cause" not in check_diagnosis(_case("k"), text, None).forbidden
+    assert "single_cause" in check_diagnosis(_case("k"), "tbf 5mbit on tf-source-vm. They share a cause.", None).forbidden
+
+
+def test_a_port_said_after_a_second_deny_is_that_rules() -> None:
+    text = (
+        "tf-dest-vm-nsg has a deny for TCP 5432 at priority 110 called ghost-demo-block-postgres and a second deny for "
+        "TCP 6379 at 150 called ghost-demo-block-redis."
+    )
+    facts = check_diagnosis(_case("d"), text, None).facts
+    assert "postgres_rule" not in [f.id for f in facts if f.status == "contradicted"]
+
+
+def test_a_gate_named_beside_the_nic_nsg_is_no_order() -> None:
+    text = f"{U_RIGHT} The deny ends it at gate 1, nic nsg tf-dest-vm-nsg never evaluated."
+    assert check_diagnosis(_case("u"), text, None).correct is True
+    assert not check_diagnosis(_case("u"), f"{U_RIGHT} Gate 1 (NIC NSG tf-dest-vm-nsg) allows it.", None).correct
+
+
+def test_an_iptables_save_policy_line_states_the_policy() -> None:
+    text = "The diff of iptables-save on tf-dest-vm against the baseline shows `:INPUT ACCEPT` -> `:INPUT DROP`."
+    facts = check_diagnosis(_case("n"), text, None).facts
+    assert "policy_accept_to_drop" in [f.id for f in facts if f.status == "found"]
