@@ -69,6 +69,8 @@ def _az_broad(call: AzCall, fed: bool) -> list[tuple[str, str, str]]:
             found.append((kind, name, f"sets the whole {prop} list of {kind} {name} (--set {prop}=…), every entry replaced"))
     if kind == "vm" and call.verb in VM_RESETS:
         found.append(("service", name, f"{call.verb}s the whole VM {name}, every service on it with it"))
+    if call.groups == ("vm", "repair") and call.verb == "reset-nic":  # Azure: "reset the network interface stack"
+        found.append(("service", name, f"resets the whole network interface stack of VM {name}, every connection on it"))
     if call.groups == ("group",) and call.verb == "delete":
         found.append(("group", name, f"deletes the whole resource group {name}, every resource in it"))
     if call.groups == ("resource",) and call.verb == "delete":

@@ -455,7 +455,7 @@ def _placed(view: ActionView, raw: str, cmd: Command, nth: int = 0, *, earlier: 
     places = [m.start() for m in re.finditer(re.escape(raw), text)]  # the same command twice: the nth is this one
     where = places[min(nth, len(places) - 1)] if places else -1
     line = text[text.rfind("\n", 0, where) + 1 : (text.find("\n", where) + 1 or len(text) + 1) - 1] if places else raw
-    if (carried := _RUN_COMMAND_VM.search(line)) is not None:
+    if (carried := _RUN_COMMAND_VM.search(raw) or _RUN_COMMAND_VM.search(line)) is not None:  # its own -n first
         return {carried.group(1).lower()}
     at = where - (text.rfind("\n", 0, where) + 1) if places else 0
     inside = _ON_VM.search(raw)  # a bare command that runs on into "… root on tf-dest-vm"

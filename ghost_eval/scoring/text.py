@@ -63,9 +63,11 @@ class Fence:
         comments = [ln.strip().lstrip("#").strip() for ln in self.lines if ln.strip().startswith("#") and not has_prompt(ln)]
         comments += [m.group(1).strip() for ln in self.lines if (m := _TRAILING_COMMENT.search(ln)) and ln.count("'") % 2 == 0]
         if not any(has_prompt(ln) for ln in self.lines):
-            arrows = [_RESULT_ARROW.search(ln) if ln.count("'") % 2 == 0 else None for ln in self.lines]
+            comments += [m.group(1) for ln in self.lines if (m := _TRAILING_ASIDE.search(ln))]
+            lines = [_TRAILING_ASIDE.sub("", ln) for ln in self.lines]
+            arrows = [_RESULT_ARROW.search(ln) if ln.count("'") % 2 == 0 else None for ln in lines]
             results = [m.group(1).strip() for m in arrows if m]
-            bare = [ln[: m.start()] if m else ln for ln, m in zip(self.lines, arrows, strict=True)]
+            bare = [ln[: m.start()] if m else ln for ln, m in zip(lines, arrows, strict=True)]
             lines = split_commands("\n".join(bare))
             if not self.lang and lines and not any(looks_like_command(c) for c in lines):
                 return [], lines, []  # a block of output alone ("[stdout] … 0% packet loss")
@@ -112,6 +114,9 @@ class Section:
 
 _TRAILING_COMMENT = re.compile(r"\S\s+#\s*(\S.*)$")
 """A shell comment after a command (`grep -c netem   # expect 0`), where the writer often states the result."""
+_TRAILING_ASIDE = re.compile(r"(?<=[\w\"'])\s{2,}\(([^()]*)\)\s*$")
+"""A note in brackets after a command and a gap (`iptables -X LAB-NETEM-LOSS   (after -F …, chain only has …)`): no
+shell opens a subshell after a command's arguments, so it is the writer's aside, not more arguments."""
 _RESULT_ARROW = re.compile(r"\s(?:->|\u2192|=>)\s+(\S.*)$")
 """A result written after its command on the same line (`nc -zv 10.0.1.5 5432  -> … succeeded!`): notation, not a
 shell redirect of `-` into a file."""
@@ -250,6 +255,10 @@ _PROSE = re.compile(
 Allow; nc -zv … -> succeeded!", an arrow no shell line has) is prose naming a command, not a line of code."""
 
 
+_UNDERLINE = re.compile(r"\s{0,3}(?:-{3,}|={3,})\s*")
+"""A setext heading's underline: the line above it is the heading, and the underline says nothing itself."""
+
+
 def segments(lines: Iterable[str]) -> list[Segment]:
     """Group lines into text lines and fenced blocks (an unclosed fence runs to the end); commands indented as code,
     after a blank line or a line ending in a colon, are a block too."""
@@ -258,6 +267,9 @@ def segments(lines: Iterable[str]) -> list[Segment]:
     indented: list[str] = []
     previous = said = ""  # the line before, and the last line with text
     for line in lines:
+        if fence is None and not indented and _UNDERLINE.fullmatch(line) and previous.strip():
+            previous = ""  # "Verification\n------------": the line above is a heading; a block may open below it
+            continue
         if fence is None:
             opens = bool(indented) or not previous.strip() or previous.rstrip().endswith(":")
             continued = bool(indented) and indented[-1].endswith("\\") and bool(line.strip())  # a shell continuation

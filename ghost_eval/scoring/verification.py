@@ -14,7 +14,7 @@ from ghost_eval.scoring.model import CriterionResult
 from ghost_eval.scoring.names import FIX_VERIFIED as NAME
 from ghost_eval.scoring.parsed import ParsedRun, changes_anything
 from ghost_eval.scoring.reads import VM_RESETS, resource_kind
-from ghost_eval.scoring.text import has_expectation, relative_only, split_sentences, terse_result
+from ghost_eval.scoring.text import has_expectation, inline_code, relative_only, split_sentences, terse_result
 from ghost_eval.shell.commands import (
     Command,
     az_call,
@@ -176,6 +176,17 @@ def _reachability_only(v: Verification) -> bool:
     return bool(probes) and _MEASURED.search(v.expected.replace(v.command, " ")) is None and not _MEASURED.search(v.command)
 
 
+def _named_after(v: Verification) -> list[Verification]:
+    """Further checks a verification names in its result (`systemctl is-active …` → `active`, and during a batch
+    `curl … http://10.0.1.5:7070/` stays under 0.01 s): each is a check of its own, with what follows it as its result,
+    so a service's state named first does not hide the probe that proves the fix."""
+    out = []
+    for span in inline_code(v.expected):
+        if span != v.command and is_check(span) and (at := v.expected.find(span)) >= 0:
+            out.append(Verification(command=span, expected=v.expected[at + len(span) :].lstrip("` ")[:300]))
+    return out
+
+
 def _evaluate(run: ParsedRun) -> CriterionResult:
     """Criterion 4: no action, nor the report's verification section, gives a command with its expected result. A run
     that changes nothing where the case has a fault leaves nothing to verify: undetermined, as the fault stays. A
@@ -194,6 +205,7 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
         if view.action.verification is not None
     ]
     told += [("the report's verification runs", v) for v in report_level]
+    told += [("a further check a verification names:", later) for _, v in told for later in _named_after(v)]
     if (again := _repeated_read(run, layers) or _step_again(run)) is not None:
         told.append(("the report runs its read again:", again))
     cleared: list[str] = []

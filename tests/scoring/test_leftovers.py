@@ -7,8 +7,8 @@ import pytest
 
 from ghost_eval.scoring import extract_actions, score_run
 from ghost_eval.scoring.cautions import asks_for_change
-from ghost_eval.scoring.text import has_expectation
-from tests.scoring.conftest import CASE_G, CASE_G_OWNED, CASE_M, evidence, report
+from ghost_eval.scoring.text import Fence, has_expectation, segments
+from tests.scoring.conftest import CASE_G, CASE_G_OWNED, CASE_J, CASE_M, evidence, report
 from tests.scoring.test_criteria import CASE_A_NSG, criterion
 
 CONFIG_THEN_RELOAD = "1. In `/etc/ghost-shaper/shaper.conf`, remove the tbf entry for eth0.\n2. `systemctl reload ghost-shaper`\n"
@@ -226,3 +226,42 @@ def test_c3_a_file_emptied_is_possibly_broader(command: str, emptied: bool) -> N
     steps = f"1. `{command}` then `systemctl reload ghost-shaper`\n"
     result = criterion(3, steps, CASE_G_OWNED)
     assert any("empties /etc/ghost-shaper/shaper.conf" in e for e in result.evidence) is emptied
+
+
+def test_c3_run_command_runs_on_the_vm_it_names_whatever_the_line_starts_with() -> None:
+    """Two run-commands joined into one item after "dest:": each runs on its own -n, so the qdisc delete is on
+    tf-source-vm, where the shaping is, not on tf-dest-vm."""
+    steps = (
+        'dest: az vm run-command invoke -g rg -n tf-dest-vm --command-id RunShellScript --scripts "iptables -D INPUT '
+        '-p tcp --dport 5001 -j DROP"\n'
+        'source: az vm run-command invoke -g rg -n tf-source-vm --command-id RunShellScript --scripts "tc qdisc del dev '
+        'eth0 root"\n'
+    )
+    assert criterion(3, f"1. {steps}", CASE_J).outcome == "cleared"
+
+
+def test_a_bracketed_note_after_a_command_line_is_no_argument() -> None:
+    (action,) = extract_actions(
+        report("1. On tf-source-vm:\n\n    iptables -X LAB-NETEM-LOSS   (after -F LAB-NETEM-LOSS, it is empty)\n")
+    )
+    assert action.commands == ["iptables -X LAB-NETEM-LOSS"]
+
+
+def test_c3_resetting_a_vms_network_interface_stack_is_broader_than_a_qdisc() -> None:
+    steps = "1. `sudo tc qdisc del dev eth0 root`\n2. `az vm repair reset-nic -g rg -n tf-source-vm --yes`\n"
+    assert criterion(3, steps, CASE_G).fired
+
+
+def test_c4_a_probe_named_after_a_service_state_check_verifies() -> None:
+    """`systemctl is-active` proves no fix; the curl the same check line names next, with its threshold, does."""
+    steps = (
+        "1. Fix the handler, then `sudo tc qdisc del dev eth0 root`.\n"
+        "   Check: `systemctl is-active demo` → `active`, and `curl -s -o /dev/null -w '%{time_total}' "
+        "http://10.0.1.5:7070/` stays under 0.01 s.\n"
+    )
+    assert criterion(4, steps, CASE_G).outcome == "cleared"
+
+
+def test_a_setext_heading_lets_an_indented_command_under_it_be_code() -> None:
+    found = segments(["Verification", "------------", "    tc qdisc show dev eth0", "", "Expected: no netem line."])
+    assert found[:2] == ["Verification", Fence("", ("tc qdisc show dev eth0",))]
