@@ -143,6 +143,8 @@ def test_a_style_is_whole_or_messy_and_a_phase_is_1_or_2(cases: dict[str, Case])
         "blind67",
         "blind68",
         "blind69",
+        "blind70",
+        "blind71",
     ],
 )
 def test_second_labels_cover_their_part_exactly_once(part: str) -> None:
