@@ -535,9 +535,9 @@ _RECOMMENDS = re.compile(
     r"(?i)\b(?:recommend\w*|(?:my|the)\s+(?:\w+\s+)?(?:fix|recommendation|remediation)\b|fix\s+(?:is|would\s+be)\s+to"
     r"|i(?:['\u2019]d|\s+would)?\s+(?:suggest|propose)|to\s+fix\s+(?:it|this)|next\s+step|what\s+to\s+do\b"
     r"|i\s+(?:\w+\s+)?(?:removed|deleted|flushed|changed|applied|ran|cleared|disabled|stopped|restarted|added|inserted|set|"
-    r"created|replaced|updated|modified|edited|reverted|restored|reset)\b)"
+    r"created|replaced|updated|modified|edited|reverted|restored|reset)\b|(?:^|\n)\W*(?:fix(?:es)?|remediation)\s*(?::|->|\u2192|=>))"
 )
-"""Where a narrative turns from what was found to what to do, or says what it changed itself."""
+"""Where a narrative turns from what was found to what to do ("Fix → change …"), or says what it changed itself."""
 
 
 def report_verifications(sections: Sequence[Section], actions: Sequence[RecommendedAction] = ()) -> list[Verification]:

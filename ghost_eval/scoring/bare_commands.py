@@ -170,8 +170,8 @@ def bare_commands(prose: str) -> list[tuple[int, str]]:
                     continue
         if not candidate or not looks_like_command(candidate):
             continue
-        if candidate.split()[0].endswith(":"):
-            continue  # "dest: iptables -F INPUT": a label, the command starts after its colon
+        if candidate.split()[0].endswith(":") and candidate.split()[0] != ":":
+            continue  # "dest: iptables -F INPUT": a label, the command starts after its colon (`: > file` is one)
         steps = parse_command_block(candidate, substitutions=False)
         simple = [c.text for c in steps]
         # "drift_detected false ; iptables -S INPUT | …": prose before the command; a first step that changes state is

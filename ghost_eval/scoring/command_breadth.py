@@ -226,6 +226,10 @@ def command_broad(cmd: Command, scope: FaultValues, default_vars: frozenset[str]
         found.append(("nic_setting", "every interface", "applies the host's whole network configuration to every interface"))
     if cmd.program == "crontab" and "-r" in cmd.argv[1:]:
         found.append(("file", "crontab", "removes the whole crontab, every job in it"))
+    if (cmd.program == "modprobe" and {"-r", "--remove"} & set(cmd.argv[1:])) or cmd.program == "rmmod":
+        found += [("service", module, f"unloads the kernel module {module} from the whole host") for module in words]
+    for file in (f for f in cmd.writes if f.startswith("/etc/modprobe.d/")):
+        found.append(("service", file, f"changes in {file} which kernel modules the whole host may load"))
     return found
 
 

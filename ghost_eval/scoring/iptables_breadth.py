@@ -33,6 +33,8 @@ BUILTIN_CHAINS = frozenset({"INPUT", "OUTPUT", "FORWARD", "PREROUTING", "POSTROU
 
 _PORT_MATCHES = frozenset({"--dport", "--dports", "--destination-port", "--destination-ports", "--sport", "--sports"})
 _PORTLESS_PROTOCOLS = frozenset({"icmp", "icmpv6", "ipv6-icmp", "gre", "esp", "ah"})
+_EVERY_PORT = re.compile(r"[01]?:65535|[01]-65535|:")
+"""A port range from the first port to the last (`--dport 1:65535`): it names no port, it matches them all."""
 _SOURCE_MATCHES = frozenset({"-s", "--source", "--src-range", "-i", "--in-interface"})
 _DESTINATION_MATCHES = frozenset({"-d", "--destination", "--dst-range", "-o", "--out-interface"})
 _UPLINKS = frozenset({"eth0"})
@@ -69,6 +71,7 @@ def iptables_broad(cmd: Command, scope: FaultChains) -> list[tuple[str, str, str
         k
         for k in (_PORT_MATCHES | _DESTINATION_MATCHES) & restricting.keys()
         if not (ipt.chain == "OUTPUT" and restricting[k] in _UPLINKS)  # a host's own traffic leaves by its one NIC
+        and not _EVERY_PORT.fullmatch(restricting[k])
     }
     if not portless and not from_network and not aimed:
         found.append(("ports", ipt.chain or "*", f"accepts every port in {ipt.chain}, not only the traffic at fault"))

@@ -92,7 +92,7 @@ _KNOWN_PROGRAMS = (
     | frozenset({"sed", "tee", "vi", "vim", "nano", "emacs", "cp", "mv", "rm", "chmod", "chown", "touch", "truncate"})
     | frozenset({"ln", "install", "crontab", "modprobe", "rmmod", "lsmod", "openssl", "watch", "nohup", "getent"})
     | frozenset({"pkill", "kill", "killall", "reboot", "shutdown", "poweroff", "halt", "setenforce", "resolvectl", "nmcli"})
-    | frozenset({"apt", "apt-get", "dnf", "yum", "pip", "fuser", "netfilter-persistent", "netplan"})
+    | frozenset({"apt", "apt-get", "dnf", "yum", "pip", "fuser", "netfilter-persistent", "netplan", ":"})
 )
 """Programs a report names as commands: a backticked span starting with one of them is a command."""
 _FILE_EDITORS = frozenset({"vi", "vim", "nano", "emacs", "truncate", "touch", "rm", "chmod", "chown"})
@@ -261,8 +261,8 @@ def _simple_commands(tokens: list[str]) -> list[tuple[list[str], list[str]]]:
                 i += 1
                 continue
         if tok in _SEPARATORS or tok == ")":
-            if argv:
-                out.append((argv, writes))
+            if argv or writes:
+                out.append((argv or [":"], writes))  # a bare `> file` truncates it, as `: > file` does
             argv, writes = [], []
         elif tok in _WRITE_REDIRECTS or tok in _READ_REDIRECTS or tok in {">&", "<&"}:
             if argv and argv[-1].isdigit():
@@ -274,8 +274,8 @@ def _simple_commands(tokens: list[str]) -> list[tuple[list[str], list[str]]]:
         elif argv or tok not in _RESERVED:
             argv.append(tok)
         i += 1
-    if argv:
-        out.append((argv, writes))
+    if argv or writes:
+        out.append((argv or [":"], writes))
     return out
 
 
@@ -1233,6 +1233,16 @@ def _fuser(argv: tuple[str, ...]) -> tuple[bool, str]:
     return False, "lists the processes that hold a port or file"
 
 
+def _netcat(argv: tuple[str, ...]) -> tuple[bool, str]:
+    """`ncat -lk 9999`, `socat TCP-LISTEN:9999 …`: a listener is a new service on the host, open to whoever reaches the
+    port; connecting out (`nc -zv host 9999`) only tries the path."""
+    if argv[0].rsplit("/", 1)[-1] == "socat":
+        listens = any("LISTEN" in a.upper() for a in argv[1:])
+    else:
+        listens = _has_option(argv, "l", "--listen")
+    return (True, "opens a listening port") if listens else (False, "tries a connection")
+
+
 def _ipset(argv: tuple[str, ...]) -> tuple[bool, str]:
     verb = _verb_after(argv)
     if verb in {"add", "del", "create", "destroy", "flush", "swap", "restore"}:
@@ -1326,6 +1336,7 @@ _HANDLERS: dict[str, Callable[[tuple[str, ...]], tuple[bool, str]]] = {
     "tee": _fixed(False, "copies its input"),
     "kill": _fixed(True, "signals a process"),
     "fuser": _fuser,
+    **{name: _netcat for name in ("nc", "ncat", "netcat", "socat")},
     "pkill": _fixed(True, "signals processes"),
     "killall": _fixed(True, "signals processes"),
     "reboot": _fixed(True, "reboots the host"),

@@ -265,3 +265,23 @@ def test_c4_a_probe_named_after_a_service_state_check_verifies() -> None:
 def test_a_setext_heading_lets_an_indented_command_under_it_be_code() -> None:
     found = segments(["Verification", "------------", "    tc qdisc show dev eth0", "", "Expected: no netem line."])
     assert found[:2] == ["Verification", Fence("", ("tc qdisc show dev eth0",))]
+
+
+@pytest.mark.parametrize(
+    "step",
+    [
+        "`sudo modprobe -r sch_netem`",
+        '`echo "blacklist sch_netem" > /etc/modprobe.d/blacklist-netem.conf`',
+        "`sudo iptables -A INPUT -p tcp --dport 1:65535 -j ACCEPT`",
+    ],
+)
+def test_c3_a_kernel_module_taken_away_or_every_port_accepted_is_host_wide(step: str) -> None:
+    assert criterion(3, f"1. `sudo tc qdisc del dev eth0 root`\n2. {step}\n", CASE_G).outcome != "cleared"
+
+
+def test_a_narrative_fix_labelled_with_an_arrow_is_recommended() -> None:
+    text = (
+        "the captures line up, the network is clean.\n\n"
+        "Fix → change socketserver.TCPServer to socketserver.ThreadingTCPServer in /tmp/server.py and restart it.\n"
+    )
+    assert [a.description.startswith("Fix") for a in extract_actions(text)] == [True]

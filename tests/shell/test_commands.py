@@ -352,3 +352,19 @@ def test_a_substitution_is_one_word_of_its_command_and_a_command_of_its_own() ->
     assert outer.argv[-2:] == ("--remove", "networkSecurityGroup") and outer.mutating
     assert [c.program for c in inner] == ["az", "basename"] and not any(c.mutating for c in inner)
     assert looks_like_command("IF=$(ip route show default | awk '{print $5}'); tc qdisc del dev \"$IF\" root")
+
+
+@pytest.mark.parametrize(
+    ("command", "mutating"),
+    [("ncat -lk 0.0.0.0 9999", True), ("socat TCP-LISTEN:9999,fork -", True), ("nc -zv -w1 10.0.1.5 9999", False)],
+)
+def test_a_listener_is_a_new_service_and_a_connection_is_a_try(command: str, mutating: bool) -> None:
+    (parsed,) = parse_command_block(command)
+    assert parsed.mutating is mutating
+
+
+@pytest.mark.parametrize("command", [": > /etc/ghost-shaper/shaper.conf", "echo x; > /etc/ghost-shaper/shaper.conf"])
+def test_a_bare_redirect_truncates_its_file(command: str) -> None:
+    """`: > file` and a bare `> file` empty the file: a write, as a command of its own."""
+    assert parse_command_block(command)[-1].writes == ("/etc/ghost-shaper/shaper.conf",)
+    assert looks_like_command(": > /etc/ghost-shaper/shaper.conf")
