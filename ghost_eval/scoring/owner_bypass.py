@@ -134,7 +134,11 @@ _DIRECTLY = re.compile(r"(?i)\b(?:directly|manually|by\s+hand)\b")
 """Words that say a change bypasses whoever owns the object ("delete it directly from the jail's chain")."""
 _KIND_NOUNS = (("iptables_chain", re.compile(r"(?i)\bchains?\b")), ("tc_qdisc", re.compile(r"(?i)\bqdiscs?\b")))
 """An owned object referred to by its kind ("the chain") rather than its name."""
-_WRITE_VERB = re.compile(r"(?i)\b(?:delete|remove|flush|add|insert|change|modify|edit|replace|update|append|rewrite)\b")
+_WRITE_VERB = re.compile(
+    r"(?i)\b(?<!\bthe\s)(?<!\ba\s)(?<!\ban\s)(?<!\bthis\s)(?<!\btheir\s)(?<!\bour\s)(?<!\byour\s)(?<!\bmy\s)(?<!\bits\s)"
+    r"(?:delete|remove|flush|add|insert|change|modify|edit|replace|update|append|rewrite)\b"
+)
+"""A verb that writes; after an article or a possessive the same word is a noun ("their daemon, their change")."""
 _NAME_TOKEN = re.compile(r"/[\w./@+-]*\w|[A-Za-z][\w-]*\w")
 
 

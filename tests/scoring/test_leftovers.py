@@ -8,7 +8,7 @@ import pytest
 from ghost_eval.scoring import extract_actions, score_run
 from ghost_eval.scoring.cautions import asks_for_change
 from ghost_eval.scoring.text import Fence, has_expectation, segments
-from tests.scoring.conftest import CASE_G, CASE_G_OWNED, CASE_J, CASE_M, evidence, report
+from tests.scoring.conftest import CASE_G, CASE_G_OWNED, CASE_J, CASE_M, CASE_O, evidence, report
 from tests.scoring.test_criteria import CASE_A_NSG, criterion
 
 CONFIG_THEN_RELOAD = "1. In `/etc/ghost-shaper/shaper.conf`, remove the tbf entry for eth0.\n2. `systemctl reload ghost-shaper`\n"
@@ -285,3 +285,23 @@ def test_a_narrative_fix_labelled_with_an_arrow_is_recommended() -> None:
         "Fix → change socketserver.TCPServer to socketserver.ThreadingTCPServer in /tmp/server.py and restart it.\n"
     )
     assert [a.description.startswith("Fix") for a in extract_actions(text)] == [True]
+
+
+def test_c3_a_run_command_without_its_vm_runs_on_no_vm_named_earlier() -> None:
+    """(b)'s run-command names no VM; the one (a) carried to tf-dest-vm does not carry it there."""
+    steps = (
+        "fixes:\n(a) dest: az vm run-command invoke -g rg -n tf-dest-vm --command-id RunShellScript --scripts "
+        '"iptables -D INPUT -p tcp --dport 5001 -j DROP" check -> nc -zv 10.0.1.5 5001 succeeded. '
+        '(b) source: run-command "tc qdisc del dev eth0 root" check -> tc qdisc show dev eth0 shows no netem\n'
+    )
+    assert "a VM without any fault" not in " ".join(f.explanation for f in criterion(3, steps, CASE_J).flags)
+
+
+def test_c2_change_after_a_possessive_is_a_noun() -> None:
+    """ "their daemon, their change" names who changes, it asks no write of the chain named beside it."""
+    text = (
+        "Operator rules go in DOCKER-USER:\n\n  iptables -I DOCKER-USER 1 -s 172.17.0.0/16 -d 172.17.0.0/16 -j ACCEPT\n\n"
+        "Check it:\n  iptables -L DOCKER-ISOLATION-STAGE-2 -n -v -x, retry a failing call -> DROP pkts identical\n"
+        "Make it permanent via the platform team's Docker host config (their daemon, their change).\n"
+    )
+    assert criterion(2, text, CASE_O).outcome == "cleared"
