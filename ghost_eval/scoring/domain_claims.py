@@ -318,7 +318,7 @@ def _shaped_on_ingress(sentence: str) -> bool:
     name ("netem … on the ingress side", "an ingress qdisc", "ifb redirect"), not denied ("no ingress qdisc")."""
     return any(
         not _NOT_BEFORE.search(sentence[max(0, m.start() - 30) : m.start()])
-        and _SHAPER.search(sentence[max(0, m.start() - 40) : m.end() + 40]) is not None
+        and _SHAPER.search(sentence[max(0, m.start() - 60) : m.end() + 40]) is not None
         for m in _INGRESS.finditer(sentence)
     )
 
@@ -336,6 +336,21 @@ def _blames_fabric(sentence: str) -> bool:
     fabric between them", "points to the platform"), not denied: a fault a run can find is a configuration it can read,
     in the guest or in the control plane, never the platform under them; "the platform team's work" is people."""
     return any(not _NOT_BEFORE.search(sentence[max(0, m.start() - 30) : m.start()]) for m in _FABRIC.finditer(sentence))
+
+
+_NO_OWNER = re.compile(
+    r"\b(?:no\s+(?:daemon|service|process|tool|agent|one|owner)\s+(?:\w+\s+)?(?:manages|owns|maintains|re-?applies|re-?creates)"
+    r"|(?:not|un)[-\s]?managed|nothing\s+(?:\w+\s+)?(?:manages|owns|maintains|re-?applies|re-?creates)|static\s+leftover"
+    r"|hand-?made|no\s+jail\s+state)\b",
+    PHRASE_FLAGS,
+)
+_DENIED_JUST_BEFORE = re.compile(r"(?i)(?:n['\u2019]t|\bnot|\bnever)\W+(?:\w+\W+)?$")
+
+
+def _owner_denied(sentence: str) -> bool:
+    """Whether the sentence says nothing manages the fault's object ("no daemon manages it, so it is a static leftover",
+    "nothing re-applies it", "a hand-made rule"), not denied itself ("the policy isn't hand-made")."""
+    return any(not _DENIED_JUST_BEFORE.search(sentence[max(0, m.start() - 16) : m.start()]) for m in _NO_OWNER.finditer(sentence))
 
 
 _UNDECIDED = re.compile(
@@ -364,6 +379,8 @@ _UNDECIDED = re.compile(
     r"|\bequally\s+(?:possible|likely|plausible)\b"
     r"|\b(?:a\s+few|several|multiple|two|three|four)\s+(?:plausible|possible|candidate|competing)\s+(?:explanations|causes|"
     r"candidates|hypotheses)\b|\bcan['\u2019]?t\s+(?:yet\s+)?rank\b"
+    r"|\bcan['\u2019]?t\s+(?:yet\s+)?say\s+(?:yet\s+)?(?:if|whether)\b"
+    r"|\bnot\s+sure\s+(?:that|if|whether|it)(?:['\u2019]s|\s+is)?\s+(?:really\s+)?(?:a|the)\s+(?:fault|cause|problem|issue)\b"
     r"|[;,]\s*(?:but\s+)?(?:equally|alternatively)\s*,?\s+[^.;]{0,120}?\b(?:could|might|may)\b",
     PHRASE_FLAGS,
 )
@@ -384,6 +401,9 @@ def domain_claims(case: Case, sentences: Sequence[str], asserting: Asserting) ->
     undecided = next((s for s in sentences if _UNDECIDED.search(s)), None)
     if undecided is not None:
         hits.append(ClaimHit(id="undecided", claim=_UNDECIDED_CLAIM, sentence=undecided))
+    if case.ownership and (unowned := asserting(_owner_denied)) is not None:
+        owners = " / ".join(sorted({f"{o.owner} manages {o.name}" for o in case.ownership}))
+        hits.append(ClaimHit(id="owner_denied", claim=f"Nothing manages the fault's object; {owners}.", sentence=unowned))
     if case.ground_truth and (fabric := asserting(_blames_fabric)) is not None:
         hits.append(ClaimHit(id="fabric", claim=_FABRIC_CLAIM, sentence=fabric))
     inverted = asserting(_inverted_priority)

@@ -609,3 +609,22 @@ def test_an_iptables_save_policy_line_states_the_policy() -> None:
     text = "The diff of iptables-save on tf-dest-vm against the baseline shows `:INPUT ACCEPT` -> `:INPUT DROP`."
     facts = check_diagnosis(_case("n"), text, None).facts
     assert "policy_accept_to_drop" in [f.id for f in facts if f.status == "found"]
+
+
+@pytest.mark.parametrize(
+    ("case_id", "claim"),
+    [
+        ("m", "dont be fooled by the name, no jail state behind it, just delete the REJECT."),
+        ("l", "There is also a netem qdisc on tf-dest-vm but I'm not sure that's a fault."),
+        ("g", "Found a netem loss 20% on tf-source-vm but its on the *ingress* side of eth0."),
+    ],
+)
+def test_an_owner_denied_a_fault_doubted_or_shaping_put_on_ingress_is_wrong(case_id: str, claim: str) -> None:
+    text = {"m": "f2b-sshd on tf-dest-vm rejects 203.0.113.47, an active fail2ban ban.", "l": "", "g": G_RIGHT}[case_id]
+    forbidden = check_diagnosis(_case(case_id), f"{text} {claim}", None).forbidden
+    assert forbidden and (case_id != "m" or "owner_denied" in forbidden)
+
+
+def test_an_owner_denied_only_in_a_negation_is_no_claim() -> None:
+    text = "f2b-sshd on tf-dest-vm rejects 203.0.113.47, an active fail2ban ban. The chain isn't hand-made."
+    assert "owner_denied" not in check_diagnosis(_case("m"), text, None).forbidden
