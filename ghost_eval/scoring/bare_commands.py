@@ -170,7 +170,7 @@ def bare_commands(prose: str) -> list[tuple[int, str]]:
                     continue
         if not candidate or not looks_like_command(candidate):
             continue
-        if candidate.split()[0].endswith(":") and candidate.split()[0] != ":":
+        if (first_word := candidate.split()[0]).endswith(":") and first_word != ":":
             continue  # "dest: iptables -F INPUT": a label, the command starts after its colon (`: > file` is one)
         steps = parse_command_block(candidate, substitutions=False)
         simple = [c.text for c in steps]

@@ -266,9 +266,9 @@ _LISTED = re.compile(r"\$\((?P<listing>[^()]*\blist\b[^()]*)\)")
 def view_broad(view: ActionView) -> list[tuple[Command, str, str, str]]:
     """(command, kind, object, what it does) for what one command reaches only with the rest of its action: a change
     run once per item of a listing (`for vm in $(az vm list …); do … -n $vm …`, or per line a `while read` loop reads
-    from one) reaches every item the listing returns,
-    or those its filter selects; `sysctl -p` (or `--system`) loads every setting of the files, so the network keys the
-    action writes there (`net.ipv4.tcp_congestion_control=bbr`) change for every connection on the host."""
+    from one) reaches every item the listing returns, or those its filter selects; `sysctl -p` (or `--system`) loads
+    every setting of the files, so the network keys the action writes there (`net.ipv4.tcp_congestion_control=bbr`)
+    change for every connection on the host."""
     found = []
     loops: dict[str, str] = {}
     before: list[Command] = []

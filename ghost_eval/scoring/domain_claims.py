@@ -92,8 +92,8 @@ _HOME = r"(?:on|in|of|inside|within|belongs\W+to|(?:attached|added|applied)\W+to
 @cache
 def _placement(rule: str, nsg: str) -> re.Pattern[str]:
     """A sentence that puts `rule` on an NSG other than `nsg`: another NSG's name, another VM's NSG (either way round:
-        "<vm>'s NSG", "the NSG of <vm>'s NIC", or just "on <vm>'s nic: <rule>"), or a subnet NSG (named or not: "the NSG
-        on the default subnet") for a NIC's (`<vm>-nsg`) and a NIC's for a subnet's, as the rule's home, or as what a colon
+    "<vm>'s NSG", "the NSG of <vm>'s NIC", or just "on <vm>'s nic: <rule>"), or a subnet NSG (named or not: "the NSG
+    on the default subnet") for a NIC's (`<vm>-nsg`) and a NIC's for a subnet's, as the rule's home, or as what a colon
     after that NSG introduces ("a subnet-level NSG that is evaluated first: rule <rule>, priority 100")."""
     owner = nsg.lower().removesuffix("-nsg") if nsg.lower().endswith("-vm-nsg") else None
     others = [

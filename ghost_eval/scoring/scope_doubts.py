@@ -440,7 +440,7 @@ def _carrier(line: str, at: int) -> re.Match[str] | None:
     """The `az vm run-command` a command on this line is carried by: the last one written before it, when that one
     names its VM ("(a) … run-command … -n tf-dest-vm … (b) source: run-command "tc qdisc del …"" puts the second on no
     VM named, not on the first's)."""
-    starts = [m.start() for m in re.finditer(r"\brun-command\b", line[:at] if at >= 0 else line)]
+    starts = [m.start() for m in re.finditer(r"\brun-command\b", line[:at])]
     az = re.search(r"\baz\s+vm\s+$", line[: starts[-1]]) if starts else None
     return _RUN_COMMAND_VM.match(line, az.start()) if az else None
 
@@ -464,9 +464,9 @@ def _placed(view: ActionView, raw: str, cmd: Command, nth: int = 0, *, earlier: 
     places = [m.start() for m in re.finditer(re.escape(raw), text)]  # the same command twice: the nth is this one
     where = places[min(nth, len(places) - 1)] if places else -1
     line = text[text.rfind("\n", 0, where) + 1 : (text.find("\n", where) + 1 or len(text) + 1) - 1] if places else raw
-    if (carried := _RUN_COMMAND_VM.search(raw) or _carrier(line, line.find(raw))) is not None:  # its own -n first
-        return {carried.group(1).lower()}
     at = where - (text.rfind("\n", 0, where) + 1) if places else 0
+    if (carried := _RUN_COMMAND_VM.search(raw) or _carrier(line, at)) is not None:  # its own -n first
+        return {carried.group(1).lower()}
     inside = _ON_VM.search(raw)  # a bare command that runs on into "… root on tf-dest-vm"
     after = _VM_AFTER.match(line, at + len(raw)) if at >= 0 else None
     before = [

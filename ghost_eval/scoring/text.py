@@ -64,10 +64,10 @@ class Fence:
         comments += [m.group(1).strip() for ln in self.lines if (m := _TRAILING_COMMENT.search(ln)) and ln.count("'") % 2 == 0]
         if not any(has_prompt(ln) for ln in self.lines):
             comments += [m.group(1) for ln in self.lines if (m := _TRAILING_ASIDE.search(ln))]
-            lines = [_TRAILING_ASIDE.sub("", ln) for ln in self.lines]
-            arrows = [_RESULT_ARROW.search(ln) if ln.count("'") % 2 == 0 else None for ln in lines]
+            unnoted = [_TRAILING_ASIDE.sub("", ln) for ln in self.lines]
+            arrows = [_RESULT_ARROW.search(ln) if ln.count("'") % 2 == 0 else None for ln in unnoted]
             results = [m.group(1).strip() for m in arrows if m]
-            bare = [ln[: m.start()] if m else ln for ln, m in zip(lines, arrows, strict=True)]
+            bare = [ln[: m.start()] if m else ln for ln, m in zip(unnoted, arrows, strict=True)]
             lines = split_commands("\n".join(bare))
             if not self.lang and lines and not any(looks_like_command(c) for c in lines):
                 return [], lines, []  # a block of output alone ("[stdout] … 0% packet loss")

@@ -30,7 +30,8 @@ __all__ = ["VERIFICATION"]
 
 _VAGUE = re.compile(
     r"(?i)^\W*(?:it\s+)?(?:works?|should\s+work|looks?\s+(?:good|fine|ok|right)|ok|fine|n/?a|none|tbd|-|"
-    r"(?:monitor|keep\s+an\s+eye|watch|observe|check|verify|confirm|ensure|make\s+sure|review|inspect|examine|look\s+(?:at|over|through))\b.*)\W*$"
+    r"(?:monitor|keep\s+an\s+eye|watch|observe|check|verify|confirm|ensure|make\s+sure|review|inspect|examine"
+    r"|look\s+(?:at|over|through))\b.*)\W*$"
 )
 """Words that promise a check without naming a result; they count only alongside a stated result."""
 
