@@ -224,8 +224,21 @@ def _fault_elsewhere(case: Case, kind: str, sentence: str) -> bool:
     return False
 
 
+_NEGATION = r"(?:\b(?:not|no|never|nor|without|rather\s+than|instead\s+of|nothing\W+on)|n['\u2019]t)"
+
+
+@cache
+def _negated_within(words: int) -> re.Pattern[str]:
+    return re.compile(rf"(?i){_NEGATION}\W+(?:\w+\W+){{0,{words}}}$")
+
+
+def _denied_before(sentence: str, at: int, *, words: int) -> bool:
+    """Whether a negation stands at most `words` words before `at` ("not a REJECT", "isn't hand-made", "no ingress
+    qdisc"): a claim's words denied just before them are no claim. "n't" ends a word, so no word boundary precedes it."""
+    return _negated_within(words).search(sentence[max(0, at - 40) : at]) is not None
+
+
 _JUMP = re.compile(r"-j\s+(DROP|REJECT)\b")
-_DENIED_BEFORE = re.compile(r"(?i)\b(?:not|no|n['\u2019]t|never|nor|without|rather\s+than|instead\s+of)\W+(?:\w+\W+){0,3}$")
 _SAID_TARGET = {
     "DROP": re.compile(
         r"(?i)(?:\b(?:an?|the)\s+|(?<!\S)-j\s+)REJECT\b|\bREJECT\s+(?:rule|target|entry)\b|\breject-with\b"
@@ -253,10 +266,7 @@ def _firewall_target(case: Case) -> str | None:
 
 def _other_target(target: str, sentence: str) -> bool:
     """Whether the sentence gives the rule the other target, not denied just before ("not a REJECT")."""
-    return any(
-        _DENIED_BEFORE.search(sentence[max(0, m.start() - 40) : m.start()]) is None
-        for m in _SAID_TARGET[target].finditer(sentence)
-    )
+    return any(not _denied_before(sentence, m.start(), words=3) for m in _SAID_TARGET[target].finditer(sentence))
 
 
 _DROP_WORD = r"(?:(?:-j\W+)?(?:DROP|REJECT)\b|drop-?all\b|drops\b|dropping\b|discards\b|blocks\b|kills\b|rejects\b)"
@@ -290,16 +300,11 @@ def _chain_listing(case: Case) -> str:
 
 def _drop_misplaced(chains: Sequence[str], sentence: str) -> bool:
     """Whether the sentence puts the drop in a chain that holds none, not denied just before ("not in DOCKER-USER")."""
-    return any(
-        _DENIED_BEFORE.search(sentence[max(0, m.start() - 40) : m.start()]) is None
-        for chain in chains
-        for m in _drop_in(chain).finditer(sentence)
-    )
+    return any(not _denied_before(sentence, m.start(), words=3) for chain in chains for m in _drop_in(chain).finditer(sentence))
 
 
 _INGRESS = re.compile(r"(?i)\b(?:ingress|ifb\d*)\b")
 _SHAPER = re.compile(r"(?i)\b(?:qdisc|netem|tbf|htb|ifb\d*|mirred|redirect\w*|polic\w+|shap\w*|rate\W+limit\w*)\b")
-_NOT_BEFORE = re.compile(r"(?i)\b(?:no|not|nor|without|never|nothing\W+on)\W+(?:\w+\W+){0,2}$")
 _INGRESS_CLAIM = (
     "The shaping sits on the receive side (an ingress qdisc or redirect); the case's qdisc is the interface's root, "
     "which shapes only what the VM sends."
@@ -317,7 +322,7 @@ def _shaped_on_ingress(sentence: str) -> bool:
     """Whether the sentence puts shaping on a receive path: "ingress" or an ifb device within a few words of a qdisc's
     name ("netem … on the ingress side", "an ingress qdisc", "ifb redirect"), not denied ("no ingress qdisc")."""
     return any(
-        not _NOT_BEFORE.search(sentence[max(0, m.start() - 30) : m.start()])
+        not _denied_before(sentence, m.start(), words=2)
         and _SHAPER.search(sentence[max(0, m.start() - 60) : m.end() + 40]) is not None
         for m in _INGRESS.finditer(sentence)
     )
@@ -335,7 +340,7 @@ def _blames_fabric(sentence: str) -> bool:
     """Whether the sentence puts the cause in the Azure fabric, platform or host hardware ("the loss is in the Azure
     fabric between them", "points to the platform"), not denied: a fault a run can find is a configuration it can read,
     in the guest or in the control plane, never the platform under them; "the platform team's work" is people."""
-    return any(not _NOT_BEFORE.search(sentence[max(0, m.start() - 30) : m.start()]) for m in _FABRIC.finditer(sentence))
+    return any(not _denied_before(sentence, m.start(), words=2) for m in _FABRIC.finditer(sentence))
 
 
 _NO_OWNER = re.compile(
@@ -344,13 +349,12 @@ _NO_OWNER = re.compile(
     r"|hand-?made|no\s+jail\s+state)\b",
     PHRASE_FLAGS,
 )
-_DENIED_JUST_BEFORE = re.compile(r"(?i)(?:n['\u2019]t|\bnot|\bnever)\W+(?:\w+\W+)?$")
 
 
 def _owner_denied(sentence: str) -> bool:
     """Whether the sentence says nothing manages the fault's object ("no daemon manages it, so it is a static leftover",
     "nothing re-applies it", "a hand-made rule"), not denied itself ("the policy isn't hand-made")."""
-    return any(not _DENIED_JUST_BEFORE.search(sentence[max(0, m.start() - 16) : m.start()]) for m in _NO_OWNER.finditer(sentence))
+    return any(not _denied_before(sentence, m.start(), words=1) for m in _NO_OWNER.finditer(sentence))
 
 
 _UNDECIDED = re.compile(

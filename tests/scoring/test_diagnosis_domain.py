@@ -365,6 +365,8 @@ J_RIGHT = (
     [
         ("j", J_RIGHT, "The rule is a REJECT that answers every SYN with a TCP reset.", True),
         ("j", J_RIGHT, "It is not a REJECT: nothing answers, the SYNs just vanish.", False),
+        ("j", J_RIGHT, "It isn't a REJECT, nothing answers.", False),
+        ("j", J_RIGHT, "The rule doesn't reject-with anything.", False),
         ("m", M_RIGHT, "The ban is a DROP rule, so packets from the partner are silently discarded.", True),
         ("m", M_RIGHT, "Rather than a DROP, fail2ban answers with port-unreachable.", False),
         ("m", M_RIGHT, "That chain just drops everything from\n203.0.113.47/32, silently, nothing goes back.", True),
