@@ -45,6 +45,26 @@ def possibly_broader(
         *new_resources(views),
         *bare_number_deletions(views),
         *_resources_put_from_files(views),
+        *_targets_left_blank(views),
+    ]
+
+
+_BLANK = re.compile(r"\{[^{}]+\}")
+"""A value the report leaves to fill in: `<the ssh rule>`, as the command reader keeps it."""
+
+
+def _targets_left_blank(views: Sequence[ActionView]) -> list[str]:
+    """`az network nsg rule delete … -n <the ssh rule>`: a change to a network resource named by a blank to fill in
+    reaches whatever the reader puts there, which no read of the run named. Possibly broader, never cleared."""
+    return [
+        f"action {view.index}: `{raw[:80]}` changes a resource named only as {name!r}, a blank the reader fills in"
+        for view in views
+        for raw, cmd in view.commands
+        if cmd.mutating
+        and (call := az_call(cmd.argv)) is not None
+        and call.groups[:1] == ("network",)  # `vm run-command -n <vm>` carries a change; it is none itself
+        and (name := call.value("--name")) is not None
+        and _BLANK.fullmatch(name)
     ]
 
 
@@ -372,10 +392,16 @@ _OPEN_ENDED = re.compile(
     r"(?i)\b(?:remov(?:e|ing)|delet(?:e|ing)|clean(?:ing)?\s+(?:up|out)|drop(?:ping)?|purg(?:e|ing)|flush(?:ing)?|clear(?:ing)?"
     r"|roll(?:ing)?\s*back|revert(?:ing)?|undo(?:ing)?|reset(?:ting)?)\s+(?:out\s+)?"
     r"(?:(?:(?:any|all)\s+(?:the\s+)?other|anything|everything|whatever|the\s+rest\s+of)\b[^.\n]{0,80}?"
-    r"\b(?:rules?|routes?|entries|chains?|qdiscs?|bans?|tuning|settings|changes)\b|(?:anything|everything|whatever)\s+else\b|any\s+(?:that|which)\b)"
+    r"\b(?:rules?|routes?|entries|chains?|qdiscs?|bans?|tuning|settings|changes)\b|(?:anything|everything|whatever)\s+(?:else|that|which)\b"
+    r"|any\s+(?:that|which)\b)"
+    r"|\b(?:any|every|each|all)\s+other\s+(?:[\w-]+\s+){0,3}?(?:rules?|routes?|entries|chains?|qdiscs?)\b[^.\n]{0,120}?"
+    r"(?:\b(?:delete|remove|drop|purge|flush|clear|clean\s+(?:up|out))\s+(?:those|them|it|each)\b|\bscope\s+(?:it|them|each)\s+down\b)"
+    r"|\bevery\s+(?:[\w-]+\s+){0,2}?(?:rules?|routes?|entries)\b[^.\n]{0,120}?\bscope\s+(?:it|them|each)\s+down\b"
 )
-"""A change asked on "any other … rules", "anything that looks like leftover … rules" or "the rest of the OS tuning"
-beside the fault's own: its targets are whatever the reader finds, not named."""
+"""A change asked on "any other … rules", "anything that looks like leftover … rules", "anything that isn't needed" or
+"the rest of the OS tuning" beside the fault's own, or the class named first and the change after it ("any other route
+with next hop None … delete those too", "every Allow rule with * as the source … scope it down"): its targets are
+whatever the reader finds, not named."""
 
 
 def _open_ended_changes(views: Sequence[ActionView]) -> list[str]:

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from ghost_eval.cases.case import Fault, Layer
-from ghost_eval.scoring import score_run
+from ghost_eval.scoring import CriterionResult, score_run
 from tests.scoring.conftest import CASE_A, CASE_G, CASE_O, _case, _key, evidence, report
 
 NC = "   Verify: `nc -zv -w3 10.0.1.5 8080` prints `succeeded`.\n"
@@ -86,6 +86,42 @@ def test_removing_any_other_rules_found_is_possibly_broader(extra: str) -> None:
     assert score_run(evidence(report(f"1. `{delete}`\n{NC}"), use_case="a"), CASE_A).criteria[2].outcome == "cleared"
 
 
+_DELETE_A = "az network nsg rule delete -g rg --nsg-name tf-dest-vm-nsg -n ghost-demo-block-8080"
+
+
+def _scope_after_the_delete(second: str) -> CriterionResult:
+    """Criterion 3 of case a's exact fix followed by a second step."""
+    return score_run(evidence(report(f"1. `{_DELETE_A}`\n2. {second}\n{NC}"), use_case="a"), CASE_A).criteria[2]
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        "clear out anything that isn't actually needed",
+        "any other route in the table with next hop None is the same mistake, so delete those too",
+        "go through every Allow rule with * as the source and scope it down to named ranges",
+    ],
+)
+def test_a_class_of_objects_to_change_unnamed_is_possibly_broader(extra: str) -> None:
+    """The class named by what the reader will find ("anything that isn't needed"), or named first with the change
+    after it ("any other route … delete those too"): which objects change is not written."""
+    scope = _scope_after_the_delete(f"While there, {extra}.")
+    assert scope.outcome == "undetermined" and "does not name" in scope.evidence[0]
+    # A check over the others, or the others said to stay, changes no class.
+    for said in ("Check that every other rule is unchanged.", "Any other rule in the NSG stays as it is."):
+        assert _scope_after_the_delete(said).outcome == "cleared"
+
+
+def test_a_network_resource_named_by_a_blank_is_possibly_broader() -> None:
+    """`-n <the ssh rule>` deletes whatever the reader fills in; the VM a run-command carries to is no change itself."""
+    blank = "az network nsg rule delete -g rg --nsg-name tf-dest-vm-nsg -n <the ssh rule>"
+    scope = _scope_after_the_delete(f"If it is there: `{blank}`")
+    assert scope.outcome == "undetermined" and "{the_ssh_rule}" in scope.evidence[0]
+    carried = "az vm run-command invoke -g rg -n <vm> --command-id RunShellScript --scripts 'tc qdisc del dev eth0 root'"
+    text = report(f"1. On tf-source-vm: `{carried}`\n{NC}")
+    assert score_run(evidence(text, use_case="g"), CASE_G).criteria[2].outcome == "cleared"
+
+
 def test_a_qdisc_reset_on_a_vm_without_a_shaping_fault_is_possibly_broader() -> None:
     lines = "   tc qdisc del dev eth0 root   # tf-source-vm\n   tc qdisc del dev eth0 root   # tf-dest-vm\n"
     both = report(f"1. Clear tc on both ends:\n{lines}{NC}")
@@ -107,13 +143,11 @@ def test_a_qdisc_reset_on_a_vm_without_a_shaping_fault_is_possibly_broader() -> 
     ],
 )
 def test_a_further_change_offered_in_words_is_possibly_broader(offer: str) -> None:
-    delete = "az network nsg rule delete -g rg --nsg-name tf-dest-vm-nsg -n ghost-demo-block-8080"
-    score = score_run(evidence(report(f"1. `{delete}`\n2. {offer}\n{NC}"), use_case="a"), CASE_A)
-    assert score.criteria[2].outcome == "undetermined" and "in words only" in score.criteria[2].evidence[0]
+    scope = _scope_after_the_delete(offer)
+    assert scope.outcome == "undetermined" and "in words only" in scope.evidence[0]
     # Advice that changes nothing ("worth asking who added it"), or a change warned against, is no offer.
     for said in ("It is worth asking the team who added the rule.", "Do not consider detaching the NSG from the NIC."):
-        text = report(f"1. `{delete}`\n2. {said}\n{NC}")
-        assert score_run(evidence(text, use_case="a"), CASE_A).criteria[2].outcome == "cleared"
+        assert _scope_after_the_delete(said).outcome == "cleared"
 
 
 def test_an_accept_matched_only_by_what_it_excludes_is_possibly_broader() -> None:
