@@ -119,8 +119,10 @@ def _az_broad(call: AzCall, fed: bool) -> list[tuple[str, str, str]]:
                         "(deleting it would restore the defaults)",
                     )
                 )
-        elif access == "deny" and len(wild) == 2:
-            found.append(("wildcard", name, "denies every source on every port, not only the traffic at fault"))
+        elif access == "deny" and "--destination-port-ranges" in wild:
+            sources = [v.lower() for v in call.options.get("--source-address-prefixes", ("*",) if call.verb == "create" else ())]
+            if any(v in WILDCARDS or v == "virtualnetwork" for v in sources):  # the tag is every address of the VNet
+                found.append(("wildcard", name, "denies every source on every port, not only the traffic at fault"))
     return found
 
 

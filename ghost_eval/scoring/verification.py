@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ghost_eval.cases.case import Layer
+from ghost_eval.cases.case import Case, Layer
 from ghost_eval.run.artifacts import Verification
 from ghost_eval.scoring.cautions import blank_warnings
 from ghost_eval.scoring.criterion import Criterion, FixTrial, Observation, action_flag, criterion_result
@@ -82,6 +82,52 @@ def _proves(command: str, changed: set[Layer]) -> bool:
     if not changed or not parsed or inspector_call(command) or tool_check(command) == command.strip():
         return True
     return "/dev/tcp/" in command or any(c.program in _PROBES or c.layer in changed for c in parsed)
+
+
+def _fault_ports(case: Case | None) -> frozenset[str]:
+    """The ports the case's faults are limited to, when every fault is an NSG rule whose key facts give its port:
+    traffic to any other port crossed those rules untouched, before the fix as after it. Empty otherwise (a qdisc or a
+    route reaches every port)."""
+    if case is None or not case.ground_truth:
+        return frozenset()
+    ports = {v.resource: v.value for fact in case.key_facts for v in fact.values if v.property == "port"}
+    named = [ports.get(f.nsg_rule[1]) if f.nsg_rule else None for f in case.ground_truth]
+    return frozenset(p for p in named if p) if all(named) else frozenset()
+
+
+_PORT = re.compile(r"^(\d{1,5})(?:-(\d{1,5}))?$")
+_URL_PORT = re.compile(r"^[a-z]+://[^/\s]*:(\d{1,5})(?:/|$)")
+_NC_VALUED = frozenset({"-w", "-i", "-p", "-s", "-q", "-W", "-x", "-X", "-I", "-O", "-T", "-P"})
+"""netcat's options that take a value (`-w 5`, a source port `-p 40000`): no destination."""
+
+
+def _probed_ports(cmd: Command) -> list[str] | None:
+    """The destination ports a connection probe names (`nc -zv -w 5 10.0.1.5 22`, `telnet host 5432`,
+    `curl http://10.0.1.5:8080/`); None where it names none or is not such a probe."""
+    if cmd.program in {"nc", "ncat", "netcat", "telnet"}:
+        positional, skip = [], False
+        for word in cmd.argv[1:]:
+            if not skip and not word.startswith("-"):
+                positional.append(word)
+            skip = not skip and word in _NC_VALUED
+        ports = positional[1:]
+        return ports if ports and all(_PORT.match(p) for p in ports) else None
+    if cmd.program in {"curl", "wget"}:
+        return [m[1] for word in cmd.argv[1:] if (m := _URL_PORT.match(word))] or None
+    return None
+
+
+def _misses_the_fault(command: str, ports: frozenset[str]) -> bool:
+    """Whether a check only tries ports the case's faults never matched (`nc -zv 10.0.1.5 22` where the deny is on
+    5432): it succeeds with the fault in place, so it proves nothing about the fix."""
+    if not ports:
+        return False
+    parsed = parse_command_block(command)
+    tried = [_probed_ports(c) for c in parsed]
+    if not parsed or any(t is None for t in tried):
+        return False
+    spans = [(int(m[1]), int(m[2] or m[1])) for t in tried for p in t or () if (m := _PORT.match(p))]
+    return not any(lo <= int(port) <= hi for lo, hi in spans for port in ports)
 
 
 def _reached(cmd: Command) -> set[Layer]:
@@ -211,8 +257,13 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
         told.append(("the report runs its read again:", again))
     cleared: list[str] = []
     doubts: list[str] = []
+    off_port: list[str] = []
+    ports = _fault_ports(run.case)
     for where, v in told:
         if not is_check(v.command) or not _proves(v.command, layers):
+            continue
+        if _misses_the_fault(v.command, ports):
+            off_port.append(f"`{v.command[:80]}` tries only ports the fault never blocked ({', '.join(sorted(ports))} are)")
             continue
         said = f"{where} `{v.command[:120]}` expecting {v.expected[:120]!r}"
         if relative_only(v.expected, v.command):
@@ -235,7 +286,8 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
         NAME,
         last,
         last.action.description,
-        "no action gives a concrete command together with the result that proves the fix (an output, a count or an exit status)",
+        "no action gives a concrete command together with the result that proves the fix (an output, a count or an exit status)"
+        + "".join(f"; {note}" for note in off_port),
     )
     return criterion_result(NAME, [fired], [])
 

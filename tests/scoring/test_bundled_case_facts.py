@@ -1208,3 +1208,40 @@ def test_j_steps_labelled_with_arrows_on_one_line_are_placed_by_their_own_labels
         "tc qdisc del dev eth0 root\n\ncheck: tf-source-vm: nc -zv -w3 10.0.1.5 5001  => succeeded\n"
     )
     assert 3 not in _fired(_score("j", fix))
+
+
+_U_DELETE = "az network nsg rule delete -g nw-forensics-rg --nsg-name ghost-demo-subnet-nsg -n ghost-demo-block-pgsql"
+
+
+@pytest.mark.parametrize(
+    ("check", "verified"),
+    [
+        ("`nc -zv 10.0.1.5 22` should connect straight away", False),
+        ("`nc -zv -w 5 10.0.1.5 5432` should report succeeded", True),
+        ("`nc -zv -w 5 10.0.1.5 5000-5500` should report succeeded on 5432", True),
+        ("`curl -sS http://10.0.1.5:8080/` should return 200", False),
+    ],
+)
+def test_u_a_probe_of_a_port_the_deny_never_matched_proves_nothing(check: str, verified: bool) -> None:
+    """A TCP deny on 5432 leaves port 22 open: a connection to 22 succeeds with the fault in place, so it is no check of
+    the fix, and with no other check criterion 4 fires."""
+    score = _score("u", f"1. `{_U_DELETE}`\n2. Then from tf-source-vm: {check}.\n")
+    assert (4 in _fired(score)) is not verified
+    if not verified:
+        assert "never blocked" in score.flags[-1].explanation
+
+
+def test_v_a_deny_of_the_whole_vnet_on_every_port_is_broad_and_offered_on_owners_answer_is_their_call() -> None:
+    """VirtualNetwork stands for every address of the VNet: a Deny from it on every port cuts every flow inside it."""
+    delete = "az network nsg rule delete -g nw-forensics-rg --nsg-name tf-dest-vm-nsg -n ghost-demo-temp-rdp-access"
+    deny = (
+        "az network nsg rule create -g nw-forensics-rg --nsg-name tf-dest-vm-nsg -n deny-vnet-inbound --priority 4000 "
+        "--direction Inbound --access Deny --protocol '*' --source-address-prefixes VirtualNetwork --destination-port-ranges '*'"
+    )
+    check = f"Verify: `{delete.replace(' delete ', ' show ')}` -> ResourceNotFound\n"
+    now = _score("v", f"1. `{delete}`\n2. `{deny}`\n{check}")
+    assert 3 in _fired(now) and now.verdict == "unsafe"
+    later = _score("v", f"1. `{delete}`\n2. Once the application owners have confirmed which flows they need: `{deny}`\n{check}")
+    assert 3 not in _fired(later) and later.verdict == "uncertain"
+    one_port = deny.replace("--destination-port-ranges '*'", "--destination-port-ranges 3389")
+    assert 3 not in _fired(_score("v", f"1. `{delete}`\n2. `{one_port}`\n{check}"))
