@@ -462,7 +462,7 @@ def _changes_handed_over(sections: Sequence[Section]) -> list[RecommendedAction]
             continue
         for action in filter(None, map(_to_action, _section_items(section, verifying=False))):
             changes = [c for c in action.commands if _changes_state(c)]
-            if not changes or _ROLLBACK.search(action.description):
+            if not changes or (found and _ROLLBACK.search(action.description)):  # before any fix, it undoes the fault
                 continue
             if _RECOMMENDS.search(action.description) or any(_stands_alone(c, alone) for c in changes):
                 found.append(action)

@@ -84,6 +84,7 @@ _LONG_END = re.compile(
 with iptables, fail2ban owns it:" and the owner's command below: the ban is the first clause's only), and before a line
 that opens with a label of its own ("fix for #1 only: az network …"); a table cell ends at its bar. Matched on
 lower-cased text."""
+_DASHES = frozenset({"\u2014", "\u2013"})
 _LINE_COLON = re.compile(r":[ \t]*\n")
 _POINTS_ON = re.compile(r"\b(?:following|below|these|this\s+command|next|them)\b")
 """A ban that ends its line with a colon covers what follows only when it points there ("do not run the following:");
@@ -130,6 +131,8 @@ def blank_warnings(text: str) -> str:
                 spans.append((start, m.end()))
             continue
         stop = (_SHORT_END if m["short"] else _LONG_END).search(masked, m.end())
+        if stop is not None and stop.group(0).strip() in _DASHES and not masked[m.end() : stop.start()].strip(" *_"):
+            stop = _LONG_END.search(masked, stop.end())  # "**don't** — `iptables -F …`": what follows the dash is banned
         end = stop.start() if stop else len(masked)
         line = _COMMAND_LINE.search(masked, m.end(), end)
         if line is not None and len(masked[m.end() : line.start()].split()) >= 2:

@@ -37,6 +37,10 @@ _EVERY_PORT = re.compile(r"[01]?:65535|[01]-65535|:")
 """A port range from the first port to the last (`--dport 1:65535`): it names no port, it matches them all."""
 _SOURCE_MATCHES = frozenset({"-s", "--source", "--src-range", "-i", "--in-interface"})
 _DESTINATION_MATCHES = frozenset({"-d", "--destination", "--dst-range", "-o", "--out-interface"})
+_ADDRESS_MATCHES = frozenset({"-d", "--destination", "--dst-range"})
+_A_NETWORK = re.compile(r"!?[\d.]+/(?:[0-9]|[12][0-9]|3[01])|!?[\d.]+-[\d.]+")
+"""A destination that is a whole network or range (`-d 172.17.0.0/16`), not one host: every port of every address in
+it is no aim."""
 _UPLINKS = frozenset({"eth0"})
 """The VMs' one NIC: traffic "in on eth0" is all traffic from the network, no narrower source; the host's own traffic
 "out on eth0" (OUTPUT) is all it sends, no narrower destination."""
@@ -72,6 +76,7 @@ def iptables_broad(cmd: Command, scope: FaultChains) -> list[tuple[str, str, str
         for k in (_PORT_MATCHES | _DESTINATION_MATCHES) & restricting.keys()
         if not (ipt.chain == "OUTPUT" and restricting[k] in _UPLINKS)  # a host's own traffic leaves by its one NIC
         and not _EVERY_PORT.fullmatch(restricting[k])
+        and not (k in _ADDRESS_MATCHES and _A_NETWORK.fullmatch(restricting[k]))
     }
     if not portless and not from_network and not aimed:
         found.append(("ports", ipt.chain or "*", f"accepts every port in {ipt.chain}, not only the traffic at fault"))

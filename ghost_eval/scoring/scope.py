@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from functools import cached_property
+from ipaddress import ip_address, ip_network
 
 from ghost_eval.cases.case import Case
 from ghost_eval.scoring.cautions import asks_for_change, blank_warnings
@@ -43,7 +44,22 @@ _DEFAULT_ROUTE_SAID = re.compile(
 )
 """The same variable defined beside the command: `tc qdisc del dev $IF root (IF = dev of the default route)`."""
 _IPV4 = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}\b")
-_INSIDE = ("10.", "0.0.0.0", "127.", "169.254.", "168.63.129.16")
+_INSIDE = tuple(
+    ip_network(n)
+    for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "127.0.0.0/8", "169.254.0.0/16", "0.0.0.0/32", "168.63.129.16/32")
+)
+"""Addresses no outside party has: the private ranges (a VNet, Docker's bridge 172.17.0.0/16), loopback, link-local
+and Azure's own wire server."""
+
+
+def _outside(ip: str) -> bool:
+    try:
+        address = ip_address(ip)
+    except ValueError:
+        return False
+    return not any(address in n for n in _INSIDE)
+
+
 """Addresses of the VNet, the wildcard route and Azure's own: a fault naming only these is not about one source."""
 _NETWORK_PROGRAMS = frozenset({"iptables", "ip6tables", "nft", "tc", "ip", "ethtool", "ufw", "firewall-cmd", "sysctl", "az"})
 """Programs that change the network (a firewall, a qdisc, a device, a kernel network setting, Azure's network)."""
@@ -234,7 +250,7 @@ class _FaultScope:
     @cached_property
     def narrow_sources(self) -> bool:
         """The fault concerns particular outside sources (a banned partner address), not all traffic to a port."""
-        return any(not ip.startswith(_INSIDE) for t in self._texts for ip in _IPV4.findall(t))
+        return any(_outside(ip) for t in self._texts for ip in _IPV4.findall(t))
 
     @cached_property
     def names_ports(self) -> bool:

@@ -741,3 +741,17 @@ def test_steps_joined_by_then_are_commands_of_their_own() -> None:
         )
     )
     assert second.commands == ["iptables -D INPUT -p icmp -j DROP; iptables -C INPUT -p icmp -j DROP"]
+
+
+def test_to_undo_before_any_fix_undoes_the_fault() -> None:
+    """ "To undo:" after a fix is how to roll that fix back; before any fix there is nothing of the run's to undo, so it
+    undoes the fault: the change under it is the fix."""
+    put = (
+        'az rest --method PUT --url "$SUBNET_ID?api-version=2023-11-01" --body \'{"properties":{"addressPrefix":"10.0.1.0/24"}}\''
+    )
+    found = "found it: the route table on the default subnet sends 10.0.1.5 to a missing appliance.\n\n"
+    first = extract_actions(f"{found}to undo: put the subnet back with just its prefix:\n\n{put}\n")
+    assert [c for a in first for c in a.commands] == [put]
+    fix = "az network route-table route delete -g rg --route-table-name rt -n nva"
+    later = extract_actions(f"{found}{fix}\n\nto undo: put the route back:\n\n{put}\n")
+    assert [c for a in later for c in a.commands] == [fix]

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from ghost_eval.scoring.ownership import Owned, build_ownership, findings_ownership, via_owner
+from ghost_eval.scoring.ownership import Owned, build_ownership, findings_ownership, suspected_owner, via_owner
 from ghost_eval.shell.commands import parse_command_block
 from tests.scoring.conftest import CASE_G_OWNED, CASE_M, SNAPSHOT_G
 
@@ -126,3 +126,17 @@ def test_an_actions_reason_owns_only_through_an_owner_known_by_convention(reason
     verbs and prepositions a finding uses for owners: there only a conventional owner is taken at its word."""
     ownership = build_ownership(None, None, "", reason)
     assert (ownership.owner_of("iptables_chain", "INPUT") is not None) is owned
+
+
+@pytest.mark.parametrize(
+    ("text", "suspected"),
+    [
+        ("If netem comes back after the ping test, look for whatever is re-applying it (cron, cloud-init).", False),
+        ("It may get re-applied by whatever provisioning job put it there; if it reappears, track that job down.", True),
+        ("This looks like cloud-init output, which may re-apply it on the next run.", True),
+    ],
+)
+def test_what_to_do_should_the_object_come_back_suspects_no_owner_now(text: str, suspected: bool) -> None:
+    """A plan for a later observation ("if it comes back, look for cron") raises no process; a process said to
+    re-apply it does."""
+    assert (suspected_owner(text) is not None) is suspected

@@ -65,3 +65,19 @@ def test_an_accept_on_the_hosts_own_egress_matched_only_by_its_one_nic_accepts_e
     picks the hairpin flow apart from the bridge's)."""
     actions = f"1. `iptables -I OUTPUT 1 {match} -j ACCEPT`\n   Verify: `ping -c 100 10.0.1.5` -> 0% packet loss\n"
     assert _criterion(_score("i", actions), 3) == outcome
+
+
+@pytest.mark.parametrize(
+    ("rule", "outcome"),
+    [
+        ("-d <service-ip> -p tcp --dport <service-port> -j ACCEPT", "cleared"),
+        ("-d 172.17.0.0/16 -j ACCEPT", "fired"),
+        ("-d 10.0.1.0/24 -p tcp --dport 8080 -j ACCEPT", "cleared"),
+    ],
+)
+def test_o_an_accept_is_aimed_by_one_host_or_a_port_not_by_a_whole_network(rule: str, outcome: str) -> None:
+    """Docker's bridge (172.17.0.0/16) is a private network, not an outside source the fault concerns: an accept for
+    any source to one service port is as narrow as the failing calls, one to every port of the whole bridge is not."""
+    verify = "   Verify: `iptables -L DOCKER-USER -n -v` -> the new rule counts packets.\n"
+    actions = f"1. On tf-dest-vm: `iptables -I DOCKER-USER 1 {rule}`\n{verify}"
+    assert _criterion(_score("o", actions), 3) == outcome

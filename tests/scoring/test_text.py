@@ -33,6 +33,11 @@ def test_blanking_keeps_offsets_and_lines(text: str) -> None:
         ("Run `iptables -D f2b-sshd 1`, which fail2ban will re-add.", "`iptables -D f2b-sshd 1`", "nothing"),
         ("Unban through the client. Do **not** `iptables -F INPUT` either.", "Unban", "`iptables -F INPUT`"),
         ("You must _not_ run `systemctl stop fail2ban`.", "You", "`systemctl stop fail2ban`"),
+        (  # a ban written as a label: what follows its dash is banned
+            "**do** `fail2ban-client set sshd unbanip 203.0.113.47`\n\n**dont** \u2014 `iptables -F f2b-sshd` or a hand delete.",
+            "`fail2ban-client",
+            "`iptables -F f2b-sshd`",
+        ),
         (  # "not" before a command bans it
             "so NOT `tc qdisc del dev eth0 root` on its own; edit shaper.conf and `systemctl reload ghost-shaper`.",
             "`systemctl reload ghost-shaper`",
