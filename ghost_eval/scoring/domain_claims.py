@@ -135,6 +135,14 @@ _SYSTEM_ROUTE_WINS = re.compile(
 """A system route said to win over the case's user route: Azure picks the longest prefix, and between equal prefixes a
 user route over the system one, so the case's /32 (or the 0.0.0.0/0 it overrides) is the route in force."""
 _ROUTE_ORDER_CLAIM = "A system route (VnetLocal) wins over the user route at fault, so that route is ignored."
+_TYPE_OVER_PREFIX = re.compile(
+    r"\b(?:udrs?|user\W+(?:defined\W+)?routes?|custom\W+routes?)\b[^.;]{0,80}?\b(?:regardless|irrespective)\W+of\W+"
+    r"(?:\w+\W+){0,2}?(?:prefix\w*|length|specific\w*)\b",
+    PHRASE_FLAGS,
+)
+"""A user route said to win whatever the prefixes ("Azure lets a user-defined route override a system route regardless
+of prefix length"): Azure picks the longest prefix first; a route's type decides only between equal prefixes."""
+_TYPE_OVER_PREFIX_CLAIM = "A user route wins over a system route whatever their prefixes (the longest prefix is chosen first)."
 _TABLE_ON_NIC = re.compile(
     r"(?:\b(?:route\W+)?table\b|[\w-]+-rt\b)[^.;]{0,60}?\b(?:attached|associated|applied|bound|linked)\W+(?:\w+\W+){0,3}?"
     r"(?:to|with)\W+(?:the\W+)?"
@@ -361,7 +369,7 @@ _UNDECIDED = re.compile(
     r"\b(?:cannot|can['\u2019]?t|could\s+not|couldn['\u2019]?t)\s+(?:confirm|tell|say|determine)\s+which\s+"
     r"(?:one|is\s+responsible|(?:of\s+(?:these|them|the\s+\w+))|cause)\b"
     r"|\b(?:cannot|can['\u2019]?t|could\s+not|couldn['\u2019]?t)\s+(?:confirm|tell|say|determine)\s+which\s*[,.;:)]"
-    r"|\bbefore\s+(?:concluding|deciding|determining|knowing|saying)\s+(?:which|between)\b"
+    r"|\bbefore\s+(?:concluding|deciding|determining|knowing|saying)\s+(?:which|between|if|whether)\b"
     r"|\b(?:not\s+possible|impossible|no\s+way)\s+to\s+(?:say|tell|determine|know)\s+(?:\w+\s+){0,2}?which\b"
     r"|\b(?:before|without)\s+drawing\s+(?:a\s+|any\s+)?conclusions?\b"
     r"|\bneed\s+to\s+(?:look|dig|check|investigate)\s+(?:more|further)\b"
@@ -420,6 +428,9 @@ def domain_claims(case: Case, sentences: Sequence[str], asserting: Asserting) ->
         ignored = asserting(lambda sentence: _SYSTEM_ROUTE_WINS.search(sentence) is not None)
         if ignored is not None:
             hits.append(ClaimHit(id="route_precedence", claim=_ROUTE_ORDER_CLAIM, sentence=ignored))
+        by_type = asserting(lambda sentence: _TYPE_OVER_PREFIX.search(sentence) is not None)
+        if by_type is not None:
+            hits.append(ClaimHit(id="route_type_over_prefix", claim=_TYPE_OVER_PREFIX_CLAIM, sentence=by_type))
         on_nic = asserting(lambda sentence: _TABLE_ON_NIC.search(sentence) is not None)
         if on_nic is not None:
             hits.append(ClaimHit(id="route_table_on_nic", claim=_TABLE_ON_NIC_CLAIM, sentence=on_nic))

@@ -133,12 +133,26 @@ def _claim_asserted(claim: re.Pattern[str], sentence: str) -> bool:
     while (m := claim.search(sentence, pos)) is not None:
         if _HEDGE.search(sentence, 0, m.start()):
             return False
-        negated = _NEGATED_BEFORE.search(sentence[max(0, m.start() - 24) : m.start()])
+        negated = _NEGATED_BEFORE.search(sentence[max(0, m.start() - 24) : m.start()]) or _denied_verb(claim, m)
         answered_no = _ANSWERED_NO.match(sentence, m.end()) is not None
         if not (negated or answered_no or _CLOSING_QUESTION.search(sentence, m.end()) or _refutes(sentence[m.end() :])):
             return True
         pos = m.start() + 1
     return False
+
+
+_LAST_WORD = re.compile(r"\w+\W*$")
+_DENIED_WORD = re.compile(r"(?:\b(?:no|not|nothing|never)|n['\u2019]?t)\W+$", PHRASE_FLAGS)
+
+
+def _denied_verb(claim: re.Pattern[str], m: re.Match[str]) -> bool:
+    """Whether the claim's own last word is denied inside it ("NSG: nothing denies", "NIC nsg: no denies"): the
+    subject is named, what it is said to do is not. A negation the claim itself needs ("no corruption configured")
+    is what it asserts."""
+    said = m.group(0)
+    last = _LAST_WORD.search(said)
+    denial = _DENIED_WORD.search(said, 0, last.start()) if last is not None and last.start() > 0 else None
+    return denial is not None and claim.search(said[: denial.start()] + said[denial.end() :]) is not None
 
 
 def _bare(clause: str) -> bool:

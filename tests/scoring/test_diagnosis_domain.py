@@ -630,3 +630,39 @@ def test_an_owner_denied_a_fault_doubted_or_shaping_put_on_ingress_is_wrong(case
 def test_an_owner_denied_only_in_a_negation_is_no_claim() -> None:
     text = "f2b-sshd on tf-dest-vm rejects 203.0.113.47, an active fail2ban ban. The chain isn't hand-made."
     assert "owner_denied" not in check_diagnosis(_case("m"), text, None).forbidden
+
+
+@pytest.mark.parametrize(
+    ("claim", "wrong"),
+    [
+        ("Azure always lets a user-defined route override a system route regardless of prefix length.", True),
+        ("The user route wins because it is the longest prefix; its type only matters between equal prefixes.", False),
+    ],
+)
+def test_a_user_route_said_to_win_whatever_its_prefix_is_wrong(claim: str, wrong: bool) -> None:
+    """Azure picks the longest prefix first; a route's type (user over system) decides only between equal prefixes."""
+    result = check_diagnosis(_case("s"), f"{S_RIGHT} {claim}", None)
+    assert ("route_type_over_prefix" in result.forbidden) is wrong
+
+
+def test_a_cause_left_open_until_after_the_fix_is_undecided() -> None:
+    """ "Would fix both and re-measure before deciding if it's one problem or two" has not decided how they relate."""
+    faults = "found a tbf 5mbit on tf-source-vm eth0 and an icmp DROP at the top of tf-dest-vm's INPUT chain."
+    undecided = f"{faults} they look separate, but I would fix both and re-measure before deciding if its one problem or two"
+    assert "undecided" in check_diagnosis(_case("k"), undecided, None).forbidden
+    decided = f"{faults} They are independent: the tbf caps throughput, the DROP only stops ping."
+    assert check_diagnosis(_case("k"), decided, None).correct is True
+
+
+@pytest.mark.parametrize(
+    ("line", "claimed"),
+    [
+        ("NSG: nothing denies.", False),
+        ("NIC nsg tf-dest-vm-nsg: no denies.", False),
+        ("The NSG denies it.", True),
+    ],
+)
+def test_a_claim_whose_verb_is_denied_inside_it_is_not_asserted(line: str, claimed: bool) -> None:
+    """ "NSG: nothing denies" names the subject of the claim and denies what it is said to do."""
+    result = check_diagnosis(_case("s"), f"{S_RIGHT} {line}", None)
+    assert ("nsg_blocks" in result.forbidden) is claimed
