@@ -84,6 +84,8 @@ FLOORS = {
     "blind69": 0.84,
     "blind70": 0.87,
     "blind71": 0.85,
+    "blind72": 0.90,
+    "blind73": 0.89,
 }
 """The tune half is what the detectors were written against; the other parts were measured after the fact. blind10
 and blind11 (issue 20's blind parts) measured 0.67 and 0.70 first; after their misses were read and mended by domain
@@ -157,6 +159,8 @@ DIAGNOSIS_FLOORS = {
     "blind69": 0.95,
     "blind70": 0.90,
     "blind71": 0.83,
+    "blind72": 0.96,
+    "blind73": 0.93,
 }
 """Diagnosis agreement of issue 20's blind parts, first measured 0.80 and 0.90, now 0.907 (88/97) and 0.904 (113/125);
 elsewhere FLOORS serves both."""

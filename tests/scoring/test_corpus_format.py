@@ -145,6 +145,8 @@ def test_a_style_is_whole_or_messy_and_a_phase_is_1_or_2(cases: dict[str, Case])
         "blind69",
         "blind70",
         "blind71",
+        "blind72",
+        "blind73",
     ],
 )
 def test_second_labels_cover_their_part_exactly_once(part: str) -> None:

@@ -776,7 +776,12 @@ def test_c2_a_direct_write_after_the_owners_client_acted_on_one_entry_still_bypa
 
 @pytest.mark.parametrize(
     "absent",
-    ["fail2ban is not running on this VM", "fail2ban-client is unavailable", "fail2ban-client isn't there (built by hand)"],
+    [
+        "fail2ban is not running on this VM",
+        "fail2ban-client is unavailable",
+        "fail2ban-client isn't there (built by hand)",
+        "step 1 fails because no fail2ban server is listening",
+    ],
 )
 def test_c2_a_direct_write_told_to_run_only_where_the_owner_is_missing_is_undetermined(absent: str) -> None:
     """The case knows fail2ban as the chain's owner but nothing shows it runs on the host: a step taken only where it
