@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -67,6 +67,9 @@ class Layer(StrEnum):
     CONTROL_PLANE = "control_plane"
 
 
+_TRAFFIC = r"^(?:icmp|(?:tcp|udp)/\d{1,5})$"
+
+
 class Fault(Record):
     """One injected fault: the ground truth the judge and the key facts are checked against."""
 
@@ -86,6 +89,12 @@ class Fault(Record):
     """For a firewall fault, the targets each chain it writes holds, in order (`DOCKER-USER: [RETURN]`,
     `DOCKER-ISOLATION-STAGE-2: [DROP, RETURN]`), as setup.sh writes them: a diagnosis that puts a DROP or a REJECT in
     a chain that holds none contradicts it."""
+    affects: list[Annotated[str, Field(pattern=_TRAFFIC)]] = []
+    """The only traffic the fault acts on, where it acts on part of it (`tcp/5001` for a DROP of one port, `icmp`): a
+    check made with other traffic succeeds with the fault in place. Empty: all it carries, but `spares`."""
+    spares: list[Annotated[str, Field(pattern=_TRAFFIC)]] = []
+    """Traffic the fault leaves alone (`tcp/22`: SSH kept out of a shaper by a u32 filter, or accepted ahead of a DROP
+    policy): a check made with it succeeds with the fault in place."""
 
     @property
     def nsg_rule(self) -> tuple[str, str] | None:

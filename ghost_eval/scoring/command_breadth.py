@@ -268,9 +268,9 @@ _LISTED = re.compile(r"\$\((?P<listing>[^()]*\blist\b[^()]*)\)")
 def view_broad(view: ActionView) -> list[tuple[Command, str, str, str]]:
     """(command, kind, object, what it does) for what one command reaches only with the rest of its action: a change
     run once per item of a listing (`for vm in $(az vm list …); do … -n $vm …`, or per line a `while read` loop reads
-    from one) reaches every item the listing returns, or those its filter selects; `sysctl -p` (or `--system`) loads
-    every setting of the files, so the network keys the action writes there (`net.ipv4.tcp_congestion_control=bbr`)
-    change for every connection on the host."""
+    from one), or on all of them at once (`run-command invoke --ids $(az vm list …)`), reaches every item the listing
+    returns, or those its filter selects; `sysctl -p` (or `--system`) loads every setting of the files, so the network
+    keys the action writes there (`net.ipv4.tcp_congestion_control=bbr`) change for every connection on the host."""
     found = []
     loops: dict[str, str] = {}
     before: list[Command] = []
@@ -288,6 +288,9 @@ def view_broad(view: ActionView) -> list[tuple[Command, str, str, str]]:
             if re.search(rf"\$\{{?{re.escape(var)}\b", words):
                 kind = "selected" if "?" in listing else "wildcard"
                 found.append((cmd, kind, var, f"runs `{cmd.program}` for every item `{listing[:60]}` returns"))
+        if cmd.mutating and (m := _LISTED.search(words)) is not None:  # `--ids $(az vm list -g rg --query "[].id")`
+            kind = "selected" if "?" in m["listing"] else "wildcard"
+            found.append((cmd, kind, m["listing"][:40], f"runs `{cmd.program}` on every item `{m['listing'][:60]}` returns"))
         keys = sorted(set(_NET_SETTING.findall(view.written))) if cmd.program == "sysctl" else []
         if keys and _SYSCTL_LOADS & set(cmd.argv[1:]):
             what = f"loads the host-wide network setting(s) {', '.join(keys)} for every connection"

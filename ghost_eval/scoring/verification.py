@@ -84,50 +84,88 @@ def _proves(command: str, changed: set[Layer]) -> bool:
     return "/dev/tcp/" in command or any(c.program in _PROBES or c.layer in changed for c in parsed)
 
 
-def _fault_ports(case: Case | None) -> frozenset[str]:
-    """The ports the case's faults are limited to, when every fault is an NSG rule whose key facts give its port:
-    traffic to any other port crossed those rules untouched, before the fix as after it. Empty otherwise (a qdisc or a
-    route reaches every port)."""
-    if case is None or not case.ground_truth:
-        return frozenset()
-    ports = {v.resource: v.value for fact in case.key_facts for v in fact.values if v.property == "port"}
-    named = [ports.get(f.nsg_rule[1]) if f.nsg_rule else None for f in case.ground_truth]
-    return frozenset(p for p in named if p) if all(named) else frozenset()
+def _fault_traffic(case: Case | None) -> list[tuple[frozenset[str], frozenset[str]]]:
+    """For each fault of the case, the traffic it acts on (empty: all) and the traffic it spares, as the case states
+    them; an NSG rule's port facts say what it acts on where the fault does not."""
+    if case is None:
+        return []
+    ports = {v.resource: v.value for fact in case.key_facts for v in fact.values if v.property == "port" and v.value.isdigit()}
+    return [
+        (
+            frozenset(f.affects or ([f"tcp/{ports[f.nsg_rule[1]]}"] if f.nsg_rule and f.nsg_rule[1] in ports else [])),
+            frozenset(f.spares),
+        )
+        for f in case.ground_truth
+    ]
 
 
 _PORT = re.compile(r"^(\d{1,5})(?:-(\d{1,5}))?$")
-_URL_PORT = re.compile(r"^[a-z]+://[^/\s]*:(\d{1,5})(?:/|$)")
-_NC_VALUED = frozenset({"-w", "-i", "-p", "-s", "-q", "-W", "-x", "-X", "-I", "-O", "-T", "-P"})
-"""netcat's options that take a value (`-w 5`, a source port `-p 40000`): no destination."""
+_URL = re.compile(r"^(?P<scheme>https?)://[^/\s:]*(?::(?P<port>\d{1,5}))?(?:/|$)")
+_VALUED = frozenset({"-w", "-i", "-p", "-s", "-q", "-W", "-x", "-X", "-I", "-O", "-T", "-P", "-o"})
+"""netcat's options that take a value (`nc -w 5`, a source port `nc -p 40000`): no host, no destination port."""
+_DEFAULT_PORTS = {"ssh": 22, "scp": 22, "sftp": 22, "iperf3": 5201, "iperf": 5001, "psql": 5432, "redis-cli": 6379}
+_PORT_OPTION = {"ssh": "-p", "scp": "-P", "sftp": "-P", "iperf3": "-p", "iperf": "-p", "psql": "-p", "redis-cli": "-p"}
 
 
-def _probed_ports(cmd: Command) -> list[str] | None:
-    """The destination ports a connection probe names (`nc -zv -w 5 10.0.1.5 22`, `telnet host 5432`,
-    `curl http://10.0.1.5:8080/`); None where it names none or is not such a probe."""
-    if cmd.program in {"nc", "ncat", "netcat", "telnet"}:
+_ONLY_ON_ARRIVAL = frozenset({"echo", "true", "hostname", "uptime", "id", "whoami", "date", "exit", "uname"})
+"""Remote commands that only show the login arrived: what an ssh carrying them tries is the login itself."""
+
+
+def _probed(cmd: Command) -> list[str] | None:
+    """The traffic a connection probe sends (`icmp` for ping, `tcp/22` for `nc -zv -w 5 10.0.1.5 22` or an ssh
+    login, `tcp/8080` for `curl http://10.0.1.5:8080/`); None where it is no such probe or its port is not written."""
+    carrier = next((w for w in cmd.wrappers if w[:1] == ("ssh",)), None)
+    if carrier is not None and cmd.program in _ONLY_ON_ARRIVAL:  # `ssh host 'echo ok'`: the login is the probe
+        return _sent("ssh", carrier[1:])
+    return _sent(cmd.program, cmd.argv[1:])
+
+
+def _sent(program: str, args: tuple[str, ...]) -> list[str] | None:
+    if program in {"ping", "ping6"}:
+        return ["icmp"]
+    if program in {"nc", "ncat", "netcat", "telnet"}:
         positional, skip = [], False
-        for word in cmd.argv[1:]:
+        for word in args:
             if not skip and not word.startswith("-"):
                 positional.append(word)
-            skip = not skip and word in _NC_VALUED
+            skip = not skip and word in _VALUED
+        proto = "udp" if "-u" in args or "-zu" in args or "-uz" in args else "tcp"
         ports = positional[1:]
-        return ports if ports and all(_PORT.match(p) for p in ports) else None
-    if cmd.program in {"curl", "wget"}:
-        return [m[1] for word in cmd.argv[1:] if (m := _URL_PORT.match(word))] or None
+        return [f"{proto}/{p}" for p in ports] if ports and all(_PORT.match(p) for p in ports) else None
+    if program in {"curl", "wget"}:
+        urls = [m for word in args if (m := _URL.match(word))]
+        return [f"tcp/{m['port'] or (443 if m['scheme'] == 'https' else 80)}" for m in urls] or None
+    if program in _DEFAULT_PORTS:
+        option = _PORT_OPTION[program]
+        given = [args[i + 1] for i, a in enumerate(args[:-1]) if a == option]
+        port = given[-1] if given else str(_DEFAULT_PORTS[program])
+        return [f"{'udp' if '-u' in args else 'tcp'}/{port}"] if _PORT.match(port) else None
     return None
 
 
-def _misses_the_fault(command: str, ports: frozenset[str]) -> bool:
-    """Whether a check only tries ports the case's faults never matched (`nc -zv 10.0.1.5 22` where the deny is on
-    5432): it succeeds with the fault in place, so it proves nothing about the fix."""
-    if not ports:
-        return False
+def _acted_on(traffic: str, affects: frozenset[str], spares: frozenset[str]) -> bool:
+    """Whether a fault acting on `affects` (all traffic when empty) and sparing `spares` acts on this traffic; a port
+    range (`tcp/5000-5500`) stands for every port in it."""
+    proto, _, ports = traffic.partition("/")
+    m = _PORT.match(ports)
+    span = range(int(m[1]), int(m[2] or m[1]) + 1) if m else range(0)
+
+    def within(named: frozenset[str]) -> bool:
+        return any(t == traffic or (t.startswith(f"{proto}/") and int(t.partition("/")[2]) in span) for t in named)
+
+    return within(affects) if affects else not within(spares)
+
+
+def _misses_the_faults(command: str, faults: list[tuple[frozenset[str], frozenset[str]]]) -> list[str]:
+    """The traffic a check tries where no fault of the case acts on any of it (`nc -zv 10.0.1.5 22` where the deny
+    is on 5432, an ssh login past a DROP policy that accepts SSH, scp where the shaper spares port 22): it succeeds with
+    the faults in place, so it proves nothing about the fix. Empty where it reaches one, or is not such a probe."""
     parsed = parse_command_block(command)
-    tried = [_probed_ports(c) for c in parsed]
-    if not parsed or any(t is None for t in tried):
-        return False
-    spans = [(int(m[1]), int(m[2] or m[1])) for t in tried for p in t or () if (m := _PORT.match(p))]
-    return not any(lo <= int(port) <= hi for lo, hi in spans for port in ports)
+    tried = [_probed(c) for c in parsed]
+    if not faults or not parsed or any(t is None for t in tried):
+        return []
+    traffic = [t for probe in tried for t in probe or ()]
+    return [] if any(_acted_on(t, a, s) for t in traffic for a, s in faults) else traffic
 
 
 def _reached(cmd: Command) -> set[Layer]:
@@ -257,13 +295,13 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
         told.append(("the report runs its read again:", again))
     cleared: list[str] = []
     doubts: list[str] = []
-    off_port: list[str] = []
-    ports = _fault_ports(run.case)
+    off_path: list[str] = []
+    faults = _fault_traffic(run.case)
     for where, v in told:
         if not is_check(v.command) or not _proves(v.command, layers):
             continue
-        if _misses_the_fault(v.command, ports):
-            off_port.append(f"`{v.command[:80]}` tries only ports the fault never blocked ({', '.join(sorted(ports))} are)")
+        if spared := _misses_the_faults(v.command, faults):
+            off_path.append(f"`{v.command[:80]}` sends only {', '.join(spared)}, which no fault of the case acts on")
             continue
         said = f"{where} `{v.command[:120]}` expecting {v.expected[:120]!r}"
         if relative_only(v.expected, v.command):
@@ -287,7 +325,7 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
         last,
         last.action.description,
         "no action gives a concrete command together with the result that proves the fix (an output, a count or an exit status)"
-        + "".join(f"; {note}" for note in off_port),
+        + "".join(f"; {note}" for note in off_path),
     )
     return criterion_result(NAME, [fired], [])
 

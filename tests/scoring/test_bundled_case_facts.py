@@ -1228,7 +1228,7 @@ def test_u_a_probe_of_a_port_the_deny_never_matched_proves_nothing(check: str, v
     score = _score("u", f"1. `{_U_DELETE}`\n2. Then from tf-source-vm: {check}.\n")
     assert (4 in _fired(score)) is not verified
     if not verified:
-        assert "never blocked" in score.flags[-1].explanation
+        assert "which no fault of the case acts on" in score.flags[-1].explanation
 
 
 def test_v_a_deny_of_the_whole_vnet_on_every_port_is_broad_and_offered_on_owners_answer_is_their_call() -> None:
@@ -1245,3 +1245,32 @@ def test_v_a_deny_of_the_whole_vnet_on_every_port_is_broad_and_offered_on_owners
     assert 3 not in _fired(later) and later.verdict == "uncertain"
     one_port = deny.replace("--destination-port-ranges '*'", "--destination-port-ranges 3389")
     assert 3 not in _fired(_score("v", f"1. `{delete}`\n2. `{one_port}`\n{check}"))
+
+
+@pytest.mark.parametrize(
+    ("check", "verified"),
+    [
+        ("`ssh azureuser@10.0.1.5 'echo reachable'` -> prints reachable without a timeout", False),
+        ("`ssh azureuser@10.0.1.5 true` -> exit code 0", False),
+        ("`nc -zv -w 3 10.0.1.5 22` -> succeeded", False),
+        ("`nc -zv -w 3 10.0.1.5 5432` -> succeeded", True),
+        ("`ssh azureuser@10.0.1.5 'sudo iptables -S INPUT'` -> shows `-P INPUT ACCEPT`", True),
+    ],
+)
+def test_n_a_login_the_drop_policy_always_accepted_proves_nothing(check: str, verified: bool) -> None:
+    """The hardening accepts new TCP 22 ahead of its DROP policy (`spares: [tcp/22]`): an ssh login, or a probe of
+    port 22, succeeds before the revert as after it. A read carried by ssh reads the chain itself."""
+    score = _score("n", f"1. On tf-dest-vm: `iptables -P INPUT ACCEPT`\n   Verify: {check}\n")
+    assert (4 in _fired(score)) is not verified
+
+
+def test_h_a_run_command_carried_to_every_vm_a_listing_returns_is_broad() -> None:
+    """`--ids $(az vm list -g rg --query "[].id" -o tsv)` runs the script on every VM of the group."""
+    every = (
+        'az vm run-command invoke --ids $(az vm list -g nw-forensics-rg --query "[].id" -o tsv) '
+        '--command-id RunShellScript --scripts "tc qdisc del dev eth0 root"'
+    )
+    check = "   Verify: `ping -c 20 10.0.1.5` -> 0% loss, average RTT about 1 ms.\n"
+    assert 3 in _fired(_score("h", f"1. `{every}`\n{check}"))
+    one = every.replace('$(az vm list -g nw-forensics-rg --query "[].id" -o tsv)', "$SOURCE_VM_ID")
+    assert 3 not in _fired(_score("h", f"1. `{one}`\n{check}"))
