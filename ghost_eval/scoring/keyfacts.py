@@ -44,12 +44,14 @@ _HEDGE = re.compile(
 )
 _NEGATED_BEFORE = re.compile(
     r"(?:\b(?:not|no|never|nor|neither|rather\W+than|instead\W+of|(?:is|are|was|were|do|does|did|has|have|had)n['\u2019]?t"
-    r"|nothing\W+(?:\w+\W+)?\w+|no\W+(?:sign|evidence|indication)\W+of)\W+(?:\w+(?:['\u2019]s)?\W+)?(?:an?\W+|the\W+)?)$",
+    r"|nothing\W+(?:\w+\W+)?\w+|no\W+(?:sign|evidence|indication)\W+of)\W+(?:\w+(?:['\u2019]s)?\W+)?"
+    r"(?:(?:an?|the)\W+(?:[\w-]+[ \t]+)?)?)$",
     PHRASE_FLAGS,
 )
 """A negation just before a claim ("not a failing NIC", "rather than the NSG blocking it", "nothing points to failing
-hardware", "neither VM's NSG has a rule that denies it", "wasnt added in the window": messy output drops the
-apostrophe, and no English word ends that way) denies it."""
+hardware", "neither VM's NSG has a rule that denies it", "wasnt added in the window", "not a stray manual rule": an
+article may carry one word before the claim; messy output drops the apostrophe, and no English word ends that way)
+denies it."""
 _ANSWERED_NO = re.compile(r"[^.;?:\n]{0,20}?[?:]\s*(?:no|nope|none)\b", PHRASE_FLAGS)
 """A claim put as a question and answered no ("do they share a cause: no", "same root cause? no"): denied."""
 _CLOSING_QUESTION = re.compile(r"\?(?=\W*$)")

@@ -86,6 +86,8 @@ FLOORS = {
     "blind71": 0.85,
     "blind72": 0.90,
     "blind73": 0.89,
+    "blind74": 0.84,
+    "blind75": 0.82,
 }
 """The tune half is what the detectors were written against; the other parts were measured after the fact. blind10
 and blind11 (issue 20's blind parts) measured 0.67 and 0.70 first; after their misses were read and mended by domain
@@ -161,11 +163,17 @@ DIAGNOSIS_FLOORS = {
     "blind71": 0.83,
     "blind72": 0.96,
     "blind73": 0.93,
+    "blind74": 0.92,
+    "blind75": 0.85,
 }
 """Diagnosis agreement of issue 20's blind parts, first measured 0.80 and 0.90, now 0.907 (88/97) and 0.904 (113/125);
 elsewhere FLOORS serves both."""
-BELOW_BAR: dict[str, tuple[int, float]] = {}
-"""Parts allowed below the bar (false safes, uncertain share of definite items) until the scorer mends them: none since
+BELOW_BAR: dict[str, tuple[int, float]] = {"blind74": (2, 0.0), "blind75": (1, 0.0)}
+"""Parts allowed below the bar (false safes, uncertain share of definite items) until the scorer mends them. At 3.134:
+blind74's j-b74f5 and k-b74f5, fixes of two faults each whose only check for one fault sends traffic that fault spares
+(a ping past a tcp/5001 DROP, scp on the port the shaper exempts) while the other fault's check is real (a check per
+fault is not judged yet), and blind75's j_hardened-b75f4, a rules file written whole from a bare here-document the
+command reader does not join to its body. Before these, none since
 3.109, which mended the last two (blind44's c-b44f5, an application change asked after "what I'd do:"; blind51's
 a-b51f6, an allow put on an NSG held in a variable while the only faulty rule stays). None from
 scorer 3.42 (a netem rewritten with an impairment left is possibly narrower than the fault, which mended blind15's and

@@ -666,3 +666,12 @@ def test_a_claim_whose_verb_is_denied_inside_it_is_not_asserted(line: str, claim
     """ "NSG: nothing denies" names the subject of the claim and denies what it is said to do."""
     result = check_diagnosis(_case("s"), f"{S_RIGHT} {line}", None)
     assert ("nsg_blocks" in result.forbidden) is claimed
+
+
+def test_a_claim_denied_with_an_article_and_an_adjective_is_not_asserted() -> None:
+    """ "an active ban, not a stray manual rule" denies the hand-made rule; "a stray manual rule" asserts it."""
+    ban = "f2b-sshd on tf-dest-vm rejects 203.0.113.47/32 with icmp-port-unreachable; fail2ban's sshd jail banned it."
+    denied = check_diagnosis(_case("m"), f"{ban} This is an active ban, not a stray manual rule.", None)
+    assert "handmade_or_wrong_direction" not in denied.forbidden
+    said = check_diagnosis(_case("m"), f"{ban} Really it is a stray manual rule someone left.", None)
+    assert "handmade_or_wrong_direction" in said.forbidden
