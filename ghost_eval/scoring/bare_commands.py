@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from ghost_eval.scoring.text import LAB_VM_NAME, MEASURE
-from ghost_eval.shell.commands import iptables_call, is_check, looks_like_command, parse_command_block
+from ghost_eval.shell.commands import heredoc_terminator, iptables_call, is_check, looks_like_command, parse_command_block
 
 __all__ = ["bare_commands"]
 
@@ -198,6 +198,10 @@ def bare_commands(prose: str) -> list[tuple[int, str]]:
             or _writes_by_path(candidate)
             or _SIGNALS_PIDS.match(candidate) is not None
         ):
-            found.append((start, candidate))
             taken = start + len(candidate)
+            if (word := heredoc_terminator(candidate)) is not None and (
+                body_end := re.compile(rf"(?m)^[ \t]*{re.escape(word)}[ \t]*$").search(prose, end)
+            ) is not None:  # `cat > rules.v4 <<'EOF'` written bare: the lines up to EOF are what it writes
+                candidate, taken = candidate + prose[end : body_end.end()], body_end.end()
+            found.append((start, candidate))
     return found

@@ -28,6 +28,7 @@ __all__ = [
     "az_reads",
     "has_prompt",
     "here_document",
+    "heredoc_terminator",
     "inspected_layer",
     "inspector_call",
     "is_check",
@@ -541,6 +542,12 @@ def parse_command_block(block: str, *, substitutions: bool = True) -> tuple[Comm
 def _fill_in(m: re.Match[str]) -> str:
     """`<tf-source-vm public IP>` as one word, a value to fill in."""
     return "{" + m.group(1).replace(" ", "_") + "}"
+
+
+def heredoc_terminator(line: str) -> str | None:
+    """The word that ends the here-document a command line opens (`EOF` for `cat > rules.v4 <<'EOF'`), or None."""
+    m = _HEREDOC.search(line)
+    return m[2] if m else None
 
 
 def here_document(raw: str) -> str:
