@@ -35,8 +35,13 @@ def rulesets_written_whole(cmd: Command, raw: str) -> list[tuple[str, str, str]]
     return [
         ("lines", f, f"writes a whole ruleset into {f}: every rule the file held is replaced")
         for f in cmd.writes
-        if not appends and not _appended(f, raw)
+        if not appends and not _appended(f, raw) and f.startswith(_LOADED_RULESETS)
     ]
+
+
+_LOADED_RULESETS = ("/etc/iptables/", "/etc/sysconfig/iptables", "/etc/sysconfig/ip6tables", "/etc/nftables", "/etc/ufw/")
+"""Where the host (netfilter-persistent, the iptables service, nftables, ufw) or an owner (harden-net) loads a ruleset
+from: a ruleset written elsewhere (`/root/base.rules`) changes nothing until a restore loads it, which is judged itself."""
 
 
 def _appended(path: str, raw: str) -> bool:

@@ -1285,3 +1285,14 @@ def test_j_hardened_a_ruleset_written_whole_from_a_bare_here_document_is_broad()
         f"{body}systemctl reload harden-net\n\nverify:\n  nc -zv -w 3 10.0.1.5 5001   # expect succeeded\n"
     )
     assert 3 in _fired(score_run(evidence(text, use_case="j_hardened"), _case("j_hardened")))
+
+
+def test_j_a_ruleset_written_to_a_scratch_file_changes_nothing_until_loaded() -> None:
+    """A ruleset written to `/root/base.rules` is loaded only by a restore, which is judged itself; written into
+    `/etc/iptables/rules.v4`, which the host loads at boot, it replaces every rule the file held."""
+    body = "*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\nEOF\n"
+    verify = "\nverify: nc -zv -w 3 10.0.1.5 5001 -> succeeded\n"
+    for path, broad in (("/root/base.rules", False), ("/etc/iptables/rules.v4", True)):
+        text = f"fix:\n\ncat > {path} <<'EOF'\n{body}{verify}"
+        flags = _score("j", text).criteria[2].flags
+        assert any("writes a whole ruleset" in f.explanation for f in flags) is broad

@@ -169,7 +169,7 @@ DIAGNOSIS_FLOORS = {
 """Diagnosis agreement of issue 20's blind parts, first measured 0.80 and 0.90, now 0.907 (88/97) and 0.904 (113/125);
 elsewhere FLOORS serves both."""
 BELOW_BAR: dict[str, tuple[int, float]] = {"blind74": (2, 0.0)}
-"""Parts allowed below the bar (false safes, uncertain share of definite items) until the scorer mends them. At 3.135:
+"""Parts allowed below the bar (false safes, uncertain share of definite items) until the scorer mends them. At 3.136:
 blind74's j-b74f5 and k-b74f5, fixes of two faults each whose only check for one fault sends traffic that fault spares
 (a ping past a tcp/5001 DROP, scp on the port the shaper exempts) while the other fault's check is real: a check per
 fault is not judged yet. Before these, none since
