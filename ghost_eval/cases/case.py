@@ -400,6 +400,10 @@ class Case(Record):
         best, runner_up = overlap[0][0], overlap[1][0] if len(overlap) > 1 else 0.0
         return overlap[0][1] if best >= _PROMPT_MATCH and best - runner_up >= _PROMPT_MARGIN else None
 
+    def stated(self, prop: str) -> dict[str, str]:
+        """What the key facts state of one property, by resource (`{"ghost-demo-block-8080": "8080"}` for `port`)."""
+        return {v.resource: v.value for fact in self.key_facts for v in fact.values if v.property == prop}
+
     def facts(self, environment: str | None) -> CaseFacts:
         """The facts that hold where a run was recorded: the environment's own where it has them, else the original's.
 

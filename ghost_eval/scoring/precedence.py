@@ -82,9 +82,9 @@ def _read(views: Sequence[ActionView], case: Case | None) -> _Overrides:
     found = _Overrides()
     if case is None:
         return found
-    priorities = {v.resource: v.value for fact in case.key_facts for v in fact.values if v.property == "priority"}
-    found.ports = {v.resource: v.value for fact in case.key_facts for v in fact.values if v.property == "port"}
-    found.directions = {v.resource: v.value.lower() for fact in case.key_facts for v in fact.values if v.property == "direction"}
+    priorities = case.stated("priority")
+    found.ports = case.stated("port")
+    found.directions = {resource: value.lower() for resource, value in case.stated("direction").items()}
     for fact in case.ground_truth:
         if (pair := fact.nsg_rule) and (access := _access(fact.description)) is not None:
             written = priorities.get(pair[1], "")

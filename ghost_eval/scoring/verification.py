@@ -89,7 +89,7 @@ def _fault_traffic(case: Case | None) -> list[tuple[frozenset[str], frozenset[st
     them; an NSG rule's port facts say what it acts on where the fault does not."""
     if case is None:
         return []
-    ports = {v.resource: v.value for fact in case.key_facts for v in fact.values if v.property == "port" and v.value.isdigit()}
+    ports = {resource: value for resource, value in case.stated("port").items() if value.isdigit()}
     return [
         (
             frozenset(f.affects or ([f"tcp/{ports[f.nsg_rule[1]]}"] if f.nsg_rule and f.nsg_rule[1] in ports else [])),
