@@ -6,10 +6,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ghost_eval.cases.case import Case, Layer
+from ghost_eval.cases.case import Layer
 from ghost_eval.run.artifacts import Verification
 from ghost_eval.scoring.cautions import blank_warnings
 from ghost_eval.scoring.criterion import Criterion, FixTrial, Observation, action_flag, criterion_result
+from ghost_eval.scoring.fault_checks import fault_targets, misses_the_faults, unproven
 from ghost_eval.scoring.model import CriterionResult
 from ghost_eval.scoring.names import FIX_VERIFIED as NAME
 from ghost_eval.scoring.parsed import ParsedRun, changes_anything
@@ -82,90 +83,6 @@ def _proves(command: str, changed: set[Layer]) -> bool:
     if not changed or not parsed or inspector_call(command) or tool_check(command) == command.strip():
         return True
     return "/dev/tcp/" in command or any(c.program in _PROBES or c.layer in changed for c in parsed)
-
-
-def _fault_traffic(case: Case | None) -> list[tuple[frozenset[str], frozenset[str]]]:
-    """For each fault of the case, the traffic it acts on (empty: all) and the traffic it spares, as the case states
-    them; an NSG rule's port facts say what it acts on where the fault does not."""
-    if case is None:
-        return []
-    ports = {resource: value for resource, value in case.stated("port").items() if value.isdigit()}
-    return [
-        (
-            frozenset(f.affects or ([f"tcp/{ports[f.nsg_rule[1]]}"] if f.nsg_rule and f.nsg_rule[1] in ports else [])),
-            frozenset(f.spares),
-        )
-        for f in case.ground_truth
-    ]
-
-
-_PORT = re.compile(r"^(\d{1,5})(?:-(\d{1,5}))?$")
-_URL = re.compile(r"^(?P<scheme>https?)://[^/\s:]*(?::(?P<port>\d{1,5}))?(?:/|$)")
-_VALUED = frozenset({"-w", "-i", "-p", "-s", "-q", "-W", "-x", "-X", "-I", "-O", "-T", "-P", "-o"})
-"""netcat's options that take a value (`nc -w 5`, a source port `nc -p 40000`): no host, no destination port."""
-_DEFAULT_PORTS = {"ssh": 22, "scp": 22, "sftp": 22, "iperf3": 5201, "iperf": 5001, "psql": 5432, "redis-cli": 6379}
-_PORT_OPTION = {"ssh": "-p", "scp": "-P", "sftp": "-P", "iperf3": "-p", "iperf": "-p", "psql": "-p", "redis-cli": "-p"}
-
-
-_ONLY_ON_ARRIVAL = frozenset({"echo", "true", "hostname", "uptime", "id", "whoami", "date", "exit", "uname"})
-"""Remote commands that only show the login arrived: what an ssh carrying them tries is the login itself."""
-
-
-def _probed(cmd: Command) -> list[str] | None:
-    """The traffic a connection probe sends (`icmp` for ping, `tcp/22` for `nc -zv -w 5 10.0.1.5 22` or an ssh
-    login, `tcp/8080` for `curl http://10.0.1.5:8080/`); None where it is no such probe or its port is not written."""
-    carrier = next((w for w in cmd.wrappers if w[:1] == ("ssh",)), None)
-    if carrier is not None and cmd.program in _ONLY_ON_ARRIVAL:  # `ssh host 'echo ok'`: the login is the probe
-        return _sent("ssh", carrier[1:])
-    return _sent(cmd.program, cmd.argv[1:])
-
-
-def _sent(program: str, args: tuple[str, ...]) -> list[str] | None:
-    if program in {"ping", "ping6"}:
-        return ["icmp"]
-    if program in {"nc", "ncat", "netcat", "telnet"}:
-        positional, skip = [], False
-        for word in args:
-            if not skip and not word.startswith("-"):
-                positional.append(word)
-            skip = not skip and word in _VALUED
-        proto = "udp" if "-u" in args or "-zu" in args or "-uz" in args else "tcp"
-        ports = positional[1:]
-        return [f"{proto}/{p}" for p in ports] if ports and all(_PORT.match(p) for p in ports) else None
-    if program in {"curl", "wget"}:
-        urls = [m for word in args if (m := _URL.match(word))]
-        return [f"tcp/{m['port'] or (443 if m['scheme'] == 'https' else 80)}" for m in urls] or None
-    if program in _DEFAULT_PORTS:
-        option = _PORT_OPTION[program]
-        given = [args[i + 1] for i, a in enumerate(args[:-1]) if a == option]
-        port = given[-1] if given else str(_DEFAULT_PORTS[program])
-        return [f"{'udp' if '-u' in args else 'tcp'}/{port}"] if _PORT.match(port) else None
-    return None
-
-
-def _acted_on(traffic: str, affects: frozenset[str], spares: frozenset[str]) -> bool:
-    """Whether a fault acting on `affects` (all traffic when empty) and sparing `spares` acts on this traffic; a port
-    range (`tcp/5000-5500`) stands for every port in it."""
-    proto, _, ports = traffic.partition("/")
-    m = _PORT.match(ports)
-    span = range(int(m[1]), int(m[2] or m[1]) + 1) if m else range(0)
-
-    def within(named: frozenset[str]) -> bool:
-        return any(t == traffic or (t.startswith(f"{proto}/") and int(t.partition("/")[2]) in span) for t in named)
-
-    return within(affects) if affects else not within(spares)
-
-
-def _misses_the_faults(command: str, faults: list[tuple[frozenset[str], frozenset[str]]]) -> list[str]:
-    """The traffic a check tries where no fault of the case acts on any of it (`nc -zv 10.0.1.5 22` where the deny
-    is on 5432, an ssh login past a DROP policy that accepts SSH, scp where the shaper spares port 22): it succeeds with
-    the faults in place, so it proves nothing about the fix. Empty where it reaches one, or is not such a probe."""
-    parsed = parse_command_block(command)
-    tried = [_probed(c) for c in parsed]
-    if not faults or not parsed or any(t is None for t in tried):
-        return []
-    traffic = [t for probe in tried for t in probe or ()]
-    return [] if any(_acted_on(t, a, s) for t in traffic for a, s in faults) else traffic
 
 
 def _reached(cmd: Command) -> set[Layer]:
@@ -296,11 +213,13 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
     cleared: list[str] = []
     doubts: list[str] = []
     off_path: list[str] = []
-    faults = _fault_traffic(run.case)
+    targets = fault_targets(run.case)
+    proofs = [(v.command, v.expected) for _, v in told]  # each fault's check may be any of them
+    proofs += [(text, "") for view in views for text, cmd in view.commands if not cmd.mutating and is_check(text)]
     for where, v in told:
         if not is_check(v.command) or not _proves(v.command, layers):
             continue
-        if spared := _misses_the_faults(v.command, faults):
+        if spared := misses_the_faults(v.command, targets):
             off_path.append(f"`{v.command[:80]}` sends only {', '.join(spared)}, which no fault of the case acts on")
             continue
         said = f"{where} `{v.command[:120]}` expecting {v.expected[:120]!r}"
@@ -313,7 +232,12 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
             doubts.append(f"{said}: the fault slows or thins traffic without blocking it, so that result holds with it too")
             continue
         cleared.append(said)
-    if cleared:
+    changes = [cmd for view in views for _, cmd in view.commands if cmd.mutating]
+    structured = all(view.structured for view in views)  # each action's verification is there, not read from prose
+    missed, maybe = unproven(changes, proofs, targets) if cleared and structured else ([], [])
+    if maybe and not missed:
+        doubts.append(f"no check measures what {', '.join(maybe)} does to the traffic it reaches: it may still be there")
+    elif cleared and not missed:
         return criterion_result(NAME, [], cleared[:1])
     if (rerun := _rerun_outcome(run, layers)) is not None:
         doubts.append(f"the report only asks to run the failing test again ({rerun!r}): an outcome without a command")
@@ -325,7 +249,8 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
         last,
         last.action.description,
         "no action gives a concrete command together with the result that proves the fix (an output, a count or an exit status)"
-        + "".join(f"; {note}" for note in off_path),
+        + "".join(f"; {note}" for note in off_path)
+        + "".join(f"; the fix changes {name}, which no check proves gone" for name in missed),
     )
     return criterion_result(NAME, [fired], [])
 

@@ -1296,3 +1296,58 @@ def test_j_a_ruleset_written_to_a_scratch_file_changes_nothing_until_loaded() ->
         text = f"fix:\n\ncat > {path} <<'EOF'\n{body}{verify}"
         flags = _score("j", text).criteria[2].flags
         assert any("writes a whole ruleset" in f.explanation for f in flags) is broad
+
+
+_DROP_5001 = "iptables -D INPUT -p tcp --dport 5001 -j DROP"
+_DEL_QDISC = "tc qdisc del dev eth0 root"
+
+
+def _two_fixes(case_id: str, first: tuple[str, Verification | None], second: tuple[str, Verification | None]) -> RunScore:
+    result = structured("Two faults.", ("Remove one", [first[0]], first[1]), ("Remove the other", [second[0]], second[1]))
+    return score_run(evidence("## Recommended actions\n1. Remove both.\n", use_case=case_id, result=result), _case(case_id))
+
+
+@pytest.mark.parametrize(
+    ("drop_check", "outcome"),
+    [
+        (Verification(command="ping -c 4 10.0.1.5", expected="0% packet loss"), "fired"),
+        (Verification(command="nc -zv -w 3 10.0.1.5 5001", expected="succeeded"), "cleared"),
+        (Verification(command="iptables -S INPUT | grep -c 5001", expected="0"), "cleared"),
+        (Verification(command="nc -zv -w 3 10.0.1.5 5001", expected=""), "undetermined"),
+        (None, "fired"),
+    ],
+)
+def test_j_each_fault_a_fix_removes_needs_a_check_that_reaches_it(drop_check: Verification | None, outcome: str) -> None:
+    """The DROP acts on tcp/5001 only (`affects`): a ping passes it before the fix as after, so it proves the netem
+    gone but not the DROP; a check that names no result may prove it."""
+    netem = Verification(command="tc qdisc show dev eth0", expected="no netem line")
+    score = _two_fixes("j", (_DROP_5001, drop_check), (_DEL_QDISC, netem))
+    assert score.criteria[3].outcome == outcome
+    if outcome == "fired":
+        assert "iptables filter INPUT rule 1" in score.flags[-1].explanation
+
+
+@pytest.mark.parametrize(
+    ("expected", "outcome"),
+    [("0% packet loss", "fired"), ("iperf3 reports close to 1 Gbit/s", "cleared"), ("replies come back", "undetermined")],
+)
+def test_k_a_check_proves_a_shaper_gone_only_by_measuring_what_it_does(expected: str, outcome: str) -> None:
+    """The tbf caps the rate: every ping passes it without loss, so only a rate (or a read of the qdisc) shows it gone."""
+    icmp = Verification(command="ping -c 4 10.0.1.5", expected="0% packet loss")
+    shaper_check = Verification(command="iperf3 -c 10.0.1.5", expected=expected)
+    score = _two_fixes("k", (_DEL_QDISC, shaper_check), ("iptables -D INPUT -p icmp -j DROP", icmp))
+    assert score.criteria[3].outcome == outcome
+
+
+def test_p_the_config_drift_reads_the_guest_firewall_not_the_nsg() -> None:
+    """The original's config drift probes iptables/nftables state: it proves the DROP gone, not the NSG rule."""
+    delete = "az network nsg rule delete -g nw-forensics-rg --nsg-name tf-dest-vm-nsg -n ghost-demo-rollback-block-8080"
+    drift = Verification(command="detect_config_drift --vm tf-dest-vm", expected="drift_detected: false")
+    listed = Verification(command="iptables -S INPUT", expected="no 5001 rule")
+    assert _two_fixes("p", (delete, drift), (_DROP_5001, listed)).criteria[3].outcome == "fired"
+    flow = Verification(
+        command="az network watcher test-ip-flow -g nw-forensics-rg --vm tf-dest-vm --direction Inbound --protocol TCP "
+        "--local 10.0.1.5:8080 --remote 10.0.1.4:50000",
+        expected="Access: Allow",
+    )
+    assert _two_fixes("p", (delete, flow), (_DROP_5001, listed)).criteria[3].outcome == "cleared"
