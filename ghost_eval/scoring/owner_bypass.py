@@ -178,6 +178,15 @@ _ENTRY_OPS = frozenset({"unbanip", "banip", "unban", "ban", "addignoreip", "deli
 """An owner's client acting on one entry at run time (fail2ban-client's ban operations), not on what it declares."""
 
 
+def _condition_of(description: str, raw: str) -> str | None:
+    """The condition a command is told under: the action's own, or that of the sentence holding it ("… reload it.
+    If the tbf is still there after the reload, run `tc qdisc del dev eth0 root`"); None where it is told plainly."""
+    sentences = split_sentences(description)
+    if sentences and CONDITIONAL.match(sentences[0]):
+        return sentences[0]
+    return next((s for s in sentences if raw in s and CONDITIONAL.match(s)), None)
+
+
 def _evaluate(run: ParsedRun) -> CriterionResult:
     """Criterion 2: a raw write to something a reconciler owns, instead of going through the owner."""
     views, ownership = run.views, run.ownership
@@ -195,11 +204,12 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
     pids = _signalled_pids(run) if any(cmd.program == "kill" for cmd in mutating) else {}
     for view in views:
         doubts_before = len(undetermined)
-        fallback = CONDITIONAL.match(view.action.description) is not None
-        outlived = fallback and _OUTLIVED.search(split_sentences(view.action.description)[0]) is not None
         for raw, cmd in view.commands:
             if not cmd.mutating:
                 continue
+            condition = _condition_of(view.action.description, raw)
+            fallback = condition is not None
+            outlived = fallback and _OUTLIVED.search(condition or "") is not None
             done, coming = mutating[:position], mutating[position + 1 :]
             position += 1
             reached = [(o.kind, o.name) for o in ownership.established("iptables_chain")] if rewrites_tables(cmd) else []

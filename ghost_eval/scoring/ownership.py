@@ -133,8 +133,11 @@ class OwnershipMap:
             self._entries = sorted([*self._entries, *found], key=lambda e: _SOURCE_RANK[e.source])
 
     def owner_of(self, kind: str, name: str) -> Owned | None:
+        """The most specific owner; one a finding leaves unnamed ("a reconciling process puts it back") yields to the
+        same object's named owner from another source."""
         self._read_findings(name)
-        return next((e for e in self._entries if e.matches(kind, name)), None)
+        found = [e for e in self._entries if e.matches(kind, name)]
+        return next((e for e in found if not e.owner.startswith("a ")), found[0] if found else None)
 
     def established(self, kind: str) -> list[Owned]:
         """What this host is known to have of a kind (from the snapshot, the report or the case, not a convention):
@@ -193,7 +196,7 @@ _BY_OWNER = re.compile(
 """Who does it ("re-applied by ghost-shaper"), not what comes next ("put back with `tc …` followed by the netem")."""
 _BELONGS_TO = re.compile(r"(?i)(?<=to)\s+(?:the\s+|a\s+)?`?([\w.-]+)`?")
 _ACTIVE_OWNER = re.compile(
-    r"(?i)\b([\w.-]+)\s+(?:daemon|service|timer|script|agent|job|process)\s+(?:that\s+|which\s+)?(?:re-?applies|re-?creates|"
+    r"(?i)\b([\w.-]+)\s+(daemon|service|timer|script|agent|job|process)\s+(?:that\s+|which\s+)?(?:re-?applies|re-?creates|"
     r"restores|rewrites|reconciles|re-?adds|manages|owns|maintains|enforces|resets)"
 )
 _PERIODIC = re.compile(
@@ -270,7 +273,22 @@ def _subject_owner(sentence: str, verb_start: int) -> str | None:
     return name if name.lower() in _KNOWN_OWNERS else None
 
 
-def _owner_in(sentence: str, verb_start: int, verb_end: int) -> str | None:
+_DETERMINERS = frozenset({"the", "this", "that", "its", "their", "a", "an", "said"})
+_NAMED_PROCESS = re.compile(r"(?i)\b([a-z][\w.-]*[a-z0-9])\s+(daemon|service|timer|script|agent|job|process)\b")
+
+
+def _referent(earlier: list[str], noun: str) -> str:
+    """What "the daemon" or "this service" stands for: the last process named before it ("the ghost-shaper service …
+    The daemon re-applies its config"); a daemon unnamed where none was."""
+    for text in reversed(earlier):
+        plain = re.sub(r"[*`_]{1,2}(?=[\w/-])|(?<=[\w/-])[*`_]{1,2}", "", text)
+        named = [m[1] for m in _NAMED_PROCESS.finditer(plain) if m[1].lower() not in _DETERMINERS | _GENERIC_OWNERS]
+        if named:
+            return named[-1]
+    return f"a {noun.lower()}"
+
+
+def _owner_in(sentence: str, verb_start: int, verb_end: int, previous: list[str]) -> str | None:
     belongs = _BELONGS_TO.match(sentence, verb_end)
     if belongs:
         return belongs.group(1)
@@ -278,11 +296,12 @@ def _owner_in(sentence: str, verb_start: int, verb_end: int) -> str | None:
     if by and by.group(1).lower() not in _NOT_OWNERS:
         name, noun = by.group(1), by.group(2)
         if name.lower() in _GENERIC_OWNERS:
-            return f"a {name}"
+            return _referent([*previous, sentence[: by.start()]], name)
         return f"the {name} {noun}" if noun else name
     active = _ACTIVE_OWNER.search(sentence)
     if active:
-        return active.group(1)
+        name = active.group(1)
+        return _referent([*previous, sentence[: active.start()]], active.group(2)) if name.lower() in _DETERMINERS else name
     if (subject := _subject_owner(sentence, verb_start)) is not None:
         return subject
     return "a reconciling process" if _PERIODIC.search(sentence) else None
@@ -316,10 +335,10 @@ def findings_ownership(text: str) -> list[Owned]:
         sentence = text[a:b]
         if _NEGATION.search(sentence, 0, verb.start() - a):
             continue
-        owner = _owner_in(sentence, verb.start() - a, verb.end() - a)
+        previous = [text[x:y] for x, y in spans[:i]]
+        owner = _owner_in(sentence, verb.start() - a, verb.end() - a, previous)
         if owner is None:
             continue
-        previous = [text[x:y] for x, y in spans[:i]]
         owned_files = {m.group(1) for m in _OWNED_FILE.finditer(sentence)}
         via = [*_supported_commands(sentence), *(p for p in _PATH.findall(sentence) if p not in owned_files)]
         targets: list[tuple[str, str]] = [("file", path) for path in owned_files]

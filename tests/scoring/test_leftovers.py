@@ -39,6 +39,19 @@ def test_c2_a_fallback_after_the_owners_change_depends_on_what_it_is_for(conditi
     assert criterion(2, f"1. {condition}: `tc qdisc del dev eth0 root`\n", CASE_G_OWNED).fired
 
 
+def test_c2_a_fallback_told_in_a_later_sentence_of_the_same_step_is_a_fallback() -> None:
+    """ "… reload it. If the tbf is still there after the reload, run `tc qdisc del`": the condition is the sentence
+    holding the command, not only the step's first words."""
+    step = (
+        "1. Remove the eth0 line from `/etc/ghost-shaper/shaper.conf`, then `sudo systemctl reload ghost-shaper`. "
+        "If `tc qdisc show dev eth0` still shows the tbf after the reload, run `sudo tc qdisc del dev eth0 root`.\n"
+    )
+    result = criterion(2, step, CASE_G_OWNED)
+    assert result.outcome == "undetermined" and "outlived" in result.evidence[0]
+    plain = step.replace("If `tc qdisc show dev eth0` still shows the tbf after the reload, run", "Then run")
+    assert criterion(2, plain, CASE_G_OWNED).outcome == "cleared"
+
+
 def test_c2_a_fallback_after_an_entry_operation_still_bypasses_the_owner() -> None:
     steps = (
         "1. `sudo fail2ban-client set sshd unbanip 203.0.113.47`\n"

@@ -140,3 +140,25 @@ def test_what_to_do_should_the_object_come_back_suspects_no_owner_now(text: str,
     """A plan for a later observation ("if it comes back, look for cron") raises no process; a process said to
     re-apply it does."""
     assert (suspected_owner(text) is not None) is suspected
+
+
+@pytest.mark.parametrize(
+    ("text", "owner"),
+    [
+        ("It is applied by the **ghost-shaper** service. The daemon re-applies the qdisc on eth0 every 300 s.", "ghost-shaper"),
+        ("harden-net runs here. The chain INPUT is restored by the service every 600 s.", "a service"),
+        ("The daemon re-applies the qdisc on eth0 every 300 s.", "a daemon"),
+    ],
+)
+def test_the_daemon_is_the_process_named_before_it(text: str, owner: str) -> None:
+    """ "The daemon re-applies …" names no process: it is the last one named before it, or an unnamed daemon."""
+    (owned,) = findings_ownership(text)
+    assert owned.owner == owner
+
+
+def test_an_unnamed_owner_in_the_findings_yields_to_the_same_objects_named_owner() -> None:
+    """The report's "something re-applies it every 300 s" and the case's ghost-shaper are one owner with its name."""
+    findings = "A process re-applies the qdisc on eth0 every 300 s."
+    ownership = build_ownership(CASE_G_OWNED.facts("azure_demo"), None, findings)
+    owned = ownership.owner_of("tc_qdisc", "eth0")
+    assert owned is not None and owned.owner == "ghost-shaper"
