@@ -174,12 +174,29 @@ below (unless the ban before it points there: "do not run the following — they
 ("don't rebuild/clear the NSG for this, two deletes:"), as it ends a ban's clause inside a line."""
 
 
+_CHANGE_VERBS = (  # noqa: SIM905 (a list of words reads best as words)
+    "delete remove add insert create update set change modify edit replace apply restart reload stop start disable enable "
+    "flush unban allow deny block open close attach detach associate dissociate disassociate revert restore reset "
+    "rewrite drop increase decrease raise lower move redeploy reboot install uninstall switch migrate convert upgrade "
+    "downgrade append prepend"
+).split()
+
+
+def _inflected(verb: str) -> str:
+    """A verb and the inflections that keep it whole ("deletes", "replacement", "stopped", "unbanning"), not the longer
+    words it begins ("address", "settings", "additional", "application")."""
+    if verb.endswith("e"):
+        return f"{verb}(?:s|d|ments?)?"
+    if verb.endswith("y"):
+        return f"{verb}(?:s|ing)?"
+    double = f"|{verb[-1]}(?:ed|ing)" if len(verb) <= 5 and verb[-1] in "ptn" and verb[-2] in "aeiou" else ""
+    return f"{verb}(?:s|es|ed|ing|ions?|ments?|als?{double})?"
+
+
 _CHANGES = re.compile(
-    r"(?i)(?:(?<![-./])|(?<=\bre-))\b(?:delete|remove|add|insert|create|update|set|change|modify|edit|replace|apply|restart|"
-    r"reload|stop|start|"
-    r"disable|enable|flush|unban|allow|deny|block|open|close|attach|detach|associate|dissociate|disassociate|revert|"
-    r"roll\W*back|restore|reset|rewrite|drop|increase|decrease|raise|lower|move|redeploy|reboot|install|uninstall|"
-    r"switch|migrate|convert|upgrade|downgrade|append|prepend)\w*(?![-./]\w)"
+    r"(?i)(?:(?<![-./])|(?<=\bre-))\b(?:roll(?:s|ed|ing)?\W*back|"
+    + "|".join(_inflected(v) for v in _CHANGE_VERBS)
+    + r")\b(?![-./]\w)"
 )
 """Words of an action that changes state; advice without any (hand the finding to its owner) has nothing to verify. A
 word inside a name (`ghost-demo-block-redis`, `allow-pg-override`) is part of the name."""

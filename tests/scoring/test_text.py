@@ -219,6 +219,8 @@ def test_a_list_of_changes_is_the_fix(title: str) -> None:
         ("Reset the counters, then replay the call.", True),
         ("Conclusion: nothing dropped or altered in the network.", False),  # a state denied, not a change asked
         ("If nothing works, delete the rule.", True),
+        ("Keep the interface settings; pass it to the owner if it needs to be addressed.", False),  # words a verb begins
+        ("Stopping and unbanning it by hand is a replacement for the jail.", True),
     ],
 )
 def test_what_asks_for_a_change(prose: str, asks: bool) -> None:
