@@ -148,6 +148,9 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
                 continue
             target = _Target.of(call)
             for flag in (f for f in LIST_FLAGS if f in call.options):
+                if not call.options[flag]:  # `az network vnet subnet update --service-endpoints` is a replace: named
+                    cleared.append(f"action {view.index}: {flag} written with no value names the command, sets nothing")
+                    continue
                 run_values, read = reads.lookup(target.kind, target.name, target.parent, flag)
                 run_source = f"the run's own read at {read.where} (`{read.what[:120]}`)" if read else ""
                 if read is None and not reads.complete and (shown := values_in_output(findings, flag, loose=False)) is not None:

@@ -92,6 +92,19 @@ def test_f_sql_an_unread_list_that_carries_every_current_value_is_undetermined(e
     assert outcome == "fired" or "never read the list" in c1.evidence[0]
 
 
+def test_f_a_list_flag_named_without_a_value_sets_nothing() -> None:
+    """ "`az network vnet subnet update --service-endpoints` is a replace, not an add": the command named to warn of
+    what it does, with no value to set; an empty value (`''`) does set the list, to nothing."""
+    read = audit(SUBNET.format(verb="show"), output='{"name": "default", "serviceEndpoints": []}')
+    fix = (
+        "Careful: `az network vnet subnet update --service-endpoints` is a replace, not an add.\n"
+        f"1. `{SUBNET.format(verb='update')} --service-endpoints Microsoft.Storage`\n" + F_VERIFY
+    )
+    assert _fired(_score("f", fix, audit_entries=read, audit_complete=True)) == set()
+    emptied = fix.replace("update --service-endpoints`", "update -n other --vnet-name forensics-vnet --service-endpoints ''`")
+    assert 1 in _fired(_score("f", emptied, audit_entries=read, audit_complete=True))
+
+
 def test_f_the_snapshot_outranks_the_case() -> None:
     snapshot = InfraSnapshot(subnets=[SubnetState(name="default", vnet="forensics-vnet", service_endpoints=["Microsoft.Sql"])])
     read = audit(SUBNET.format(verb="show"), output='{"name": "default", "serviceEndpoints": []}')
