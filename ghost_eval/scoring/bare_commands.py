@@ -49,7 +49,7 @@ _PREDICATE = re.compile(
 is then no recommendation, a read ("then iptables -S f2b-sshd should only show the RETURN") is a check whose result the
 rest of the sentence states."""
 _PRONOUNS = frozenset({"it", "them", "this", "that", "these", "those", "everything", "something"})
-_PREPOSITIONS = frozenset({"from", "to", "on", "against", "at", "in", "for", "of", "with"})
+_PREPOSITIONS = frozenset({"from", "to", "on", "against", "at", "in", "for", "of", "with", "between", "across", "through"})
 _SHELL_COMMENT = re.compile(r"\s#(?:\s.*)?$")
 """A shell comment ends the command (`iptables -F INPUT   # clears whatever else is there`): its words are not arguments."""
 _PURPOSE = re.compile(
@@ -135,6 +135,23 @@ def _writes_by_path(candidate: str) -> bool:
     return any(path.startswith("/") for c in parse_command_block(candidate) for path in c.writes)
 
 
+_SHELL_WORDS = re.compile(r"^(?:then|do|done|fi|else|elif|esac|\})\b")
+
+
+def _before_prose_step(candidate: str) -> str:
+    """ "az network nic update … --remove networkSecurityGroup ; re-attach once the rule is cleaned up": a step after a
+    semicolon that is no command (nor a shell keyword: `; then`) is the writer's prose again, so the command ends
+    before it."""
+    steps = candidate.split(";")
+    if len(steps) < 2 or not looks_like_command(steps[0].strip()):
+        return candidate
+    for i, step in enumerate(steps[1:], 1):
+        words = step.strip()
+        if words and not _SHELL_WORDS.match(words) and not looks_like_command(words):
+            return ";".join(steps[:i]).rstrip()
+    return candidate
+
+
 def bare_commands(prose: str) -> list[tuple[int, str]]:
     """(offset, command) of every command a report writes in prose without code marks, as messy output often does: a
     known program with an option, or whose name (or `sudo`) is no English word (`tc qdisc show dev eth0`), so
@@ -156,6 +173,7 @@ def bare_commands(prose: str) -> list[tuple[int, str]]:
         candidate = _THEN_STEP.sub("; ", _SLASHED_STEP.sub("; ", _PLACED_STEP.sub("; ", candidate)))
         if (place := _PLACED_FIRST.match(candidate)) is not None:
             start, candidate = start + place.end(), candidate[place.end() :]
+        candidate = _before_prose_step(candidate)
         if candidate.endswith(")") and candidate.count(")") > candidate.count("("):
             candidate = candidate[:-1].rstrip()  # "(az vm resize … --size Standard_D4s_v5)": the aside's close
         if (predicate := _PREDICATE.search(candidate)) is not None:

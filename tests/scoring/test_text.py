@@ -301,6 +301,11 @@ def test_steps_taken_and_recommended_are_the_fix() -> None:
             "take it off: az network vnet subnet update -n default --remove networkSecurityGroup ... then nc -zv h 5432",
             ["az network vnet subnet update -n default --remove networkSecurityGroup", "nc -zv h 5432"],
         ),
+        (  # a step after a semicolon that is prose: the command ends before it
+            "unblock now — az network nic update -g rg -n nic1 --remove networkSecurityGroup ; re-attach once it is clean",
+            ["az network nic update -g rg -n nic1 --remove networkSecurityGroup"],
+        ),
+        ("then re-run iperf between the two boxes; throughput should be back", []),  # a probe told in words
     ],
 )
 def test_bare_commands_in_prose(prose: str, expected: list[str]) -> None:
