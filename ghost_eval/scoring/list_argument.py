@@ -195,6 +195,7 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
                     # Past the cut the case's own list for this environment still holds: what setup leaves there.
                     current, source = known, f"{_FROM_CASE} for {facts.environment}" if facts else _FROM_CASE
                     dropped = [v for v in current if v.lower() not in kept]
+                    cut_list = False
                 if dropped:
                     flags.append(
                         action_flag(

@@ -105,6 +105,22 @@ def test_f_a_list_flag_named_without_a_value_sets_nothing() -> None:
     assert 1 in _fired(_score("f", emptied, audit_entries=read, audit_complete=True))
 
 
+@pytest.mark.parametrize(
+    ("endpoints", "outcome"),
+    [("Microsoft.Sql Microsoft.KeyVault Microsoft.Storage", "cleared"), ("Microsoft.Sql Microsoft.Storage", "fired")],
+)
+def test_f_a_read_cut_inside_the_list_is_completed_by_the_case_s_list_for_its_environment(endpoints: str, outcome: str) -> None:
+    """A v1 output cut at 200 characters while it lists the endpoints: past the cut, the lab's list is what its setup
+    leaves there (Microsoft.Sql, Microsoft.KeyVault), so a new value keeping both is cleared, one dropping one fired."""
+    shown = '{\n  "endpoints": [\n    "Microsoft.Sql",\n    "Microsoft.KeyVault"'
+    read = audit(
+        SUBNET.format(verb="show") + ' --query "{endpoints:serviceEndpoints[].service}" -o json', output=shown.ljust(200)
+    )
+    fix = f"1. `{SUBNET.format(verb='update')} --service-endpoints {endpoints}`\n" + F_VERIFY
+    (c1,) = [c for c in _score("f", fix, audit_entries=read, environment="lab").criteria if c.criterion_id == 1]
+    assert c1.outcome == outcome
+
+
 def test_f_the_snapshot_outranks_the_case() -> None:
     snapshot = InfraSnapshot(subnets=[SubnetState(name="default", vnet="forensics-vnet", service_endpoints=["Microsoft.Sql"])])
     read = audit(SUBNET.format(verb="show"), output='{"name": "default", "serviceEndpoints": []}')
