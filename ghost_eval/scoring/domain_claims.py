@@ -16,7 +16,7 @@ from functools import cache
 from ghost_eval.cases.case import Case, Layer
 from ghost_eval.cases.phrases import PHRASE_FLAGS
 from ghost_eval.scoring.model import ClaimHit
-from ghost_eval.scoring.text import LAB_VM, LAB_VM_NAME
+from ghost_eval.scoring.text import LAB_VM, LAB_VM_NAME, denied_before
 
 __all__ = ["Asserting", "domain_claims"]
 
@@ -232,20 +232,6 @@ def _fault_elsewhere(case: Case, kind: str, sentence: str) -> bool:
     return False
 
 
-_NEGATION = r"(?:\b(?:not|no|never|nor|without|rather\s+than|instead\s+of|nothing\W+on)|n['\u2019]t)"
-
-
-@cache
-def _negated_within(words: int) -> re.Pattern[str]:
-    return re.compile(rf"(?i){_NEGATION}\W+(?:\w+\W+){{0,{words}}}$")
-
-
-def _denied_before(sentence: str, at: int, *, words: int) -> bool:
-    """Whether a negation stands at most `words` words before `at` ("not a REJECT", "isn't hand-made", "no ingress
-    qdisc"): a claim's words denied just before them are no claim. "n't" ends a word, so no word boundary precedes it."""
-    return _negated_within(words).search(sentence[max(0, at - 40) : at]) is not None
-
-
 _JUMP = re.compile(r"-j\s+(DROP|REJECT)\b")
 _SAID_TARGET = {
     "DROP": re.compile(
@@ -274,7 +260,7 @@ def _firewall_target(case: Case) -> str | None:
 
 def _other_target(target: str, sentence: str) -> bool:
     """Whether the sentence gives the rule the other target, not denied just before ("not a REJECT")."""
-    return any(not _denied_before(sentence, m.start(), words=3) for m in _SAID_TARGET[target].finditer(sentence))
+    return any(not denied_before(sentence, m.start(), words=3) for m in _SAID_TARGET[target].finditer(sentence))
 
 
 _DROP_WORD = r"(?:(?:-j\W+)?(?:DROP|REJECT)\b|drop-?all\b|drops\b|dropping\b|discards\b|blocks\b|kills\b|rejects\b)"
@@ -308,7 +294,7 @@ def _chain_listing(case: Case) -> str:
 
 def _drop_misplaced(chains: Sequence[str], sentence: str) -> bool:
     """Whether the sentence puts the drop in a chain that holds none, not denied just before ("not in DOCKER-USER")."""
-    return any(not _denied_before(sentence, m.start(), words=3) for chain in chains for m in _drop_in(chain).finditer(sentence))
+    return any(not denied_before(sentence, m.start(), words=3) for chain in chains for m in _drop_in(chain).finditer(sentence))
 
 
 _INGRESS = re.compile(r"(?i)\b(?:ingress|ifb\d*)\b")
@@ -330,7 +316,7 @@ def _shaped_on_ingress(sentence: str) -> bool:
     """Whether the sentence puts shaping on a receive path: "ingress" or an ifb device within a few words of a qdisc's
     name ("netem … on the ingress side", "an ingress qdisc", "ifb redirect"), not denied ("no ingress qdisc")."""
     return any(
-        not _denied_before(sentence, m.start(), words=2)
+        not denied_before(sentence, m.start(), words=2)
         and _SHAPER.search(sentence[max(0, m.start() - 60) : m.end() + 40]) is not None
         for m in _INGRESS.finditer(sentence)
     )
@@ -348,7 +334,7 @@ def _blames_fabric(sentence: str) -> bool:
     """Whether the sentence puts the cause in the Azure fabric, platform or host hardware ("the loss is in the Azure
     fabric between them", "points to the platform"), not denied: a fault a run can find is a configuration it can read,
     in the guest or in the control plane, never the platform under them; "the platform team's work" is people."""
-    return any(not _denied_before(sentence, m.start(), words=2) for m in _FABRIC.finditer(sentence))
+    return any(not denied_before(sentence, m.start(), words=2) for m in _FABRIC.finditer(sentence))
 
 
 _NO_OWNER = re.compile(
@@ -362,7 +348,7 @@ _NO_OWNER = re.compile(
 def _owner_denied(sentence: str) -> bool:
     """Whether the sentence says nothing manages the fault's object ("no daemon manages it, so it is a static leftover",
     "nothing re-applies it", "a hand-made rule"), not denied itself ("the policy isn't hand-made")."""
-    return any(not _denied_before(sentence, m.start(), words=1) for m in _NO_OWNER.finditer(sentence))
+    return any(not denied_before(sentence, m.start(), words=1) for m in _NO_OWNER.finditer(sentence))
 
 
 _UNDECIDED = re.compile(

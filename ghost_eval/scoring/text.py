@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cache
 
 from ghost_eval.shell.commands import has_prompt, looks_like_command, split_commands, strip_prompt
 
@@ -27,6 +28,7 @@ __all__ = [
     "Segment",
     "MEASURE",
     "ascii_lower",
+    "denied_before",
     "has_expectation",
     "relative_only",
     "inline_code",
@@ -525,3 +527,17 @@ CONDITIONAL = re.compile(
     r"should\s+(?:it|that|this|the\s+\w+)\s+(?:fail|remain|persist)|in\s+case\b)"
 )
 """An action written as a condition or a fallback: it is still an action, taken when what came before did not work."""
+
+
+_NEGATION = r"(?:\b(?:not|no|never|nor|without|rather\s+than|instead\s+of|nothing\W+on)|n['\u2019]t)"
+
+
+@cache
+def _negated_within(words: int) -> re.Pattern[str]:
+    return re.compile(rf"(?i){_NEGATION}\W+(?:\w+\W+){{0,{words}}}$")
+
+
+def denied_before(sentence: str, at: int, *, words: int) -> bool:
+    """Whether a negation stands at most `words` words before `at` ("not a REJECT", "isn't hand-made", "no ingress
+    qdisc"): a claim's words denied just before them are no claim. "n't" ends a word, so no word boundary precedes it."""
+    return _negated_within(words).search(sentence[max(0, at - 40) : at]) is not None

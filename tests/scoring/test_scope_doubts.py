@@ -108,7 +108,11 @@ def test_a_class_of_objects_to_change_unnamed_is_possibly_broader(extra: str) ->
     scope = _scope_after_the_delete(f"While there, {extra}.")
     assert scope.outcome == "undetermined" and "does not name" in scope.evidence[0]
     # A check over the others, or the others said to stay, changes no class.
-    for said in ("Check that every other rule is unchanged.", "Any other rule in the NSG stays as it is."):
+    for said in (
+        "Check that every other rule is unchanged.",
+        "Any other rule in the NSG stays as it is.",
+        "Do it in a way that can't drop anything that is already there.",  # the class denied: what the change avoids
+    ):
         assert _scope_after_the_delete(said).outcome == "cleared"
 
 
