@@ -234,11 +234,17 @@ def test_c3_an_allow_on_another_nsg_than_the_faulty_denys_is_aimed_at_the_wrong_
         ("sed -i '/eth0/d' /etc/ghost-shaper/shaper.conf", False),
     ],
 )
-def test_c3_a_file_emptied_is_possibly_broader(command: str, emptied: bool) -> None:
-    """Every entry the owner's config held goes; only a read of it could say the fault's was the only one."""
+def test_c3_a_file_emptied_unread_is_broad_and_after_a_read_possibly_broader(command: str, emptied: bool) -> None:
+    """Every entry the owner's config held goes: never read, whatever it held goes unseen (as a list replaced unread);
+    read first, it may have held only the fault's entry."""
     steps = f"1. `{command}` then `systemctl reload ghost-shaper`\n"
-    result = criterion(3, steps, CASE_G_OWNED)
-    assert any("empties /etc/ghost-shaper/shaper.conf" in e for e in result.evidence) is emptied
+    unread = criterion(3, steps, CASE_G_OWNED)
+    assert (
+        any("empties /etc/ghost-shaper/shaper.conf, which the run never read" in f.explanation for f in unread.flags) is emptied
+    )
+    read_first = criterion(3, "1. `cat /etc/ghost-shaper/shaper.conf`\n" + steps.replace("1.", "2."), CASE_G_OWNED)
+    assert any("empties /etc/ghost-shaper/shaper.conf" in e for e in read_first.evidence) is emptied
+    assert not read_first.fired
 
 
 def test_c3_run_command_runs_on_the_vm_it_names_whatever_the_line_starts_with() -> None:
