@@ -288,6 +288,57 @@ def _drop_in(chain: str) -> re.Pattern[str]:
     )
 
 
+_BUILTIN = ("INPUT", "OUTPUT", "FORWARD")
+
+
+def _fault_chain(case: Case) -> str | None:
+    """The one built-in chain every firewall fault of the case sits in (`iptables filter INPUT rule 1: …`), as its
+    resource names it; None where there is none or several."""
+    named = {
+        chain
+        for f in case.ground_truth
+        if f.layer is Layer.OS and not _SHAPING.search(f.resource or "")
+        for chain in _BUILTIN
+        if re.search(rf"(?<![\w-]){chain}(?![\w-])", f.resource or "")
+    }
+    return named.pop() if len(named) == 1 else None
+
+
+@cache
+def _drop_in_builtin(chain: str, own: str) -> re.Pattern[str]:
+    """A sentence that puts the drop in a built-in chain, written in capitals as iptables names it ("a rule in OUTPUT
+    dropping tcp 9090", "the DROP sits in OUTPUT"), where the words between do not name the fault's own chain."""
+    return re.compile(
+        rf"(?<![\w-]){chain}(?![\w-])(?:(?!{own}){_NOT_THERE}){{0,60}}?{_DROP_WORD}"
+        rf"|\b(?:DROP|drop)\W+(?:\w+\W+){{0,2}}?(?:is|happens|sits|lives)\W+in\W+(?:the\W+)?{chain}(?![\w-])"
+    )
+
+
+def _drop_in_other_chain(own: str, sentence: str) -> bool:
+    """Whether the sentence puts the case's drop in another built-in chain (the other direction), not denied."""
+    return any(
+        not denied_before(sentence, m.start(), words=3)
+        for chain in _BUILTIN
+        if chain != own
+        for m in _drop_in_builtin(chain, own).finditer(sentence)
+    )
+
+
+@cache
+def _priority_said(rule: str) -> re.Pattern[str]:
+    """A priority a sentence gives the rule: "ghost-demo-block-redis is 110", "…-redis (prio 110", "…-redis at 110"."""
+    return re.compile(
+        rf"(?i)(?<![\w-]){re.escape(rule)}(?![\w-])(?:\W+(?:\w+\W+){{0,3}}?(?:priority|prio|is|at|=)\W*|\W*\(\s*"
+        rf"(?:priority\s*|prio\s*)?)(\d{{3,4}})(?!\d|\s*/|\s*(?:ms|s|tcp|udp)\b)"
+    )
+
+
+def _wrong_priority(priorities: dict[str, str], sentence: str) -> bool:
+    """Whether the sentence gives one of the case's NSG rules a priority other than its own ("redis is 110" where
+    redis is 150 and postgres 110)."""
+    return any(m[1] != own for rule, own in priorities.items() for m in _priority_said(rule).finditer(sentence))
+
+
 def _chain_listing(case: Case) -> str:
     return "; ".join(f"{c}: {', '.join(t) or 'empty'}" for f in case.ground_truth for c, t in f.chains.items())
 
@@ -430,6 +481,14 @@ def domain_claims(case: Case, sentences: Sequence[str], asserting: Asserting) ->
     if (chains := _no_drop_chains(case)) and (placed := asserting(lambda s: _drop_misplaced(chains, s))) is not None:
         claim = f"The drop sits in {' / '.join(chains)}, which holds none (the case's chains: {_chain_listing(case)})."
         hits.append(ClaimHit(id="drop_chain", claim=claim, sentence=placed))
+    priorities = {rule: value for rule, value in case.stated("priority").items() if value.isdigit()}
+    if priorities and (wrong := asserting(lambda s: _wrong_priority(priorities, s))) is not None:
+        listed = ", ".join(f"{rule} {value}" for rule, value in priorities.items())
+        hits.append(ClaimHit(id="nsg_rule_priority", claim=f"An NSG rule is given another priority ({listed}).", sentence=wrong))
+    own = _fault_chain(case)
+    if own is not None and (elsewhere := asserting(lambda s: _drop_in_other_chain(own, s))) is not None:
+        claim = f"The case's firewall rule sits in {own}; the drop is put in another built-in chain, the other direction."
+        hits.append(ClaimHit(id="drop_builtin_chain", claim=claim, sentence=elsewhere))
     if _root_shaping_only(case) and (ingress := asserting(_shaped_on_ingress)) is not None:
         hits.append(ClaimHit(id="shaping_direction", claim=_INGRESS_CLAIM, sentence=ingress))
     for nsg, rule in [pair for f in case.ground_truth if (pair := f.nsg_rule)]:

@@ -529,7 +529,7 @@ CONDITIONAL = re.compile(
 """An action written as a condition or a fallback: it is still an action, taken when what came before did not work."""
 
 
-_NEGATION = r"(?:\b(?:not|no|never|nor|without|rather\s+than|instead\s+of|nothing\W+on)|n['\u2019]t)"
+_NEGATION = r"(?:\b(?:not|no|never|nor|without|rather\s+than|instead\s+of|nothing)|n['\u2019]t)"
 
 
 @cache
@@ -538,6 +538,7 @@ def _negated_within(words: int) -> re.Pattern[str]:
 
 
 def denied_before(sentence: str, at: int, *, words: int) -> bool:
-    """Whether a negation stands at most `words` words before `at` ("not a REJECT", "isn't hand-made", "no ingress
-    qdisc"): a claim's words denied just before them are no claim. "n't" ends a word, so no word boundary precedes it."""
+    """Whether a negation stands at most `words` words before `at` ("not a REJECT", "isn't hand-made", "nothing in
+    OUTPUT drops", "no ingress qdisc"): a claim's words denied just before them are no claim. "n't" ends a word, so no
+    word boundary precedes it."""
     return _negated_within(words).search(sentence[max(0, at - 40) : at]) is not None

@@ -675,3 +675,49 @@ def test_a_claim_denied_with_an_article_and_an_adjective_is_not_asserted() -> No
     assert "handmade_or_wrong_direction" not in denied.forbidden
     said = check_diagnosis(_case("m"), f"{ban} Really it is a stray manual rule someone left.", None)
     assert "handmade_or_wrong_direction" in said.forbidden
+
+
+D_RIGHT = (
+    "Two inbound Deny rules on tf-dest-vm-nsg: ghost-demo-block-postgres (priority 110, TCP 5432) and "
+    "ghost-demo-block-redis (priority 150, TCP 6379). Two independent misconfigurations; the listeners are up."
+)
+
+
+@pytest.mark.parametrize(
+    ("said", "correct"),
+    [
+        ("", True),
+        ("ghost-demo-block-redis is 110 and ghost-demo-block-postgres is 150.", False),
+        ("Note ghost-demo-block-redis (prio 110) came first.", False),
+        ("ghost-demo-block-redis at 150 denies 6379.", True),
+    ],
+)
+def test_an_nsg_rule_given_another_priority_contradicts_it(said: str, correct: bool) -> None:
+    """The case states each rule's priority; a number after the rule's name that is not its own swaps or invents it."""
+    result = check_diagnosis(_case("d"), f"{D_RIGHT} {said}", None)
+    assert result.correct is correct
+    assert correct or "nsg_rule_priority" in result.forbidden
+
+
+R_RIGHT = (
+    "tf-dest-vm's INPUT chain has `-p tcp --dport 9090 -j DROP` at the top, so inbound scrapes to 9090 are dropped in "
+    "the guest; the NSG allows 9090 and the window changed nothing (drift false against eni_pre_window_R): the rule was "
+    "there before the window."
+)
+
+
+@pytest.mark.parametrize(
+    ("said", "correct"),
+    [
+        ("", True),
+        ("The rule in OUTPUT dropping tcp 9090 stops the replies.", False),
+        ("OUTPUT is ACCEPT, INPUT drops 9090.", True),
+        ("the output of iptables -L shows 214 drops.", True),
+        ("Nothing in OUTPUT drops anything.", True),
+    ],
+)
+def test_a_drop_put_in_another_built_in_chain_contradicts_the_direction(said: str, correct: bool) -> None:
+    """The case's rule sits in INPUT: a DROP put in OUTPUT (named in capitals, as iptables names it) is the other
+    direction; "the output" in prose, or OUTPUT denied, is no such claim."""
+    result = check_diagnosis(_case("r"), f"{R_RIGHT} {said}", None)
+    assert result.correct is correct, result
