@@ -274,7 +274,8 @@ def _subject_owner(sentence: str, verb_start: int) -> str | None:
 
 
 _DETERMINERS = frozenset({"the", "this", "that", "its", "their", "a", "an", "said"})
-_NAMED_PROCESS = re.compile(r"(?i)\b([a-z][\w.-]*[a-z0-9])\s+(daemon|service|timer|script|agent|job|process)\b")
+_NAMED_PROCESS = re.compile(r"(?i)\b([a-z][\w.-]*[a-z0-9])\s+(daemon|service|timer|script|job|process)\b")
+"""A process named with what it is ("the ghost-shaper service"); an agent is the investigator, not a process on the VM."""
 
 
 def _referent(earlier: list[str], noun: str) -> str:
