@@ -579,6 +579,8 @@ def test_c3_a_listing_run_through_run_command_is_read_from_its_stdout_not_its_js
         ("sudo netfilter-persistent save", "undetermined"),
         ("sudo iptables-save > /etc/iptables/rules.v4", "undetermined"),
         ("sudo iptables-save > /root/before.rules", "cleared"),  # a copy kept aside is no boot state
+        ("sudo iptables-save | sudo tee /etc/iptables/rules.v4", "undetermined"),  # piped to the file tee writes
+        ("sudo iptables-save | tee /root/before.rules", "cleared"),
     ],
 )
 def test_c3_saving_the_whole_running_ruleset_for_boot_is_possibly_broader(saved: str, outcome: str) -> None:
