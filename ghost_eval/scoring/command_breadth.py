@@ -57,6 +57,8 @@ def _az_broad(call: AzCall, fed: bool) -> list[tuple[str, str, str]]:
     found: list[tuple[str, str, str]] = []
     if call.verb == "delete" and kind in {"nsg", "route-table", "subnet", "vnet"}:
         found.append((kind, name, f"deletes the whole {kind} {name}"))
+    if call.verb == "delete" and kind == "nsg_rule" and name[:1] not in {"$", "{", "<", "("}:
+        found.append((kind, name, f"deletes NSG rule {name}"))  # the fault's own rule is in its scope
     if call.verb in {"delete", "update"} and (name.startswith("$") or fed):
         found.append(("wildcard", name, f"{call.verb}s every {kind.replace('_', ' ')} that {name} stands for, not one named"))
     elif call.verb == "delete" and any(v.startswith("$(") and _LISTING.search(v) for v in call.options.get("--ids", ())):

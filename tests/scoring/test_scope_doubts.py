@@ -199,3 +199,11 @@ def test_a_qdisc_deleted_on_the_clean_vm_too_is_possibly_broader(where: str, out
         "3. verify: from tf-source-vm `nc -zv -w 5 10.0.1.5 5001` -> succeeded; `ping -c 5 10.0.1.5` -> rtt under 2 ms\n"
     )
     assert score_run(evidence(report(steps), use_case="j"), case_j).criteria[2].outcome == outcome
+
+
+def test_another_nsg_rule_deleted_beside_the_faults_is_possibly_broader() -> None:
+    """One rule is a narrow change, but one the fault is not: whether it was needed the report cannot show."""
+    other = "az network nsg rule delete -g nw-forensics-rg --nsg-name tf-dest-vm-nsg -n AllowPipeMeter5001"
+    scope = _scope_after_the_delete(f"If it is there, remove it too: `{other}`")
+    assert scope.outcome == "undetermined" and any("not one the fault is" in e for e in scope.evidence)
+    assert _scope_after_the_delete("Nothing else.").outcome == "cleared"
