@@ -284,6 +284,12 @@ class _FaultScope:
             if _PLACEHOLDER_DEVICE.fullmatch(o):  # `<iface>`, or `$IF` set from the default route: the device at fault
                 return any("root qdisc" in n.lower() for n in self._names)
             return o in self._exact or any(o in _SCOPE_WORD.findall(t) for t in self._texts if _SHAPING_WORDS.search(t))
+        if (
+            kind == "nsg_rule"
+            and self._case is not None
+            and any((pair := f.nsg_rule) is not None and pair[1].lower() == o for f in self._case.ground_truth)
+        ):
+            return True  # a rule a fault names as `<nsg>/<rule>` is the fault's
         if (kind == "chain" and obj in BUILTIN_CHAINS) or kind in {"wildcard", "ports", "lines"}:
             return False  # a rule's breadth is never excused by the object it is added to
         kind_word = kind.replace("_", " ")
