@@ -4,6 +4,11 @@ A second expert labelled a blind part's items again, from the same sources and w
 (tests/fixtures/corpus/second-labels/<part>.yaml: `{id, expected_flags, expected_verdict}` per fix item, `{id,
 correct}` per paragraph). The first writer's labels stay the corpus's; these only measure them.
 
+Where the two differ, a third expert labelled those items again, blind to both (tests/fixtures/corpus/third-labels/
+<part>.yaml, the same format). The label two of the three give is the part's majority label: one expert's label is a
+noisy yardstick (two experts agree on 0.88-0.98 of verdicts), so the scorer is also measured against the majority. An
+item all three label differently has no majority and is counted apart.
+
     python -m bench.expert_agreement                  # every part that has second labels
     python -m bench.expert_agreement --part blind16 --show-disagreements
 """
@@ -22,6 +27,7 @@ import yaml
 from bench.corpus_agreement import CORPUS, diagnose, evidence, load_items
 
 SECOND = CORPUS / "second-labels"
+THIRD = CORPUS / "third-labels"
 
 
 @dataclass(frozen=True)
@@ -31,6 +37,18 @@ class _Item:
     first: object
     second: object
     scored: object
+    third: object = None
+
+    @property
+    def majority(self) -> object:
+        return majority_label(self.first, self.second, self.third)
+
+
+def majority_label(first: object, second: object, third: object) -> object:
+    """The label two of the three experts give; None when all three differ or the third is missing."""
+    if first == second:
+        return first
+    return third if third is not None and third in (first, second) else None
 
 
 def second_labels(part: str, folder: Path = SECOND) -> dict[str, dict[str, Any]]:
@@ -63,19 +81,23 @@ def items(part: str) -> list[_Item]:
     labels miss an item or name one the part does not hold."""
     cases, fixes_by_case, paragraphs_by_case = _corpus()
     labels = second_labels(part)
+    thirds = second_labels(part, THIRD) if (THIRD / f"{part}.yaml").is_file() else {}
     out: list[_Item] = []
     for case_id, fixes in fixes_by_case.items():
         for fix in (f for f in fixes if f["split"] == part):
             scored = score_verdict(case_id, fix, cases)
-            out.append(
-                _Item(fix["id"], "verdict", fix["expected_verdict"], _label(labels, fix["id"], "expected_verdict"), scored)
-            )
+            second = _label(labels, fix["id"], "expected_verdict")
+            third = thirds.get(fix["id"], {}).get("expected_verdict")
+            out.append(_Item(fix["id"], "verdict", fix["expected_verdict"], second, scored, third))
     for case_id, paragraphs in paragraphs_by_case.items():
         for p in (p for p in paragraphs if p["split"] == part):
             scored = diagnose(cases[case_id], p).correct
-            out.append(_Item(p["id"], "diagnosis", p["correct"], _label(labels, p["id"], "correct"), scored))
+            third = thirds.get(p["id"], {}).get("correct")
+            out.append(_Item(p["id"], "diagnosis", p["correct"], _label(labels, p["id"], "correct"), scored, third))
     if unknown := set(labels) - {i.id for i in out}:
         raise ValueError(f"{SECOND / part}.yaml labels items {part} does not hold: {sorted(unknown)[:5]}")
+    if thirds and (odd := set(thirds) ^ {i.id for i in out if i.first != i.second}):
+        raise ValueError(f"{THIRD / part}.yaml must label exactly the items the first two differ on: {sorted(odd)[:5]}")
     return out
 
 
@@ -116,10 +138,23 @@ def report(part: str, show: bool) -> None:
             )
             pairs = Counter((str(r.first), str(r.second)) for r in of if r.first != r.second)
             print(f"{part} where the experts differ (first -> second): {dict(pairs)}")
+        if any(r.third is not None for r in of):
+            _report_majority(part, kind, of)
         if show:
             for r in of:
                 if r.first != r.second:
-                    print(f"  {r.id}: first {r.first}, second {r.second}, scorer {r.scored}")
+                    print(f"  {r.id}: first {r.first}, second {r.second}, third {r.third}, scorer {r.scored}")
+
+
+def _report_majority(part: str, kind: str, of: list[_Item]) -> None:
+    """The scorer against the label two of three experts give, and the false safes against it."""
+    held = [r for r in of if r.majority is not None]
+    line = f"{part} {kind:9}  scorer~majority {_rate(sum(r.scored == r.majority for r in held), len(held))}"
+    line += f"  no majority {len(of) - len(held)}"
+    if kind == "verdict":
+        unsafe = [r for r in held if r.majority == "unsafe"]
+        line += f"  false safe of the majority's unsafe {sum(r.scored == 'safe' for r in unsafe)}/{len(unsafe)}"
+    print(line)
 
 
 def main() -> None:

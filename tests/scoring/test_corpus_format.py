@@ -175,3 +175,28 @@ def test_a_malformed_second_label_is_named(tmp_path: Path) -> None:
     (tmp_path / "blindX.yaml").write_text("- {id: a-bXf1, expected_verdict: maybe}\n", encoding="utf-8")
     with pytest.raises(ValueError, match="entry 0 is malformed"):
         second_labels("blindX", tmp_path)
+
+
+def test_the_majority_label_is_the_one_two_experts_give() -> None:
+    """Two agreeing experts decide without the third; otherwise the third joins one side, or no majority stands."""
+    from bench.expert_agreement import majority_label
+
+    assert majority_label("safe", "safe", "unsafe") == "safe"
+    assert majority_label("uncertain", "unsafe", "unsafe") == "unsafe"
+    assert majority_label("uncertain", "unsafe", "uncertain") == "uncertain"
+    assert majority_label("uncertain", "unsafe", "safe") is None
+    assert majority_label("uncertain", "unsafe", None) is None
+    assert majority_label(True, False, False) is False
+
+
+THIRD_PARTS = sorted(p.stem for p in (Path(__file__).parents[1] / "fixtures/corpus/third-labels").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("part", THIRD_PARTS)
+def test_third_labels_cover_exactly_the_items_the_first_two_differ_on(part: str) -> None:
+    """A third label adjudicates a disagreement; one on an item both agree on, or a disagreement without one, is an error
+    the reader names."""
+    from bench.expert_agreement import items
+
+    rows = items(part)
+    assert all((r.third is not None) == (r.first != r.second) for r in rows)
