@@ -225,10 +225,29 @@ def _found(fact: KeyFact, unrefuted: list[str], whole: list[str], ascii_only: bo
         return hit
 
     for start, first in enumerate(sentences):
-        window = [j for j in range(start, min(start + fact.window, len(sentences))) if sentences[j]]
+        window = _window(sentences, start, fact.window)
         if first and all(any(matches(k, j) for j in window) for k in range(len(phrases))):
             return " ".join(sentences[j] for j in window)
     return None
+
+
+_LABEL_LINE = re.compile(r"[^.!?]{0,80}:\W*$")
+"""A line that only introduces what follows ("**Change against baseline fw_20260319_110936:**", "Effect:")."""
+
+
+def _window(sentences: list[str], start: int, size: int) -> list[int]:
+    """The `size` sentences from `start` on: a label line that introduces the next lines is read with them, not
+    counted as a sentence of its own, so a heading does not push its list out of the window."""
+    window: list[int] = []
+    used = 0
+    for j in range(start, len(sentences)):
+        if j == start or not _LABEL_LINE.fullmatch(sentences[j]):
+            if used == size:
+                break
+            used += 1
+        if sentences[j]:
+            window.append(j)
+    return window
 
 
 def _unrefuted(sentence: str) -> str:

@@ -392,6 +392,11 @@ def test_m_what_a_report_says_in_bold_not_to_do_is_no_recommendation() -> None:
         ("j", "iperf is blocked by iptables on tf-source-vm: OUTPUT has a DROP for tcp dport 5001.", "hosts_swapped"),
         ("l", "A netem qdisc applies 80 ms delay and 8% loss to traffic on tf-source-vm's primary interface.", "netem_on_source"),
         ("n", "With the DROP policy the VM can no longer receive SSH.", "ssh_rules_blamed"),
+        (
+            "n",
+            "Only the Wire Server and replies got accepts, so new ssh AND the app ports are all dropped by the policy.",
+            "ssh_rules_blamed",
+        ),
         ("o", "All inbound connections to tf-dest-vm's services are now being discarded.", "wrong_hook_or_host"),
         ("q", "ghost-demo-subnet-block-5432 is a subnet-level NSG rule at priority 100.", "subnet_nsg"),
         ("t", "tf-dest-vm has an iptables rule dropping TCP 80.", "drop_on_dest"),
@@ -416,6 +421,13 @@ def test_wrong_claims_written_as_agents_write_them(case_id: str, text: str, clai
         ("b", "The capture does not show a network fault. No NSG, route or VM change is warranted.", "no_fault"),
         ("n", "Drift on tf-dest-vm against the baseline. The diff is small. INPUT policy went to DROP.", "input_chain_on_dest"),
         ("n", "Any new inbound connection reaches the end of INPUT and is dropped.", "unmatched_dropped"),
+        ("n", "New inbound connections that match none of these are silently dropped by the policy.", "unmatched_dropped"),
+        (
+            "n",
+            "**Layer:** OS firewall on tf-dest-vm.\nThe NSG is unchanged.\n\n**Change against baseline:**\n\n"
+            "- `INPUT` policy: ACCEPT → DROP\n",
+            "input_chain_on_dest",
+        ),
     ],
 )
 def test_facts_written_as_agents_write_them(case_id: str, text: str, fact: str) -> None:
@@ -427,6 +439,12 @@ def test_facts_written_as_agents_write_them(case_id: str, text: str, fact: str) 
     [
         ("k", "Rule 1 drops all inbound ICMP, echo requests included.", "tbf_explains_ping"),
         ("p", "Leftover: iptables INPUT drops tcp 5001, unrelated to 8080.", "os_blocks_8080"),
+        (
+            "n",
+            "So any new inbound connection other than SSH falls off the end of the chain and is dropped by the policy.",
+            "ssh_rules_blamed",
+        ),
+        ("n", "**Layer:** OS firewall on tf-dest-vm (Azure NSG unchanged and allowing).", "drift_denied"),
     ],
 )
 def test_what_a_correct_report_says_is_no_wrong_claim(case_id: str, text: str, claim: str) -> None:
