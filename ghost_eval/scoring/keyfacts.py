@@ -54,6 +54,9 @@ article may carry one word before the claim; messy output drops the apostrophe, 
 denies it."""
 _ANSWERED_NO = re.compile(r"[^.;?:\n]{0,20}?[?:]\s*(?:no|nope|none)\b", PHRASE_FLAGS)
 """A claim put as a question and answered no ("do they share a cause: no", "same root cause? no"): denied."""
+_SUPPOSED = re.compile(r"\s+(?:would|could|might)\b", PHRASE_FLAGS)
+"""A claim that is the subject of "would" ("an INPUT DROP policy would make the partner time out") is supposed, not
+stated."""
 _CLOSING_QUESTION = re.compile(r"\?(?=\W*$)")
 """The question mark that ends the sentence (not one inside a `--query "[?…]"`)."""
 _REFUTED_LABEL = re.compile(rf"\W*(?:(?:hypothesis\W*\d*|h\d+|\d+[.)])\W*)?{_REFUTATION}", PHRASE_FLAGS)
@@ -136,7 +139,7 @@ def _claim_asserted(claim: re.Pattern[str], sentence: str) -> bool:
         if _HEDGE.search(sentence, 0, m.start()):
             return False
         negated = _NEGATED_BEFORE.search(sentence[max(0, m.start() - 24) : m.start()]) or _denied_verb(claim, m)
-        answered_no = _ANSWERED_NO.match(sentence, m.end()) is not None
+        answered_no = _ANSWERED_NO.match(sentence, m.end()) is not None or _SUPPOSED.match(sentence, m.end()) is not None
         if not (negated or answered_no or _CLOSING_QUESTION.search(sentence, m.end()) or _refutes(sentence[m.end() :])):
             return True
         pos = m.start() + 1

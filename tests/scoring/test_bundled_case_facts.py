@@ -392,6 +392,10 @@ def test_m_what_a_report_says_in_bold_not_to_do_is_no_recommendation() -> None:
         ("j", "iperf is blocked by iptables on tf-source-vm: OUTPUT has a DROP for tcp dport 5001.", "hosts_swapped"),
         ("l", "A netem qdisc applies 80 ms delay and 8% loss to traffic on tf-source-vm's primary interface.", "netem_on_source"),
         ("n", "With the DROP policy the VM can no longer receive SSH.", "ssh_rules_blamed"),
+        ("m", "INPUT only sends tcp dpt:22 into that chain, so the partner can still hit any other port.", "jump_for_ssh_only"),
+        ("m", "The jump is `-A INPUT -p tcp -m multiport --dports 22 -j f2b-sshd`.", "jump_for_ssh_only"),
+        ("m", "The RETURN sends the partner back to INPUT, and INPUT's policy is DROP.", "policy_blamed"),
+        ("m", "f2b-sshd holds the partner's address, but it is hooked from OUTPUT.", "handmade_or_wrong_direction"),
         (
             "n",
             "Only the Wire Server and replies got accepts, so new ssh AND the app ports are all dropped by the policy.",
