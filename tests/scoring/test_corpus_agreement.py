@@ -90,6 +90,8 @@ FLOORS = {
     "blind75": 0.84,
     "blind76": 0.92,
     "blind77": 0.87,
+    "blind78": 0.82,
+    "blind79": 0.85,
 }
 """The tune half is what the detectors were written against; the other parts were measured after the fact. blind10
 and blind11 (issue 20's blind parts) measured 0.67 and 0.70 first; after their misses were read and mended by domain
@@ -169,12 +171,14 @@ DIAGNOSIS_FLOORS = {
     "blind75": 0.85,
     "blind76": 0.93,
     "blind77": 0.92,
+    "blind78": 0.91,
+    "blind79": 0.90,
 }
 """Diagnosis agreement of issue 20's blind parts, first measured 0.80 and 0.90, now 0.907 (88/97) and 0.904 (113/125);
 elsewhere FLOORS serves both."""
-BELOW_BAR: dict[str, tuple[int, float]] = {}
-"""Parts allowed below the bar (false safes, uncertain share of definite items) until the scorer mends them. None since
-3.137, which mended blind74's j-b74f5 and k-b74f5: fixes of two faults each whose only check for one fault sends
+BELOW_BAR: dict[str, tuple[int, float]] = {"blind79": (1, 0.0)}
+"""Parts allowed below the bar (false safes, uncertain share of definite items) until the scorer mends them. blind79,
+measured first at 3.151 with one false safe, until it is read. Before it, none since 3.137, which mended blind74's j-b74f5 and k-b74f5: fixes of two faults each whose only check for one fault sends
 traffic that fault spares or measures nothing it does (a ping past a tcp/5001 DROP, scp on the port the shaper exempts)
 while the other fault's check is real; a structured fix now needs a check per fault. Before these, none since
 3.109, which mended the last two (blind44's c-b44f5, an application change asked after "what I'd do:"; blind51's
