@@ -232,9 +232,28 @@ def command_broad(cmd: Command, scope: FaultValues, default_vars: frozenset[str]
         found.append(("file", "crontab", "removes the whole crontab, every job in it"))
     if (cmd.program == "modprobe" and {"-r", "--remove"} & set(cmd.argv[1:])) or cmd.program == "rmmod":
         found += [("service", module, f"unloads the kernel module {module} from the whole host") for module in words]
+    found += [("config_file", f, what) for f, what in _copied_over(cmd)]
     for file in (f for f in cmd.writes if f.startswith("/etc/modprobe.d/")):
         found.append(("service", file, f"changes in {file} which kernel modules the whole host may load"))
     return found
+
+
+_BACKUP_NAME = re.compile(r"(?:\.(?:bak|orig|old|backup|save|dist|dpkg-\w+|pre[\w.-]*|\d[\w.-]*)|~)$")
+"""What a backup copy is called (`sshd_config.bak`, `rules.v4.20260320`, `sysctl.conf~`)."""
+
+
+def _copied_over(cmd: Command) -> list[tuple[str, str]]:
+    """(file, what) for each configuration file a copy replaces whole (`cp /etc/sysctl.conf.bak /etc/sysctl.conf`):
+    every setting the file held becomes the other file's, not one entry. A backup made of a file (`cp f f.bak`) changes
+    nothing; a file emptied is judged as emptied."""
+    if cmd.program not in {"cp", "mv", "install"} or "/dev/null" in cmd.argv:
+        return []
+    sources = [a for a in cmd.argv[1:] if not a.startswith("-") and a not in cmd.writes]
+    return [
+        (f, f"replaces {f} whole with a copy of {sources[0] if sources else 'another file'}: every setting it held changes")
+        for f in cmd.writes
+        if f.startswith("/etc/") and not _BACKUP_NAME.search(f) and not any(f.startswith(s) for s in sources)
+    ]
 
 
 _PIPE_STEPS = frozenset({"grep", "egrep", "awk", "jq", "head", "tail", "sed", "cut"})

@@ -81,3 +81,25 @@ def test_o_an_accept_is_aimed_by_one_host_or_a_port_not_by_a_whole_network(rule:
     verify = "   Verify: `iptables -L DOCKER-USER -n -v` -> the new rule counts packets.\n"
     actions = f"1. On tf-dest-vm: `iptables -I DOCKER-USER 1 {rule}`\n{verify}"
     assert _criterion(_score("o", actions), 3) == outcome
+
+
+@pytest.mark.parametrize(
+    ("copy", "outcome"),
+    [
+        ("cp /etc/sysctl.conf.bak /etc/sysctl.conf && sysctl -p", "fired"),
+        ("cp /etc/ssh/sshd_config.bak /etc/ssh/sshd_config && systemctl restart ssh", "fired"),
+        ("cp /etc/ssh/sshd_config /etc/ssh/sshd_config.bak", "cleared"),
+        ("cp /etc/sysctl.conf /root/sysctl.conf.pre-fix", "cleared"),
+    ],
+)
+def test_a_config_file_replaced_by_a_copy_changes_every_setting_it_held(copy: str, outcome: str) -> None:
+    """Restoring a file from a backup replaces all of it, which no fault of case j lives in; making the backup is no
+    change."""
+    actions = (
+        "1. On tf-dest-vm: `iptables -D INPUT -p tcp --dport 5001 -j DROP`\n"
+        "   Verify: `nc -zv -w 3 10.0.1.5 5001` -> `succeeded`.\n"
+        "2. On tf-source-vm: `tc qdisc del dev eth0 root`\n"
+        "   Verify: `tc qdisc show dev eth0` -> no netem line.\n"
+        f"3. On tf-dest-vm: `{copy}`\n"
+    )
+    assert _criterion(_score("j", actions), 3) == outcome
