@@ -103,3 +103,19 @@ def test_a_config_file_replaced_by_a_copy_changes_every_setting_it_held(copy: st
         f"3. On tf-dest-vm: `{copy}`\n"
     )
     assert _criterion(_score("j", actions), 3) == outcome
+
+
+@pytest.mark.parametrize(
+    ("extra", "outcome"),
+    [
+        ("2) go through the other rules on tf-dest-vm-nsg and delete any Deny rule that nobody can explain\n", "undetermined"),
+        ("2) leave every other rule on tf-dest-vm-nsg as it is\n", "cleared"),
+    ],
+)  # fmt: skip
+def test_deleting_any_rule_of_a_kind_that_a_condition_picks_names_no_target(extra: str, outcome: str) -> None:
+    actions = (
+        "1) `az network nsg rule delete -g nw-forensics-rg --nsg-name tf-dest-vm-nsg -n ghost-demo-block-8080`\n"
+        + extra
+        + "3) check: `curl -m 5 -s -o /dev/null -w '%{http_code}' http://10.0.1.5:8080/` from tf-source-vm -> 200\n"
+    )
+    assert _criterion(_score("a", actions), 3) == outcome
