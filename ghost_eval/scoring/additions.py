@@ -1,6 +1,6 @@
-"""What a fix adds to the estate beyond undoing the fault, for criterion 3: a new Azure resource, or the whole running
-ruleset saved for boot. Each may be what the owners want, but it reaches past the fault's own object, so each is a doubt
-the run leaves open (possibly broader), never cleared."""
+"""What a fix adds to the estate beyond undoing the fault, for criterion 3: a new Azure resource, an exception in a
+storage account's firewall, or the whole running ruleset saved for boot. Each may be what the owners want, but it
+reaches past the fault's own object, so each is a doubt the run leaves open (possibly broader), never cleared."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from ghost_eval.scoring.parsed import ActionView
 from ghost_eval.shell.commands import az_call
 
-__all__ = ["new_resources", "whole_rulesets_saved"]
+__all__ = ["new_resources", "storage_exceptions", "whole_rulesets_saved"]
 
 _NEW_RESOURCES = frozenset(
     {
@@ -47,6 +47,23 @@ def new_resources(views: Sequence[ActionView]) -> list[str]:
             if call is not None and call.verb == "create" and call.groups in _NEW_RESOURCES:
                 kind = " ".join(call.groups)
                 found.append(f"action {view.index}: `{raw[:80]}` creates a new {kind}, beyond the fault's own object")
+    return found
+
+
+def storage_exceptions(views: Sequence[ActionView], fault_scope: Sequence[str]) -> list[str]:
+    """`az storage account network-rule add`: a source let through the storage account's firewall, beside a fault that
+    lies elsewhere (the subnet's endpoint list). It changes what the account admits, a resource the fault does not
+    name; the endpoint alone restores the path the firewall was built for."""
+    named = " ".join(fault_scope).lower()
+    found = []
+    for view in views:
+        for raw, cmd in view.commands:
+            call = az_call(cmd.argv)
+            if call is None or call.groups != ("storage", "account", "network-rule") or call.verb != "add":
+                continue
+            account = next(iter(call.options.get("--account-name", ())), "the storage account")
+            if account.lower() not in named:
+                found.append(f"action {view.index}: `{raw[:80]}` adds an exception to {account}'s firewall, beyond the fault")
     return found
 
 

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from itertools import pairwise
 
 from ghost_eval.cases.case import Case, CaseFacts, Fault, Layer
-from ghost_eval.scoring.additions import new_resources, whole_rulesets_saved
+from ghost_eval.scoring.additions import new_resources, storage_exceptions, whole_rulesets_saved
 from ghost_eval.scoring.cautions import asks_for_change, blank_warnings
 from ghost_eval.scoring.file_writes import bare_number_deletions
 from ghost_eval.scoring.owner_bypass import RESTORE_PROGRAMS, UNIT_VERBS, rewrites_tables
@@ -43,6 +43,7 @@ def possibly_broader(
         *_impairments_kept(views, case),
         *whole_rulesets_saved(views),
         *new_resources(views),
+        *storage_exceptions(views, case.fault_scope if case else ()),
         *bare_number_deletions(views),
         *_resources_put_from_files(views),
         *_targets_left_blank(views),

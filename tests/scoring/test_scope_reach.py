@@ -119,3 +119,21 @@ def test_deleting_any_rule_of_a_kind_that_a_condition_picks_names_no_target(extr
         + "3) check: `curl -m 5 -s -o /dev/null -w '%{http_code}' http://10.0.1.5:8080/` from tf-source-vm -> 200\n"
     )
     assert _criterion(_score("a", actions), 3) == outcome
+
+
+@pytest.mark.parametrize(
+    ("extra", "outcome"),
+    [
+        ("   `az storage account network-rule add --account-name nwlogs080613 --ip-address 203.0.113.9`\n", "undetermined"),
+        ("   `az storage account network-rule list --account-name nwlogs080613 -g nw-forensics-rg`\n", "cleared"),
+    ],
+)  # fmt: skip
+def test_an_exception_added_to_the_storage_firewall_reaches_past_the_subnet_fault(extra: str, outcome: str) -> None:
+    actions = (
+        "1. `az network vnet subnet update -g nw-forensics-rg --vnet-name forensics-vnet -n default "
+        "--service-endpoints Microsoft.Storage`\n"
+        + extra
+        + "   Verify: `az network vnet subnet show -g nw-forensics-rg --vnet-name forensics-vnet -n default "
+        '--query "serviceEndpoints[].service" -o tsv` -> `Microsoft.Storage`.\n'
+    )
+    assert _criterion(_score("f", actions), 3) == outcome
