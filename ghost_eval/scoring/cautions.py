@@ -36,7 +36,8 @@ _CUES = re.compile(
     r"shouldn['\u2019]?t|refrain\s+from|no\s+need\s+to|resist\s+the\s+(?:urge|temptation)|tempt(?:ing|ed|ation)\s+to|warning|"
     r"caution|did\s+not|(?:i|we)(?:\s+have|['\u2019]ve)?\s+(?:already\s+|just\s+)?tried|"
     rf"didn['\u2019]?t|chose\s+not\s+to|(?:will|would|(?:i|we|you)['\u2019]d){_NOT}|(?:won|wouldn)['\u2019]?t(?!{_LASTS})"
-    r"|(?:i\s+am|i['\u2019]m)\s+(?:\w+ly\s+)?not|(?:rejected|ruled\s+out|discarded)(?=[*_]*\s*:)"
+    r"|(?:i\s+am|i['\u2019]m)\s+(?:\w+ly\s+)?not|(?:rejected|ruled\s+out|discarded|what(?:\*\*|__|\*|_|\s)+not(?:\*\*|__|\*|_)?\s+"
+    r"to\s+do)(?=[*_]*\s*:)"
     r"|(?:nobody|no[\s-]one)(?:\s+(?:should|must|may))?(?=\s+(?:flush|delete|remove|touch|edit|change|modify|restart|stop|disable"
     r"|drop|clear|run)\b))\b|(?P<sign>\u26a0)"
     r"|(?P<short>rather\s+than|instead\s+of|without|not(?=\s+`))\b"
@@ -55,13 +56,13 @@ _CUES = re.compile(
 """Warning cues, in one pattern so a text is scanned once ("tempting to" raises an option only to turn it down; a
 command that would "work" or would work for a while is one whose effect does not last): a ban that points back
 ("Don't run that.", or a bare "please don't, that opens …" after a dash) covers the sentence before it, a label that
-turns options down ("Rejected:") its clause, an option raised to be turned down ("you could `iptables -F INPUT`
-but that …") its clause, forward cues ("do not", "avoid") cover the rest of their clause, short ones ("instead of",
-"not" before a command: "so NOT `tc qdisc del …` on its own") up to the next comma, and a command the writer says
-they tried ("I tried `tc qdisc del …` as a test") is the investigation's experiment, not the fix (to the end of its
-clause; "I ran `…`, which now reports …" tells a check's result and stays); consequences ("would be reverted")
-the sentence before them. Matched on lower-cased text with the word start checked by hand: a case-insensitive scan
-with a leading word boundary is several times slower, and every action is scanned."""
+turns options down ("Rejected:", "What **not** to do:") its clause, an option raised to be turned down ("you could
+`iptables -F INPUT` but that …") its clause, forward cues ("do not", "avoid") cover the rest of their clause, short
+ones ("instead of", "not" before a command: "so NOT `tc qdisc del …` on its own") up to the next comma, and a command
+the writer says they tried ("I tried `tc qdisc del …` as a test") is the investigation's experiment, not the fix (to
+the end of its clause; "I ran `…`, which now reports …" tells a check's result and stays); consequences ("would be
+reverted") the sentence before them. Matched on lower-cased text with the word start checked by hand: a
+case-insensitive scan with a leading word boundary is several times slower, and every action is scanned."""
 _COMMAND_LINE = re.compile(
     r"\n(?=[ \t]*(?:\$\s*)?(?:sudo\s+)?(?:az|iptables|ip6tables|nft|tc|ip|systemctl|service|fail2ban-client|docker|sysctl|"
     r"ufw|sed|ethtool)\s+[\w-])"

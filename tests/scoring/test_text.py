@@ -88,6 +88,12 @@ def test_blanking_keeps_offsets_and_lines(text: str) -> None:
             "`iptables -D DOCKER-ISOLATION-STAGE-2 -j DROP`",
         ),
         ("Don't, under any circumstances, run `iptables -F INPUT`. Delete rule 3.", "Delete rule 3", "`iptables -F INPUT`"),
+        (  # a label that turns an option down, with emphasis
+            "What **not** to do: `az storage account update -n acct --default-action Allow` would also work, but it "
+            "opens the account. Add the endpoint.",
+            "Add the endpoint",
+            "`az storage account update -n acct --default-action Allow`",
+        ),
         (
             "One thing I'd resist: the temptation to tune the kernel with `sysctl -w net.core.somaxconn=4096`. Leave it.",
             "Leave it",
