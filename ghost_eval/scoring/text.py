@@ -437,14 +437,14 @@ _EXPECTATION = re.compile(
     r"|completes?\s+and\s+(?:reports|shows|prints|returns|lists)\b"
     r"|stays?\s+(?:at|flat|the\s+same|unchanged|below|under|zero|0)\b"
     r"|(?:result|output|outcome)s?(?:\s+[a-z]+){0,3}\s*:\s*(?:(?:only|just|exactly)\s+)?[`\"'\d\[{]"
-    r"|ends?\s+in\s+[`\"'\d]|(?:observed|actual(?:ly)?|got)\s*:\s*\S|(?<=`)\s*:\s*(?:no|only|just|exactly|none|nothing|empty)\b"
+    r"|ends?\s+in\s+[`\"'\d]|(?:observed|actual(?:ly)?|got)\s*:\s*\S|(?<=`)(?:\s+(?:on|from|at|in)\s+[\w.-]+)?\s*:\s*(?:no|only|just|exactly|none|nothing|empty)\b"
     r"|only\s+(?:has|have|holds?|shows?|lists?|contains?)\s+\S|only\s+\S[^.\n;]{0,60}?\sleft\b(?!\s+(?:alone|untouched))"
     r"|(?:want|need|expect)\s+to\s+see\b"
     r"|\b(?:counters?|counts?|pkts|packets?|bytes|hits)\b[^.\n;]{0,40}?\b(?:increas|increment|ris(?:e|es|ing)\b|climb|go(?:es|ing)?\s+up\b|"
     r"grow|tick)"
 )
 """Phrases that state a result, matched on lower-cased text at a word start (see `_CUES` for why); a command's result
-given after a colon ("`tc -s qdisc show dev eth0`: no tbf") is one. A rule's packet
+given after a colon ("`tc -s qdisc show dev eth0`: no tbf", "`tc qdisc show` on tf-source-vm: no tbf") is one. A rule's packet
 counter rising while the traffic is retried is one: `iptables -v` counts what the rule matched; a bound stays one when
 it is approximate ("under ~0.01 s")."""
 _SHOWS_NAMED = re.compile(

@@ -157,6 +157,8 @@ def test_section_kinds_and_inherited_sub_headings() -> None:
         ("it should come back as an empty list", True),
         ("`az network nsg rule list … -o tsv` should come back empty", True),
         ("the app should come back soon", False),
+        ("`tc -s qdisc show dev eth0` on tf-source-vm: no `tbf` at the root.", True),
+        ("`tc -s qdisc show dev eth0` on tf-source-vm: look it over.", False),
     ],
 )
 def test_expected_results(text: str, expected: bool) -> None:
