@@ -557,11 +557,24 @@ def here_document(raw: str) -> str:
     return body if _HEREDOC.search(first) else ""
 
 
+_ARROW_TAILS = frozenset({"-", "--", "="})
+
+
+def _before_arrow(tokens: list[str]) -> list[str]:
+    """The words before an arrow (`curl -m 5 http://10.0.1.5:8080/ --> expect 200`, `… -> 200`, `… => ok`, `… → 200`):
+    notes write a command's expected result after one. In a shell it would be a lone `-` redirected to a file, which
+    no command is written as."""
+    for i, token in enumerate(tokens):
+        if token == "\u2192" or (token in _ARROW_TAILS and tokens[i + 1 : i + 2] == [">"]):
+            return tokens[:i]
+    return tokens
+
+
 def _parse_line(line: str, out: list[Command], depth: int, outer: tuple[_Words, ...] = (), *, substitutions: bool = True) -> None:
     """Classify each simple command of a line; scripts run by a shell, `ssh` or `az vm run-command` are parsed too. A
     here-document's body (the lines after the first) is what its command writes, data rather than commands."""
     line = line.split("\n", 1)[0]
-    for argv, writes in _simple_commands(_tokenise(_ELLIPSIS.sub(" ", _PLACEHOLDER.sub(_fill_in, line)))):
+    for argv, writes in _simple_commands(_before_arrow(_tokenise(_ELLIPSIS.sub(" ", _PLACEHOLDER.sub(_fill_in, line))))):
         _parse_argv(argv, tuple(writes), out, depth, outer)
     if substitutions and depth < 3 and "$(" in line:  # what a substitution runs is a command too (`-n $(az vm show …)`)
         for inner in _INNER.finditer(line):

@@ -123,6 +123,13 @@ def test_redirections_write_files_but_not_dev_null() -> None:
     assert quiet.writes == () and not quiet.mutating and quiet.argv == ("iptables", "-L", "-n")
 
 
+@pytest.mark.parametrize("arrow", ["-->", "->", "=>", "\u2192"])
+def test_an_arrow_after_a_command_leads_its_expected_result_not_a_redirection(arrow: str) -> None:
+    check = one(f"curl -s -o /dev/null -w '%{{http_code}}' -m 5 http://10.0.1.5:8080/ {arrow} expect 200")
+    assert not check.mutating and check.writes == () and check.argv[-1] == "http://10.0.1.5:8080/"
+    assert one("echo 'a -> b' > /tmp/f").writes == ("/tmp/f",)
+
+
 def test_sed_in_place_writes_its_files_not_its_script() -> None:
     assert one("sudo sed -i '/5001/d' /etc/iptables/rules.v4").writes == ("/etc/iptables/rules.v4",)
     assert one("sed -e 's/a/b/' -i /etc/a.conf /etc/b.conf").writes == ("/etc/a.conf", "/etc/b.conf")
