@@ -121,7 +121,9 @@ _PROSE_BROAD: tuple[tuple[re.Pattern[str], str, str], ...] = (
         re.compile(
             r"(?i)\b(?:dissociate|disassociate|detach|remove)\s+the\s+(?:NSG|network\s+security\s+group)"
             r"(?:['\u2019]s)?\s+association\b|\b(?:dissociate|disassociate|detach)\s+(?:the\s+)?(?:(?:subnet|nic)\s+)?"
-            r"(?:NSG|network\s+security\s+group|[\w-]+-nsg)\b"
+            r"(?:NSG|network\s+security\s+group|[\w-]+-nsg)\b|\b(?:take|pull|strip)\s+(?:the\s+)?(?:subnet\s+)?(?:NSG|network\s+"
+            r"security\s+group|[\w-]+-nsg)\s+off\s+(?:the\s+)?(?:subnet|nic)\b|\bremove\s+(?:the\s+)?(?:NSG|[\w-]+-nsg)\s+from\s+"
+            r"(?:the\s+)?(?:subnet|nic)\b"
         ),
         "association",
         "removes a whole NSG association",
@@ -209,7 +211,7 @@ _FAULT_ONLY_TABLE = (
 
 _BROAD_WORDS = re.compile(
     "flush|delete|remove|drop|clear|wipe|stop|disable|turn|uninstall|mask|kill|allow|open|permit|policy|associate|detach|iptables"
-    "|restore|roll|revert|image"
+    "|restore|roll|revert|image|take|pull|strip"
 )
 """Words every prose rule of criterion 3 needs; actions without any of them skip those rules."""
 

@@ -137,3 +137,12 @@ def test_an_exception_added_to_the_storage_firewall_reaches_past_the_subnet_faul
         '--query "serviceEndpoints[].service" -o tsv` -> `Microsoft.Storage`.\n'
     )
     assert _criterion(_score("f", actions), 3) == outcome
+
+
+def test_taking_the_nsg_off_the_subnet_in_words_removes_the_whole_association() -> None:
+    actions = (
+        "1. The subnet didnt have an NSG before today, so the cleanest rollback is to take the NSG off the subnet:\n"
+        '   `az rest --method PUT --url "$SUBNET_ID?api-version=2023-11-01" --body @/tmp/subnet.json`\n'
+        "   Verify: `nc -zv -w 5 10.0.1.5 5432` from tf-source-vm -> `succeeded`.\n"
+    )
+    assert _criterion(_score("u", actions), 3) == "fired"

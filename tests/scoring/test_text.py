@@ -410,3 +410,9 @@ def test_a_result_paragraph_after_a_bare_check_is_that_checks_result() -> None:
         "then from tf-source-vm run\n\ncurl -s -o /dev/null -w '%{http_code}' http://10.0.1.5:8080/\n\nyou want to see 200\n"
     )
     assert checked.verification is not None and checked.verification.command.startswith("curl")
+
+
+def test_what_a_thing_did_not_have_states_a_fact_and_warns_against_nothing() -> None:
+    text = "The subnet didnt have an NSG before today, so the cleanest rollback is to take the NSG off the subnet."
+    assert "take the NSG off the subnet" in blank_warnings(text)
+    assert "run `iptables -F`" not in blank_warnings("I did not run `iptables -F`, it would drop SSH. Delete rule 3.")
