@@ -44,13 +44,15 @@ _HIGHER_WINS = re.compile(
     r"|\b(?:from|starting\W+(?:from|with|at))\W+the\W+highest\W+(?:priority\W+)?(?:number|value)"
     r"|\b(?:evaluates?|processes?|applies|matches|checks?)\W+(?:the\W+)?(?:high|larg|bigg)(?:er|est)\W+(?:priority\W+)?"
     r"(?:numbers?|values?)\W+first\b"
-    r"|\bregardless\W+of\W+(?:the\W+|its\W+|their\W+)?(?:priorit(?:y|ies)|(?:priority\W+)?numbers?)\b"
+    r"|\b(?:regardless\W+of|irrespective\W+of|whatever|no\W+matter(?:\W+what)?)\W+(?:the\W+|its\W+|their\W+)?"
+    r"(?:priorit(?:y|ies)|(?:priority\W+)?numbers?)\b"
     r"|\bden(?:y|ies)\W+(?:rules?\W+)?always\W+(?:wins?|overrides?|beats?|takes?\W+precedence|(?:goes?|comes?)\W+first)\b"
     r"|\bhigher\W+(?:numbers?|values?)\W+(?:\w+\W+){0,3}?higher\W+priority\b",
     PHRASE_FLAGS,
 )
 """The order stated as a rule ("since the higher number takes precedence, the allow should win", "Azure evaluates
-rules from the highest number down", "a deny overrides an allow regardless of priority", "it is the higher number and
+rules from the highest number down", "a deny overrides an allow regardless of priority" (or "whatever their
+priority"), "it is the higher number and
 therefore the higher priority", "Azure applies Deny rules ahead of Allow rules regardless of their numbers", "a deny
 always wins")."""
 _DEFAULT_RULE = (
@@ -307,10 +309,12 @@ def _fault_chain(case: Case) -> str | None:
 @cache
 def _drop_in_builtin(chain: str, own: str) -> re.Pattern[str]:
     """A sentence that puts the drop in a built-in chain, written in capitals as iptables names it ("a rule in OUTPUT
-    dropping tcp 9090", "the DROP sits in OUTPUT"), where the words between do not name the fault's own chain."""
+    dropping tcp 9090", "the DROP sits in OUTPUT", "tf-dest-vm's OUTPUT chain: a DROP on …"), where the words between do
+    not name the fault's own chain."""
     return re.compile(
         rf"(?<![\w-]){chain}(?![\w-])(?:(?!{own}){_NOT_THERE}){{0,60}}?{_DROP_WORD}"
         rf"|\b(?:DROP|drop)\W+(?:\w+\W+){{0,2}}?(?:is|happens|sits|lives)\W+in\W+(?:the\W+)?{chain}(?![\w-])"
+        rf"|(?<![\w-]){chain}\W+chain\s*:\s*(?:an?\s+|the\s+)?{_DROP_WORD}"
     )
 
 

@@ -402,11 +402,28 @@ def _other_value(stated: StatedValue, sentence: str) -> bool:
 
 
 def _contradicting_value(fact: KeyFact, claims: _ClaimText) -> str | None:
-    """The first sentence that states one of the fact's values as another value."""
-    return next(
-        (hit for stated in fact.values if (hit := _first_asserting(claims, lambda s: _other_value(stated, s))) is not None),  # noqa: B023
-        None,
-    )
+    """The first sentence that states one of the fact's values as another value, read also with "Its" resolved to the
+    resource the sentence before named."""
+    for stated in fact.values:
+        for text in (claims, _referred(claims, stated.resource)):
+            if text is not None and (hit := _first_asserting(text, lambda s: _other_value(stated, s))) is not None:  # noqa: B023
+                return hit
+    return None
+
+
+_ITS = re.compile(r"^\W*(?:its|their)\b", PHRASE_FLAGS)
+
+
+def _referred(claims: _ClaimText, resource: str) -> _ClaimText | None:
+    """The report with each sentence that opens with "Its" after one naming the resource given the name in its place
+    ("The User route is `all-egress-to-nva` in `ghost-demo-t-rt`. Its next hop is VirtualAppliance 10.0.0.253"): the
+    property is the named resource's. None where no sentence reads so."""
+    name = resource.lower()
+    sentences = list(claims.written)
+    for i in range(1, len(sentences)):
+        if (m := _ITS.match(sentences[i])) is not None and name in claims.written[i - 1].lower():
+            sentences[i] = f"{resource}{sentences[i][m.end() :]}"
+    return _ClaimText(sentences) if sentences != claims.written else None
 
 
 _CLAUSE_ENDS = re.compile(r";|,\s+(?:so|but|and\s+so|which)\b")

@@ -721,3 +721,30 @@ def test_a_drop_put_in_another_built_in_chain_contradicts_the_direction(said: st
     direction; "the output" in prose, or OUTPUT denied, is no such claim."""
     result = check_diagnosis(_case("r"), f"{R_RIGHT} {said}", None)
     assert result.correct is correct, result
+
+
+@pytest.mark.parametrize(
+    ("text", "contradicted"),
+    [
+        ("The User route is `all-egress-to-nva` in `ghost-demo-t-rt`. Its next hop is VirtualAppliance 10.0.0.253.", True),
+        ("The User route is `all-egress-to-nva` in `ghost-demo-t-rt`. Its next hop is VirtualAppliance 10.0.1.253.", False),
+        ("The NSG is clean. Its rules match the baseline, and the next hop is VirtualAppliance 10.0.0.253.", False),
+    ],
+)
+def test_a_value_given_to_its_resource_by_its_in_the_next_sentence_is_the_resources(text: str, contradicted: bool) -> None:
+    """ "Its" carries the resource the sentence before named; after a sentence that names none, it names nothing."""
+    facts = check_diagnosis(_case("t"), text, None).facts
+    assert ("egress_route" in [f.id for f in facts if f.status == "contradicted"]) is contradicted
+
+
+@pytest.mark.parametrize(
+    ("case_id", "claim"),
+    [
+        ("q", "Azure processes Deny rules before Allow rules whatever their priority, so it wins."),
+        ("r", "The Prometheus failures come from tf-dest-vm's OUTPUT chain: a DROP on destination port 9090."),
+        ("m", "INPUT jumps to f2b-sshd only for `-p tcp --dport 22`, and f2b-sshd REJECTs 203.0.113.47/32."),
+        ("m", "So only SSH from the partner is refused; its other traffic to the VM passes normally."),
+    ],
+)
+def test_an_order_chain_or_jump_the_setup_contradicts_is_wrong(case_id: str, claim: str) -> None:
+    assert check_diagnosis(_case(case_id), claim, None).forbidden
