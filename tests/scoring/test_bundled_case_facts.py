@@ -426,6 +426,17 @@ def test_wrong_claims_written_as_agents_write_them(case_id: str, text: str, clai
         ("n", "Drift on tf-dest-vm against the baseline. The diff is small. INPUT policy went to DROP.", "input_chain_on_dest"),
         ("n", "Any new inbound connection reaches the end of INPUT and is dropped.", "unmatched_dropped"),
         ("n", "New inbound connections that match none of these are silently dropped by the policy.", "unmatched_dropped"),
+        ("n", "Default deny inbound: anything new that isn't ssh or wire server is dropped w/o reply.", "unmatched_dropped"),
+        ("b", "8080: all good. requests answered in ms.", "http_ok"),
+        (
+            "f",
+            "nwlogs080613 refuses by default and admits forensics-vnet/default through a virtual network rule.",
+            "storage_firewall",
+        ),
+        ("l", "netem on tf-dest-vm: masked by the nsg deny, it survives its removal.", "independent"),
+        ("q", "Relationship: none. Each fault needs its own fix.", "independent"),
+        ("s", "The winner was not the VnetLocal system route: it was the /32 user route.", "precedence"),
+        ("f_sql", "The Microsoft.Sql endpoint is fine and should stay.", "sql_kept"),
         (
             "n",
             "**Layer:** OS firewall on tf-dest-vm.\nThe NSG is unchanged.\n\n**Change against baseline:**\n\n"
