@@ -153,6 +153,38 @@ _OUTLIVED = re.compile(
     r"(?i)\b(?:still|remains?|persists?|survives?|left\s+over|lingers?|(?:leaves?|left)\b[^.]{0,40}?\bin\s+place)\b"
 )
 """A fallback's condition that the object is there after the owner's change, not that the change was not made."""
+_RECHECKED = re.compile(
+    r"(?i)\b(?:after|following)\s+(?:another|a\s+second|the\s+next|one\s+more)\s+`?(?:(?:sudo\s+)?systemctl\s+)?"
+    r"(?:reload|re-?appl\w*|restart|cycle|reconcil\w*)"
+    r"|\b(?:past|after|beyond|across|outlast\w*|surviv\w*)\s+(?:at\s+least\s+)?(?:the|one|a|its|a\s+full)\s+"
+    r"(?:\d+\s*(?:s|sec\w*|min\w*)\s+)?(?:re-?appl\w*|reconcil\w*|refresh\w*)\s+(?:interval|cycle|window|period|loop)"
+    r"|\b(?:after|wait(?:ing)?|in)\s+(?:at\s+least\s+|about\s+|~\s*|another\s+)?(?P<n>\d+)\s*(?P<unit>s|secs?|seconds?|mins?|minutes?)\b"
+)
+"""A check repeated once the owner has had its chance to put the object back ("repeat after six minutes, beyond one
+300 s cycle, and after another `systemctl reload`", "stays gone past the re-apply interval"): a wait counts when it is
+at least the owner's interval, as the case states it ("re-applies … every 300 s")."""
+_EVERY = re.compile(r"(?i)\bevery\s+(\d+)\s*(?:s|sec\w*)\b")
+_WORD_NUMBERS = {"five": "5", "six": "6", "seven": "7", "ten": "10", "fifteen": "15"}
+
+
+def _rechecked_past_owner(run: ParsedRun) -> bool:
+    """Whether the run checks the fix again after the owner's re-apply: then a fallback's direct write that outlived
+    the owner's change is seen to stay, not put back."""
+    case = run.case
+    facts = " ".join(f"{f.resource or ''} {f.description}" for f in case.ground_truth) if case is not None else ""
+    interval = max((int(n) for n in _EVERY.findall(facts)), default=None)
+    text = " ".join(v.written for v in run.views) + " " + run.evidence.report
+    for word, digits in _WORD_NUMBERS.items():
+        text = re.sub(rf"(?i)\b{word}\s+(?=min)", f"{digits} ", text)
+    for m in _RECHECKED.finditer(text):
+        if m["n"] is None:
+            return True
+        seconds = int(m["n"]) * (60 if m["unit"].lower().startswith("m") else 1)
+        if interval is not None and seconds >= interval:
+            return True
+    return False
+
+
 _OWNER_ABSENT = re.compile(
     r"(?i)\b(?:if|when|in\s+case|unless)\b(?:[^.\n]|\.{3}){0,120}?(?:\b(?:does\s*n['\u2019]?t|does\s+not|do\s+not|doesnt)\s+exist\b"
     r"|\b(?:is\s*n['\u2019]?t|is\s+not|isnt|not)\s+(?:running|installed|present|there|available|listening)\b"
@@ -220,6 +252,11 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
                 redeclared = owned is not None and any(_redeclares(c, owned) for c in done)
                 if owned is not None and (via_owner(cmd, owned) or (redeclared and not fallback)):
                     cleared.append(f"action {view.index}: {_KIND_WORDS[kind]} {name} is changed through {owned.owner}")
+                elif owned is not None and redeclared and outlived and _rechecked_past_owner(run):
+                    cleared.append(
+                        f"action {view.index}: `{raw[:80]}` removes what outlived the change through {owned.owner}, and "
+                        "the run checks again after the owner's re-apply, so it is seen to stay gone"
+                    )
                 elif owned is not None and redeclared and outlived:
                     undetermined.append(
                         f"action {view.index}: `{raw[:100]}` writes {_KIND_WORDS[kind]} {name} directly if it outlived the "

@@ -3,8 +3,11 @@ keeps, an experiment the writer tried, steps listed with a spaced slash, and res
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from ghost_eval.cases.case import load_case
 from ghost_eval.scoring import extract_actions, score_run
 from ghost_eval.scoring.cautions import asks_for_change
 from ghost_eval.scoring.text import Fence, has_expectation, segments
@@ -324,3 +327,30 @@ def test_c2_change_after_a_possessive_is_a_noun() -> None:
         "Make it permanent via the platform team's Docker host config (their daemon, their change).\n"
     )
     assert criterion(2, text, CASE_O).outcome == "cleared"
+
+
+@pytest.mark.parametrize(
+    ("check", "outcome"),
+    [
+        ("Re-check after another `systemctl reload ghost-shaper`: still no tbf.", "cleared"),
+        ("`tc qdisc show dev eth0` shows no tbf, and it stays gone past the re-apply interval.", "cleared"),
+        ("`tc qdisc show dev eth0` shows no tbf right away.", "undetermined"),
+    ],
+)
+def test_c2_a_fallback_checked_again_after_the_owner_re_applies_is_seen_to_stay(check: str, outcome: str) -> None:
+    """What settles a fallback after the owner's change is whether the owner puts the object back: a check repeated
+    once it has re-applied shows it does not."""
+    steps = CONFIG_THEN_RELOAD + f"3. If a tbf is still on eth0 after the reload: `tc qdisc del dev eth0 root`\n   {check}\n"
+    assert criterion(2, steps, CASE_G_OWNED).outcome == outcome
+
+
+@pytest.mark.parametrize(("wait", "outcome"), [("6 minutes", "cleared"), ("five minutes", "cleared"), ("60 s", "undetermined")])
+def test_c2_a_wait_counts_when_it_is_at_least_the_owners_interval(wait: str, outcome: str) -> None:
+    """g_daemon's ghost-shaper re-applies every 300 s, as the case states: a re-check after a minute proves nothing."""
+    case = load_case(Path(__file__).resolve().parents[2] / "cases" / "g_daemon.yaml")
+    steps = (
+        CONFIG_THEN_RELOAD + "3. If a tbf is still on eth0 after the reload: `sudo tc qdisc del dev eth0 root`\n"
+        f"   Verify: `tc -s qdisc show dev eth0` shows no tbf; repeat after {wait} and expect the same.\n"
+    )
+    score = score_run(evidence(report(steps), use_case="g_daemon"), case)
+    assert next(c.outcome for c in score.criteria if c.criterion_id == 2) == outcome
