@@ -158,13 +158,14 @@ _RECHECKED = re.compile(
     r"(?:reload|re-?appl\w*|restart|cycle|reconcil\w*)"
     r"|\b(?:past|after|beyond|across|outlast\w*|surviv\w*)\s+(?:at\s+least\s+)?(?:the|one|a|its|a\s+full)\s+"
     r"(?:\d+\s*(?:s|sec\w*|min\w*)\s+)?(?:re-?appl\w*|reconcil\w*|refresh\w*)\s+(?:interval|cycle|window|period|loop)"
-    r"|\b(?:after|wait(?:ing)?|in)\s+(?:at\s+least\s+|about\s+|~\s*|another\s+)?(?P<n>\d+)\s*(?P<unit>s|secs?|seconds?|mins?|minutes?)\b"
+    r"|\b(?:after|wait(?:ing)?|in)\s+(?:at\s+least\s+|about\s+|~\s*|another\s+)?(?P<n>\d+|five|six|seven|ten|fifteen)\s*"
+    r"(?P<unit>s|secs?|seconds?|mins?|minutes?)\b"
 )
 """A check repeated once the owner has had its chance to put the object back ("repeat after six minutes, beyond one
 300 s cycle, and after another `systemctl reload`", "stays gone past the re-apply interval"): a wait counts when it is
 at least the owner's interval, as the case states it ("re-applies … every 300 s")."""
 _EVERY = re.compile(r"(?i)\bevery\s+(\d+)\s*(?:s|sec\w*)\b")
-_WORD_NUMBERS = {"five": "5", "six": "6", "seven": "7", "ten": "10", "fifteen": "15"}
+_WORD_NUMBERS = {"five": 5, "six": 6, "seven": 7, "ten": 10, "fifteen": 15}
 
 
 def _rechecked_past_owner(run: ParsedRun) -> bool:
@@ -173,13 +174,11 @@ def _rechecked_past_owner(run: ParsedRun) -> bool:
     case = run.case
     facts = " ".join(f"{f.resource or ''} {f.description}" for f in case.ground_truth) if case is not None else ""
     interval = max((int(n) for n in _EVERY.findall(facts)), default=None)
-    text = " ".join(v.written for v in run.views) + " " + run.evidence.report
-    for word, digits in _WORD_NUMBERS.items():
-        text = re.sub(rf"(?i)\b{word}\s+(?=min)", f"{digits} ", text)
-    for m in _RECHECKED.finditer(text):
+    for m in (m for sentence in run.written_sentences for m in _RECHECKED.finditer(sentence)):
         if m["n"] is None:
             return True
-        seconds = int(m["n"]) * (60 if m["unit"].lower().startswith("m") else 1)
+        count = _WORD_NUMBERS.get(m["n"].lower()) or int(m["n"])
+        seconds = count * (60 if m["unit"].lower().startswith("m") else 1)
         if interval is not None and seconds >= interval:
             return True
     return False

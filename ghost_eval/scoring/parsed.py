@@ -18,7 +18,7 @@ from ghost_eval.scoring.keyfacts import report_sentences
 from ghost_eval.scoring.model import RunEvidence
 from ghost_eval.scoring.ownership import OwnershipMap, build_ownership
 from ghost_eval.scoring.reads import RunReads
-from ghost_eval.scoring.text import Section, SectionKind, mask_code, split_sections
+from ghost_eval.scoring.text import Section, SectionKind, mask_code, split_sections, split_sentences
 from ghost_eval.shell.commands import Command, parse_command_block
 
 __all__ = [
@@ -151,6 +151,14 @@ class ParsedRun:
     def prose(self) -> list[str]:
         """`diagnosis_text` as sentences, code left out: one Markdown parse, made when the diagnosis first reads it."""
         return report_sentences(self.diagnosis_text)
+
+    @cached_property
+    def written_sentences(self) -> list[str]:
+        """Every sentence the run wrote, in its actions and anywhere in the report, what it only warns against
+        blanked: where a check told in words ("the same query should print …", "re-check after another reload") is
+        looked for."""
+        texts = (*(view.written for view in self.views), blank_warnings(self.evidence.report))
+        return [sentence for text in texts for sentence in split_sentences(text)]
 
 
 def _findings(sections: list[Section]) -> str:

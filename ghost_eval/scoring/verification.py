@@ -4,11 +4,9 @@ the result that proves the fix."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 from ghost_eval.cases.case import Layer
 from ghost_eval.run.artifacts import Verification
-from ghost_eval.scoring.cautions import blank_warnings
 from ghost_eval.scoring.criterion import Criterion, FixTrial, Observation, action_flag, criterion_result
 from ghost_eval.scoring.fault_checks import fault_targets, misses_the_faults, unproven
 from ghost_eval.scoring.model import CriterionResult
@@ -94,12 +92,6 @@ def _reached(cmd: Command) -> set[Layer]:
     return {cmd.layer}
 
 
-def _written_sentences(run: ParsedRun) -> Iterator[str]:
-    """Every sentence the run wrote, in its actions and anywhere in the report, what it only warns against blanked."""
-    for text in (*(view.written for view in run.views), blank_warnings(run.evidence.report)):
-        yield from split_sentences(text)
-
-
 _SAME_READ = re.compile(r"(?i)\b(?:the\s+)?same\s+(?:[\w-]+\s+){0,2}?(?:query|command|read|check|listing|call)\b")
 _STEP_AGAIN = re.compile(r"(?i)\b(?:re-?run|repeat|redo)\s+step\s+(\d{1,2})\b|\bstep\s+(\d{1,2})\s+again\b")
 
@@ -126,7 +118,7 @@ def _repeated_read(run: ParsedRun, changed: set[Layer]) -> Verification | None:
     reference, with the result it should give now, in an action or anywhere in the report (a "verify ->" line after
     the fix's block). The run's last read that can prove the fix is the one meant (an NSG
     rule listing, not the `ss` run after it, for an NSG change)."""
-    said = next((s for s in _written_sentences(run) if _SAME_READ.search(s) and has_expectation(s)), None)
+    said = next((s for s in run.written_sentences if _SAME_READ.search(s) and has_expectation(s)), None)
     if said is None:
         return None
     executed = [c for cmds in (*run.audit_commands, *run.trace_commands) if cmds for c in cmds if is_check(c.text)]
@@ -148,7 +140,7 @@ def _rerun_outcome(run: ParsedRun, changed: set[Layer]) -> str | None:
     again by the reader with the outcome it should give, but no command to run it. The judge spec counts an observable
     outcome as a verification; with nothing concrete to compare, it may or may not prove the fix: possibly
     unverified. Watching a dashboard or "monitor over the next hours" observes nothing at a time the fix is closed."""
-    for sentence in _written_sentences(run):
+    for sentence in run.written_sentences:
         if (m := _RERUN.search(sentence)) is None or _WATCHED.search(sentence):
             continue
         if (read := tool_layer(sentence)) is not None and changed and read not in changed:
