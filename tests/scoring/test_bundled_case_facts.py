@@ -394,7 +394,8 @@ def test_m_what_a_report_says_in_bold_not_to_do_is_no_recommendation() -> None:
         ("n", "With the DROP policy the VM can no longer receive SSH.", "ssh_rules_blamed"),
         ("m", "INPUT only sends tcp dpt:22 into that chain, so the partner can still hit any other port.", "jump_for_ssh_only"),
         ("m", "The jump is `-A INPUT -p tcp -m multiport --dports 22 -j f2b-sshd`.", "jump_for_ssh_only"),
-        ("m", "The RETURN sends the partner back to INPUT, and INPUT's policy is DROP.", "policy_blamed"),
+        ("m", "The RETURN sends the partner back to INPUT, and the DROP policy, that's what kills it.", "policy_blamed"),
+        ("m", "Its packets fall through to the DROP policy, which is why the partner times out.", "policy_blamed"),
         ("m", "f2b-sshd holds the partner's address, but it is hooked from OUTPUT.", "handmade_or_wrong_direction"),
         (
             "n",
@@ -454,6 +455,12 @@ def test_facts_written_as_agents_write_them(case_id: str, text: str, fact: str) 
     [
         ("k", "Rule 1 drops all inbound ICMP, echo requests included.", "tbf_explains_ping"),
         ("p", "Leftover: iptables INPUT drops tcp 5001, unrelated to 8080.", "os_blocks_8080"),
+        ("m", "Packets blocked by the INPUT DROP policy would time out, not get refused: not this.", "policy_blamed"),
+        (  # setup.sh sets no policy and its comments disagree: naming one is not blaming it for the partner
+            "m",
+            "Other sources RETURN to the INPUT DROP policy the setup's note names; the partner is rejected first.",
+            "policy_blamed",
+        ),
         (
             "n",
             "So any new inbound connection other than SSH falls off the end of the chain and is dropped by the policy.",
