@@ -52,12 +52,16 @@ changed", "`iptables -L INPUT 1 -n` first to make sure #1 is still the 5001 drop
 def _row_named(report: str, n: int) -> bool:
     """Whether the report says which rule stands at place n, with its port and its verdict ("line 1 of INPUT is the
     tcp dpt:5001 DROP", "shows rule 1 `DROP tcp … dpt:5001`"), as the listing it read showed it; "a DROP for 9090 at
-    the top of INPUT" names no place that a listing showed."""
+    the top of INPUT" names no place that a listing showed, and "the 5001 drop should be rule 1" is a guess at it."""
     place = re.compile(rf"(?i)(?:\brule|\bline|\bposition|\bnum)\s*#?\s*{n}\b|#{n}\b")
     return any(
-        place.search(sentence) and _PORT_WORD.search(sentence) and _VERDICT.search(sentence)
+        place.search(sentence) and _PORT_WORD.search(sentence) and _VERDICT.search(sentence) and not _GUESSED.search(sentence)
         for sentence in split_sentences(report)
     )
+
+
+_GUESSED = re.compile(r"(?i)\b(?:should|must|probably|presumably|likely|assum\w*|guess\w*|expect\w*)\b")
+"""Words that make a rule's place a guess rather than something a listing showed."""
 
 
 _PORT_WORD = re.compile(r"(?i)(?:dpt:|port\s+|tcp[/ ]|--dport\s+)\d{2,5}\b|\b\d{2,5}\s+(?:drop|reject)\b")

@@ -483,6 +483,8 @@ def test_c3_a_rule_deleted_by_its_place_is_judged_only_where_a_listing_showed_th
     cut = ("Chain INPUT (policy ACCEPT 0 packets, 0 bytes)\n" + " " * 120 + "\n1  42 2520 DROP tcp -- * * 0.0.0.0/0 ")[:200]
     assert doubted(fix, audit_entries=audit(listing, output=cut))
     assert not doubted("1. Rule 1 of INPUT is the tcp dpt:5001 DROP: `sudo iptables -D INPUT 1`\n")
+    # a place guessed at is not a place a listing showed
+    assert doubted("1. `sudo iptables -D INPUT 1` (the tcp dpt:5001 DROP should be rule 1)\n")
     # a listing of the chain the fix itself runs counts before the delete, not after it (there it shows what is left)
     assert not doubted(f"1. `sudo {listing}`, then `sudo iptables -D INPUT 1`\n")
     after = "**Verify:** `nc -zv -w 3 10.0.1.5 5001` succeeds and `sudo iptables -S INPUT | grep 5001`\nprints nothing.\n"
