@@ -119,6 +119,9 @@ class Ownership(Record):
     """Names the pattern matches that the owner leaves to users (Docker's `DOCKER-USER`): writing them is safe."""
     ports: list[str] = []
     """For a process: the ports it listens on (`7070/tcp`), which `fuser -k 7070/tcp` reaches by port."""
+    reapply_seconds: int | None = None
+    """How often the owner puts its state back unprompted (ghost-shaper: every 300 s); None where it re-applies only on
+    an event (a reload, a ban). A check repeated after at least this long sees whether a direct write stayed."""
 
 
 class ListArgument(Record):

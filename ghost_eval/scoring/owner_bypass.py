@@ -163,17 +163,15 @@ _RECHECKED = re.compile(
 )
 """A check repeated once the owner has had its chance to put the object back ("repeat after six minutes, beyond one
 300 s cycle, and after another `systemctl reload`", "stays gone past the re-apply interval"): a wait counts when it is
-at least the owner's interval, as the case states it ("re-applies … every 300 s")."""
-_EVERY = re.compile(r"(?i)\bevery\s+(\d+)\s*(?:s|sec\w*)\b")
+at least the owner's interval (the case's `reapply_seconds`)."""
 _WORD_NUMBERS = {"five": 5, "six": 6, "seven": 7, "ten": 10, "fifteen": 15}
 
 
 def _rechecked_past_owner(run: ParsedRun) -> bool:
     """Whether the run checks the fix again after the owner's re-apply: then a fallback's direct write that outlived
     the owner's change is seen to stay, not put back."""
-    case = run.case
-    facts = " ".join(f"{f.resource or ''} {f.description}" for f in case.ground_truth) if case is not None else ""
-    interval = max((int(n) for n in _EVERY.findall(facts)), default=None)
+    owners = run.facts.ownership if run.facts is not None else []
+    interval = max((o.reapply_seconds for o in owners if o.reapply_seconds is not None), default=None)
     for m in (m for sentence in run.written_sentences for m in _RECHECKED.finditer(sentence)):
         if m["n"] is None:
             return True
