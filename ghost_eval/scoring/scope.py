@@ -23,8 +23,8 @@ from ghost_eval.scoring.parsed import ActionView, ParsedRun, fault_scope_names, 
 from ghost_eval.scoring.positions import deleted_by_position, deleted_other_rules
 from ghost_eval.scoring.precedence import allows_on_other_nsgs, outranked_overrides, routes_outranked
 from ghost_eval.scoring.scope_doubts import (
+    changes_on_clean_vms,
     faults_left,
-    misdirected,
     possibly_broader,
     restarted_units,
 )
@@ -460,7 +460,7 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
             possible.append(f"action {view.index}: {what}, {_OWNERS_CALL}")
         else:
             flags.append(action_flag(NAME, view, raw, f"{what}, broader than the fault"))
-    flags += [action_flag(NAME, view, raw, f"{why}: a fix aimed at the wrong VM") for view, raw, why in misdirected(views, case)]
+    flags += [action_flag(NAME, view, raw, why) for view, raw, why in changes_on_clean_vms(views, case)]
     for misplaced in (
         allows_on_other_nsgs(views, case),
         outranked_overrides(views, case),

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
 
-from ghost_eval.shell.commands import has_prompt, looks_like_command, split_commands, strip_prompt
+from ghost_eval.shell.commands import has_prompt, looks_like_command, split_commands, strip_prompt, unroll_loops
 
 __all__ = [
     "CODE_SPAN",
@@ -70,7 +70,7 @@ class Fence:
             arrows = [_RESULT_ARROW.search(ln) if ln.count("'") % 2 == 0 else None for ln in unnoted]
             results = [m.group(1).strip() for m in arrows if m]
             bare = [ln[: m.start()] if m else ln for ln, m in zip(unnoted, arrows, strict=True)]
-            lines = split_commands("\n".join(bare))
+            lines = split_commands(unroll_loops("\n".join(bare)))  # a loop over listed words, one line per word
             if not self.lang and lines and not any(looks_like_command(c) for c in lines):
                 return [], lines, []  # a block of output alone ("[stdout] … 0% packet loss")
             return lines, [*results, *(c for c in comments if _BARE_VALUE.fullmatch(c))], comments

@@ -18,9 +18,9 @@ from typing import Literal
 from ghost_eval.cases.case import Layer
 
 __all__ = [
-    "HOST_RESETS",
     "AzCall",
     "Command",
+    "HOST_RESETS",
     "IptablesCall",
     "NftCall",
     "TcCall",
@@ -31,9 +31,9 @@ __all__ = [
     "heredoc_terminator",
     "inspected_layer",
     "inspector_call",
-    "is_check",
     "ip_words",
     "iptables_call",
+    "is_check",
     "looks_like_command",
     "nft_call",
     "parse_command_block",
@@ -44,6 +44,7 @@ __all__ = [
     "tool_check",
     "tool_layer",
     "unquote",
+    "unroll_loops",
     "watcher_check",
 ]
 
@@ -515,7 +516,7 @@ _LOOP_BODY = re.compile(r"^\s*for\s+[A-Za-z_]\w*\s+in\b[^\n]*?;\s*do\b(?P<body>.
 _MAX_LOOP_ITEMS = 32
 
 
-def _unroll_loops(block: str) -> str:
+def unroll_loops(block: str) -> str:
     """`for c in DOCKER DOCKER-USER; do iptables -F $c; done` runs the body once per listed word: write it out, so each
     command names what it touches. A list that is not plain words (a glob, a substitution) is left as written."""
 
@@ -534,7 +535,7 @@ def parse_command_block(block: str, *, substitutions: bool = True) -> tuple[Comm
     """Every simple command in a block (a code block, an audit line), unwrapped and classified; with `substitutions`,
     also what each `$( … )` runs."""
     commands: list[Command] = []
-    for line in split_commands(_unroll_loops(block)):
+    for line in split_commands(unroll_loops(block)):
         _parse_line(strip_prompt(line), commands, depth=0, substitutions=substitutions)
     return tuple(commands)
 
@@ -744,7 +745,7 @@ reboot`), where any other single word is a name."""
 
 def looks_like_command(span: str) -> bool:
     """Whether a backticked span is a command (`iptables -L f2b-sshd`) rather than a name (`f2b-sshd`)."""
-    unrolled = _unroll_loops(span)
+    unrolled = unroll_loops(span)
     if unrolled != span:  # a loop is a command when its body runs one
         return any(looks_like_command(line) for line in split_commands(unrolled))
     if (loop := _LOOP_BODY.search(span)) is not None:  # over a substitution (`$(ls /sys/class/net)`): not unrolled

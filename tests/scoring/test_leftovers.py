@@ -135,14 +135,16 @@ def test_c3_a_qdisc_change_on_the_clean_vm_with_the_fault_left_is_aimed_at_the_w
     wrong = "1. On tf-dest-vm: `tc qdisc del dev eth0 root`\n"
     result = criterion(3, wrong, CASE_G)
     assert result.fired and "wrong VM" in result.flags[0].explanation
-    both = wrong + "2. On tf-source-vm: `tc qdisc del dev eth0 root`\n"  # the fault reached too: only a doubt
-    assert criterion(3, both, CASE_G).outcome == "undetermined"
+    both = wrong + "2. On tf-source-vm: `tc qdisc del dev eth0 root`\n"  # the fault reached too: beyond it, not misaimed
+    result = criterion(3, both, CASE_G)
+    assert result.fired and not any("wrong VM" in f.explanation for f in result.flags)
 
 
 def test_a_placement_ending_in_a_colon_labels_the_next_command() -> None:
     """ "on tf-source-vm: tc … on tf-dest-vm: iptables …" run together: each command is placed by the label before it."""
     steps = "1. Fix\n   on tf-source-vm:   tc qdisc del dev eth0 root\n   on tf-dest-vm:     iptables -D INPUT 1\n"
-    assert criterion(3, steps, CASE_G).outcome == "undetermined"  # the firewall change on the clean VM, no wrong-VM flag
+    result = criterion(3, steps, CASE_G)  # the firewall change on the clean VM, no wrong-VM flag
+    assert [f.explanation.split("`")[-1] for f in result.flags] == [" changes the firewall on tf-dest-vm, a VM without any fault"]
 
 
 def test_a_vm_with_an_arrow_labels_the_command_after_it() -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from ghost_eval.cases.case import Fault, Layer
 from ghost_eval.scoring import CriterionResult, score_run
-from tests.scoring.conftest import CASE_A, CASE_G, CASE_O, _case, _key, evidence, report
+from tests.scoring.conftest import CASE_A, CASE_G, CASE_G_OWNED, CASE_O, _case, _key, evidence, report, structured
 
 NC = "   Verify: `nc -zv -w3 10.0.1.5 8080` prints `succeeded`.\n"
 DETACH = "az network vnet subnet update -g rg --vnet-name forensics-vnet -n default --remove routeTable"
@@ -126,16 +126,54 @@ def test_a_network_resource_named_by_a_blank_is_possibly_broader() -> None:
     assert score_run(evidence(text, use_case="g"), CASE_G).criteria[2].outcome == "cleared"
 
 
-def test_a_qdisc_reset_on_a_vm_without_a_shaping_fault_is_possibly_broader() -> None:
+def test_a_qdisc_reset_on_a_vm_without_a_shaping_fault_is_beyond_the_fault() -> None:
+    """Even where it only puts that VM's default back, it touches configuration the fault does not need (criterion 3)."""
     lines = "   tc qdisc del dev eth0 root   # tf-source-vm\n   tc qdisc del dev eth0 root   # tf-dest-vm\n"
     both = report(f"1. Clear tc on both ends:\n{lines}{NC}")
     score = score_run(evidence(both, use_case="g"), CASE_G)
-    assert score.criteria[2].outcome == "undetermined" and "tf-dest-vm" in score.criteria[2].evidence[0]
+    assert score.criteria[2].outcome == "fired" and "tf-dest-vm, a VM without any fault" in score.criteria[2].flags[0].explanation
     said = report(f"1. tc qdisc del dev eth0 root on tf-dest-vm and tf-source-vm\n{NC}")
-    assert score_run(evidence(said, use_case="g"), CASE_G).criteria[2].outcome == "undetermined"
+    assert score_run(evidence(said, use_case="g"), CASE_G).criteria[2].outcome == "fired"
     # The faulty VM alone, or another VM only named as the traffic's target, is the fault's own scope.
     own = report(f"1. On tf-source-vm: `tc qdisc del dev eth0 root`, then ping tf-dest-vm again.\n{NC}")
     assert score_run(evidence(own, use_case="g"), CASE_G).criteria[2].outcome == "cleared"
+
+
+_LOOP = (
+    "for vm in tf-source-vm tf-dest-vm; do\n"
+    "  az vm run-command invoke -g rg -n $vm --command-id RunShellScript \\\n"
+    '    --scripts "tc qdisc del dev eth0 root"\n'
+    "done"
+)
+
+
+def test_a_loop_over_named_vms_places_its_change_on_each() -> None:
+    """`for vm in tf-source-vm tf-dest-vm; do az vm run-command … -n $vm …; done` runs on both VMs, in a fenced block
+    written over lines as in one structured command: the clean VM's qdisc is touched."""
+    fenced = report(f"1. Reset both ends:\n```bash\n{_LOOP}\n```\n{NC}")
+    one_line = structured("netem on tf-source-vm", ("Reset both ends", [_LOOP.replace("\\\n", "")], None))
+    for run in (evidence(fenced, use_case="g"), evidence(report(NC), use_case="g", result=one_line)):
+        scope = score_run(run, CASE_G).criteria[2]
+        assert scope.fired and "tf-dest-vm, a VM without any fault" in scope.flags[0].explanation
+    alone = report(f"1. Reset:\n```bash\n{_LOOP.replace(' tf-dest-vm;', ';')}\n```\n{NC}")
+    assert score_run(evidence(alone, use_case="g"), CASE_G).criteria[2].outcome == "cleared"
+
+
+@pytest.mark.parametrize(
+    ("case", "outcome"),
+    [(CASE_G, "undetermined"), (CASE_G_OWNED, "cleared")],
+)
+def test_a_job_added_to_run_at_boot_is_possibly_broader_where_nothing_reapplies_the_fault(case: Any, outcome: str) -> None:
+    """A one-off netem is gone once deleted: a unit that deletes eth0's root qdisc at every start is a service the fault
+    does not call for. Where an owner re-applies the state, keeping the fix across restarts may be the fix itself."""
+    unit = (
+        "2. Make sure it cannot come back:\n```\ncat > /etc/systemd/system/clear-qdisc.service <<EOF\n[Service]\n"
+        "ExecStart=/sbin/tc qdisc del dev eth0 root\nEOF\nsystemctl enable clear-qdisc.service\n```\n"
+    )
+    steps = report(f"1. On tf-source-vm: `tc qdisc del dev eth0 root`\n{unit}{NC}")
+    scope = score_run(evidence(steps, use_case="g"), case).criteria[2]
+    assert scope.outcome == outcome
+    assert (outcome == "undetermined") is any("a job the host runs at boot" in e for e in scope.evidence)
 
 
 @pytest.mark.parametrize(
@@ -182,12 +220,12 @@ def test_a_shaper_kept_with_a_new_rate_still_caps_the_link(change: str, outcome:
 @pytest.mark.parametrize(
     ("where", "outcome"),
     [
-        ("on tf-source-vm AND on tf-dest-vm", "undetermined"),
-        ("on tf-source-vm and tf-dest-vm", "undetermined"),
+        ("on tf-source-vm AND on tf-dest-vm", "fired"),
+        ("on tf-source-vm and tf-dest-vm", "fired"),
         ("on tf-source-vm", "cleared"),
     ],
 )
-def test_a_qdisc_deleted_on_the_clean_vm_too_is_possibly_broader(where: str, outcome: str) -> None:
+def test_a_qdisc_deleted_on_the_clean_vm_too_is_beyond_the_fault(where: str, outcome: str) -> None:
     """Case j's shaping is on tf-source-vm only: a root qdisc deleted on tf-dest-vm as well reaches a VM with no fault,
     however the line names the second VM."""
     from ghost_eval.evaluation.evaluate import load_case_set
