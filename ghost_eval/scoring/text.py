@@ -249,12 +249,13 @@ def _indented_command(line: str, opens: bool, introduced: bool) -> bool:
 _OPTION = re.compile(r"\s--?[A-Za-z]")
 _WHOLE_SPAN = re.compile(r"`[^`]+`")
 _PROSE = re.compile(
-    r"^\s*[A-Za-z][\w -]{0,20}(?::|\s(?:->|\u2192|=>))\s|[.!?]\s+[a-z]|\s(?:should|would|will|must|shows|is|are)\s"
+    r"^\s*[A-Za-z][\w -]{0,40}(?::|\s(?:->|\u2192|=>))\s|[.!?]\s+[a-z]|\s(?:should|would|will|must|shows|is|are)\s"
     r"|\s(?:->|\u2192|=>)\s"
 )
-"""An unindented line that opens with a label ("verify: az … -> VnetLocal", "verify → tc …"), goes on as a sentence
-("iperf3 -c … from source should connect afterwards. delay on …") or points at a result ("… test-ip-flow -> access
-Allow; nc -zv … -> succeeded!", an arrow no shell line has) is prose naming a command, not a line of code."""
+"""An unindented line that opens with a label ("verify: az … -> VnetLocal", "verify → tc …", "Verify from
+tf-source-vm: nc …"), goes on as a sentence ("iperf3 -c … from source should connect afterwards. delay on …") or points
+at a result ("… test-ip-flow -> access Allow; nc -zv … -> succeeded!", an arrow no shell line has) is prose naming a
+command, not a line of code."""
 
 
 _UNDERLINE = re.compile(r"\s{0,3}(?:-{3,}|={3,})\s*")

@@ -743,8 +743,14 @@ HOST_RESETS = frozenset({"reboot", "poweroff", "halt"})
 reboot`), where any other single word is a name."""
 
 
+_TCP_DEVICE = re.compile(r"[<>]\s*/dev/(?:tcp|udp)/[\w.-]+/(?:\d+|\$\w+)")
+"""A redirection from or to bash's `/dev/tcp/<host>/<port>`: a connection attempt, the probe of a shell without nc."""
+
+
 def looks_like_command(span: str) -> bool:
     """Whether a backticked span is a command (`iptables -L f2b-sshd`) rather than a name (`f2b-sshd`)."""
+    if _TCP_DEVICE.search(span):  # bash opens a connection: `cat < /dev/tcp/10.0.1.5/5432`
+        return True
     unrolled = unroll_loops(span)
     if unrolled != span:  # a loop is a command when its body runs one
         return any(looks_like_command(line) for line in split_commands(unrolled))

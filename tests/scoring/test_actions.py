@@ -755,3 +755,17 @@ def test_to_undo_before_any_fix_undoes_the_fault() -> None:
     fix = "az network route-table route delete -g rg --route-table-name rt -n nva"
     later = extract_actions(f"{found}{fix}\n\nto undo: put the route back:\n\n{put}\n")
     assert [c for a in later for c in a.commands] == [fix]
+
+
+@pytest.mark.parametrize("label", ["Verify:", "Verify from tf-source-vm:", "Check it from tf-source-vm:"])
+def test_a_check_after_a_label_that_names_where_it_runs_is_the_verification(label: str) -> None:
+    """A line that a colon introduces is code only if it is one; a label in front ("Verify from tf-source-vm: nc …")
+    makes it prose naming a check, not a command of the fix."""
+    text = (
+        "Fix = delete those two rules, nothing else:\n"
+        "az network nsg rule delete -g rg --nsg-name tf-dest-vm-nsg -n ghost-demo-block-postgres\n"
+        f'{label} nc -zv -w 3 10.0.1.5 5432 && nc -zv -w 3 10.0.1.5 6379   expect "succeeded" for both\n'
+    )
+    (action,) = extract_actions(text)
+    assert [c.split()[:4] for c in action.commands] == [["az", "network", "nsg", "rule"]]
+    assert action.verification is not None and action.verification.command.startswith("nc -zv")

@@ -311,6 +311,9 @@ def test_prompts() -> None:
         ("203.0.113.47", False),
         ("tc", False),
         ("REJECT all -- 203.0.113.47", False),
+        # bash's /dev/tcp: a connection attempt, even as a loop's `bash -c` over ports
+        ('for p in 5432 6379; do timeout 3 bash -c "cat < /dev/tcp/10.0.1.5/$p"; echo; done', True),
+        ("/dev/tcp", False),
     ],
 )
 def test_looks_like_command(span: str, expected: bool) -> None:
