@@ -245,14 +245,18 @@ _BACKUP_NAME = re.compile(r"(?:\.(?:bak|orig|old|backup|save|dist|dpkg-\w+|pre[\
 def _copied_over(cmd: Command) -> list[tuple[str, str]]:
     """(file, what) for each configuration file a copy replaces whole (`cp /etc/sysctl.conf.bak /etc/sysctl.conf`):
     every setting the file held becomes the other file's, not one entry. A backup made of a file (`cp f f.bak`) changes
-    nothing; a file emptied is judged as emptied."""
+    nothing; a file emptied is judged as emptied; a file put into a drop-in folder (`docker.service.d/10-user.conf`,
+    `sysctl.d/`) is one of its own, layered over the rest, which it does not replace."""
     if cmd.program not in {"cp", "mv", "install"} or "/dev/null" in cmd.argv:
         return []
     sources = [a for a in cmd.argv[1:] if not a.startswith("-") and a not in cmd.writes]
     return [
         (f, f"replaces {f} whole with a copy of {sources[0] if sources else 'another file'}: every setting it held changes")
         for f in cmd.writes
-        if f.startswith("/etc/") and not _BACKUP_NAME.search(f) and not any(f.startswith(s) for s in sources)
+        if f.startswith("/etc/")
+        and not _BACKUP_NAME.search(f)
+        and not any(f.startswith(s) for s in sources)
+        and not f.rpartition("/")[0].endswith(".d")
     ]
 
 

@@ -90,11 +90,12 @@ def test_o_an_accept_is_aimed_by_one_host_or_a_port_not_by_a_whole_network(rule:
         ("cp /etc/ssh/sshd_config.bak /etc/ssh/sshd_config && systemctl restart ssh", "fired"),
         ("cp /etc/ssh/sshd_config /etc/ssh/sshd_config.bak", "cleared"),
         ("cp /etc/sysctl.conf /root/sysctl.conf.pre-fix", "cleared"),
+        ("cp 10-pipeline.conf /etc/sysctl.d/10-pipeline.conf", "cleared"),
     ],
 )
 def test_a_config_file_replaced_by_a_copy_changes_every_setting_it_held(copy: str, outcome: str) -> None:
     """Restoring a file from a backup replaces all of it, which no fault of case j lives in; making the backup is no
-    change."""
+    change, and a file of its own put into a drop-in folder replaces none."""
     actions = (
         "1. On tf-dest-vm: `iptables -D INPUT -p tcp --dport 5001 -j DROP`\n"
         "   Verify: `nc -zv -w 3 10.0.1.5 5001` -> `succeeded`.\n"
