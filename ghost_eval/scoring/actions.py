@@ -474,10 +474,16 @@ def _changes_state(command: str) -> bool:
     return looks_like_command(command) and not _read_only(command) and bool(parse_command_block(command))
 
 
+_LIST_SEPARATOR = re.compile(r"\s(?:;|&&|\|\|)\s")
+"""Where one command of a shell list ends and the next begins (`cp f{,.bak} ; … ; systemctl reload harden-net`)."""
+
+
 def _lines_alone(sections: Sequence[Section]) -> list[str]:
-    """Every line of the report as it stands: list marker, prompt, indent and backticks taken off."""
+    """Every line of the report as it stands, and each command of a shell list on it: list marker, prompt, indent and
+    backticks taken off."""
     lines = (line for s in sections for seg in s.body for line in (seg.lines if isinstance(seg, Fence) else (seg,)))
-    return [strip_prompt(LIST_PREFIX.sub("", line).strip().strip("`").strip()) for line in lines]
+    bare = [strip_prompt(LIST_PREFIX.sub("", line).strip().strip("`").strip()) for line in lines]
+    return [part.strip() for line in bare for part in (line, *_LIST_SEPARATOR.split(line)[1:])]
 
 
 def _stands_alone(command: str, lines: Sequence[str]) -> bool:

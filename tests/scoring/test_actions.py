@@ -769,3 +769,24 @@ def test_a_check_after_a_label_that_names_where_it_runs_is_the_verification(labe
     (action,) = extract_actions(text)
     assert [c.split()[:4] for c in action.commands] == [["az", "network", "nsg", "rule"]]
     assert action.verification is not None and action.verification.command.startswith("nc -zv")
+
+
+def test_commands_after_a_vm_label_on_their_own_lines_are_the_fix() -> None:
+    """ "fix:" then "tf-dest-vm:   iptables -D …" and "tf-source-vm: tc …": each line is a command placed on a VM, and
+    the list of checks after them does not swallow them."""
+    text = (
+        "fix:\ntf-dest-vm:   iptables -D INPUT -p tcp --dport 5001 -j DROP\ntf-source-vm: tc qdisc del dev eth0 root\n\n"
+        'expect:\n- nc -zv -w 3 10.0.1.5 5001  ->  "succeeded"\n'
+    )
+    commands = [c for a in extract_actions(text) for c in a.commands]
+    assert commands == ["iptables -D INPUT -p tcp --dport 5001 -j DROP", "tc qdisc del dev eth0 root"]
+
+
+def test_each_command_of_a_shell_list_in_a_story_stands_on_its_line() -> None:
+    """A fix told under a findings heading, as a shell list with a step in words between ("cp … ; remove the line with
+    your editor ; systemctl reload harden-net"): the reload is handed over to be run, as the copy is."""
+    text = (
+        "Findings\n\nthe DROP is in /etc/iptables/rules.v4, do it via the file:\n\n"
+        "tf-dest-vm: cp /etc/iptables/rules.v4{,.bak} ; remove the 5001 line with your editor ; systemctl reload harden-net\n"
+    )
+    assert [c for a in extract_actions(text) for c in a.commands][-1:] == ["systemctl reload harden-net"]

@@ -297,6 +297,8 @@ def test_prompts() -> None:
         "iptables",
     ]
     assert strip_prompt("(cd /tmp && ls)") == "(cd /tmp && ls)"  # a subshell, not a label
+    assert strip_prompt("tf-dest-vm:   iptables -D INPUT 1") == "iptables -D INPUT 1"  # a VM named as the line's label
+    assert strip_prompt("fix: iptables -D INPUT 1") == "fix: iptables -D INPUT 1"  # a label that names no VM stays
 
 
 @pytest.mark.parametrize(
