@@ -348,7 +348,7 @@ def _list_items(section: Section) -> list[_Item]:
     intro_has_code = (
         any(isinstance(s, Fence) for s in (*intro.desc, *intro.verify))
         or any(looks_like_command(span) for s in intro.desc if isinstance(s, str) for span in inline_code(s))
-        or any(_changes_state(s.strip()) and not _SHOWN.search(s) for s in intro.desc if isinstance(s, str))
+        or any(_changes_state(_STEP_WORD.sub("", s.strip())) and not _SHOWN.search(s) for s in intro.desc if isinstance(s, str))
     )  # a command on its own line before the list ("az … create …", then "+ on the VM: iptables -D …"), not a read
     # with what it showed ("tc -s qdisc show dev eth0 -> tbf rate 8Mbit")
     return [intro, *items] if intro_has_code else items
@@ -476,6 +476,10 @@ def _changes_state(command: str) -> bool:
 
 _LIST_SEPARATOR = re.compile(r"\s(?:;|&&|\|\|)\s")
 """Where one command of a shell list ends and the next begins (`cp f{,.bak} ; … ; systemctl reload harden-net`)."""
+
+
+_STEP_WORD = re.compile(r"(?i)^(?:remove|delete|revert|undo|roll\s*back|fix|apply|run|do)\s*:\s+(?=\S)")
+"""A one-word instruction that labels the command after it on its line ("remove:  sudo iptables -D …")."""
 
 
 def _lines_alone(sections: Sequence[Section]) -> list[str]:

@@ -147,9 +147,12 @@ _STEP_LABEL = re.compile(
 lettered or numbered one ("**B. Latency (tf-source-vm)**", "**2) …**"): the fix's next step."""
 _STATEMENT = re.compile(r"[.;!?]\s+\S")
 """A bold line of two sentences ("**Verdict: no fault. No change recommended.**") is a statement, not a title."""
-_BARE_TITLE = re.compile(r"^\s{0,3}([A-Za-z][a-z]+(?:[ /&-][A-Za-z]+|[\x27\u2019][a-z]+){0,4})(?:\s*\([^()\n]*\))?\s*$")
+_BARE_TITLE = re.compile(
+    r"^\s{0,3}([A-Za-z][a-z]+(?:[ /&-][A-Za-z]+|[\x27\u2019][a-z]+){0,4}|[A-Z]{3,}(?:[ /&-][A-Z]{2,}){0,4})"
+    r"(?:\s*\([^()\n]*\))?\s*$"
+)
 """A plain-text report's heading: a few words alone on a line after a blank one ("Fix", "Root cause", "Remediation
-(tf-source-vm)": the aside is not the title)."""
+(tf-source-vm)": the aside is not the title), or in capitals ("REMEDIATION", "ROOT CAUSE")."""
 _DASHED_TITLE = re.compile(r"^\s{0,3}([A-Za-z][a-z]+(?: [A-Za-z][a-z]+)?)\s+[\u2014\u2013]\s+([^\n:`]{1,60})$")
 """The same heading with a subtitle after a dash ("Remediation — change A (urgent, restores iperf)"), kept as the
 section's first line."""

@@ -790,3 +790,24 @@ def test_each_command_of_a_shell_list_in_a_story_stands_on_its_line() -> None:
         "tf-dest-vm: cp /etc/iptables/rules.v4{,.bak} ; remove the 5001 line with your editor ; systemctl reload harden-net\n"
     )
     assert [c for a in extract_actions(text) for c in a.commands][-1:] == ["systemctl reload harden-net"]
+
+
+def test_headings_in_capitals_open_their_sections() -> None:
+    """A plain-text report headed "FINDING", "REMEDIATION", "VERIFICATION": the fix is under the second."""
+    text = (
+        "FINDING\nThe INPUT policy on tf-dest-vm is DROP.\n\nREMEDIATION\nOn tf-dest-vm: iptables -P INPUT ACCEPT\n\n"
+        "VERIFICATION\nFrom tf-source-vm: nc -zv -w 3 tf-dest-vm 8080\nExpected: refused or succeeded, not a timeout.\n"
+    )
+    assert [s.kind.value for s in split_sections(text)] == ["evidence", "actions", "verification"]
+    assert [c for a in extract_actions(text) for c in a.commands] == ["iptables -P INPUT ACCEPT"]
+
+
+def test_a_change_labelled_by_one_instruction_word_is_the_fix() -> None:
+    """No heading at all; "remove:" labels the delete on its line, "confirm:" and a "+" bullet the checks after it."""
+    text = (
+        "drift: none for tf-dest-vm.\n\nthe 9090 DROP is rule 1 of INPUT on tf-dest-vm.\n\n"
+        "remove:  sudo iptables -D INPUT -p tcp --dport 9090 -j DROP   (on tf-dest-vm)\n"
+        "confirm: sudo iptables -L INPUT -n | grep dpt:9090  -> must print nothing\n"
+        "+ nc -zv -w 3 tf-dest-vm 9090 from source -> refused, not a timeout\n"
+    )
+    assert [c for a in extract_actions(text) for c in a.commands] == ["sudo iptables -D INPUT -p tcp --dport 9090 -j DROP"]
