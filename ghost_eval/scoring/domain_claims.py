@@ -129,9 +129,9 @@ def _misplaced(rule: str, nsg: str, sentence: str) -> bool:
 
 _ROUTE_FAULT = re.compile(r"(?i)\broute\b")
 _SYSTEM_ROUTE_WINS = re.compile(
-    r"(?<!\bthan\s)\b(?:vnet\W?local|system\s+routes?)\s+(?:\(system\)\s+)?(?:route\s+)?(?:always\s+)?(?:wins|takes?\s+precedence|"
+    r"(?<!\bthan\s)\b(?:vnet\W?local|system\s+routes?)\s+(?:\(?system\)?\s+)?(?:route\s+)?(?:always\s+)?(?:wins|takes?\s+precedence|"
     r"overrides?|is\W+preferred|beats)\b|\b(?:udr|user\W+(?:defined\W+)?route|this\W+route)\W+(?:is\W+|are\W+)?"
-    r"(?:ignored|(?:does\W+not|doesn['\u2019]?t)\W+apply)\b",
+    r"(?:ignored|(?:does\W+not|doesn['\u2019]?t)\W+apply|(?:can['\u2019]?t|cannot|can\W+not)\W+override)\b",
     PHRASE_FLAGS,
 )
 """A system route said to win over the case's user route: Azure picks the longest prefix, and between equal prefixes a
@@ -434,15 +434,19 @@ _UNDECIDED = re.compile(
     r"candidates|hypotheses)\b|\bcan['\u2019]?t\s+(?:yet\s+)?rank\b"
     r"|\bcan['\u2019]?t\s+(?:yet\s+)?say\s+(?:yet\s+)?(?:if|whether)\b"
     r"|\bnot\s+sure\s+(?:that|if|whether|it)(?:['\u2019]s|\s+is)?\s+(?:really\s+)?(?:a|the)\s+(?:fault|cause|problem|issue)\b"
-    r"|[;,]\s*(?:but\s+)?(?:equally|alternatively)\s*,?\s+[^.;]{0,120}?\b(?:could|might|may)\b",
+    r"|[;,]\s*(?:but\s+)?(?:equally|alternatively)\s*,?\s+[^.;]{0,120}?\b(?:could|might|may)\b"
+    r"|\b(?:to|i\s+(?:can['\u2019]?t|cannot)|we\s+(?:can['\u2019]?t|cannot))\s+(?:yet\s+)?tell\s+(?:these|them|the\s+(?:two|three))\s+apart\b"
+    r"|\b(?:does\s+not|doesn['\u2019]?t)\s+settle\s+(?:it|the\s+question|which)\b"
+    r"|\b(?:several|multiple|two|three)\s+(?:things|explanations|possibilities)\s+(?:could\s+explain|remain\b)",
     PHRASE_FLAGS,
 )
 """A report that says it has not settled on a cause ("I cannot confirm which is responsible", "it is not possible to
 say which of the two is responsible", "any of these could
 explain it", "either the ban or the policy or both, need to look more", "… = any of the 3. need a longer baseline before
 I'd call it", "several explanations remain open", "… before a root cause can be assigned", "it is equally possible
-that …", "…; alternatively the NSG could be dropping it", "there are two plausible explanations"): it names candidates,
-not the root cause."""
+that …", "…; alternatively the NSG could be dropping it", "there are two plausible explanations", "a longer capture
+would be needed to tell these apart", "it does not settle the question", "several things could explain"): it names
+candidates, not the root cause."""
 _UNDECIDED_CLAIM = "The report does not commit to a cause: it leaves several candidates open."
 
 

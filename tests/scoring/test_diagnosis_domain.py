@@ -748,3 +748,26 @@ def test_a_value_given_to_its_resource_by_its_in_the_next_sentence_is_the_resour
 )
 def test_an_order_chain_or_jump_the_setup_contradicts_is_wrong(case_id: str, claim: str) -> None:
     assert check_diagnosis(_case(case_id), claim, None).forbidden
+
+
+@pytest.mark.parametrize(
+    "paragraph",
+    [
+        "The captures match, but that does not settle the question: the server could be serialising requests, or its "
+        "backlog could be overflowing. A longer capture would be needed to tell these apart.",
+        "Several things could explain a total loss of egress: the route to 10.0.1.253, outbound SNAT, or DNS.",
+    ],
+)
+def test_a_report_that_leaves_the_alternatives_open_is_undecided(paragraph: str) -> None:
+    assert "undecided" in check_diagnosis(_case("c"), paragraph, None).forbidden
+    # a mechanism that cannot tell two kinds of traffic apart says nothing of the report's own decision
+    routing = "Routing is prefix-based and cannot tell the two apart, so the filter has to be in the guest."
+    assert "undecided" not in check_diagnosis(_case("t"), routing, None).forbidden
+
+
+def test_the_vnetlocal_system_route_said_to_win_over_the_user_route_inverts_route_selection() -> None:
+    """Azure picks the longest prefix, then a user route over a system one: the /32 blackhole is the route in force."""
+    said = "blackhole-dest-vm 10.0.1.5/32 -> None, but the VnetLocal system route takes precedence over anything user-defined."
+    assert "route_precedence" in check_diagnosis(_case("s"), said, None).forbidden
+    cannot = "blackhole-dest-vm 10.0.1.5/32 -> None exists, but the UDR can't override VnetLocal for in-VNet addresses."
+    assert "route_precedence" in check_diagnosis(_case("s"), cannot, None).forbidden
