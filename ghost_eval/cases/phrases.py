@@ -52,7 +52,7 @@ CONCEPTS: dict[str, str] = {
     r"|\bnetwork\W*rule\W*set\b|\bvnet\W+rule\b|virtual\W+network\W+rules?",
     # inside the VM
     "os_firewall": r"\biptables\b|\bip6tables\b|\bnftables\b|\bnft\b|\bnetfilter\b|\bxtables\b|host\W+(?:based\W+)?firewall"
-    r"|\bos[-\s](?:level\W+)?firewall|\bguest\W+(?:os\W+)?firewall|\bkernel\W+firewall|packet\W+filter\w*|\blocal\W+firewall"
+    r"|\bos[-\s](?:level\W+)?firewall|\bguest\W+(?:os\W+)?firewall|\bkernel\W+firewall|\blocal\W+firewall"
     r"|in-?guest\W+firewall|firewall\W+(?:inside|in|on)\W+(?:the\W+)?(?:vm|guest|os|host)|\b(?:input|output|forward)\W+chain"
     r"|\bchain\W+(?:input|output|forward)\b|\bfilter\W+table\b",
     "chain": r"\bchains?\b|\b(?:INPUT|OUTPUT|FORWARD)\b",

@@ -142,6 +142,15 @@ def test_traffic_that_reaches_the_policy_is_the_traffic_no_rule_matched() -> Non
     ("case_id", "fact", "without", "with_"),
     [
         ("c", "captures_match", "7070 traffic seen.", "Both pcaps line up on 7070, no retransmissions."),
+        ("c", "captures_match", "7070 traffic seen.", "7070 packets line up 1:1 between tf-source-vm and tf-dest-vm."),
+        (
+            "c",
+            "captures_match",
+            "7070 traffic seen.",
+            "Every SYN that left tf-source-vm shows up at tf-dest-vm with the same sequence numbers, and neither side "
+            "retransmits.",
+        ),
+        ("n", "policy_accept_to_drop", "The hardening ran.", "The drift vs the baseline is tiny: `INPUT: ACCEPT -> DROP`."),
         ("f_sql", "no_endpoint", "The subnet default was read.", "Endpoints on default = [Microsoft.Sql] only."),
         ("f_sql", "no_endpoint", "The subnet default was read.", "The Sql endpoint is there; the Storage one isn't."),
         ("f_sql", "sql_kept", "Add Microsoft.Storage.", "Add Microsoft.Storage, and don't drop sql."),
@@ -771,3 +780,14 @@ def test_the_vnetlocal_system_route_said_to_win_over_the_user_route_inverts_rout
     assert "route_precedence" in check_diagnosis(_case("s"), said, None).forbidden
     cannot = "blackhole-dest-vm 10.0.1.5/32 -> None exists, but the UDR can't override VnetLocal for in-VNet addresses."
     assert "route_precedence" in check_diagnosis(_case("s"), cannot, None).forbidden
+
+
+def test_a_packet_filter_named_without_a_place_puts_no_firewall_in_the_guest() -> None:
+    """An NSG is a packet filter too: "the signature of a packet filter dropping the SYN" says how the drop looks, not
+    that tf-dest-vm's own firewall makes it."""
+    text = (
+        "The connect timed out with no reset, the signature of a packet filter dropping the SYN. tf-dest-vm-nsg has "
+        "ghost-demo-block-8080: inbound Deny TCP 8080, priority 150, evaluated before AllowVnetInBound at 65000."
+    )
+    assert "os_firewall" not in check_diagnosis(_case("a"), text, None).forbidden
+    assert "os_firewall" in check_diagnosis(_case("a"), text.replace("a packet filter", "iptables"), None).forbidden
