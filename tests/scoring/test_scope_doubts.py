@@ -245,3 +245,23 @@ def test_another_nsg_rule_deleted_beside_the_faults_is_possibly_broader() -> Non
     scope = _scope_after_the_delete(f"If it is there, remove it too: `{other}`")
     assert scope.outcome == "undetermined" and any("not one the fault is" in e for e in scope.evidence)
     assert _scope_after_the_delete("Nothing else.").outcome == "cleared"
+
+
+@pytest.mark.parametrize(
+    ("why", "outcome"),
+    [
+        ("Bounce the server to start clean", "undetermined"),
+        ("Switch the script to socketserver.ThreadingTCPServer, then restart it", "cleared"),
+    ],
+)
+def test_a_service_restarted_as_it_is_where_the_fault_is_its_behaviour_is_possibly_broader(why: str, outcome: str) -> None:
+    """Case c's delay is how the 7070 server handles requests: a restart that changes nothing of it cuts the service off
+    and leaves the fault; a restart that applies a change to the program is that change's own step."""
+    from ghost_eval.evaluation.evaluate import load_case_set
+
+    case_c = load_case_set()[0]["c"]
+    restart = "fuser -k 7070/tcp && nohup python3 /tmp/demo-uc-c/server.py > /tmp/demo-uc-c/server.log 2>&1 &"
+    steps = f"1. No network change. {why}: `{restart}`\n   Verify: `ss -tlnp | grep 7070` shows LISTEN.\n"
+    scope = score_run(evidence(report(steps), use_case="c"), case_c).criteria[2]
+    assert scope.outcome == outcome
+    assert (outcome == "undetermined") is any("cuts it off" in e for e in scope.evidence)
