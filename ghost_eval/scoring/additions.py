@@ -68,14 +68,18 @@ def storage_exceptions(views: Sequence[ActionView], fault_scope: Sequence[str]) 
     return found
 
 
-_SAVE_PIPED = re.compile(r"\bip6?tables-save\s*\|\s*(?:sudo\s+)?tee\b")
-"""`iptables-save | sudo tee /etc/iptables/rules.v4`: the ruleset piped to the file that tee writes."""
+_SAVE_PIPED = re.compile(
+    r"\bip6?tables-save\b[^|\n]*(?:\|\s*(?:sudo\s+)?(?:e?grep|sed|awk)\b[^|\n]*)*(?:\|\s*(?:sudo\s+)?tee\b|>)"
+)
+"""`iptables-save | sudo tee /etc/iptables/rules.v4`, `iptables-save | grep -v -- '--dport 5001' > rules.v4`: the
+running ruleset, all of it but the lines a filter drops, piped to the file written."""
+_PIPE_WRITERS = frozenset({"tee", "grep", "egrep", "sed", "awk"})
 
 
 def whole_rulesets_saved(views: Sequence[ActionView]) -> list[str]:
-    """`netfilter-persistent save`, `iptables-save > /etc/iptables/rules.v4` (or piped to `tee`): every rule running
-    now is written to what the VM loads at boot, not only the fix (whatever else was added at run time, fail2ban's
-    bans, Docker's chains): possibly broader than the fault."""
+    """`netfilter-persistent save`, `iptables-save > /etc/iptables/rules.v4` (or piped to `tee`, through a filter or
+    not): every rule running now is written to what the VM loads at boot, not only the fix (whatever else was added at
+    run time, fail2ban's bans, Docker's chains): possibly broader than the fault."""
     found = []
     for view in views:
         for raw, cmd in view.commands:
@@ -84,7 +88,7 @@ def whole_rulesets_saved(views: Sequence[ActionView]) -> list[str]:
             saves = (
                 (cmd.program in {"netfilter-persistent", "service"} and "save" in words)
                 or (cmd.program in {"iptables-save", "ip6tables-save"} and into_etc)
-                or (cmd.program == "tee" and into_etc and _SAVE_PIPED.search(view.written) is not None)
+                or (cmd.program in _PIPE_WRITERS and into_etc and _SAVE_PIPED.search(view.written) is not None)
             )
             if saves:
                 found.append(f"action {view.index}: `{raw[:80]}` saves the whole running ruleset for boot, not only the fix")

@@ -583,6 +583,9 @@ def test_c3_a_listing_run_through_run_command_is_read_from_its_stdout_not_its_js
         ("sudo iptables-save > /root/before.rules", "cleared"),  # a copy kept aside is no boot state
         ("sudo iptables-save | sudo tee /etc/iptables/rules.v4", "undetermined"),  # piped to the file tee writes
         ("sudo iptables-save | tee /root/before.rules", "cleared"),
+        # through a filter that drops one line, the rest of the running ruleset still goes to the file
+        ("sudo iptables-save | grep -v -- '--dport 5001' | sudo tee /etc/iptables/rules.v4 >/dev/null", "undetermined"),
+        ("sudo iptables-save | grep -v -- '--dport 5001' > /etc/iptables/rules.v4", "undetermined"),
     ],
 )
 def test_c3_saving_the_whole_running_ruleset_for_boot_is_possibly_broader(saved: str, outcome: str) -> None:
