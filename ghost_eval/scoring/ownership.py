@@ -361,8 +361,8 @@ _SUSPECTED_OWNER = re.compile(
 """Processes that lay configuration down again on their next run: infrastructure as code, configuration management,
 provisioning, scheduled jobs."""
 _COMES_BACK = re.compile(
-    r"(?i)\b(?:re-?appl(?:y|ies|ied)|applied|deployed|managed|manages|come\s+back|comes\s+back|reappears?|undone"
-    r"|puts?\s+(?:\w+\s+){0,2}back|remove\s+it\s+again|removed\s+again|revert(?:s|ed)?)\b"
+    r"(?i)\b(?:re-?appl(?:y|ies|ied)|applied|deploy(?:s|ed)?|managed|manages|come\s+back|comes\s+back|reappears?|undone"
+    r"|puts?\s+(?:\w+\s+){0,3}back|remove\s+it\s+again|removed\s+again|revert(?:s|ed)?)\b"
 )
 _DOUBT = re.compile(
     r"(?i)\b(?:may|might|could|probably|likely|suggests?|typical(?:ly)?|possibly|perhaps|if|whether"

@@ -134,6 +134,11 @@ def test_an_actions_reason_owns_only_through_an_owner_known_by_convention(reason
         ("If netem comes back after the ping test, look for whatever is re-applying it (cron, cloud-init).", False),
         ("It may get re-applied by whatever provisioning job put it there; if it reappears, track that job down.", True),
         ("This looks like cloud-init output, which may re-apply it on the next run.", True),
+        (
+            "I can't tell whether the platform team deploys this nsg from terraform. If they do, the next pipeline run "
+            "puts the rule straight back.",
+            True,
+        ),
     ],
 )
 def test_what_to_do_should_the_object_come_back_suspects_no_owner_now(text: str, suspected: bool) -> None:
