@@ -53,6 +53,7 @@ CONCEPTS: dict[str, str] = {
     # inside the VM
     "os_firewall": r"\biptables\b|\bip6tables\b|\bnftables\b|\bnft\b|\bnetfilter\b|\bxtables\b|host\W+(?:based\W+)?firewall"
     r"|\bos[-\s](?:level\W+)?firewall|\bguest\W+(?:os\W+)?firewall|\bkernel\W+firewall|\blocal\W+firewall"
+    r"|packet\W+filter\w*\W+(?:on|in|inside)\W+(?:the\W+)?(?:tf-[\w-]+-vm|vm|guest|host)\b"
     r"|in-?guest\W+firewall|firewall\W+(?:inside|in|on)\W+(?:the\W+)?(?:vm|guest|os|host)|\b(?:input|output|forward)\W+chain"
     r"|\bchain\W+(?:input|output|forward)\b|\bfilter\W+table\b",
     "chain": r"\bchains?\b|\b(?:INPUT|OUTPUT|FORWARD)\b",

@@ -25,11 +25,13 @@ from ghost_eval.scoring.text import (
     Segment,
     has_expectation,
     inline_code,
+    lines_alone,
     mask_code,
     relative_only,
     sentence_spans,
     split_sections,
     split_sentences,
+    stands_alone,
     terse_result,
 )
 from ghost_eval.shell.commands import (
@@ -455,7 +457,7 @@ def _recommended_in(kind: SectionKind, action: RecommendedAction) -> bool:
 def _changes_handed_over(sections: Sequence[Section]) -> list[RecommendedAction]:
     """The items, in any section but verification, whose state-changing commands stand on lines of their own or sit in
     a paragraph that turns to what to do: a report's fix where no section reads as its remediation."""
-    alone = _lines_alone(sections)
+    alone = lines_alone(sections)
     found: list[RecommendedAction] = []
     for section in sections:
         if section.kind is SectionKind.VERIFICATION:
@@ -464,7 +466,7 @@ def _changes_handed_over(sections: Sequence[Section]) -> list[RecommendedAction]
             changes = [c for c in action.commands if _changes_state(c)]
             if not changes or (found and _ROLLBACK.search(action.description)):  # before any fix, it undoes the fault
                 continue
-            if _RECOMMENDS.search(action.description) or any(_stands_alone(c, alone) for c in changes):
+            if _RECOMMENDS.search(action.description) or any(stands_alone(c, alone) for c in changes):
                 found.append(action)
     return found
 
@@ -474,29 +476,8 @@ def _changes_state(command: str) -> bool:
     return looks_like_command(command) and not _read_only(command) and bool(parse_command_block(command))
 
 
-_LIST_SEPARATOR = re.compile(r"\s(?:;|&&|\|\|)\s")
-"""Where one command of a shell list ends and the next begins (`cp f{,.bak} ; … ; systemctl reload harden-net`)."""
-
-
 _STEP_WORD = re.compile(r"(?i)^(?:remove|delete|revert|undo|roll\s*back|fix|apply|run|do)\s*:\s+(?=\S)")
 """A one-word instruction that labels the command after it on its line ("remove:  sudo iptables -D …")."""
-
-
-def _lines_alone(sections: Sequence[Section]) -> list[str]:
-    """Every line of the report as it stands, and each command of a shell list on it: list marker, prompt, indent and
-    backticks taken off."""
-    lines = (line for s in sections for seg in s.body for line in (seg.lines if isinstance(seg, Fence) else (seg,)))
-    bare = [strip_prompt(LIST_PREFIX.sub("", line).strip().strip("`").strip()) for line in lines]
-    return [part.strip() for line in bare for part in (line, *_LIST_SEPARATOR.split(line)[1:])]
-
-
-def _stands_alone(command: str, lines: Sequence[str]) -> bool:
-    """A command written on a line of its own (a block, an indented line, a bare list item) is handed over to be run;
-    one quoted inside a sentence ("the hardening run had executed `iptables -I …` at 02:00") is told about."""
-    head = command.splitlines()[0].strip() if command.strip() else ""
-    return bool(head) and any(
-        line.startswith(head) or (line.endswith("\\") and head.startswith(line[:-1].strip())) for line in lines if line
-    )
 
 
 def _recommended_in_narrative(section: Section, *, after_fix: bool) -> list[RecommendedAction]:

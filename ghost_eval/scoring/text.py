@@ -8,7 +8,7 @@ rules for "what is a section", "what is a command" and "is this sentence a warni
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
@@ -18,25 +18,27 @@ from ghost_eval.shell.commands import has_prompt, looks_like_command, split_comm
 __all__ = [
     "CODE_SPAN",
     "CONDITIONAL",
+    "Fence",
+    "LABEL_ENDINGS",
     "LAB_VM",
     "LAB_VM_NAME",
-    "LABEL_ENDINGS",
     "LIST_PREFIX",
-    "Fence",
+    "MEASURE",
     "Section",
     "SectionKind",
     "Segment",
-    "MEASURE",
     "ascii_lower",
     "denied_before",
     "has_expectation",
-    "relative_only",
     "inline_code",
+    "lines_alone",
     "mask_code",
+    "relative_only",
     "segments",
     "sentence_spans",
     "split_sections",
     "split_sentences",
+    "stands_alone",
     "terse_result",
 ]
 
@@ -546,3 +548,24 @@ def denied_before(sentence: str, at: int, *, words: int) -> bool:
     OUTPUT drops", "no ingress qdisc"): a claim's words denied just before them are no claim. "n't" ends a word, so no
     word boundary precedes it."""
     return _negated_within(words).search(sentence[max(0, at - 40) : at]) is not None
+
+
+_LIST_SEPARATOR = re.compile(r"\s(?:;|&&|\|\|)\s")
+"""Where one command of a shell list ends and the next begins (`cp f{,.bak} ; … ; systemctl reload harden-net`)."""
+
+
+def lines_alone(sections: Sequence[Section]) -> list[str]:
+    """Every line of the report as it stands, and each command of a shell list on it: list marker, prompt, indent and
+    backticks taken off."""
+    lines = (line for s in sections for seg in s.body for line in (seg.lines if isinstance(seg, Fence) else (seg,)))
+    bare = [strip_prompt(LIST_PREFIX.sub("", line).strip().strip("`").strip()) for line in lines]
+    return [part.strip() for line in bare for part in (line, *_LIST_SEPARATOR.split(line)[1:])]
+
+
+def stands_alone(command: str, lines: Sequence[str]) -> bool:
+    """A command written on a line of its own (a block, an indented line, a bare list item) is handed over to be run;
+    one quoted inside a sentence ("the hardening run had executed `iptables -I …` at 02:00") is told about."""
+    head = command.splitlines()[0].strip() if command.strip() else ""
+    return bool(head) and any(
+        line.startswith(head) or (line.endswith("\\") and head.startswith(line[:-1].strip())) for line in lines if line
+    )
