@@ -31,17 +31,8 @@ from ghost_eval.agent.reach import (
     process_environments,
     runs_code,
 )
-from ghost_eval.shell.commands import (
-    Command,
-    az_call,
-    az_reads,
-    ip_words,
-    iptables_call,
-    nft_call,
-    parse_command_block,
-    program_variants,
-    unquote,
-)
+from ghost_eval.shell.calls import az_call, az_reads, ip_words, iptables_call, nft_call
+from ghost_eval.shell.commands import Command, parse_command_block, program_variants, unquote
 
 __all__ = ["Classification", "GateVerdict", "classify"]
 

@@ -34,15 +34,8 @@ from ghost_eval.scoring.text import (
     stands_alone,
     terse_result,
 )
-from ghost_eval.shell.commands import (
-    inspector_call,
-    is_check,
-    looks_like_command,
-    parse_command_block,
-    strip_prompt,
-    tool_check,
-    watcher_check,
-)
+from ghost_eval.shell.checks import inspector_call, is_check, tool_check, watcher_check
+from ghost_eval.shell.commands import looks_like_command, parse_command_block, strip_prompt
 
 __all__ = ["actions_from_sections", "extract_actions", "report_verifications", "written_changes"]
 

@@ -9,7 +9,7 @@ import re
 from collections.abc import Sequence
 
 from ghost_eval.scoring.parsed import ActionView
-from ghost_eval.shell.commands import az_call
+from ghost_eval.shell.calls import az_call
 
 __all__ = ["boot_jobs", "new_resources", "storage_exceptions", "whole_rulesets_saved"]
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 import re
 
 from ghost_eval.scoring.text import LAB_VM_NAME, MEASURE
-from ghost_eval.shell.commands import heredoc_terminator, iptables_call, is_check, looks_like_command, parse_command_block
+from ghost_eval.shell.calls import iptables_call
+from ghost_eval.shell.checks import is_check
+from ghost_eval.shell.commands import heredoc_terminator, looks_like_command, parse_command_block
 
 __all__ = ["bare_commands"]
 

@@ -11,7 +11,8 @@ from ghost_eval.scoring.iptables_breadth import FaultChains, iptables_broad
 from ghost_eval.scoring.owner_bypass import RESTORE_PROGRAMS, UNIT_VERBS, rewrites_tables
 from ghost_eval.scoring.parsed import ActionView
 from ghost_eval.scoring.reads import NAME_OPTIONS, VM_RESETS, WILDCARDS, resource_kind
-from ghost_eval.shell.commands import HOST_RESETS, AzCall, Command, az_call, iptables_call, nft_call, tc_call
+from ghost_eval.shell.calls import AzCall, az_call, iptables_call, nft_call, tc_call
+from ghost_eval.shell.commands import HOST_RESETS, Command
 
 __all__ = ["DEFAULT_ROUTE_VAR", "NETWORK_UNITS", "PROTECTIVE", "STOPPING", "FaultValues", "command_broad", "view_broad"]
 

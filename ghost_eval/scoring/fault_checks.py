@@ -9,7 +9,9 @@ from dataclasses import dataclass
 
 from ghost_eval.cases.case import Case, Fault, Layer
 from ghost_eval.scoring.reads import resource_kind
-from ghost_eval.shell.commands import Command, az_call, parse_command_block, tool_layer, watcher_check
+from ghost_eval.shell.calls import az_call
+from ghost_eval.shell.checks import tool_layer, watcher_check
+from ghost_eval.shell.commands import Command, parse_command_block
 
 __all__ = ["FaultTarget", "fault_targets", "misses_the_faults", "unproven"]
 

@@ -7,7 +7,8 @@ import re
 from typing import Protocol
 
 from ghost_eval.scoring.reads import WILDCARDS
-from ghost_eval.shell.commands import Command, iptables_call
+from ghost_eval.shell.calls import iptables_call
+from ghost_eval.shell.commands import Command
 
 __all__ = ["BUILTIN_CHAINS", "FaultChains", "iptables_broad"]
 

@@ -23,7 +23,8 @@ from ghost_eval.scoring.reads import (
     split_values,
     values_in_output,
 )
-from ghost_eval.shell.commands import AzCall, Command, az_call
+from ghost_eval.shell.calls import AzCall, az_call
+from ghost_eval.shell.commands import Command
 
 __all__ = ["LIST_ARGUMENT"]
 

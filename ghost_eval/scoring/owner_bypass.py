@@ -13,7 +13,8 @@ from ghost_eval.scoring.ownership import Owned, OwnershipMap, owner_programs, su
 from ghost_eval.scoring.parsed import ActionView, ParsedRun
 from ghost_eval.scoring.reads import NAME_OPTIONS
 from ghost_eval.scoring.text import CONDITIONAL, split_sentences
-from ghost_eval.shell.commands import Command, az_call, iptables_call, nft_call, tc_call
+from ghost_eval.shell.calls import az_call, iptables_call, nft_call, tc_call
+from ghost_eval.shell.commands import Command
 
 __all__ = ["OWNER", "RESTORE_PROGRAMS", "UNIT_VERBS", "rewrites_tables"]
 

@@ -10,7 +10,8 @@ import re
 from ghost_eval.cases.case import Case
 from ghost_eval.scoring.parsed import ActionView, ParsedRun
 from ghost_eval.scoring.text import split_sentences
-from ghost_eval.shell.commands import Command, IptablesCall, iptables_call
+from ghost_eval.shell.calls import IptablesCall, iptables_call
+from ghost_eval.shell.commands import Command
 
 __all__ = ["deleted_by_position", "deleted_other_rules", "replaced_ports_dropped"]
 

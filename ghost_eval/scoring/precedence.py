@@ -17,7 +17,7 @@ from ghost_eval.connect.effective import port_in_ranges
 from ghost_eval.scoring.parsed import ActionView
 from ghost_eval.scoring.reads import NAME_OPTIONS, resource_kind, split_values
 from ghost_eval.scoring.text import CONDITIONAL, split_sentences
-from ghost_eval.shell.commands import AzCall, az_call
+from ghost_eval.shell.calls import AzCall, az_call
 
 __all__ = ["allows_on_other_nsgs", "faults_overridden", "outranked_overrides", "overrides_left_in_place", "routes_outranked"]
 

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from ghost_eval.run.artifacts import AuditEntry, ToolCall
-from ghost_eval.shell.commands import AzCall, Command, az_call
+from ghost_eval.shell.calls import AzCall, az_call
+from ghost_eval.shell.commands import Command
 
 __all__ = [
     "LIST_FLAGS",

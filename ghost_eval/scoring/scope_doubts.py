@@ -18,7 +18,8 @@ from ghost_eval.scoring.parsed import ActionView, changes_anything
 from ghost_eval.scoring.precedence import faults_overridden, overrides_left_in_place
 from ghost_eval.scoring.reads import WILDCARDS, rest_request, split_values
 from ghost_eval.scoring.text import LAB_VM_NAME, denied_before, sentence_spans, split_sentences
-from ghost_eval.shell.commands import Command, az_call, tc_call
+from ghost_eval.shell.calls import az_call, tc_call
+from ghost_eval.shell.commands import Command
 
 __all__ = ["changes_on_clean_vms", "faults_left", "possibly_broader", "restarted_units"]
 

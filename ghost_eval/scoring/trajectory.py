@@ -9,7 +9,8 @@ from ghost_eval.cases.case import Case, Layer
 from ghost_eval.run.artifacts import Approval, AuditEntry, ToolCall
 from ghost_eval.scoring.model import TrajectoryResult
 from ghost_eval.scoring.parsed import ParsedRun, audit_commands, trace_commands
-from ghost_eval.shell.commands import Command, inspected_layer
+from ghost_eval.shell.checks import inspected_layer
+from ghost_eval.shell.commands import Command
 
 __all__ = ["evaluate", "check_trajectory", "tool_layers"]
 

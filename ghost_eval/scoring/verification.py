@@ -14,16 +14,9 @@ from ghost_eval.scoring.names import FIX_VERIFIED as NAME
 from ghost_eval.scoring.parsed import ParsedRun, changes_anything
 from ghost_eval.scoring.reads import VM_RESETS, resource_kind
 from ghost_eval.scoring.text import has_expectation, inline_code, relative_only, split_sentences, terse_result
-from ghost_eval.shell.commands import (
-    Command,
-    az_call,
-    inspector_call,
-    is_check,
-    parse_command_block,
-    tool_check,
-    tool_layer,
-    watcher_check,
-)
+from ghost_eval.shell.calls import az_call
+from ghost_eval.shell.checks import inspector_call, is_check, tool_check, tool_layer, watcher_check
+from ghost_eval.shell.commands import Command, parse_command_block
 
 __all__ = ["VERIFICATION"]
 

@@ -16,7 +16,7 @@ __all__ = ["RULE_FILES", "RULES_HASH", "SCORER", "SCORER_NAME", "SCORER_VERSION"
 _PACKAGE = Path(__file__).resolve().parent.parent
 RULE_FILES: tuple[Path, ...] = (
     *sorted((_PACKAGE / "scoring").glob("*.py")),
-    _PACKAGE / "shell" / "commands.py",
+    *sorted((_PACKAGE / "shell").glob("*.py")),
     _PACKAGE / "connect" / "effective.py",
     _PACKAGE / "cases" / "phrases.py",
     _PACKAGE / "cases" / "case.py",

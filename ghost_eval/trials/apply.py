@@ -26,7 +26,8 @@ from ghost_eval.cases.case import Case
 from ghost_eval.connect.ssh import CommandTimedOut
 from ghost_eval.live.recipes import RecipeRun
 from ghost_eval.run.artifacts import Approval
-from ghost_eval.shell.commands import AzCall, Command, az_call, parse_command_block
+from ghost_eval.shell.calls import AzCall, az_call
+from ghost_eval.shell.commands import Command, parse_command_block
 from ghost_eval.trials.azcli import run_az
 from ghost_eval.trials.record import CommandOutcome
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from ghost_eval.base.settings import DEFAULTS
 from ghost_eval.lab.azcli import az, original_env
 from ghost_eval.lab.errors import LabError
-from ghost_eval.shell.commands import az_call
+from ghost_eval.shell.calls import az_call
 
 __all__ = ["ALLOWED", "AzOutcome", "run_az"]
 

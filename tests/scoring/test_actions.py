@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from ghost_eval.scoring import extract_actions
 from ghost_eval.scoring.actions import report_verifications
 from ghost_eval.scoring.text import split_sections
-from ghost_eval.shell.commands import is_check
+from ghost_eval.shell.checks import is_check
 from tests.conftest import GOOD_REPORT
 from tests.scoring.conftest import report
 

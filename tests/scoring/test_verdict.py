@@ -223,4 +223,5 @@ def test_the_scorer_version_changes_with_any_rule_file(tmp_path: Path) -> None:
     assert SCORER_VERSION.endswith(f"+rules.{rules_hash()}")
     names = {p.name for p in RULE_FILES}
     assert {"list_argument.py", "owner_bypass.py", "scope.py", "verification.py", "reads.py", "parsed.py"} <= names
+    assert {"commands.py", "calls.py", "programs.py", "checks.py"} <= names  # the whole command model
     assert all(p.exists() for p in RULE_FILES)

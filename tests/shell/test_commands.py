@@ -7,19 +7,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ghost_eval.cases.case import Layer
+from ghost_eval.shell.calls import az_call, iptables_call, nft_call, tc_call
+from ghost_eval.shell.checks import inspected_layer
 from ghost_eval.shell.commands import (
     Command,
     _tokenise,
-    az_call,
     has_prompt,
-    inspected_layer,
-    iptables_call,
     looks_like_command,
-    nft_call,
     parse_command_block,
     split_commands,
     strip_prompt,
-    tc_call,
 )
 
 
