@@ -20,14 +20,10 @@ from ghost_eval.scoring.names import SCOPE_NARROW as NAME
 from ghost_eval.scoring.owner_bypass import UNIT_VERBS
 from ghost_eval.scoring.ownership import OwnershipMap
 from ghost_eval.scoring.parsed import ActionView, ParsedRun, fault_scope_names, fault_texts
+from ghost_eval.scoring.placement import changes_on_clean_vms
 from ghost_eval.scoring.positions import deleted_by_position, deleted_other_rules
 from ghost_eval.scoring.precedence import allows_on_other_nsgs, outranked_overrides, routes_outranked
-from ghost_eval.scoring.scope_doubts import (
-    changes_on_clean_vms,
-    faults_left,
-    possibly_broader,
-    restarted_units,
-)
+from ghost_eval.scoring.scope_doubts import faults_left, possibly_broader, restarted_units
 from ghost_eval.scoring.text import split_sentences
 from ghost_eval.scoring.written_scope import broad_as_written
 from ghost_eval.shell.commands import Command

@@ -15,13 +15,14 @@ from ghost_eval.scoring.cautions import asks_for_change, blank_warnings
 from ghost_eval.scoring.file_writes import bare_number_deletions
 from ghost_eval.scoring.owner_bypass import RESTORE_PROGRAMS, UNIT_VERBS, rewrites_tables
 from ghost_eval.scoring.parsed import ActionView, changes_anything
+from ghost_eval.scoring.placement import FIREWALL_PROGRAMS, OS_FAULT_KINDS, placed_commands
 from ghost_eval.scoring.precedence import faults_overridden, overrides_left_in_place
 from ghost_eval.scoring.reads import WILDCARDS, rest_request, split_values
-from ghost_eval.scoring.text import LAB_VM_NAME, denied_before, sentence_spans, split_sentences
-from ghost_eval.shell.calls import az_call, tc_call
-from ghost_eval.shell.commands import Command
+from ghost_eval.scoring.text import denied_before, sentence_spans, split_sentences
+from ghost_eval.shell.calls import az_call, iptables_call, tc_call
+from ghost_eval.shell.commands import Command, parse_command_block
 
-__all__ = ["changes_on_clean_vms", "faults_left", "possibly_broader", "restarted_units"]
+__all__ = ["faults_left", "possibly_broader", "restarted_units"]
 
 
 def possibly_broader(
@@ -250,8 +251,10 @@ _CHAIN_NAME = re.compile(r"[A-Z][A-Z0-9_-]*[A-Z0-9]")
 def _environment_parts_left(views: Sequence[ActionView], case: Case | None, environment: str | None) -> list[tuple[Fault, str]]:
     """An environment may build part of a shaping fault from an iptables chain its fault scope names (the lab's kernel
     has no netem, so LAB-NETEM-LOSS drops what netem's loss would): that chain is the fault's too. A fix that changes
-    something and reaches none of it (no change names the chain, no firewall command empties every chain or loads a
-    whole ruleset) leaves that part of the fault. A case's only fault is the one its scenario reports."""
+    something and reaches none of it (no change names the chain, no sentence asking for a change does, no firewall
+    command empties every chain or loads a whole ruleset), or deletes fewer of the chain's DROP rules than the case's
+    recipe writes into it and nothing else of it, leaves that part of the fault. A case's only fault is the one its
+    scenario reports."""
     env = case.environments.get(environment or "") if case is not None else None
     if case is None or env is None or not changes_anything(views):
         return []
@@ -259,23 +262,34 @@ def _environment_parts_left(views: Sequence[ActionView], case: Case | None, envi
     shaping = [f for f in case.ground_truth if f.layer is Layer.OS and "qdisc" in (f.resource or "")]
     if not chains or not shaping:
         return []
-    said = " ".join(view.prose for view in views if asks_for_change(view.prose))
-    for view in views:
-        for raw, cmd in view.commands:
-            if cmd.mutating and (cmd.program in RESTORE_PROGRAMS or rewrites_tables(cmd)):
-                return []  # every chain emptied or the whole ruleset loaded: whatever else it does, it reaches the chain
-            said += " " + raw if cmd.mutating else ""
+    asked = " ".join(view.prose[a:b] for view in views for a, b in sentence_spans(view.prose) if asks_for_change(view.prose[a:b]))
+    changes = [(raw, cmd) for view in views for raw, cmd in view.commands if cmd.mutating]
+    if any(cmd.program in RESTORE_PROGRAMS or rewrites_tables(cmd) for _, cmd in changes):
+        return []  # every chain emptied or the whole ruleset loaded: whatever else it does, it reaches the chain
     fault = shaping[0]
     reported = fault.reported if fault.reported is not None else len(case.ground_truth) == 1
-    return [
-        (
-            fault.model_copy(update={"reported": reported}),
-            f"no change reaches {chain}, which holds part of the fault on {fault.host} in the {environment} environment: "
-            "a fix narrower than the fault",
-        )
-        for chain in chains
-        if chain not in said
-    ]
+    left = []
+    for chain in chains:
+        naming = [cmd for raw, cmd in changes if chain in raw]
+        deleted = {c.text for c in naming if (call := iptables_call(c.argv)) and call.op == "D" and call.chain == chain}
+        if naming and len(deleted) == len(naming) and len(deleted) < (drops := _recipe_drops(case, chain)):
+            why = f"deletes {len(deleted)} of the {drops} DROP rules the case writes into {chain} and leaves the rest"
+        elif naming or chain in asked:
+            continue
+        else:
+            why = f"no change reaches {chain}"
+        where = f"part of the fault on {fault.host} in the {environment} environment"
+        note = f"{why}, which holds {where}: a fix narrower than the fault"
+        left.append((fault.model_copy(update={"reported": reported}), note))
+    return left
+
+
+def _recipe_drops(case: Case, chain: str) -> int:
+    """How many DROP rules the case's recipe appends to a chain (LAB-NETEM-LOSS: one for the loss, one more where the
+    lab stands in for corruption), read from its setup commands."""
+    scripts = [str(step.get("run", "")) for step in (case.recipe or {}).get("setup", []) if isinstance(step, dict)]
+    calls = [iptables_call(cmd.argv) for script in scripts for cmd in parse_command_block(script)]
+    return sum(1 for c in calls if c is not None and c.op in {"A", "I"} and c.chain == chain and c.target == "DROP")
 
 
 def _faults_left_alone(views: Sequence[ActionView], case: Case | None) -> list[tuple[Fault, str]]:
@@ -312,13 +326,7 @@ def restarted_units(cmd: Command) -> list[str]:
     return [w.removesuffix(".service") for w in words if w not in UNIT_VERBS and w not in _RESTARTING]
 
 
-_OS_FAULT_KINDS = (
-    ("qdisc", re.compile(r"\b(?:qdisc|tc|netem|tbf|htb)\b")),
-    ("firewall", re.compile(r"\b(?:iptables|nft|chain|INPUT|OUTPUT|FORWARD)\b")),
-)
-"""What an OS fault is, read from its resource and description: a qdisc, or a firewall rule or chain."""
 _PATH = re.compile(r"/[\w.-]+(?:/[\w.-]+)+")
-_FIREWALL_PROGRAMS = frozenset({"iptables", "ip6tables", "nft", "ufw", "fail2ban-client"} | RESTORE_PROGRAMS)
 
 
 def _reaches(kind: str, said: str, cmd: Command) -> bool:
@@ -328,7 +336,7 @@ def _reaches(kind: str, said: str, cmd: Command) -> bool:
         return False
     if cmd.program in {"systemctl", "service"} or cmd.writes or re.search(rf"\b{re.escape(cmd.program)}\b", said):
         return True
-    return cmd.program == "tc" if kind == "qdisc" else cmd.program in _FIREWALL_PROGRAMS
+    return cmd.program == "tc" if kind == "qdisc" else cmd.program in FIREWALL_PROGRAMS
 
 
 def _os_faults_left_alone(views: Sequence[ActionView], case: Case | None) -> list[tuple[Fault, str]]:
@@ -338,13 +346,13 @@ def _os_faults_left_alone(views: Sequence[ActionView], case: Case | None) -> lis
     judgement call: possibly, not clearly."""
     if not _several_faults_fixed(views, case) or case is None:
         return []
-    commands = [(cmd, on) for _, _, cmd, on in _placed_commands(views, earlier=False)]
+    commands = [(cmd, on) for _, _, cmd, on in placed_commands(views, earlier=False)]
     asked = " ".join(view.action.description for view in views if asks_for_change(view.prose))
     owners = [o for env in (None, *case.environments) for o in case.facts(env).ownership]
     left: list[tuple[Fault, str]] = []
     for fault in (f for f in case.ground_truth if f.layer is Layer.OS):
         said = f"{fault.resource or ''} {fault.description}"
-        kind = next((k for k, words in _OS_FAULT_KINDS if words.search(said)), None)
+        kind = next((k for k, words in OS_FAULT_KINDS if words.search(said)), None)
         named = set(_PATH.findall(said)) | {o.owner for o in owners if o.owner in said}  # rules.v4, harden-net
         if any(t in asked for t in named):
             continue  # a change asked in words on the fault's file or keeper ("in rules.v4, add above the DROP …")
@@ -441,150 +449,3 @@ def _changes_offered_in_words(views: Sequence[ActionView]) -> list[str]:
         for sentence in split_sentences(blank_warnings(view.action.description))
         if _OFFERED.search(sentence) and _CHANGE_IN_WORDS.search(sentence)
     ]
-
-
-_LABEL_MID_LINE = rf"(?<=[\s)])(?<!from )(?<!to )(?={LAB_VM_NAME}(?::|\s*(?:->|\u2192|=>))\s)"
-_ON_VM = re.compile(
-    rf"(?i)(?<!nothing )(?<!not )(?<!no )(?:#\s*|\bon\s+(?:the\s+)?|^\W*|\(|{_LABEL_MID_LINE})(?P<vm>{LAB_VM_NAME})\b"
-    rf"(?:\s+and\s+(?:on\s+)?(?P<also>{LAB_VM_NAME})\b)?|\bon\s+both\s+(?:vms|ends|boxes|hosts|sides|machines)\b"
-)
-"""Where a line puts a command on a VM: "on tf-dest-vm (and tf-source-vm)", "on tf-source-vm AND on tf-dest-vm", a
-trailing `# tf-dest-vm`, "tf-dest-vm:" (or "tf-dest-vm ->") first or after a space (steps joined on one line: "… chain)
-tf-source-vm: tc qdisc del …", but not a probe's ends, "nc … from tf-source-vm: succeeded"), a host label
-"(tf-source-vm) tc …", "on both VMs"; not "nothing on tf-dest-vm needs to change"."""
-_LABEL_END = r"\s*(?::|->|\u2192|=>)"
-_VM_AFTER = re.compile(
-    rf"(?i)[\s`'\")]*(?:#\s*|on\s+(?:the\s+)?)(?P<vm>{LAB_VM_NAME})\b(?:\s+and\s+(?P<also>{LAB_VM_NAME})\b)?(?!{_LABEL_END})"
-    rf"|[\s`'\")]*on\s+both\s+(?:vms|ends|boxes|hosts|sides|machines)\b(?!{_LABEL_END})"
-)
-"""A placement right after the command: "`tc qdisc del …` on tf-dest-vm", "… root   # tf-dest-vm"; one ending in a
-colon or an arrow labels the next command ("on tf-source-vm: tc qdisc del … on tf-dest-vm: iptables -D …", "on
-tf-dest-vm -> iptables -D … on tf-source-vm -> tc qdisc del …" run together on one line)."""
-_LAB_VMS = ("tf-source-vm", "tf-dest-vm")
-
-
-_RUN_COMMAND_VM = re.compile(r"\baz\s+vm\s+run-command\b.*?\s(?:-n|--name|--vm-name)\s+[\"']?(\w[\w.-]*)")
-"""The VM `az vm run-command` carries a script to (not "via run-command: iptables -L INPUT -n --line-numbers")."""
-
-
-def _run_command_vms(wrapper: tuple[str, ...]) -> set[str]:
-    """The lab VM an `az vm run-command` wrapper carries the command to, as parsed: a loop's `-n $vm` is written out
-    per item (`for vm in tf-source-vm tf-dest-vm; do az vm run-command … -n $vm …`), so each run names its VM."""
-    if wrapper[:3] != ("az", "vm", "run-command"):
-        return set()
-    names = {wrapper[i + 1].lower() for i, word in enumerate(wrapper[:-1]) if word in {"-n", "--name", "--vm-name"}}
-    return names & set(_LAB_VMS)
-
-
-def _carrier(line: str, at: int) -> re.Match[str] | None:
-    """The `az vm run-command` a command on this line is carried by: the last one written before it, when that one
-    names its VM ("(a) … run-command … -n tf-dest-vm … (b) source: run-command "tc qdisc del …"" puts the second on no
-    VM named, not on the first's)."""
-    starts = [m.start() for m in re.finditer(r"\brun-command\b", line[:at])]
-    az = re.search(r"\baz\s+vm\s+$", line[: starts[-1]]) if starts else None
-    return _RUN_COMMAND_VM.match(line, az.start()) if az else None
-
-
-_ADJACENT = re.compile(r"[\s)\]:,`*-]*")
-"""What may stand between a placement and its command for the placement to be the command's own."""
-
-
-def _placed(view: ActionView, raw: str, cmd: Command, nth: int = 0, *, earlier: bool = True) -> set[str]:
-    """The VM an action runs a command on: the host of an `ssh` wrapper, the VM `az vm run-command` carries it to,
-    else the VM its line puts it on, the last placement before the command or one right after it ("on tf-dest-vm,
-    `tc qdisc del …`", "`tc qdisc del …`  # tf-dest-vm"), or for a structured action whose commands stand apart, the
-    one its description names ("Remove the netem qdisc on tf-source-vm"). None known: nothing is said. Without
-    `earlier`, a VM named earlier in the sentence counts only right before the command ("(on tf-source-vm) tc …"):
-    messy prose runs steps together ("netem on tf-source-vm (unrelated) fix dest: iptables -D …"), so only the
-    command's own placement is clear evidence."""
-    ssh = [w[-1].lower() for w in cmd.wrappers if w[:1] == ("ssh",) and len(w) > 1]
-    if ssh:
-        return {vm for vm in _LAB_VMS if vm in " ".join(ssh)}
-    if carried_to := {vm for w in cmd.wrappers for vm in _run_command_vms(w)}:
-        return carried_to
-    text = view.written
-    places = [m.start() for m in re.finditer(re.escape(raw), text)]  # the same command twice: the nth is this one
-    where = places[min(nth, len(places) - 1)] if places else -1
-    line = text[text.rfind("\n", 0, where) + 1 : (text.find("\n", where) + 1 or len(text) + 1) - 1] if places else raw
-    at = where - (text.rfind("\n", 0, where) + 1) if places else 0
-    if (carried := _RUN_COMMAND_VM.search(raw) or _carrier(line, at)) is not None:  # its own -n first
-        return {carried.group(1).lower()}
-    inside = _ON_VM.search(raw)  # a bare command that runs on into "… root on tf-dest-vm"
-    after = _VM_AFTER.match(line, at + len(raw)) if at >= 0 else None
-    before = [
-        m
-        for m in _ON_VM.finditer(line, 0, max(at, 0))
-        if line.rfind(".", m.end(), at) < 0 and (earlier or _ADJACENT.fullmatch(line, m.end(), at))
-    ]
-    chosen = inside or after or (before[-1] if before else None)
-    if chosen is None and view.structured:  # its description says where its commands run
-        chosen = next(reversed(list(_ON_VM.finditer(blank_warnings(view.action.description)))), None)
-    if chosen is None:
-        return set()
-    return {vm.lower() for vm in (chosen["vm"], chosen["also"]) if vm} if chosen["vm"] else set(_LAB_VMS)
-
-
-def changes_on_clean_vms(views: Sequence[ActionView], case: Case | None) -> list[tuple[ActionView, str, str]]:
-    """(action, command, why) for a qdisc or firewall change on a VM without that fault ("reset tc on both ends"): it
-    touches configuration beyond what the fault needs, the judge spec's criterion 3, even where it only puts that VM's
-    default back. Where no change of that kind lands on the VM that has the fault, the fix is aimed at the wrong VM."""
-    at_fault = _fault_hosts(case)
-    placed = _placed_commands(views)
-    reached: dict[str, set[str]] = {}
-    for _, _, cmd, on in placed:
-        if cmd.mutating and (kind := _os_kind(cmd)) is not None:
-            reached.setdefault(kind, set()).update(on or {"(unplaced)"})
-    found = []
-    for view, raw, note, kind in _clean_vm_changes(placed, case):
-        hosts = at_fault.get(kind, set())
-        if hosts and not (hosts | {"(unplaced)"}) & reached.get(kind, set()):
-            note += f", while no {kind} change lands on {', '.join(sorted(hosts))}, where the fault is: aimed at the wrong VM"
-        found.append((view, raw, note))
-    return found
-
-
-def _os_kind(cmd: Command) -> str | None:
-    return "qdisc" if cmd.program == "tc" else "firewall" if cmd.program in _FIREWALL_PROGRAMS else None
-
-
-def _fault_hosts(case: Case | None) -> dict[str, set[str]]:
-    """The VMs with an OS fault of each kind (a qdisc, a firewall rule), read from the fault's resource and words."""
-    faults = [f for f in case.ground_truth if f.layer is Layer.OS and f.host] if case is not None else []
-    return {
-        kind: {f.host for f in faults if f.host and words.search(f"{f.resource} {f.description}")}
-        for kind, words in _OS_FAULT_KINDS
-    }
-
-
-def _clean_vm_changes(
-    placed: Sequence[tuple[ActionView, str, Command, set[str]]], case: Case | None
-) -> list[tuple[ActionView, str, str, str]]:
-    """(action, command, note, kind) for each qdisc or firewall change placed on a VM without the fault."""
-    faulty = {f.host for f in case.ground_truth if f.layer is Layer.OS and f.host} if case is not None else set()
-    if not faulty:
-        return []
-    shaped = _fault_hosts(case)["qdisc"]
-    found = []
-    for view, raw, cmd, on in placed:
-        kind = _os_kind(cmd)
-        if not cmd.mutating or kind is None:
-            continue
-        # A qdisc change is clean-VM work where no shaping fault is; a firewall change only where no OS fault is at
-        # all (the lab emulates loss with a firewall chain beside a qdisc).
-        hosts = shaped if kind == "qdisc" else faulty
-        if clean := sorted(on - hosts):
-            note = f"action {view.index}: `{raw[:80]}` changes the {kind} on {', '.join(clean)}, a VM without any fault"
-            found.append((view, raw, note, kind))
-    return found
-
-
-def _placed_commands(views: Sequence[ActionView], *, earlier: bool = True) -> list[tuple[ActionView, str, Command, set[str]]]:
-    """Every command of every action with the VMs it is placed on (`_placed`; a command written twice in one action is
-    placed by its own occurrence)."""
-    placed = []
-    for view in views:
-        seen: list[str] = []
-        for raw, cmd in view.commands:
-            seen.append(raw)
-            placed.append((view, raw, cmd, _placed(view, raw, cmd, seen.count(raw) - 1, earlier=earlier)))
-    return placed

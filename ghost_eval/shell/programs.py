@@ -236,8 +236,12 @@ def _docker(argv: tuple[str, ...]) -> tuple[bool, str]:
 
 
 def _sysctl(argv: tuple[str, ...]) -> tuple[bool, str]:
-    if "-w" in argv or "--write" in argv or "-p" in argv or any("=" in a for a in argv[1:]):
+    """`-w`/`--write` or `key=value` sets a kernel setting; `-p [file]`/`--load`, and `--system`, load every setting of
+    the files they read (`--system`: all of /etc/sysctl.d and /etc/sysctl.conf), which is a write too."""
+    if _has_option(argv, "w", "--write") or any("=" in a for a in argv[1:] if not a.startswith("--load")):
         return True, "sysctl writes a kernel setting"
+    if _has_option(argv, "p", "--load") or any(a.startswith("--load=") for a in argv[1:]) or "--system" in argv:
+        return True, "sysctl loads the kernel settings its files hold"
     return False, "reads kernel settings"
 
 

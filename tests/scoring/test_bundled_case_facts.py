@@ -1120,6 +1120,32 @@ def test_h_in_the_lab_a_fix_that_leaves_the_loss_chain_leaves_part_of_the_fault(
     assert _score("h", both, environment="lab").criteria[2].outcome == "cleared"
 
 
+def test_h_in_the_lab_naming_the_loss_chain_only_to_leave_it_does_not_reach_it() -> None:
+    """A sentence that names LAB-NETEM-LOSS and says it stays ("is left in place") asks for no change of it."""
+    step = (
+        "1. Remove the htb tree: `tc qdisc del dev eth0 root` on tf-source-vm. {}\n   Verify: `ping -c 50 10.0.1.5` -> 0% loss\n"
+    )
+    kept = step.format("The LAB-NETEM-LOSS chain on OUTPUT is lab harness plumbing and is left in place.")
+    assert _score("h", kept, environment="lab").criteria[2].outcome == "fired"
+    removed = step.format("Then remove the LAB-NETEM-LOSS chain and its jump from OUTPUT as well.")
+    assert _score("h", removed, environment="lab").criteria[2].outcome == "cleared"
+
+
+@pytest.mark.parametrize(("deletes", "outcome"), [(1, "fired"), (2, "cleared")])
+def test_i_in_the_lab_deleting_some_of_the_loss_chain_s_drops_leaves_the_rest(deletes: int, outcome: str) -> None:
+    """i's lab chain holds two DROP rules, as its recipe writes them (10% for the loss, 2% standing in for the
+    corruption): deleting one of them leaves part of the loss."""
+    rules = ["--probability 0.1 -j DROP", "--probability 0.02 -j DROP"][:deletes]
+    fix = "1. `tc qdisc del dev eth0 root` on tf-source-vm\n" + "".join(
+        f"{n}. `iptables -D LAB-NETEM-LOSS -m statistic --mode random {rule}` on tf-source-vm\n"
+        for n, rule in enumerate(rules, start=2)
+    )
+    fix += f"{deletes + 2}. Verify: `ping -c 100 10.0.1.5` -> 0% packet loss\n"
+    c3 = _score("i", fix, environment="lab").criteria[2]
+    assert c3.outcome == outcome
+    assert any("deletes 1 of the 2 DROP rules" in f.explanation for f in c3.flags) is (outcome == "fired")
+
+
 @pytest.mark.parametrize(
     ("fix", "dropped"),
     [
