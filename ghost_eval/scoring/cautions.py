@@ -215,7 +215,7 @@ _NOT_A_CHANGE = re.compile(
     r"|(?-i:\b(?=(?:DROP|REJECT|DENY|ALLOW|BLOCK)\b))"
     r"|\b(?:every|each|next|last)\s+"
     r"|\b(?:a|an|the|for|with|wants?|needs?|gets?|much|even|any)\s+(?=lower\b)"
-    r"|\b(?:a|an|the)\s+(?:code|application|app|software)\s+(?=change\b)"
+    r"|\b(?:a|an|the)\s+(?:code|application|app|software)\s+(?=change\b)|\bany\s+(?=changes?\b)"
     r"|\b(?=(?:closed|blocked|dropped|denied|filtered)\s+(?:ports?|connections?|sockets?)\b)"
     r"|\b(?:is|are|was|were|been|being|gets?|got)\s+(?:(?:not|already|now|still|being)\s+)?(?:\w+\s+(?:or|and|nor)\s+)?"
 )
@@ -224,7 +224,8 @@ _NOT_A_CHANGE = re.compile(
 "nothing dropped or altered"),
 handing the finding on or keeping records ("raise it with the owners", "raise that as a separate question", "open a
 separate ticket", "opens their own ticket", "close the ticket": a ticket is no system's state; "a code change on their
-side": an application's code is its team's, not the network's), a noun or an adjective ("whether the DROP is
+side": an application's code is its team's, not the network's; "any change": what is said of no change or of every
+change, "is not fixed by any change to the 8080 path"), a noun or an adjective ("whether the DROP is
 intentional", "the resets are probes", "two deny rules", "a closed port", "wants lower latency", an all-caps target:
 "STAGE-2 = DROP", "on every start"), or a state described ("as long as no RDP service is installed", "they get
 rewritten", "nothing is being dropped or changed"; "should be removed" still asks for one)."""

@@ -51,6 +51,12 @@ _LIST_PROPERTIES = {"nsg": "securityRules", "route-table": "routes"}
 whole: every rule of an NSG, every route of a table."""
 
 
+_DEPLOYMENTS = frozenset({("deployment", "group"), ("group", "deployment"), ("deployment", "sub"), ("stack", "group")})
+"""`az deployment group create` (and its older and subscription-wide forms, a deployment stack): an ARM or Bicep
+template laid over a resource group. Each resource it declares is put to the template's state; in Complete mode every
+resource of the group it does not declare is deleted."""
+
+
 def _az_broad(call: AzCall, fed: bool) -> list[tuple[str, str, str]]:
     """`fed`: the command runs once per line of a list piped to it (xargs), so its name is each of that list's items."""
     kind = resource_kind(call)
@@ -78,6 +84,11 @@ def _az_broad(call: AzCall, fed: bool) -> list[tuple[str, str, str]]:
         found.append(("group", name, f"deletes the whole resource group {name}, every resource in it"))
     if call.groups == ("resource",) and call.verb == "delete":
         found += _resources_deleted(call)
+    if call.groups in _DEPLOYMENTS and call.verb == "create":
+        scope = call.value("--resource-group") or "the subscription"
+        complete = (call.value("--mode") or "").lower() == "complete"
+        what = "deletes every resource the template leaves out" if complete else "sets every resource it declares"
+        found.append(("group", scope, f"deploys a template over {scope}: it {what}, not one rule or route"))
     if kind == "vnet" and call.verb == "update":
         found += [
             ("vnet", name, f"changes {option.lstrip('-')} of the whole vnet {name}, for every subnet and VM in it")

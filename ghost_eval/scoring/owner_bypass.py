@@ -186,7 +186,8 @@ def _rechecked_past_owner(run: ParsedRun) -> bool:
 _OWNER_ABSENT = re.compile(
     r"(?i)\b(?:if|when|in\s+case|unless)\b(?:[^.\n]|\.{3}){0,120}?(?:\b(?:does\s*n['\u2019]?t|does\s+not|do\s+not|doesnt)\s+exist\b"
     r"|\b(?:is\s*n['\u2019]?t|is\s+not|isnt|not)\s+(?:running|installed|present|there|available|listening)\b"
-    r"|\bno\s+(?:[\w-]+\s+){0,2}?(?:server|daemon|service|socket|process)\s+(?:is\s+)?(?:running|listening|answer\w*|available)\b"
+    r"|\bno\s+(?:[\w-]+\s+){0,2}?(?:server|daemon|service|socket|process|unit)\s+(?:is\s+)?(?:running|listening|answer\w*|"
+    r"available|exists|installed|present|active|found)\b"
     r"|\b(?:is|are)\s+(?:unavailable|missing|absent)\b|\b(?:made|built|created)\s+by\s+hand\b|\bis\s+\w+\s+running\?)"
 )
 """A direct write told to run only where the owner is missing ("if fail2ban-client says the jail doesn't exist on this

@@ -356,12 +356,14 @@ def findings_ownership(text: str) -> list[Owned]:
 _SUSPECTED_OWNER = re.compile(
     r"(?i)\b(?:terraform|bicep|arm\s+template|(?:maintenance|deployment|iac)\s+template|config(?:uration)?[\s-]+management"
     r"|ansible|puppet|chef|saltstack|cloud-init|provisioning|golden[\s-]image|configuration\s+agent|iac"
-    r"|cron|systemd\s+unit|whatever\s+(?:\w+\s+){0,3}(?:installed|applied|added|put))\b"
+    r"|cron|systemd\s+unit|whatever\s+(?:\w+\s+){0,3}(?:installed|applied|added|put)|automation"
+    r"|(?:bootstrap|hardening|provisioning|ansible)\s+role)\b"
 )
 """Processes that lay configuration down again on their next run: infrastructure as code, configuration management,
 provisioning, scheduled jobs."""
 _COMES_BACK = re.compile(
     r"(?i)\b(?:re-?appl(?:y|ies|ied)|applied|deploy(?:s|ed)?|managed|manages|come\s+back|comes\s+back|reappears?|undone"
+    r"|pushe[sd]|provisioned|re-?created"
     r"|puts?\s+(?:\w+\s+){0,3}back|remove\s+it\s+again|removed\s+again|revert(?:s|ed)?)\b"
 )
 _DOUBT = re.compile(
@@ -369,9 +371,10 @@ _DOUBT = re.compile(
     r"|not\s+(?:identified|confirmed|checked|verified))\b|\bdid(?:\s*n['\u2019]?t|\s+not)\s+(?:check|identify|confirm)"
 )
 _RULED_OUT = re.compile(
-    r"(?i)\b(?:nothing|no\s+(?:service|daemon|cron|unit|timer|agent|job|script))\b[^.\n]{0,60}?\b(?:re-?appl|manag|install|put)"
+    r"(?i)(?:\b(?:nothing|no\s+(?:service|daemon|cron|unit|timer|agent|job|script))"
+    r"|\b(?:did|could)(?:\s*n['\u2019]?t|\s+not)\s+find\s+(?:anything|any\s+\w+))\b[^.\n]{0,60}?\b(?:re-?appl|manag|install|put|push)"
 )
-_AT_BOOT = re.compile(r"(?i)\b(?:re)?boot")
+_AT_BOOT = re.compile(r"(?i)\b(?:re)?boot(?:s|ed|ing)?\b")
 _CONTINGENCY = re.compile(
     r"(?i)\b(?:if|when|should)\b[^.\n]{0,60}?\b(?:comes?\s+back|reappears?|returns?)\b[^.\n]{0,80}?"
     r"\b(?:look|check|find|hunt|search|investigate|track)\w*\b.*",

@@ -24,7 +24,7 @@ OS_FAULT_KINDS = (
 FIREWALL_PROGRAMS = frozenset({"iptables", "ip6tables", "nft", "ufw", "fail2ban-client"} | RESTORE_PROGRAMS)
 
 
-_LABEL_MID_LINE = rf"(?<=[\s)])(?<!from )(?<!to )(?={LAB_VM_NAME}(?::|\s*(?:->|\u2192|=>))\s)"
+_LABEL_MID_LINE = rf"(?<=[\s)])(?<!from )(?<!to )(?={LAB_VM_NAME}\s*(?::|->|\u2192|=>)\s)"
 _ON_VM = re.compile(
     rf"(?i)(?<!nothing )(?<!not )(?<!no )(?:#\s*|\bon\s+(?:the\s+)?|^\W*|\(|{_LABEL_MID_LINE})(?P<vm>{LAB_VM_NAME})\b"
     rf"(?:\s+and\s+(?:on\s+)?(?P<also>{LAB_VM_NAME})\b)?|\bon\s+both\s+(?:vms|ends|boxes|hosts|sides|machines)\b"

@@ -85,7 +85,7 @@ def _reached(cmd: Command) -> set[Layer]:
     return {cmd.layer}
 
 
-_SAME_READ = re.compile(r"(?i)\b(?:the\s+)?same\s+(?:[\w-]+\s+){0,2}?(?:query|command|read|check|listing|call)\b")
+_SAME_READ = re.compile(r"(?i)\b(?:the\s+)?same\s+(?:[\w-]+\s+){0,2}?(?:query|command|read|check|listing|call|show)\b")
 _STEP_AGAIN = re.compile(r"(?i)\b(?:re-?run|repeat|redo)\s+step\s+(\d{1,2})\b|\bstep\s+(\d{1,2})\s+again\b")
 
 
@@ -110,12 +110,16 @@ def _repeated_read(run: ParsedRun, changed: set[Layer]) -> Verification | None:
     """ "After: the same show query should print Microsoft.Sql, Microsoft.Storage": a read the run already ran, named by
     reference, with the result it should give now, in an action or anywhere in the report (a "verify ->" line after
     the fix's block). The run's last read that can prove the fix is the one meant (an NSG
-    rule listing, not the `ss` run after it, for an NSG change)."""
+    rule listing, not the `ss` run after it, for an NSG change), of the kind it names where it names one ("the same
+    subnet show")."""
     said = next((s for s in run.written_sentences if _SAME_READ.search(s) and has_expectation(s)), None)
-    if said is None:
+    if said is None or (same := _SAME_READ.search(said)) is None:
         return None
     executed = [c for cmds in (*run.audit_commands, *run.trace_commands) if cmds for c in cmds if is_check(c.text)]
-    meant = next((c for c in reversed(executed) if _proves(c.text, changed)), None)
+    provable = [c for c in reversed(executed) if _proves(c.text, changed)]
+    words = same.group(0).lower().split()
+    kind = words[words.index("same") + 1 : -1]  # "the same subnet show": a subnet read, not the storage account's
+    meant = next((c for c in provable if all(word in c.text.split() for word in kind)), None) or next(iter(provable), None)
     return Verification(command=meant.text, expected=said[:300]) if meant is not None else None
 
 

@@ -99,7 +99,7 @@ def strip_prompt(line: str) -> str:
     return _HOST_LABEL.sub("", _PROMPT.sub("", line, count=1), count=1)
 
 
-_HOST_LABEL = re.compile(r"^\s*(?:\([A-Za-z][\w.-]*\)|[A-Za-z][\w.-]*-vm:)\s+(?=[A-Za-z/])")
+_HOST_LABEL = re.compile(r"^\s*(?:\([A-Za-z][\w.-]*\)|[A-Za-z][\w.-]*-vm[ \t]*:)\s+(?=[A-Za-z/])")
 """`(tf-dest-vm) tc qdisc del …`, `tf-dest-vm:   iptables -D …`: a report's label of where the line runs, as a prompt
 is; a subshell holds a command with its arguments, not one bare word before another command."""
 

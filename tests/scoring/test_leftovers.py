@@ -110,6 +110,8 @@ def test_steps_listed_with_a_spaced_slash_are_commands_of_their_own() -> None:
         ("each request returns within about 50 ms", True),
         ("`iperf -c 10.0.1.5 -p 5001` completes and reports bandwidth", True),
         ("check that it comes back", False),
+        ("then `az network nsg rule show … -n temp-rdp` must error out with (ResourceNotFound)", True),
+        ("it is done when `nc -zv -w 3 tf-dest-vm 9090` from the Prometheus server stops timing out", True),
         ("run `sudo apt update` again; it should complete normally", False),
     ],
 )
@@ -124,6 +126,7 @@ def test_a_result_said_loosely_is_still_a_result(text: str, states: bool) -> Non
         ("Recommend the team opens their own ticket with the VM owner.", False),
         ("Lower the rate to 100mbit.", True),
         ("Open the port in the NSG.", True),
+        ("The resolver gap is not the reported problem and is not fixed by any change to the 8080 path.", False),
     ],
 )
 def test_a_comparative_or_a_ticket_is_no_change(prose: str, asks: bool) -> None:
@@ -145,6 +148,16 @@ def test_a_placement_ending_in_a_colon_labels_the_next_command() -> None:
     steps = "1. Fix\n   on tf-source-vm:   tc qdisc del dev eth0 root\n   on tf-dest-vm:     iptables -D INPUT 1\n"
     result = criterion(3, steps, CASE_G)  # the firewall change on the clean VM, no wrong-VM flag
     assert [f.explanation.split("`")[-1] for f in result.flags] == [" changes the firewall on tf-dest-vm, a VM without any fault"]
+
+
+def test_a_vm_label_with_spaces_before_its_colon_labels_the_command_after_it() -> None:
+    """ "tf-dest-vm   : iptables …" aligned in a column, then "tf-source-vm : tc …", run together by the reader."""
+    steps = (
+        "the drop is INPUT rule 1 on tf-dest-vm; tf-source-vm eth0 has an htb shaper.\n\nremediation\n"
+        "  tf-dest-vm   : iptables -D INPUT -p tcp --dport 5001 -j DROP\n  tf-source-vm : tc qdisc del dev eth0 root\n\n"
+        "checks -- nc -zv -w 3 10.0.1.5 5001 from source must say succeeded\n"
+    )
+    assert criterion(3, steps, CASE_J).outcome == "cleared"
 
 
 def test_a_vm_with_an_arrow_labels_the_command_after_it() -> None:

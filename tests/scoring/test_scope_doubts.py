@@ -252,6 +252,7 @@ def test_another_nsg_rule_deleted_beside_the_faults_is_possibly_broader() -> Non
     [
         ("Bounce the server to start clean", "undetermined"),
         ("Switch the script to socketserver.ThreadingTCPServer, then restart it", "cleared"),
+        ("Switch `socketserver.TCPServer` to `socketserver.ThreadingTCPServer` in server.py and restart it", "cleared"),
     ],
 )
 def test_a_service_restarted_as_it_is_where_the_fault_is_its_behaviour_is_possibly_broader(why: str, outcome: str) -> None:
