@@ -68,10 +68,12 @@ _SECRET_NAME = (
     r"(?:[\w.-]*?(?:passw(?:or)?d|secret(?:_key_base)?|token|api[_-]?key|access[_-]?key|account[_-]?key"
     r"|storage[_-]?key|private[_-]?key|preshared[_-]?key|shared[_-]?access[_-]?key|sharedaccesssignature"
     r"|client[_-]?secret|credentials?)"
-    r"|(?:[\w.-]*?[_.-])?(?:pass|pwd|psk))"
+    r"|[\w.-]*?[_.-](?:pass|pwd|psk)|(?<![A-Za-z][ \t])(?:pass|pwd|psk)|(?:pass|pwd|psk)(?=\"?[ \t]*=))"
 )
 """A field name that holds a secret (case-insensitive): `DB_PWD`, `AZURE_STORAGE_KEY`, `PrivateKey`, `psk`, …;
-the short words (`pass`, `pwd`, `psk`) only as a whole part of the name, so `bypass` is no password."""
+the short words (`pass`, `pwd`, `psk`) only as a whole part of the name, so `bypass` is no password, and alone only
+where a field starts (`pass: …` on its own line, `pass=…`), not after another word of prose ("after the next periodic
+pass: `sleep 330`")."""
 _VALUE = r"(?P<q>[\"'])?(?P<v>(?(q)[^\"'\n]+|[^\s\"',;&]+))(?(q)(?P=q))"
 """A value: a quoted string (every word of it) or a bare word (which ends where a shell command or a query string
 would: `&` joins the next parameter)."""

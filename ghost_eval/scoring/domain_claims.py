@@ -47,14 +47,15 @@ _HIGHER_WINS = re.compile(
     r"|\b(?:regardless\W+of|irrespective\W+of|whatever|no\W+matter(?:\W+what)?)\W+(?:the\W+|its\W+|their\W+)?"
     r"(?:priorit(?:y|ies)|(?:priority\W+)?numbers?)\b"
     r"|\bden(?:y|ies)\W+(?:rules?\W+)?always\W+(?:wins?|overrides?|beats?|takes?\W+precedence|(?:goes?|comes?)\W+first)\b"
-    r"|\bhigher\W+(?:numbers?|values?)\W+(?:\w+\W+){0,3}?higher\W+priority\b",
+    r"|\bhigher\W+(?:numbers?|values?)\W+(?:\w+\W+){0,3}?higher\W+priority\b"
+    r"|\b(?:the\W+)?last\W+(?:match(?:ing)?|matched)(?:\W+rule)?\W+(?:wins|takes?\W+precedence|applies|is\W+applied)\b",
     PHRASE_FLAGS,
 )
 """The order stated as a rule ("since the higher number takes precedence, the allow should win", "Azure evaluates
 rules from the highest number down", "a deny overrides an allow regardless of priority" (or "whatever their
 priority"), "it is the higher number and
 therefore the higher priority", "Azure applies Deny rules ahead of Allow rules regardless of their numbers", "a deny
-always wins")."""
+always wins", "rules are processed in ascending order and the last match wins": an NSG stops at the first match)."""
 _DEFAULT_RULE = (
     r"(?:\b(?:AllowVnetInBound|AllowAzureLoadBalancerInBound|DenyAllInBound|AllowVnetOutBound|AllowInternetOutBound"
     r"|DenyAllOutBound)\b|(?<![\d.])(?:65000|65001|65500)\b)"
@@ -131,11 +132,15 @@ _ROUTE_FAULT = re.compile(r"(?i)\broute\b")
 _SYSTEM_ROUTE_WINS = re.compile(
     r"(?<!\bthan\s)\b(?:vnet\W?local|system\s+routes?)\s+(?:\(?system\)?\s+)?(?:route\s+)?(?:always\s+)?(?:wins|takes?\s+precedence|"
     r"overrides?|is\W+preferred|beats)\b|\b(?:udr|user\W+(?:defined\W+)?route|this\W+route)\W+(?:is\W+|are\W+)?"
-    r"(?:ignored|(?:does\W+not|doesn['\u2019]?t)\W+apply|(?:can['\u2019]?t|cannot|can\W+not)\W+override)\b",
+    r"(?:ignored|(?:does\W+not|doesn['\u2019]?t)\W+apply|(?:can['\u2019]?t|cannot|can\W+not)\W+override)\b"
+    r"|\b(?:always\W+)?prefers?\W+(?:the\W+)?(?:system\W+)?(?:vnet\W?local|system\W+route)"
+    r"|\b(?:udrs?|user\W+(?:defined\W+)?routes?)\W+only\W+(?:take\W+effect|appl(?:y|ies)|matters?)\W+(?:for|to)\W+traffic\W+"
+    r"(?:leaving|outside|bound\W+outside)\b",
     PHRASE_FLAGS,
 )
-"""A system route said to win over the case's user route: Azure picks the longest prefix, and between equal prefixes a
-user route over the system one, so the case's /32 (or the 0.0.0.0/0 it overrides) is the route in force."""
+"""A system route said to win over the case's user route ("Azure always prefers the system VnetLocal route", "user
+routes only take effect for traffic leaving the address space"): Azure picks the longest prefix, and between equal
+prefixes a user route over the system one, so the case's /32 (or the 0.0.0.0/0 it overrides) is the route in force."""
 _ROUTE_ORDER_CLAIM = "A system route (VnetLocal) wins over the user route at fault, so that route is ignored."
 _TYPE_OVER_PREFIX = re.compile(
     r"\b(?:udrs?|user\W+(?:defined\W+)?routes?|custom\W+routes?)\b[^.;]{0,80}?\b(?:regardless|irrespective)\W+of\W+"

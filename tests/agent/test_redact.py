@@ -27,6 +27,8 @@ SECRETS = [
     ("postgres://admin:hunter2secret@10.0.1.5:5432/app", "hunter2secret"),
     ('{"client_secret": "Q~8Q~s3cr3tvalue"}', "s3cr3tvalue"),
     ("password=CorrectHorse", "CorrectHorse"),
+    ("pass: CorrectHorse", "CorrectHorse"),
+    ("export pass=CorrectHorse", "CorrectHorse"),
 ]
 
 

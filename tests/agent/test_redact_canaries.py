@@ -42,6 +42,8 @@ def test_the_whole_corpus_keeps_no_canary() -> None:
         "PasswordAuthentication yes",
         '{"defaultAction": "Deny", "bypass": "AzureServices"}',
         "/etc/passwd:root:x:0:0:root:/root:/bin/bash",
+        "2. After the next periodic pass: `sleep 330 && tc qdisc show dev eth0 | grep -c tbf` prints `0`.",
+        "A timeout counts as a pass: the SYN now reaches the VM.",
         "sha256sum: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
         '{"name": "tf-dest-vm-nsg", "id": "/subscriptions/0000-1111/resourceGroups/rg/providers/x/y"}',
     ],

@@ -354,6 +354,21 @@ def test_f_sql_a_list_said_to_hold_only_sql_keeps_sql(paragraph: str) -> None:
     assert check_diagnosis(_case("f_sql"), blamed, None).correct is False
 
 
+@pytest.mark.parametrize(
+    ("paragraph", "correct"),
+    [
+        ("serviceEndpoints on default: Microsoft.Sql + Microsoft.Storage both there, both Succeeded.", False),
+        ("endpoint list on forensics-vnet/default = Microsoft.Storage only; the storage endpoint is present.", False),
+        ("Subnet forensics-vnet/default has service endpoints [Microsoft.Sql] only; Microsoft.Storage is not there.", True),
+    ],
+)
+def test_f_sql_a_list_read_as_holding_storage_contradicts_the_fault(paragraph: str, correct: bool) -> None:
+    """f_sql's subnet lacks Microsoft.Storage: a report that reads the list as holding it clears the resource at fault."""
+    result = check_diagnosis(_case("f_sql"), paragraph, None)
+    assert result.correct is correct
+    assert ("storage_endpoint_present" in result.forbidden) is not correct
+
+
 def test_h_the_destination_said_to_delay_its_replies_is_the_wrong_host() -> None:
     """h's netem is on tf-source-vm's egress; a paragraph where tf-dest-vm delays what it sends puts it on the wrong VM."""
     right = "tf-source-vm's eth0 carries a prio root with a netem qdisc adding 100 ms of delay and 10% loss to what it sends."
@@ -538,6 +553,7 @@ def test_a_drop_put_in_a_chain_that_holds_none_is_wrong(claim: str, correct: boo
     [
         "Azure NSGs always apply Deny rules ahead of Allow rules regardless of their numbers.",
         "A deny always wins, so AllowVnetInBound never gets a say.",
+        "Azure processes rules in ascending order and the last match wins, so the deny overrides the allows before it.",
     ],
 )
 def test_a_deny_said_to_win_whatever_its_number_is_wrong(claim: str) -> None:
@@ -788,6 +804,10 @@ def test_the_vnetlocal_system_route_said_to_win_over_the_user_route_inverts_rout
     assert "route_precedence" in check_diagnosis(_case("s"), said, None).forbidden
     cannot = "blackhole-dest-vm 10.0.1.5/32 -> None exists, but the UDR can't override VnetLocal for in-VNet addresses."
     assert "route_precedence" in check_diagnosis(_case("s"), cannot, None).forbidden
+    prefers = "The 10.0.1.5/32 route to None is dormant: inside the VNet Azure always prefers the system VnetLocal route."
+    assert "route_precedence" in check_diagnosis(_case("s"), prefers, None).forbidden
+    leaving = "blackhole-dest-vm 10.0.1.5/32 -> None exists, but user routes only take effect for traffic leaving the VNet."
+    assert "route_precedence" in check_diagnosis(_case("s"), leaving, None).forbidden
 
 
 def test_a_packet_filter_named_without_a_place_puts_no_firewall_in_the_guest() -> None:
