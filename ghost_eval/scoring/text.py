@@ -485,7 +485,7 @@ def terse_result(text: str) -> bool:
 
 _RELATIVE = re.compile(
     r"(?i)\b(?:normal(?:ly)?|better|improv\w*|comparable|baseline|substantial(?:ly)?|significant(?:ly)?|something|"
-    r"happ(?:y|ier)|healthy|as\s+(?:before|usual)|faster|slower|lower|higher|recover\w*)\b"
+    r"happ(?:y|ier)|health(?:y|ier)|as\s+(?:before|usual)|faster|slower|lower|higher|recover\w*)\b"
 )
 _VALUE = re.compile(
     r"(?i)\d|[\"\[{]|(?<!\w)'|\b(?:succeed\w*|success\w*|connected|refused|timed?\s*out|timeouts?|empty|nothing|no\s+output|"

@@ -76,6 +76,22 @@ def _proves(command: str, changed: set[Layer]) -> bool:
     return "/dev/tcp/" in command or any(c.program in _PROBES or c.layer in changed for c in parsed)
 
 
+_SECURITY_RULES_ONLY = re.compile(r"(?i)\b(?:ip\s+flow\s+verify|test-ip-flow)\b")
+"""IP flow verify answers whether the VM's security rules allow a flow; it never looks at a route, so a blackhole
+route leaves its answer `Allow`."""
+
+
+def _route_change(cmd: Command) -> bool:
+    """A change to routing only: a route or route table, or a subnet's route table association."""
+    call = az_call(cmd.argv)
+    if call is None:
+        return False
+    if resource_kind(call) in {"route", "route-table"}:
+        return True
+    removed = [v.lower() for v in call.options.get("--remove", ())]
+    return resource_kind(call) == "subnet" and ("--route-table" in call.options or "routetable" in removed)
+
+
 def _reached(cmd: Command) -> set[Layer]:
     """The layers a change acts on: its own, and the guest OS too where an `az vm` call restarts or stops the VM (a
     restart clears a qdisc: `tc qdisc show` proves it)."""
@@ -199,8 +215,16 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
     impairing_only = bool(targets) and all(t.kind == "shaper" for t in targets)  # traffic still flows with every fault
     proofs = [(v.command, v.expected) for _, v in told]  # each fault's check may be any of them
     proofs += [(text, "") for view in views for text, cmd in view.commands if not cmd.mutating and is_check(text)]
+    routes_only = bool(changes := [cmd for view in views for _, cmd in view.commands if cmd.mutating]) and all(
+        map(_route_change, changes)
+    )
     for where, v in told:
         if not is_check(v.command) or not _proves(v.command, layers):
+            continue
+        if routes_only and _SECURITY_RULES_ONLY.search(v.command):
+            off_path.append(
+                f"`{v.command[:80]}` (IP flow verify) evaluates security rules, not routes: it cannot prove a route fix"
+            )
             continue
         if spared := misses_the_faults(v.command, targets):
             off_path.append(f"`{v.command[:80]}` sends only {', '.join(spared)}, which no fault of the case acts on")
@@ -215,7 +239,6 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
             doubts.append(f"{said}: the fault slows or thins traffic without blocking it, so that result holds with it too")
             continue
         cleared.append(said)
-    changes = [cmd for view in views for _, cmd in view.commands if cmd.mutating]
     structured = all(view.structured for view in views)  # each action's verification is there, not read from prose
     missed, maybe = unproven(changes, proofs, targets) if cleared and structured else ([], [])
     if maybe and not missed:

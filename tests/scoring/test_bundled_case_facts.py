@@ -1446,3 +1446,17 @@ def test_p_the_config_drift_reads_the_guest_firewall_not_the_nsg() -> None:
         expected="Access: Allow",
     )
     assert _two_fixes("p", (delete, flow), (_DROP_5001, listed)).criteria[3].outcome == "cleared"
+
+
+def test_ip_flow_verify_proves_an_nsg_fix_but_not_a_route_fix() -> None:
+    """IP flow verify evaluates the VM's security rules, never a route: `Allow` there is the answer with s's blackhole
+    route in place, while for a's NSG rule it is the fix's proof."""
+    flow = (
+        "az network watcher test-ip-flow -g rg --vm tf-source-vm --direction Outbound --protocol TCP "
+        "--local 10.0.1.4:* --remote 10.0.1.5:8080"
+    )
+    route = "1. `az network route-table route delete -g rg --route-table-name ghost-demo-s-rt -n blackhole-dest-vm`\n"
+    c4 = _score("s", f"{route}   Verify: `{flow}` returns `Access: Allow`.\n").criteria[3]
+    assert c4.outcome == "fired" and "cannot prove a route fix" in c4.flags[0].explanation
+    rule = "1. `az network nsg rule delete -g rg --nsg-name tf-dest-vm-nsg -n ghost-demo-block-8080`\n"
+    assert _score("a", f"{rule}   Verify: `{flow}` returns `Access: Allow`.\n").criteria[3].outcome == "cleared"
