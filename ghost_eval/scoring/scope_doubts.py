@@ -403,13 +403,13 @@ _OPEN_ENDED = re.compile(
     r"|roll(?:ing)?\s*back|revert(?:ing)?|undo(?:ing)?|reset(?:ting)?)\s+(?:out\s+)?"
     r"(?:(?:(?:any|all)\s+(?:the\s+)?other|anything|everything|whatever|the\s+rest\s+of)\b[^.\n]{0,80}?"
     r"\b(?:rules?|routes?|entries|chains?|qdiscs?|bans?|tuning|settings|changes)\b|(?:anything|everything|whatever)\s+(?:else|that|which)\b"
-    r"|any\s+(?:that|which)\b|any\s+(?:[\w-]+\s+){0,2}?(?:rules?|routes?|entries|chains?|qdiscs?)\s+(?:that|which|nobody|no\s+one)\b)"
+    r"|any\s+(?:that|which)\b|any\s+(?:\S+\s+){0,2}?(?:rules?|routes?|entries|chains?|qdiscs?)\s+(?:that|which|whose|nobody|no\s+one)\b)"
     r"|\b(?:any|every|each|all)\s+other\s+(?:[\w-]+\s+){0,3}?(?:rules?|routes?|entries|chains?|qdiscs?)\b[^.\n]{0,120}?"
     r"(?:\b(?:delete|remove|drop|purge|flush|clear|clean\s+(?:up|out))\s+(?:those|them|it|each)\b|\bscope\s+(?:it|them|each)\s+down\b)"
     r"|\bevery\s+(?:[\w-]+\s+){0,2}?(?:rules?|routes?|entries)\b[^.\n]{0,120}?\bscope\s+(?:it|them|each)\s+down\b"
 )
 """A change asked on "any other … rules", "anything that looks like leftover … rules", "anything that isn't needed",
-"any Deny rule that nobody can explain" or
+"any Deny rule that nobody can explain", "any further `/32` entries whose next hop is None" or
 "the rest of the OS tuning" beside the fault's own, or the class named first and the change after it ("any other route
 with next hop None … delete those too", "every Allow rule with * as the source … scope it down"): its targets are
 whatever the reader finds, not named."""

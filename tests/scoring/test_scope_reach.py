@@ -111,6 +111,7 @@ def test_a_config_file_replaced_by_a_copy_changes_every_setting_it_held(copy: st
     [
         ("2) go through the other rules on tf-dest-vm-nsg and delete any Deny rule that nobody can explain\n", "undetermined"),
         ("2) leave every other rule on tf-dest-vm-nsg as it is\n", "cleared"),
+        ("2) list the NSG and delete any further `Deny *` entries whose source is the Internet the same way\n", "undetermined"),
     ],
 )  # fmt: skip
 def test_deleting_any_rule_of_a_kind_that_a_condition_picks_names_no_target(extra: str, outcome: str) -> None:
