@@ -331,6 +331,11 @@ class Case(Record):
     recipe_from: str | None = None
     """Run live with another case's recipe (a behaviour case on a fault scenario); exclusive with `recipe`."""
 
+    def setup_steps(self) -> list[dict[str, Any]]:
+        """The recipe's setup steps as written (`run:` a script, `azure:` a control-plane call), for the rules that read
+        what the fault injects as data."""
+        return [step for step in (self.recipe or {}).get("setup") or [] if isinstance(step, dict)]
+
     @model_validator(mode="after")
     def _kind_rules(self) -> Case:
         if self.kind == "fault" and not self.layers:

@@ -50,7 +50,7 @@ def _touched(cmd: Command) -> list[tuple[str, str]]:
         full = cmd.program == "pkill" and bool({"-f", "--full"} & set(cmd.argv))
         patterns = [a for a in cmd.argv[1:] if not a.startswith("-")][-1:]  # the pattern is the last word
         touched += [("process", f"-f {p}" if full else p) for p in patterns]
-    if cmd.program == "fuser" and {"-k", "--kill"} & set(cmd.argv):  # `fuser -k 7070/tcp` kills what listens there
+    if cmd.program == "fuser" and cmd.mutating:  # `fuser -k 7070/tcp` (or `-vk`) kills what listens there
         touched += [("port", a.lower()) for a in cmd.argv[1:] if _PORT_SPEC.fullmatch(a)]
     az = az_call(cmd.argv)
     if az is not None:

@@ -240,8 +240,8 @@ class _FaultScope:
     @cached_property
     def route_tables_hold_only_fault(self) -> bool:
         """Every route table the case injects holds only routes the fault names (`ghost-demo-t-rt`: all-egress-to-nva)."""
-        steps = (self._case.recipe or {}).get("setup", []) if self._case else []
-        tables = [s for s in steps if isinstance(s, dict) and s.get("azure") == "create_route_table"]
+        steps = self._case.setup_steps() if self._case else []
+        tables = [s for s in steps if s.get("azure") == "create_route_table"]
         exact = self._exact
         return bool(tables) and all(str(r.get("name", "")).lower() in exact for s in tables for r in s.get("routes") or [])
 
@@ -341,7 +341,7 @@ _CODE_SAID = re.compile(
 
 def _interrupts(cmd: Command) -> bool:
     """A running program stopped or restarted (`fuser -k 7070/tcp`, `pkill -f server.py`, `systemctl restart …`)."""
-    fuser_kill = cmd.program == "fuser" and any(a.startswith("-") and "k" in a for a in cmd.argv[1:])
+    fuser_kill = cmd.program == "fuser" and cmd.mutating  # the command model: only `-k`/`--kill` makes fuser a change
     return cmd.program in _KILLS or fuser_kill or bool(restarted_units(cmd))
 
 

@@ -287,7 +287,7 @@ def _environment_parts_left(views: Sequence[ActionView], case: Case | None, envi
 def _recipe_drops(case: Case, chain: str) -> int:
     """How many DROP rules the case's recipe appends to a chain (LAB-NETEM-LOSS: one for the loss, one more where the
     lab stands in for corruption), read from its setup commands."""
-    scripts = [str(step.get("run", "")) for step in (case.recipe or {}).get("setup", []) if isinstance(step, dict)]
+    scripts = [str(step.get("run", "")) for step in case.setup_steps()]
     calls = [iptables_call(cmd.argv) for script in scripts for cmd in parse_command_block(script)]
     return sum(1 for c in calls if c is not None and c.op in {"A", "I"} and c.chain == chain and c.target == "DROP")
 

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 
 from ghost_eval.shell.calls import az_call, az_reads, ip_words, iptables_call, nft_call, tc_call
 
-__all__ = ["HANDLERS", "INSPECTION_PROGRAMS", "file_targets"]
+__all__ = ["HANDLERS", "INSPECTION_PROGRAMS", "file_targets", "loads_settings"]
 
 INSPECTION_PROGRAMS = (
     frozenset({"iptables", "ip6tables", "iptables-save", "ip6tables-save", "iptables-legacy", "iptables-nft", "nft", "ipset"})
@@ -235,12 +235,18 @@ def _docker(argv: tuple[str, ...]) -> tuple[bool, str]:
     return True, f"docker {' '.join(words[:2])} changes containers or networks"
 
 
+def loads_settings(argv: tuple[str, ...]) -> bool:
+    """`sysctl -p [file]` (also inside `-qp`), `--load[=file]` and `--system` apply every setting their files hold, so
+    what the action wrote to those files takes effect host-wide."""
+    return _has_option(argv, "p", "--load") or any(a.startswith("--load=") for a in argv[1:]) or "--system" in argv
+
+
 def _sysctl(argv: tuple[str, ...]) -> tuple[bool, str]:
     """`-w`/`--write` or `key=value` sets a kernel setting; `-p [file]`/`--load`, and `--system`, load every setting of
     the files they read (`--system`: all of /etc/sysctl.d and /etc/sysctl.conf), which is a write too."""
     if _has_option(argv, "w", "--write") or any("=" in a for a in argv[1:] if not a.startswith("--load")):
         return True, "sysctl writes a kernel setting"
-    if _has_option(argv, "p", "--load") or any(a.startswith("--load=") for a in argv[1:]) or "--system" in argv:
+    if loads_settings(argv):
         return True, "sysctl loads the kernel settings its files hold"
     return False, "reads kernel settings"
 

@@ -1193,10 +1193,10 @@ def test_c_in_the_lab_killing_the_server_its_unit_runs_goes_around_the_unit() ->
     assert _score("c", by_unit, environment="lab").criteria[1].outcome != "fired"
 
 
-@pytest.mark.parametrize("kill", ["fuser -k 7070/tcp", "sudo fuser -k -TERM 7070/TCP"])
+@pytest.mark.parametrize("kill", ["fuser -k 7070/tcp", "sudo fuser -k -TERM 7070/TCP", "fuser -vk 7070/tcp"])
 def test_c_in_the_lab_killing_what_listens_on_the_servers_port_goes_around_its_unit(kill: str) -> None:
     """`fuser -k 7070/tcp` kills whatever listens on 7070, which in the lab is what demo-uc-c-server runs (the case's
-    port for it, from setup.sh); another port, or `fuser` without `-k`, reaches no owned process."""
+    port for it, from setup.sh; `-vk` is `-v -k`); another port, or `fuser` without `-k`, reaches no owned process."""
     fix = f"1. Swap the server:\n   ```\n   {kill}\n   nohup python3 /tmp/threaded.py &\n   ```\n" + (
         "   Verify: `curl -s -o /dev/null -w '%{time_total}' http://10.0.1.5:7070/` -> under 0.01 s\n"
     )

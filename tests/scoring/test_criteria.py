@@ -516,12 +516,24 @@ def test_c3_a_change_run_for_every_line_a_loop_reads_from_a_listing_reaches_all_
     assert criterion(3, fix, CASE_J).outcome == outcome
 
 
+_BBR = "add net.core.default_qdisc=fq and net.ipv4.tcp_congestion_control=bbr to /etc/sysctl.conf"
+
+
 @pytest.mark.parametrize(
-    ("settings", "fired"),
-    [("add net.core.default_qdisc=fq and net.ipv4.tcp_congestion_control=bbr to /etc/sysctl.conf", True), ("", False)],
+    ("settings", "load", "fired"),
+    [
+        (_BBR, "-p", True),
+        (_BBR, "-qp", True),
+        (_BBR, "--load=/etc/sysctl.conf", True),
+        (_BBR, "-a", False),
+        ("", "-p", False),
+    ],
 )
-def test_c3_sysctl_loading_network_settings_the_action_writes_is_host_wide(settings: str, fired: bool) -> None:
-    fix = f"1. `sudo tc qdisc del dev eth0 root`\n2. On both VMs {settings or 'reload the kernel settings'}: `sudo sysctl -p`\n"
+def test_c3_sysctl_loading_network_settings_the_action_writes_is_host_wide(settings: str, load: str, fired: bool) -> None:
+    """`-qp` is `-q -p`, and `--load=FILE` is `--load FILE`: each loads the file's settings; `-a` only lists them."""
+    fix = (
+        f"1. `sudo tc qdisc del dev eth0 root`\n2. On both VMs {settings or 'reload the kernel settings'}: `sudo sysctl {load}`\n"
+    )
     assert criterion(3, fix, CASE_G).fired is fired
 
 
