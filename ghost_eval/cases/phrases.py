@@ -31,9 +31,10 @@ def _role(words: str) -> str:
 
 CONCEPTS: dict[str, str] = {
     # hosts
-    "source_vm": r"tf-source-vm|10\.0\.1\.4\b|\b(?:source|src)\W+(?:vm|host|machine|side|node)|\bsender\b"
+    "source_vm": r"tf-source-vm(?![\w-])|10\.0\.1\.4\b|(?<![\w-])(?:source|src)\W+(?:vm|host|machine|side|node)|\bsender\b"
     rf"|\bsending\W+(?:vm|host|side)|\bclient\W+(?:vm|host|side)|\bvm\W*1\b|{_role('source|src')}",
-    "dest_vm": r"tf-dest-vm|10\.0\.1\.5\b|\b(?:destination|dest|target|receiving|server)\W+(?:vm|host|machine|side|node)"
+    "dest_vm": r"tf-dest-vm(?![\w-])|10\.0\.1\.5\b"
+    r"|(?<![\w-])(?:destination|dest|target|receiving|server)\W+(?:vm|host|machine|side|node)"
     rf"|\breceiver\b|\bvm\W*2\b|{_role('destination|dest|dst')}",
     # Azure control plane
     "nsg": r"\bnsgs?\b|network\W+security\W+groups?|security\W+(?:group|rule)s?|tf-(?:dest|source)-vm-nsg|-nsg\b",

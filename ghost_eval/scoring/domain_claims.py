@@ -153,13 +153,27 @@ _TYPE_OVER_PREFIX_CLAIM = "A user route wins over a system route whatever their 
 _TABLE_ON_NIC = re.compile(
     r"(?:\b(?:route\W+)?table\b|[\w-]+-rt\b)[^.;]{0,60}?\b(?:attached|associated|applied|bound|linked)\W+(?:\w+\W+){0,3}?"
     r"(?:to|with)\W+(?:the\W+)?"
-    rf"(?:{LAB_VM_NAME}['\u2019]?s?\W+)?(?:nic|network\W+interface)\b",
+    rf"(?:{LAB_VM_NAME}['\u2019]?s?\W+)?(?:nic|network\W+interface)\b"
+    r"|\b(?:attached|associated|applied|bound|linked)\W+(?:the\W+)?(?:route\W+table\W+(?:[\w-]+\W+)?|[\w-]+-rt\W+)"
+    rf"(?:\w+\W+){{0,2}}?(?:to|with)\W+(?:the\W+)?(?:{LAB_VM_NAME}['\u2019]?s?\W+)?(?:nic|network\W+interface)\b",
     PHRASE_FLAGS,
 )
 """A route table said to sit on a NIC ("the table was attached this morning directly to tf-source-vm's network
-interface", "ghost-demo-s-rt, which networking associated with tf-source-vm's NIC"): Azure associates route tables
-with subnets only."""
+interface", "ghost-demo-s-rt, which networking associated with tf-source-vm's NIC", "attached route table
+ghost-demo-s-rt directly to tf-source-vm's network interface"): Azure associates route tables with subnets only."""
 _TABLE_ON_NIC_CLAIM = "A route table is associated with a NIC (Azure associates route tables with subnets only)."
+_POLICY_FIRST = re.compile(
+    r"\b(?:checks?|evaluates?|applies|consults?|reads?)\W+(?:the\W+)?(?:chain(?:['\u2019]s)?\W+)?(?:default\W+)?policy\W+"
+    r"(?:first|before)\b"
+    r"|\bpolicy\W+(?:is\W+|gets\W+)?(?:checked|evaluated|applied|consulted|matched)\W+(?:first|before\W+(?:the\W+|any\W+)?rules)\b"
+    r"|\bpolicy\W+(?:\w+\W+){0,2}?(?:overrides?|wins?\W+over|takes?\W+precedence\W+over|beats)\W+(?:the\W+|any\W+|its\W+)?"
+    r"(?:\w+\W+)?rules\b",
+    PHRASE_FLAGS,
+)
+"""A chain's policy said to come before its rules ("netfilter checks the chain policy first and only walks the rules when
+the policy allows the packet", "the DROP policy overrides the ACCEPT rules"): netfilter applies a built-in chain's
+policy only to a packet that no rule of the chain decided."""
+_POLICY_FIRST_CLAIM = "A chain's policy is applied before its rules (netfilter applies it only where no rule decided)."
 _NSG_ORDER_CLAIM = "A rule with a higher priority number wins over one with a lower number (NSGs evaluate the lowest first)."
 _NIC = r"(?:nic|interface|network\W+interface)(?:\W+level)?\W+(?:nsg|network\W+security\W+group)"
 _NIC_FIRST = re.compile(
@@ -183,11 +197,13 @@ _SHAPING_FAULT = re.compile(
 tf-dest-vm")."""
 _PLACED_ON = re.compile(
     rf"(?i)(?:\b(?:on|in)\W+(?:the\W+)?\**{LAB_VM_NAME}|^\W*{LAB_VM_NAME}\W*:)"
-    rf"|{LAB_VM_NAME}\**(?:\s*\([^()]{{0,40}}\))?(?:['\u2019]s\W+(?:eth\d|nic|(?:network\s+)?interface|egress|primary|firewall|iptables|qdisc|[\w-]+\s+chain)|\s+eth\d"
+    rf"|{LAB_VM_NAME}\**(?:\s*\([^()]{{0,40}}\))?(?:['\u2019]s\W+(?:[\w-]+\s+)?(?:eth\d|nic|(?:network\s+)?interface|egress|primary"
+    r"|firewall|iptables|qdisc|[\w-]+\s+chain)|\s+eth\d|\s+(?:outbound|inbound|egress|ingress|primary|main)\s+(?:nic|interface)\b"
     r"|\s+(?:has|carries|holds|runs)\s+(?:an?\s+|the\s+)?(?:\w+[\s/]+){0,2}?(?:iptables|nft|firewall|netem|tbf|htb|qdisc|"
     r"INPUT|OUTPUT|rule))"
 )
-"""Where a sentence places a thing on a VM: "on tf-dest-vm", "tf-dest-vm's eth0", "tf-dest-vm's f2b-sshd chain",
+"""Where a sentence places a thing on a VM: "on tf-dest-vm", "tf-dest-vm's eth0" (or "tf-dest-vm's default-route
+interface", "tf-source-vm outbound nic"), "tf-dest-vm's f2b-sshd chain",
 "tf-dest-vm eth0:", "tf-source-vm has an iptables OUTPUT rule" (its address in brackets between: "tf-dest-vm (10.0.1.5)
 has a tbf qdisc")."""
 _ITS = re.compile(
@@ -229,7 +245,7 @@ def _fault_elsewhere(case: Case, kind: str, sentence: str) -> bool:
         placed = {
             m.group(0)
             for m in LAB_VM.finditer(clause)
-            if (_PLACED_ON.search(clause[max(0, m.start() - 12) : m.end() + 24]) or _ITS.match(clause, m.end()))
+            if (_PLACED_ON.search(clause[max(0, m.start() - 12) : m.end() + 40]) or _ITS.match(clause, m.end()))
             and any(
                 len(clause[min(m.end(), n.start()) : max(m.start(), n.end())]) <= 60 for n in names.finditer(clause)
             )  # the fault's own words stand by the VM
@@ -411,6 +427,17 @@ def _owner_denied(sentence: str) -> bool:
     return any(not denied_before(sentence, m.start(), words=1) for m in _NO_OWNER.finditer(sentence))
 
 
+@cache
+def _owner_absent(owners: tuple[str, ...]) -> re.Pattern[str]:
+    """The case's owner said to play no part ("fail2ban isnt in the picture here", "harden-net is not involved")."""
+    named = "|".join(re.escape(o) for o in owners)
+    return re.compile(
+        rf"\b(?:{named})(?:\.service)?\W+(?:is|was|has)\W*(?:n['\u2019]?t|\s+not|\s+nothing)\W+(?:\w+\W+){{0,3}}?"
+        r"(?:picture|involved|responsible|part|to\W+do|at\W+fault|the\W+(?:cause|owner|culprit))\b",
+        PHRASE_FLAGS,
+    )
+
+
 _UNDECIDED = re.compile(
     r"\b(?:cannot|can['\u2019]?t|could\s+not|couldn['\u2019]?t)\s+(?:confirm|tell|say|determine)\s+which\s+"
     r"(?:one|is\s+responsible|(?:of\s+(?:these|them|the\s+\w+))|cause)\b"
@@ -463,7 +490,8 @@ def domain_claims(case: Case, sentences: Sequence[str], asserting: Asserting) ->
     undecided = next((s for s in sentences if _UNDECIDED.search(s)), None)
     if undecided is not None:
         hits.append(ClaimHit(id="undecided", claim=_UNDECIDED_CLAIM, sentence=undecided))
-    if case.ownership and (unowned := asserting(_owner_denied)) is not None:
+    absent = _owner_absent(tuple(sorted({o.owner for o in case.ownership})))
+    if case.ownership and (unowned := asserting(lambda s: _owner_denied(s) or absent.search(s) is not None)) is not None:
         owners = " / ".join(sorted({f"{o.owner} manages {o.name}" for o in case.ownership}))
         hits.append(ClaimHit(id="owner_denied", claim=f"Nothing manages the fault's object; {owners}.", sentence=unowned))
     if case.ground_truth and (fabric := asserting(_blames_fabric)) is not None:
@@ -471,6 +499,8 @@ def domain_claims(case: Case, sentences: Sequence[str], asserting: Asserting) ->
     inverted = asserting(_inverted_priority)
     if inverted is not None:
         hits.append(ClaimHit(id="nsg_priority_order", claim=_NSG_ORDER_CLAIM, sentence=inverted))
+    if (policy_first := asserting(lambda s: _POLICY_FIRST.search(s) is not None)) is not None:
+        hits.append(ClaimHit(id="chain_policy_order", claim=_POLICY_FIRST_CLAIM, sentence=policy_first))
     nic_first = asserting(lambda s: _NIC_FIRST.search(s) is not None and not _OUTBOUND.search(s))
     if nic_first is not None:
         hits.append(ClaimHit(id="nsg_level_order", claim=_NIC_FIRST_CLAIM, sentence=nic_first))

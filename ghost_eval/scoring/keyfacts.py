@@ -12,13 +12,14 @@ import re
 from bisect import bisect_right
 from collections.abc import Callable
 from functools import cache
+from itertools import pairwise
 from typing import TYPE_CHECKING
 
 from ghost_eval.cases.case import Case, KeyFact, StatedValue, WrongClaim
 from ghost_eval.cases.phrases import PHRASE_FLAGS, compile_claim, compile_phrase
 from ghost_eval.scoring.domain_claims import domain_claims
 from ghost_eval.scoring.model import ClaimHit, DiagnosisResult, FactResult
-from ghost_eval.scoring.text import split_sentences
+from ghost_eval.scoring.text import LAB_VM, split_sentences
 from ghost_eval.shell.commands import looks_like_command
 
 if TYPE_CHECKING:
@@ -240,11 +241,12 @@ _LABEL_LINE = re.compile(r"[^.!?]{0,80}:\W*$")
 
 def _window(sentences: list[str], start: int, size: int) -> list[int]:
     """The `size` sentences from `start` on: a label line that introduces the next lines is read with them, not
-    counted as a sentence of its own, so a heading does not push its list out of the window."""
+    counted as a sentence of its own (also where the window opens on it: "found 2, both on tf-dest-vm:"), so a heading
+    does not push its list out of the window."""
     window: list[int] = []
     used = 0
     for j in range(start, len(sentences)):
-        if j == start or not _LABEL_LINE.fullmatch(sentences[j]):
+        if not _LABEL_LINE.fullmatch(sentences[j]):
             if used == size:
                 break
             used += 1
@@ -306,9 +308,10 @@ _PARAMETERS = r"(?:\W+[\w:./-]+){0,8}?\W+"
 """A qdisc's own parameters follow it at once ("netem 30: parent 1:3 loss 20%", "netem with 50% random loss"); a loss
 further on, or a ping's "0% packet loss", is a measurement, not the qdisc's setting."""
 _ADDRESS = r"\d{1,3}(?:\.\d{1,3}){3}"
-_CLAUSE_GAP = r"(?:(?!\.\s|\b(?:an?|another)\W+(?:(?:second|third|other|new)\W+)?(?:deny|allow|rule)\b)[^;]){0,60}?"
+_CLAUSE_GAP = r"(?:(?!\.\s|\b(?:an?|another)\W+(?:(?:second|third|other|new)\W+)?(?:deny|allow|rule)\b)[^;]){0,80}?"
 """A rule's port is said before another rule is: "<rule> at priority 110 and, separately, a Deny for TCP 6379 named
-…" or "… and a second deny for TCP 6379" gives the next rule's port."""
+…" or "… and a second deny for TCP 6379" gives the next rule's port. A clause may run 80 characters before the value
+("<rule> on <nsg>, priority 150, an inbound deny on TCP 8080 with source 10.0.1.4/32")."""
 _NEXT_HOP = rf"(?:\b|virtual)(?:appliance|nva|next[-\s]?hop)(?:\W+(?:ip|address|at|of|is))*\W+(?P<value>{_ADDRESS})\b(?!/)"
 """A next hop given as an address ("virtual appliance at 10.0.0.253", "→ VirtualAppliance 10.0.0.253")."""
 _NEXT_HOP_TYPE = (
@@ -333,7 +336,7 @@ _VALUE_GRAMMAR: dict[str, str] = {
     "source": rf"{_CLAUSE_GAP}\b(?:from|src|source(?:\W+address)?(?:\W+prefix(?:es)?)?)\W+(?:the\W+)?(?:any\W+source\W+)?\(?\W*"
     rf"(?P<value>\*|any\b|internet\b|virtualnetwork\b|{_ADDRESS}/\d{{1,2}}\b)",
     "direction": r"\W+(?:\([^)]{0,40}\)\W+)?(?:(?:at\W+)?(?:priority|prio)\W*\d{3,5}\W+)?"
-    r"(?:(?:to|on|in)\W+[\w-]+-nsg\W+(?:at\W+priority\W+\d{3,5}\W+)?as\W+)?(?:is\W+)?"
+    r"(?:(?:to|on|in)\W+[\w-]+-nsg\W+(?:(?:at\W+priority\W+\d{3,5}\W+)?as\W+|(?=is\W)))?(?:is\W+)?"
     r"(?:an?\W+)?(?:\w+\W+){0,2}?"
     r"(?P<value>inbound|outbound)\b"
     rf"|{_GAP}\bit(?:['\u2019]s|\s+is)\s+(?:an?\s+)?(?:\w+\s+)?(?P<late>inbound|outbound)\b",
@@ -346,10 +349,10 @@ random loss" ("netem qdisc on tf-source-vm's primary NIC injecting 50% random pa
 everything", "netem on tf-source-vm's eth0 (child of a prio root, SSH exempt) dropping 50% of outbound packets"),
 "<rule> allows TCP 22", "<rule> (110) is actually denying 6379" (or "deny inbound 6380", "its port is 5433"), "<rule>
 … from any source (*)" (a source given as a prefix or a service tag: an address without its mask is the traffic's, not
-the rule's), "<rule> (150) is an outbound deny" or "<rule> prio 200 is an OUTBOUND deny" or "<rule> prio 200 deny tcp
-5432 — and it's an outbound rule" (a direction within a few words of the name or its priority, or after the NSG it was
-put on: "<rule> to <nsg> (at priority 200) as an Outbound Deny"), "<rule> is an Inbound Deny for UDP port 8080" (a
-protocol after words that describe a rule only)."""
+the rule's), "<rule> (150) is an outbound deny", "<rule> on <nsg> is an **outbound** Deny" or "<rule> prio 200 is an
+OUTBOUND deny" or "<rule> prio 200 deny tcp 5432 — and it's an outbound rule" (a direction within a few words of the
+name or its priority, or after the NSG it was put on: "<rule> to <nsg> (at priority 200) as an Outbound Deny"), "<rule>
+is an Inbound Deny for UDP port 8080" (a protocol after words that describe a rule only)."""
 
 
 _SAME = {"any": "*", "0.0.0.0/0": "*"}
@@ -419,10 +422,34 @@ def _referred(claims: _ClaimText, resource: str) -> _ClaimText | None:
     ("The User route is `all-egress-to-nva` in `ghost-demo-t-rt`. Its next hop is VirtualAppliance 10.0.0.253"): the
     property is the named resource's. None where no sentence reads so."""
     name = resource.lower()
+    return _its_resolved(claims, lambda before: resource if name in before.lower() else None)
+
+
+def _vm_referred(claims: _ClaimText) -> _ClaimText | None:
+    """The report with each sentence that opens with "Its" after one naming a single lab VM given that VM's name ("The
+    extra latency is injected on tf-dest-vm. Its eth0 carries a prio root qdisc with a netem child"): what it has is
+    that VM's. None where no sentence reads so."""
+
+    def vm(before: str) -> str | None:
+        named = {m.group(0).lower() for m in LAB_VM.finditer(before)}
+        return f"{named.pop()}'s" if len(named) == 1 else None
+
+    return _its_resolved(claims, vm)
+
+
+def _first_of(readings: list[_ClaimText], asserting: Callable[[_ClaimText], str | None]) -> str | None:
+    """The first reading of the report (as written, then with "Its" resolved) in which a claim is asserted."""
+    for reading in readings:
+        if (sentence := asserting(reading)) is not None:
+            return sentence
+    return None
+
+
+def _its_resolved(claims: _ClaimText, name_in: Callable[[str], str | None]) -> _ClaimText | None:
     sentences = list(claims.written)
     for i in range(1, len(sentences)):
-        if (m := _ITS.match(sentences[i])) is not None and name in claims.written[i - 1].lower():
-            sentences[i] = f"{resource}{sentences[i][m.end() :]}"
+        if (m := _ITS.match(sentences[i])) is not None and (name := name_in(claims.written[i - 1])) is not None:
+            sentences[i] = f"{name}{sentences[i][m.end() :]}"
     return _ClaimText(sentences) if sentences != claims.written else None
 
 
@@ -432,13 +459,14 @@ what follows, not the clause already stated."""
 
 
 def _first_asserting(claims: _ClaimText, says: Callable[[str], bool]) -> str | None:
-    """The first sentence (as written) that says it and states rather than weighs: not hedged up to the clause that
-    says it, not a question, not refuted."""
+    """The first sentence (as written) that says it and states rather than weighs: not hedged within the clause that
+    says it (a hedge weighs its own clause: "X would normally admit it, but the last matching rule wins" states the
+    second), not a question, not refuted."""
     for written, read in zip(claims.written, claims.read, strict=True):
         if not says(read) or _CLOSING_QUESTION.search(read) or _REFUTED_LABEL.match(read) or _refutes(read):
             continue
-        ends = [m.start() for m in _CLAUSE_ENDS.finditer(read)] + [len(read)]
-        if any(says(read[:end]) and not _HEDGE.search(read, 0, end) for end in ends):
+        ends = [0, *(m.start() for m in _CLAUSE_ENDS.finditer(read)), len(read)]
+        if any(says(read[:end]) and not _HEDGE.search(read, start, end) for start, end in pairwise(ends)):
             return written
     return None
 
@@ -471,15 +499,16 @@ def key_facts_in(case: Case, sentences: list[str]) -> DiagnosisResult:
     if (vm := _implied_vm(case, sentences)) is not None:
         facts_text = [f"{s} ({vm})" if s else s for s in facts_text]
         whole = [f"{s} ({vm})" if s else s for s in whole]
+    readings = [claims, *([its] if (its := _vm_referred(claims)) is not None else [])]
     hits = [
         ClaimHit(id=claim.id, claim=claim.claim, sentence=sentence)
         for claim in case.wrong_claims
-        if (sentence := claims.asserting(claim.patterns)) is not None
+        if (sentence := _first_of(readings, lambda r: r.asserting(claim.patterns))) is not None  # noqa: B023
     ]
     contradicting = {c.contradicts: h.sentence for c, h in _claim_hits(case.wrong_claims, hits) if c.contradicts}
     hits += [
         h
-        for h in domain_claims(case, claims.written, lambda says: _first_asserting(claims, says))
+        for h in domain_claims(case, claims.written, lambda says: _first_of(readings, lambda r: _first_asserting(r, says)))
         if h.sentence not in {k.sentence for k in hits}
     ]
     facts: list[FactResult] = []

@@ -819,3 +819,103 @@ def test_a_packet_filter_named_without_a_place_puts_no_firewall_in_the_guest() -
     )
     assert "os_firewall" not in check_diagnosis(_case("a"), text, None).forbidden
     assert "os_firewall" in check_diagnosis(_case("a"), text.replace("a packet filter", "iptables"), None).forbidden
+
+
+@pytest.mark.parametrize(
+    ("text", "placed"),
+    [
+        ("The added delay originates on tf-dest-vm. Its eth0 holds a prio root with a netem child (100 ms, 10% loss).", True),
+        ("tf-source-vm is the sender here. Its eth0 holds a prio root with a netem child (100 ms, 10% loss).", False),
+        (
+            "tf-dest-vm's default-route interface carries a prio qdisc of three bands, and band 3 feeds a netem (100 ms, "
+            "10% loss).",
+            True,
+        ),
+        ("tf-dest-vm outbound nic: prio root qdisc, netem child with 100 ms delay and 10% loss on everything but ssh.", True),
+    ],
+)
+def test_a_netem_put_on_a_vm_by_its_or_by_its_interface_places_it_there(text: str, placed: bool) -> None:
+    """ "Its eth0" after a sentence naming one VM is that VM's; "tf-dest-vm's default-route interface" and "tf-dest-vm
+    outbound nic" name the VM's interface, so a netem there sits on tf-dest-vm, where case h has none."""
+    result = check_diagnosis(_case("h"), text, None)
+    assert ("shaping_placement" in result.forbidden or "shaping_on_dest" in result.forbidden) is placed
+
+
+def test_traffic_to_the_dest_vm_through_netem_does_not_put_the_netem_there() -> None:
+    """ "Traffic to tf-dest-vm goes through netem" names where the traffic goes; "tf-dest-vm" holds no "dest-vm" of its
+    own to read as "the destination VM"."""
+    text = (
+        "tf-source-vm's eth0 has a prio root and a netem child with delay 10ms loss 10% corrupt 2%; u32 filters keep "
+        "TCP 22 in band 1:1, so SSH is spared; all other traffic to tf-dest-vm goes through netem."
+    )
+    assert "netem_on_dest" not in check_diagnosis(_case("i"), text, None).forbidden
+    assert "netem_on_dest" in check_diagnosis(_case("i"), text.replace("to tf-dest-vm", "on tf-dest-vm"), None).forbidden
+
+
+def test_a_route_table_attached_to_a_nic_verb_first_is_wrong() -> None:
+    said = "The change attached route table ghost-demo-s-rt straight to tf-source-vm's network interface."
+    assert "route_table_on_nic" in check_diagnosis(_case("s"), said, None).forbidden
+    subnet = "The change attached route table ghost-demo-s-rt to the default subnet, which holds tf-source-vm's NIC."
+    assert "route_table_on_nic" not in check_diagnosis(_case("s"), subnet, None).forbidden
+
+
+@pytest.mark.parametrize(
+    ("said", "wrong"),
+    [
+        ("Because iptables evaluates the chain policy first, the ACCEPT for TCP 22 never gets a chance.", True),
+        ("With INPUT at DROP the policy overrides the ACCEPT rules, so SSH times out too.", True),
+        ("The DROP policy applies only to packets no rule accepted, so the TCP 22 ACCEPT still admits SSH.", False),
+    ],
+)
+def test_a_chain_policy_said_to_come_before_its_rules_is_wrong(said: str, wrong: bool) -> None:
+    """netfilter applies a built-in chain's policy only where no rule of the chain decided the packet."""
+    assert ("chain_policy_order" in check_diagnosis(_case("n"), said, None).forbidden) is wrong
+
+
+def test_the_cases_owner_said_to_play_no_part_is_an_owner_denied() -> None:
+    said = "The REJECT in f2b-sshd was put there by ufw; fail2ban is not involved at all."
+    assert "owner_denied" in check_diagnosis(_case("m"), said, None).forbidden
+    owned = "The REJECT in f2b-sshd is fail2ban's ban of 203.0.113.47; ufw is not involved at all."
+    assert "owner_denied" not in check_diagnosis(_case("m"), owned, None).forbidden
+
+
+def test_a_direction_said_after_the_nsg_the_rule_sits_on_is_the_rules() -> None:
+    said = "ghost-demo-subnet-block-5432 on tf-dest-vm-nsg is an outbound Deny for TCP 5432 at priority 100."
+    facts = {f.id: f.status for f in check_diagnosis(_case("q"), said, None).facts}
+    assert facts["nsg_deny"] == "contradicted"
+    same = said.replace("outbound", "inbound")
+    assert {f.id: f.status for f in check_diagnosis(_case("q"), same, None).facts}["nsg_deny"] != "contradicted"
+
+
+def test_a_source_said_a_long_clause_after_its_rule_is_the_rules() -> None:
+    said = (
+        "The culprit is ghost-demo-block-8080 on tf-dest-vm-nsg, priority 150, an inbound deny on TCP 8080 with source "
+        "10.0.1.4/32, aimed at the source VM alone."
+    )
+    facts = {f.id: f.status for f in check_diagnosis(_case("a"), said, None).facts}
+    assert "contradicted" in facts.values()
+    anywhere = said.replace("10.0.1.4/32, aimed at the source VM alone", "* (any)")
+    assert "contradicted" not in {f.status for f in check_diagnosis(_case("a"), anywhere, None).facts}
+
+
+def test_a_hedge_weighs_its_own_clause_not_the_one_after_but() -> None:
+    """ "X would normally admit it, but the last matching rule wins" asserts the second clause."""
+    said = (
+        "AllowVnetInBound at 65000 would normally admit 10.0.1.4, but the last matching rule wins, so the deny at 150 "
+        "overrides it."
+    )
+    assert "nsg_priority_order" in check_diagnosis(_case("a"), said, None).forbidden
+    hedged = "If the last matching rule won, AllowVnetInBound at 65000 would admit 10.0.1.4."
+    assert "nsg_priority_order" not in check_diagnosis(_case("a"), hedged, None).forbidden
+
+
+def test_a_label_line_that_opens_a_window_is_read_with_the_lines_it_introduces() -> None:
+    """ "found 2, both on tf-dest-vm:" places what the next lines list, however many lines the first fault takes."""
+    text = (
+        "found 2, both on tf-dest-vm:\n"
+        "- nsg rule ghost-demo-l-block-iperf, pri 200, Deny, inbound, Tcp, dst port 5001, src any.\n"
+        "- that one is why iperf fails\n"
+        "- eth0 (default route): prio 1: root + netem 30: on band 1:3, delay 80ms loss 8%, port 22 filtered out.\n"
+        "source vm qdisc is stock. independent faults, two separate rollbacks"
+    )
+    assert "netem_on_dest" in check_diagnosis(_case("l"), text, None).matched
