@@ -233,8 +233,12 @@ def _named_verification(text: str, *, labelled: bool) -> Verification | None:
     return None
 
 
-_PRECONDITION = re.compile(r"(?i)\b(?:after|once)\s+(?:first\s+)?(?:confirming|checking|verifying|making\s+sure)\b[^)]*")
-"""A check made before the change ("(after confirming with `iptables -L` that line 1 is the DROP)"): not its proof."""
+_PRECONDITION = re.compile(
+    r"(?i)\b(?:after|once)\s+(?:first\s+)?(?:confirming|checking|verifying|making\s+sure)\b"
+    r"[^)]*?(?=\)|->|\u2192|=>|[:;]|\bthen\b|$)"
+)
+"""A check made before the change ("(after confirming with `iptables -L` that line 1 is the DROP)", "after checking
+nobody claims it -> az … delete …"): not its proof. It ends with its bracket, or where the step it conditions starts."""
 
 
 def _verification_in_prose(part: _Part, segments: Sequence[Segment]) -> Verification | None:

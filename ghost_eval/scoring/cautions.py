@@ -208,7 +208,8 @@ _NOT_A_CHANGE = re.compile(
     r"|\b(?:raise|escalate|report|flag)\s+(?:it|this|that|the\s+\w+(?:\s+\w+)?)\s+(?:with|to|as)\b"
     r"|\b(?:raise|open|file|log|create|submit|close|update|resolve)\w*\s+(?:a|an|the|this|that|their|its|our|your|my)\s+"
     r"(?:[\w-]+\s+){0,2}"
-    r"(?:ticket|incident|change\s+request|issue)\b"
+    r"(?:ticket|incident|change\s+request|issue|investigation)\b"
+    r"|\bclose\w*\s+(?:(?:it|this|that|the\s+ticket)\s+)?as\b"
     r"|\b(?:the|a|an|this|that|these|those)\s+(?=(?:drops?|blocks?|deny|denials?|rejects?|closed|open|blocked|dropped|denied"
     r"|resets?|restarts?|changes)\b)"
     r"|\b(?=(?:drop|block|deny|reject|allow|accept)\s+(?:rules?|entr(?:y|ies)|verdicts?)\b)"
@@ -223,7 +224,8 @@ _NOT_A_CHANGE = re.compile(
 "no NSG, route, NIC or OS network change", "nothing here needs an NSG, route or VM change", "neither drops nor alters",
 "nothing dropped or altered"),
 handing the finding on or keeping records ("raise it with the owners", "raise that as a separate question", "open a
-separate ticket", "opens their own ticket", "close the ticket": a ticket is no system's state; "a code change on their
+separate ticket", "opens their own ticket", "close the ticket", "close the suspected packet-drop investigation",
+"close as not-a-network-issue": a ticket is no system's state; "a code change on their
 side": an application's code is its team's, not the network's; "any change": what is said of no change or of every
 change, "is not fixed by any change to the 8080 path"), a noun or an adjective ("whether the DROP is
 intentional", "the resets are probes", "two deny rules", "a closed port", "wants lower latency", an all-caps target:

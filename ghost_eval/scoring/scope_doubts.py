@@ -246,15 +246,19 @@ def faults_left(views: Sequence[ActionView], case: Case | None, environment: str
 
 
 _CHAIN_NAME = re.compile(r"[A-Z][A-Z0-9_-]*[A-Z0-9]")
+_SHAPING = re.compile(r"(?i)\b(?:qdisc|tc|htb|tbf|netem|shap\w*|traffic\s+control|delay|latency)\b")
+"""A change asked in words on the shaping ("remove the htb on eth0 too", "then clear the delay")."""
 
 
 def _environment_parts_left(views: Sequence[ActionView], case: Case | None, environment: str | None) -> list[tuple[Fault, str]]:
     """An environment may build part of a shaping fault from an iptables chain its fault scope names (the lab's kernel
-    has no netem, so LAB-NETEM-LOSS drops what netem's loss would): that chain is the fault's too. A fix that changes
-    something and reaches none of it (no change names the chain, no sentence asking for a change does, no firewall
-    command empties every chain or loads a whole ruleset), or deletes fewer of the chain's DROP rules than the case's
-    recipe writes into it and nothing else of it, leaves that part of the fault. A case's only fault is the one its
-    scenario reports."""
+    has no netem, so LAB-NETEM-LOSS drops what netem's loss would): that chain is the fault's too, and so is the qdisc
+    its recipe adds for the delay (the lab's htb and tbf): a fix that changes something and no change of which can reach
+    a qdisc, nor a sentence asking for one, leaves the delay, which the scenario may or may not report (a judgement
+    call: possibly narrower, not clearly). A fix that reaches none of the chain (no change names the chain, no sentence
+    asking for a change does, no firewall command empties every chain or loads a whole ruleset), or deletes fewer of the
+    chain's DROP rules than the case's recipe writes into it and nothing else of it, leaves that part of the fault. A
+    case's only fault is the one its scenario reports."""
     env = case.environments.get(environment or "") if case is not None else None
     if case is None or env is None or not changes_anything(views):
         return []
@@ -269,6 +273,11 @@ def _environment_parts_left(views: Sequence[ActionView], case: Case | None, envi
     fault = shaping[0]
     reported = fault.reported if fault.reported is not None else len(case.ground_truth) == 1
     left = []
+    said = f"{fault.resource or ''} {fault.description}"
+    shaped = any(c.program == "tc" and c.argv[1:3] == ("qdisc", "add") for c in _recipe_commands(case))
+    if shaped and not any(_reaches("qdisc", said, cmd) for _, cmd in changes) and not _SHAPING.search(asked):
+        why = f"no change reaches the qdisc the {environment} environment puts on {fault.host} for the fault's delay"
+        left.append((fault.model_copy(update={"reported": False}), f"{why}: possibly a fix narrower than the fault"))
     for chain in chains:
         naming = [cmd for raw, cmd in changes if chain in raw]
         deleted = {c.text for c in naming if (call := iptables_call(c.argv)) and call.op == "D" and call.chain == chain}
@@ -284,11 +293,15 @@ def _environment_parts_left(views: Sequence[ActionView], case: Case | None, envi
     return left
 
 
+def _recipe_commands(case: Case) -> list[Command]:
+    """The commands the case's recipe runs to set the fault up, read as data."""
+    return [cmd for step in case.setup_steps() for cmd in parse_command_block(str(step.get("run", "")))]
+
+
 def _recipe_drops(case: Case, chain: str) -> int:
     """How many DROP rules the case's recipe appends to a chain (LAB-NETEM-LOSS: one for the loss, one more where the
     lab stands in for corruption), read from its setup commands."""
-    scripts = [str(step.get("run", "")) for step in case.setup_steps()]
-    calls = [iptables_call(cmd.argv) for script in scripts for cmd in parse_command_block(script)]
+    calls = [iptables_call(cmd.argv) for cmd in _recipe_commands(case)]
     return sum(1 for c in calls if c is not None and c.op in {"A", "I"} and c.chain == chain and c.target == "DROP")
 
 

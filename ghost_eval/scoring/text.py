@@ -421,6 +421,8 @@ _EXPECTATION = re.compile(
     r"(?!\s+(?:normally|fine|again|correctly|properly|successfully|as\s+(?:expected|before|usual)|that)\b)"
     r"|(?:should|must|will)\s+(?:now\s+|still\s+)?(?:no\s+longer|not)\s+(?:be|show|appear|list|contain|include|report)\b"
     r"|(?:should|must|will)\s+(?:now\s+)?be\s+(?:just|only|exactly|[`\"'])"
+    r"|(?:winner|winning\s+route|next[\s-]+hop(?:\s+type)?|policy|target|(?:default\s+)?action|access)\s+(?:should|must|will)\s+"
+    r"(?:now\s+)?(?:be|read|say)\b"
     r"|(?:should|must|will)\s+(?:now\s+|still\s+|only\s+)?(?:have|has|hold)\s+(?:no|only|just|exactly|one|two|\d|[`\"'])"
     r"|(?:should\s*n['\u2019]?t|should\s+not|must\s*n['\u2019]?t|must\s+not)\s+(?:have|show|list|contain|include|print)\b"
     r"|(?:should|must|will)\s+(?:now\s+)?(?:be\s+)?left\b|(?:should|must|will)\s+(?:now\s+)?(?:run|go)\s+through\b"
@@ -450,10 +452,11 @@ _EXPECTATION = re.compile(
     r"|\b(?:counters?|counts?|pkts|packets?|bytes|hits)\b[^.\n;]{0,40}?\b(?:increas|increment|ris(?:e|es|ing)\b|climb|go(?:es|ing)?\s+up\b|"
     r"grow|tick)"
 )
-"""Phrases that state a result, matched on lower-cased text at a word start (see `_CUES` for why); a command's result
-given after a colon ("`tc -s qdisc show dev eth0`: no tbf", "`tc qdisc show` on tf-source-vm: no tbf") is one. A rule's packet
-counter rising while the traffic is retried is one: `iptables -v` counts what the rule matched; a bound stays one when
-it is approximate ("under ~0.01 s")."""
+"""Phrases that state a result, matched on lower-cased text at a word start (see `_CUES` for why); what a field a read
+shows should be ("the winner should be the default VnetLocal route", "the next hop type should now be VnetLocal") is
+one; a command's result given after a colon ("`tc -s qdisc show dev eth0`: no tbf", "`tc qdisc show` on tf-source-vm: no
+tbf") is one. A rule's packet counter rising while the traffic is retried is one: `iptables -v` counts what the rule
+matched; a bound stays one when it is approximate ("under ~0.01 s")."""
 _SHOWS_NAMED = re.compile(
     r"\b(?:shows?|showed|lists?|listed|reports?|reported|displays?|displayed|prints?|printed|contains?|contained|"
     r"includes?|included|reads?)\s+"

@@ -176,6 +176,41 @@ def _reachability_only(v: Verification) -> bool:
     return bool(probes) and _MEASURED.search(v.expected.replace(v.command, " ")) is None and not _MEASURED.search(v.command)
 
 
+_BLOCKED = re.compile(r"(?i)\b(?:refused|timed?[\s-]*out|time-?out|no\s+route\s+to\s+host|unreachable|100%\s+packet\s+loss)\b")
+"""What a probe prints when the traffic does not get through."""
+_EXPECTS_BLOCKED = re.compile(
+    r"(?i)\b(?:must|should|will|to)\s+(?:not|never)\s+(?:\w+\s+)?(?:connect|succeed|reach|answer|get\s+through|open)\w*"
+    r"|\b(?:must|should|will)n['\u2019]?t\s+(?:\w+\s+)?(?:connect|succeed|reach|answer|get\s+through|open)\w*"
+    r"|\b(?:must|should|will)\s+(?:still\s+)?(?:be\s+)?(?:refused|rejected|blocked|closed|filtered|time\s*out|fail)\w*"
+)
+"""A result that says the probe fails after the fix ("it must not connect (refused/timeout)", "should be refused")."""
+_GETS_THROUGH = re.compile(r"(?i)\bsucceed\w*|\bconnected\b|\b(?:HTTP\s+)?200\b|\bopen\b|\b0%\s+(?:packet\s+)?loss")
+_FAILURES = {
+    "refused": re.compile(r"(?i)\brefused\b|\brejected\b|\bRST\b|\breset\b"),
+    "timeout": re.compile(r"(?i)\btimed?[\s-]*out\b|\btimeout\b|\bhangs?\b|\bno\s+answer\b"),
+    "unreachable": re.compile(r"(?i)\bunreachable\b|\bno\s+route\b"),
+}
+"""The ways a probe fails: a closed port answers with a refusal, a filter drops silently (a timeout)."""
+
+
+def _passed_before(run: ParsedRun, v: Verification) -> str | None:
+    """A probe expected to fail after the fix ("it must not connect (refused/timeout)") that the run already ran before
+    it with that result ("Connection refused": nothing listens there): the result holds with the fault in place, so
+    it proves nothing of the fix. The earlier read is the same probe: same program, every word of it in the check. A
+    result that names another way of failing than the earlier read's ("now it times out; after the delete it should be
+    refused") tells the two apart, and one that also says what gets through is about another check."""
+    probes = [c for c in parse_command_block(v.command) if c.program in _PROBES]
+    if not probes or not _EXPECTS_BLOCKED.search(v.expected) or _GETS_THROUGH.search(_EXPECTS_BLOCKED.sub(" ", v.expected)):
+        return None
+    named = {kind for kind, words in _FAILURES.items() if words.search(v.expected)}  # "fail with refused, not a hang"
+    for cmd, output, _ in run.reads.checks():
+        if any(cmd.program == p.program and set(cmd.argv[1:]) <= set(p.argv[1:]) for p in probes):
+            seen = {kind for kind, words in _FAILURES.items() if words.search(output)}
+            if _BLOCKED.search(output) is not None and (not named or seen & named):
+                return f"`{cmd.text[:80]}` already failed the same way before the fix"
+    return None
+
+
 def _named_after(v: Verification) -> list[Verification]:
     """Further checks a verification names in its result (`systemctl is-active …` → `active`, and during a batch
     `curl … http://10.0.1.5:7070/` stays under 0.01 s): each is a check of its own, with what follows it as its result,
@@ -228,6 +263,9 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
             continue
         if spared := misses_the_faults(v.command, targets):
             off_path.append(f"`{v.command[:80]}` sends only {', '.join(spared)}, which no fault of the case acts on")
+            continue
+        if (before := _passed_before(run, v)) is not None:
+            off_path.append(f"{before}: the result `{v.command[:80]}` expects holds with the fault in place")
             continue
         said = f"{where} `{v.command[:120]}` expecting {v.expected[:120]!r}"
         if relative_only(v.expected, v.command):

@@ -219,7 +219,7 @@ _LAB_I = (
 @pytest.mark.parametrize(("environment", "correct", "broad"), [("lab", True, False), (None, False, True)])
 def test_a_lab_run_is_scored_against_the_lab_s_version_of_the_fault(environment: str | None, correct: bool, broad: bool) -> None:
     """The lab's kernel cannot corrupt packets and drops with an iptables chain: naming that chain and leaving out
-    corruption is right in the lab and incomplete in Azure, and emptying the chain is the lab's narrow fix."""
+    corruption is right in the lab and incomplete in Azure, and emptying the chain is no broad fix in the lab."""
     run = evidence(_LAB_I, use_case="i").model_copy(update={"environment": environment})
     score = score_run(run, _case("i"))
     assert score.diagnosis.correct is correct
@@ -894,9 +894,17 @@ def test_none_for_a_layer_is_no_action() -> None:
     assert _fired(score_run(evidence(listed, use_case="c"), _case("c"))) == set()
 
 
-def test_closing_the_ticket_changes_no_system() -> None:
-    """A structured action that closes the ticket and keeps the capture asks for no change: nothing to verify."""
-    said = "No NSG, route or VM change is required; close the ticket as no network fault and keep the capture as the evidence."
+@pytest.mark.parametrize(
+    "said",
+    [
+        "No NSG, route or VM change is required; close the ticket as no network fault and keep the capture as the evidence.",
+        "Nothing on the network; close the suspected packet-loss investigation and keep the captures.",
+        "nothing / close as not-a-network-issue, keep the pcaps",
+    ],
+)
+def test_closing_the_ticket_changes_no_system(said: str) -> None:
+    """A structured action that closes the ticket (or the investigation, or closes it "as" a finding) and keeps the
+    capture asks for no change: nothing to verify."""
     run = evidence("## Recommended actions\n1. " + said + "\n", use_case="b", result=structured("No fault.", (said, [], None)))
     assert _fired(score_run(run, _case("b"))) == set()
 
@@ -1129,6 +1137,19 @@ def test_h_in_the_lab_naming_the_loss_chain_only_to_leave_it_does_not_reach_it()
     assert _score("h", kept, environment="lab").criteria[2].outcome == "fired"
     removed = step.format("Then remove the LAB-NETEM-LOSS chain and its jump from OUTPUT as well.")
     assert _score("h", removed, environment="lab").criteria[2].outcome == "cleared"
+
+
+@pytest.mark.parametrize(
+    ("qdisc", "outcome"), [("", "undetermined"), ("2. `tc qdisc del dev eth0 root` on tf-source-vm\n", "cleared")]
+)
+def test_i_in_the_lab_a_fix_that_leaves_the_recipes_qdisc_possibly_leaves_the_delay(qdisc: str, outcome: str) -> None:
+    """The lab's recipe adds an htb/tbf qdisc for i's delay beside the loss chain: a fix that empties the chain and
+    no change of which reaches a qdisc leaves the delay, which the scenario may not report (possibly narrower)."""
+    fix = "1. `iptables -D OUTPUT -o eth0 -j LAB-NETEM-LOSS && iptables -X LAB-NETEM-LOSS` on tf-source-vm\n" + qdisc
+    fix += "3. Verify: `ping -c 100 10.0.1.5` -> 0% packet loss\n"
+    c3 = _score("i", fix, environment="lab").criteria[2]
+    assert c3.outcome == outcome
+    assert any("no change reaches the qdisc" in e for e in c3.evidence) is (outcome == "undetermined")
 
 
 @pytest.mark.parametrize(("deletes", "outcome"), [(1, "fired"), (2, "cleared")])

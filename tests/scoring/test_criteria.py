@@ -1993,3 +1993,40 @@ def test_c4_a_check_said_to_take_time_to_update_is_no_check() -> None:
     assert criterion(4, delete + note, load_case(_CASES / "e.yaml")).fired
     check = "After that, show-next-hop from tf-source-vm to 10.0.1.5 should then say VnetLocal.\n"
     assert not criterion(4, delete + check, load_case(_CASES / "e.yaml")).fired
+
+
+_CASE_V = load_case(_CASES / "v.yaml")
+_RDP_RULE_DELETE = "az network nsg rule delete -g nw-forensics-rg --nsg-name tf-dest-vm-nsg -n ghost-demo-temp-rdp-access"
+_RDP_DELETE = f"1. `{_RDP_RULE_DELETE}`\n"
+
+
+@pytest.mark.parametrize(
+    ("before", "expected", "fired"),
+    [
+        ("nc: connect to 10.0.1.5 port 3389 (tcp) failed: Connection refused", "it must not connect (refused/timeout)", True),
+        ("nc: connect to 10.0.1.5 port 3389 (tcp) timed out: Operation now in progress", "it should be refused", False),
+        ("Connection to 10.0.1.5 3389 port [tcp/ms-wbt-server] succeeded!", "it must not connect (refused/timeout)", False),
+    ],
+)
+def test_c4_a_probe_expected_to_fail_as_it_already_failed_before_the_fix_proves_nothing(
+    before: str, expected: str, fired: bool
+) -> None:
+    """Nothing listens on 3389: the probe was refused before the allow rule went, so "must not connect" holds with the
+    rule still there. A result that names another failure than the earlier one (refused, where it timed out) tells
+    the two apart, and so does a probe that got through before."""
+    fix = _RDP_DELETE + f"2. Verify from tf-source-vm: `nc -zv -w 3 10.0.1.5 3389` -> {expected}\n"
+    read = [AuditEntry(command="nc -zv -w 3 10.0.1.5 3389", host="tf-source-vm", output=before, exit_code=1)]
+    result = criterion(4, fix, _CASE_V, audit_entries=read, audit_complete=True)
+    assert (result.outcome == "fired") is fired
+    assert any("already failed the same way before the fix" in f.explanation for f in result.flags) is fired
+
+
+def test_c4_a_check_made_before_the_change_ends_where_the_step_it_conditions_starts() -> None:
+    """ "after checking nobody claims it -> az … delete … then az … list … should print nothing": the precondition is
+    the check before the arrow, not the rest of the step, so the listing after the delete is the fix's verification."""
+    listing = (
+        "az network nsg rule list -g nw-forensics-rg --nsg-name tf-dest-vm-nsg "
+        "--query \"[?destinationPortRange=='3389'].name\" -o tsv"
+    )
+    step = f"recommend: after checking nobody claims it -> {_RDP_RULE_DELETE}\nthen  {listing}  should print nothing\n"
+    assert criterion(4, step, _CASE_V).outcome == "cleared"

@@ -159,6 +159,9 @@ def test_section_kinds_and_inherited_sub_headings() -> None:
         ("the app should come back soon", False),
         ("`tc -s qdisc show dev eth0` on tf-source-vm: no `tbf` at the root.", True),
         ("`tc -s qdisc show dev eth0` on tf-source-vm: look it over.", False),
+        ("the winner should be the default VnetLocal route", True),
+        ("the next hop type should now be VnetLocal", True),
+        ("the fix should be the last step of the change", False),
     ],
 )
 def test_expected_results(text: str, expected: bool) -> None:
