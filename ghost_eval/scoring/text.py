@@ -195,7 +195,7 @@ _TITLE_KINDS: tuple[tuple[re.Pattern[str], SectionKind], ...] = (
         re.compile(
             r"recomm?end|remediat|\bfix(?:es|ing)?\b|next\s+steps|resolution|mitigation|\bactions?\b|corrective|"
             r"how\s+to\s+resolve|suggested\s+changes|^(?:(?:proposed|recommended|required)\s+)?changes?$"
-            r"|^what\s+(?:i[\x27\u2019]d|i\s+would|we\s+should|you\s+should|to)\s+(?:do|change)\b"
+            r"|^what\s+(?:i[\x27\u2019]d|i\s+would|we\s+should|you\s+should|to)\s+(?:do|change|run|apply)\b"
             r"|^(?:do|to\s*do|plan|steps|cmds|commands)$",
             re.I,
         ),

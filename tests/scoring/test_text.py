@@ -107,6 +107,18 @@ def test_warnings_are_blanked_and_instructions_kept(text: str, kept: str, droppe
     assert dropped not in blanked
 
 
+@pytest.mark.parametrize(
+    ("title", "last"),
+    [("What to run", ("What to run", SectionKind.ACTIONS)), ("What to check", ("Findings", SectionKind.EVIDENCE))],
+)
+def test_a_plain_text_heading_that_says_what_to_run_opens_the_fix(title: str, last: tuple[str, SectionKind]) -> None:
+    """ "What to run" over the commands is the fix's heading, as "What to do" is; what to check opens no fix."""
+    report = (
+        f"Findings\n- the DROP is rule 1 of INPUT\n\n{title}\non tf-dest-vm:   iptables -D INPUT -p tcp --dport 5001 -j DROP\n"
+    )
+    assert [(s.title, s.kind) for s in split_sections(report)][-1] == last
+
+
 def test_section_kinds_and_inherited_sub_headings() -> None:
     report = (
         "# Ghost Agent Investigation Report\n## Root Cause\nx\n## Evidence\n```\n# not a heading\n```\n"
