@@ -490,10 +490,11 @@ def domain_claims(case: Case, sentences: Sequence[str], asserting: Asserting) ->
     undecided = next((s for s in sentences if _UNDECIDED.search(s)), None)
     if undecided is not None:
         hits.append(ClaimHit(id="undecided", claim=_UNDECIDED_CLAIM, sentence=undecided))
-    absent = _owner_absent(tuple(sorted({o.owner for o in case.ownership})))
-    if case.ownership and (unowned := asserting(lambda s: _owner_denied(s) or absent.search(s) is not None)) is not None:
-        owners = " / ".join(sorted({f"{o.owner} manages {o.name}" for o in case.ownership}))
-        hits.append(ClaimHit(id="owner_denied", claim=f"Nothing manages the fault's object; {owners}.", sentence=unowned))
+    if case.ownership:  # with no owner, `_owner_absent` would name none and match any "is not involved"
+        absent = _owner_absent(tuple(sorted({o.owner for o in case.ownership})))
+        if (unowned := asserting(lambda s: _owner_denied(s) or absent.search(s) is not None)) is not None:
+            owners = " / ".join(sorted({f"{o.owner} manages {o.name}" for o in case.ownership}))
+            hits.append(ClaimHit(id="owner_denied", claim=f"Nothing manages the fault's object; {owners}.", sentence=unowned))
     if case.ground_truth and (fabric := asserting(_blames_fabric)) is not None:
         hits.append(ClaimHit(id="fabric", claim=_FABRIC_CLAIM, sentence=fabric))
     inverted = asserting(_inverted_priority)
