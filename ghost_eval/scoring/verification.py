@@ -144,21 +144,41 @@ _WATCHED = re.compile(r"(?i)\b(?:monitor\w*|keep\s+an\s+eye|watch\w*|portal|dash
 _OUTCOME = re.compile(
     r"(?i)\b(?:should|will|must|expect\w*)\b[^.;\n]{0,120}?(?:\d+(?:\.\d+)?\s*(?:%|ms\b|[gmk]bits?|[gmk]bps|[gmk]b/s)|\b(?:complet\w*|finish\w*|succeed\w*|connect\w*|"
     r"upload\w*|pass\w*|report\w*|respon\w*|without|no\s+(?:timeouts?|loss|drops?|errors?)|back|normal|improv\w*|"
-    r"faster|lower|higher)\b)"
+    r"faster|lower|higher|better|be\s+gone|work\w*\s+again)\b)"
 )
 
 
+_PROBE_NAMED = re.compile(
+    rf"(?i)\b(?:{'|'.join(sorted(_PROBES, key=len, reverse=True))})\s+(?:-[\w-]+\s+)*(?:https?://|\d{{1,3}}\.\d)"
+    r"[^,;`]*?(?=[,;`]|\s(?:and|should|it|then)\b|$)"
+)
+"""A probe named in prose with its target ("try curl http://10.0.1.5:8080 and ping 10.0.1.5"): a check, told in words."""
+
+
 def _rerun_outcome(run: ParsedRun, changed: set[Layer]) -> str | None:
-    """ "Re-run the failing pipeline job; it should complete without the timeout": the test that showed the fault, run
-    again by the reader with the outcome it should give, but no command to run it. The judge spec counts an observable
-    outcome as a verification; with nothing concrete to compare, it may or may not prove the fix: possibly
-    unverified. Watching a dashboard or "monitor over the next hours" observes nothing at a time the fix is closed."""
+    """ "Re-run the failing pipeline job; it should complete without the timeout", "then iperf3 -c 10.0.1.5, it should
+    look a lot better": the test that showed the fault run again, or a check named with its target, with an outcome it
+    should give but nothing concrete to compare (a concrete one would have been read as the action's verification).
+    The judge spec counts an observable outcome as a verification; with nothing to compare, it may or may not prove the
+    fix: possibly unverified. A probe that no fault acts on proves nothing, whatever it is said to show. Watching a
+    dashboard or "monitor over the next hours" observes nothing at a time the fix is closed."""
+    targets = fault_targets(run.case)
+
+    def proves(check: str) -> bool:
+        return _proves(check, changed) and not misses_the_faults(check, targets)
+
+    checks = [t for view in run.views for t, cmd in view.commands if not cmd.mutating and is_check(t) and proves(t)]
+    checks = [t for t in checks if parse_command_block(t)[0].program not in _PROBES or _PROBE_NAMED.match(t)]
     for sentence in run.written_sentences:
-        if (m := _RERUN.search(sentence)) is None or _WATCHED.search(sentence):
+        if _WATCHED.search(sentence):
             continue
-        if (read := tool_layer(sentence)) is not None and changed and read not in changed:
-            continue  # the agent's tool run again on a layer the fix did not change proves nothing
-        if _OUTCOME.search(sentence, m.end()):
+        named = [sentence.find(t) + len(t) for t in checks if t in sentence]
+        named += [m.end() for m in _PROBE_NAMED.finditer(sentence) if proves(m.group(0))]
+        if (m := _RERUN.search(sentence)) is not None:
+            if (read := tool_layer(sentence)) is not None and changed and read not in changed:
+                continue  # the agent's tool run again on a layer the fix did not change proves nothing
+            named.append(m.end())
+        if named and _OUTCOME.search(sentence, min(named)):
             return " ".join(sentence.split())[:160]
     return None
 
@@ -284,7 +304,7 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
     elif cleared and not missed:
         return criterion_result(NAME, [], cleared[:1])
     if (rerun := _rerun_outcome(run, layers)) is not None:
-        doubts.append(f"the report only asks to run the failing test again ({rerun!r}): an outcome without a command")
+        doubts.append(f"the report only tells a check in words ({rerun!r}): an outcome with nothing concrete to compare")
     if doubts:
         return criterion_result(NAME, [], [], doubts)
     last = views[-1]

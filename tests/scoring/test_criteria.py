@@ -760,13 +760,32 @@ def test_c4_a_result_stated_only_as_better_or_normal_is_undetermined(expected: s
         ("Then have the team retest.", "fired"),
         ("Re-run the transfer and monitor throughput over the next hours; it should recover.", "fired"),
         ("Give it ~30s to propagate, then retest.", "fired"),
+        ("then just iperf3 -c 10.0.1.5 from the source, it should look a lot better", "undetermined"),
+        ("then from tf-source-vm try curl http://10.0.1.5:8080 and ping 10.0.1.5, both should work again", "undetermined"),
+        ("After that re-test from the source VM, the hang should be gone.", "undetermined"),
+        ("iperf tests should work again after this.", "fired"),  # a program named, no check to run
     ],
 )
 def test_c4_the_failing_test_run_again_with_its_outcome_but_no_command_is_undetermined(check: str, outcome: str) -> None:
-    """The spec counts an observable outcome as a verification: the test that showed the fault, run again with the
-    result it should give, may prove the fix or not. A rerun with no outcome, or one watched on a dashboard, is none."""
+    """The spec counts an observable outcome as a verification: the test that showed the fault run again, or a probe
+    named in prose with its target, with the result it should give, may prove the fix or not. A rerun with no outcome,
+    one watched on a dashboard, or a probe no fault acts on, is none."""
     fix = "1. Remove the netem on tf-source-vm: `sudo tc qdisc del dev eth0 root`\n"
     assert criterion(4, f"{fix}2. {check}\n", CASE_G).outcome == outcome
+
+
+@pytest.mark.parametrize(
+    ("check", "outcome"),
+    [
+        ("then confirm with nc -zv 10.0.1.5 5432, it should work again", "undetermined"),
+        ("then confirm with nc -zv 10.0.1.5 22, it should work again", "fired"),
+        ("then confirm with `nc -zv 10.0.1.5 22`, it should work again", "fired"),
+    ],
+)
+def test_c4_a_probe_told_in_words_that_no_fault_acts_on_is_no_check(check: str, outcome: str) -> None:
+    """Case u denies 5432 only: `nc -zv 10.0.1.5 22` connects with the fault in place, whatever it is said to show."""
+    fix = "1. Delete the deny: `az network nsg rule delete -g nw-forensics-rg --nsg-name tf-dest-vm-nsg -n x`\n"
+    assert criterion(4, f"{fix}2. {check}\n", load_case(_CASES / "u.yaml")).outcome == outcome
 
 
 def test_c4_without_actions_is_undetermined_where_the_case_has_a_fault() -> None:
