@@ -47,9 +47,13 @@ _VERIFY_LABEL = re.compile(
     re.IGNORECASE,
 )
 _PLACEHOLDER = re.compile(r"\x00(\d+)\x00")
-_INTO_FILE = re.compile(r"/[\w.-]+(?:/[\w.-]+)*`?\)?\s*:\s*$")
-"""Text that ends by naming a file and a colon ("In `/etc/fail2ban/jail.local`:"): a block after it that runs nothing
-is what goes into that file (`ignoreip = …`, a daemon.json), a setting the action writes, kept in its text."""
+_INTO_FILE = re.compile(
+    r"/[\w.-]+(?:/[\w.-]+)*`?\)?(?:\s+(?:with|containing)(?:\s+(?:the\s+)?(?:following\s+)?(?:contents?|lines?|settings?)"
+    r"|\s+(?:the\s+)?following)?)?\s*:\s*$"
+)
+"""Text that ends by naming a file and a colon ("In `/etc/fail2ban/jail.local`:", "write `/etc/sysctl.d/90-x.conf`
+with:"): a block after it that runs nothing is what goes into that file (`ignoreip = …`, a daemon.json), a setting the
+action writes, kept in its text."""
 _CODE_OR_PLACEHOLDER = re.compile(rf"\x00(\d+)\x00|(`+)({CODE_SPAN})\2(?!`)")
 _SPACES = re.compile(r"\s+")
 _EXCERPT = 300

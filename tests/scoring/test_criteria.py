@@ -537,6 +537,19 @@ def test_c3_sysctl_loading_network_settings_the_action_writes_is_host_wide(setti
     assert criterion(3, fix, CASE_G).fired is fired
 
 
+@pytest.mark.parametrize(("lead", "fired"), [("with:", True), ("with the following settings:", True), ("", False)])
+def test_c3_a_block_introduced_as_a_files_content_is_what_the_action_writes(lead: str, fired: bool) -> None:
+    """ "write `/etc/sysctl.d/90-x.conf` with:" and a block of settings: the block is the file's content, so the
+    network keys `sysctl --system` then loads are the action's, host-wide. A block after a plain sentence is not."""
+    fix = (
+        "1. `sudo tc qdisc del dev eth0 root`\n"
+        f"2. On both VMs, write `/etc/sysctl.d/90-resilience.conf` {lead}\n"
+        "   ```\n   net.ipv4.tcp_retries2 = 15\n   net.core.rmem_max = 16777216\n   ```\n"
+        "   and apply it with `sysctl --system`.\n"
+    )
+    assert criterion(3, fix, CASE_G).fired is fired
+
+
 @pytest.mark.parametrize(
     "written",
     [
