@@ -95,6 +95,10 @@ class Fault(Record):
     spares: list[Annotated[str, Field(pattern=_TRAFFIC)]] = []
     """Traffic the fault leaves alone (`tcp/22`: SSH kept out of a shaper by a u32 filter, or accepted ahead of a DROP
     policy): a check made with it succeeds with the fault in place."""
+    probe_visible: bool = True
+    """Whether traffic the lab's VMs send can show the fault: false for an inbound allow that opens no working path
+    (nothing listens behind it, and the VNet's default AllowVnetInBound admits the VMs' traffic with or without it).
+    A probe then gets the same answer before and after the fix: only a read of the rule proves it gone."""
 
     @property
     def nsg_rule(self) -> tuple[str, str] | None:

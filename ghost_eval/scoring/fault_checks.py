@@ -124,7 +124,10 @@ def _sent(program: str, args: tuple[str, ...]) -> list[str] | None:
 
 
 def _acted_on(traffic: str, target: FaultTarget) -> bool:
-    """Whether the fault acts on this traffic; a port range (`tcp/5000-5500`) stands for every port in it."""
+    """Whether the fault acts on this traffic as a probe sees it; a port range (`tcp/5000-5500`) stands for every port
+    in it. A fault no probe can show (an allow that opens no working path) acts on none."""
+    if not target.fault.probe_visible:
+        return False
     proto, _, ports = traffic.partition("/")
     m = _PORT.match(ports)
     span = range(int(m[1]), int(m[2] or m[1]) + 1) if m else range(0)
@@ -137,8 +140,9 @@ def _acted_on(traffic: str, target: FaultTarget) -> bool:
 
 def misses_the_faults(command: str, targets: list[FaultTarget]) -> list[str]:
     """The traffic a check tries where no fault of the case acts on any of it (`nc -zv 10.0.1.5 22` where the deny
-    is on 5432, an ssh login past a DROP policy that accepts SSH, scp where the shaper spares port 22): it succeeds with
-    the faults in place, so it proves nothing about the fix. Empty where it reaches one, or is not such a probe."""
+    is on 5432, an ssh login past a DROP policy that accepts SSH, scp where the shaper spares port 22, any probe where
+    the fault is an allow no probe can show): it gets the same answer with the faults in place, so it proves nothing
+    about the fix. Empty where it reaches one, or is not such a probe."""
     parsed = parse_command_block(command)
     tried = [_probed(c) for c in parsed]
     if not targets or not parsed or any(t is None for t in tried):

@@ -332,11 +332,11 @@ def _configures(views: Sequence[ActionView]) -> bool:
 _KILLS = frozenset({"kill", "pkill", "killall"})
 _INTERRUPTED = "stops or restarts a running service as it is, which changes none of its behaviour and cuts it off"
 _CODE_SAID = re.compile(
-    r"(?i)\b(?:code|script|source|thread\w*|concurren\w*|workers?|rewrite|patch|edit)\b"
+    r"(?i)(?<![\w-])(?:code|script|source|thread\w*|concurren\w*|workers?|rewrite|patch|edit)(?![\w-])"
     r"|\b(?:switch|change|replace|swap|modify|update|set)\w*\b[^.;\n]{0,80}?\bin\s+\S*\.(?:py|js|ts|go|rb|java|pl|php)\b"
 )
 """Words that ask for the program itself to change ("switch it to a threaded server in the script", "switch `…` to
-`…` in server.py"): a restart then applies that change."""
+`…` in server.py"): a restart then applies that change. A word inside a name (tf-source-vm) is none."""
 
 
 def _interrupts(cmd: Command) -> bool:

@@ -801,6 +801,20 @@ def test_c4_a_probe_told_in_words_that_no_fault_acts_on_is_no_check(check: str, 
     assert criterion(4, f"{fix}2. {check}\n", load_case(_CASES / "u.yaml")).outcome == outcome
 
 
+@pytest.mark.parametrize(
+    ("check", "fired"),
+    [
+        ("`nc -zv -w 3 10.0.1.5 3389` should fail (refused or timed out)", True),
+        ("`az network nsg rule list -g nw-forensics-rg --nsg-name tf-dest-vm-nsg -o table` no longer lists it", False),
+    ],
+)
+def test_c4_a_probe_cannot_prove_an_allow_gone_that_opened_no_working_path(check: str, fired: bool) -> None:
+    """Case v's rule admits RDP that nothing serves, and AllowVnetInBound admits tf-source-vm anyway: a probe gets the
+    same answer before and after the delete; a read of the NSG's rules shows the rule gone."""
+    fix = "1. `az network nsg rule delete -g nw-forensics-rg --nsg-name tf-dest-vm-nsg -n ghost-demo-temp-rdp-access`\n"
+    assert criterion(4, f"{fix}2. Verify: {check}.\n", load_case(_CASES / "v.yaml")).fired is fired
+
+
 def test_c4_without_actions_is_undetermined_where_the_case_has_a_fault() -> None:
     result = criterion(4, "", CASE_M)
     assert result.outcome == "undetermined" and "no recommended actions" in result.evidence[0]
@@ -2048,7 +2062,9 @@ def test_c4_a_probe_expected_to_fail_as_it_already_failed_before_the_fix_proves_
     the two apart, and so does a probe that got through before."""
     fix = _RDP_DELETE + f"2. Verify from tf-source-vm: `nc -zv -w 3 10.0.1.5 3389` -> {expected}\n"
     read = [AuditEntry(command="nc -zv -w 3 10.0.1.5 3389", host="tf-source-vm", output=before, exit_code=1)]
-    result = criterion(4, fix, _CASE_V, audit_entries=read, audit_complete=True)
+    faults = [f.model_copy(update={"probe_visible": True}) for f in _CASE_V.ground_truth]
+    seen = _CASE_V.model_copy(update={"ground_truth": faults})  # as if a probe could show the rule: only the reads tell
+    result = criterion(4, fix, seen, audit_entries=read, audit_complete=True)
     assert (result.outcome == "fired") is fired
     assert any("already failed the same way before the fix" in f.explanation for f in result.flags) is fired
 

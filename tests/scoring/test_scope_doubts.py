@@ -251,6 +251,7 @@ def test_another_nsg_rule_deleted_beside_the_faults_is_possibly_broader() -> Non
     ("why", "outcome"),
     [
         ("Bounce the server to start clean", "undetermined"),
+        ("Stop the request generator on tf-source-vm", "undetermined"),  # "source" in a VM's name asks for no code change
         ("Switch the script to socketserver.ThreadingTCPServer, then restart it", "cleared"),
         ("Switch `socketserver.TCPServer` to `socketserver.ThreadingTCPServer` in server.py and restart it", "cleared"),
     ],
