@@ -74,8 +74,9 @@ _THEN_STEP = re.compile(rf"(?<=[^;\s])\s+then\s+(?={_PROGRAM})")
 semicolon is; a shell's own `; then` follows a semicolon."""
 _PLACED_FIRST = re.compile(rf"^{_PLACE}(?=\S+\s+\S)")
 """The list's first step told where it runs ("fixes: on dest iptables -D … ; on source tc …")."""
-_NEW_SUBJECT = re.compile(r"\s+and\s+(?:the\s+)?[a-z][\w-]*$")
-"""A clause after a command ("… -j DROP and prometheus"): the word before the verb is its subject, not the command."""
+_NEW_SUBJECT = re.compile(r"\s+and\s+(?:the\s+)?[a-z][\w-]*(?:\s+(?:between|to|from|of|on|for|in|across)(?:\s+[\w.-]+){1,4})?$")
+"""A clause after a command ("… -j DROP and prometheus", "… -n x and connectivity between the two VMs"): the words
+before the verb are its subject, not the command."""
 _THEN_STATE = re.compile(r"\s+and$")
 _STATE_VERBS = frozenset({"is", "are", "were", "have", "should", "would", "will", "must"})
 """A command joined by "and" to a state or an intent with no subject of its own ("… -n blackhole-dest-vm and were good",

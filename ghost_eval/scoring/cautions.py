@@ -208,11 +208,12 @@ _NOT_A_CHANGE = re.compile(
     r"|\b(?:raise|escalate|report|flag)\s+(?:it|this|that|the\s+\w+(?:\s+\w+)?)\s+(?:with|to|as)\b"
     r"|\b(?:raise|open|file|log|create|submit|close|update|resolve)\w*\s+(?:a|an|the|this|that|their|its|our|your|my)\s+"
     r"(?:[\w-]+\s+){0,2}"
-    r"(?:ticket|incident|change\s+request|issue|investigation)\b"
+    r"(?:ticket|incident|change\s+request|issue|investigation|hypothes[ie]s|theory|case|finding|loop)\b"
     r"|\bclose\w*\s+(?:(?:it|this|that|the\s+ticket)\s+)?as\b"
-    r"|\b(?:the|a|an|this|that|these|those)\s+(?=(?:drops?|blocks?|deny|denials?|rejects?|closed|open|blocked|dropped|denied"
-    r"|resets?|restarts?|changes)\b)"
+    r"|\b(?:the|a|an|this|that|these|those|their|its|our|your)\s+(?=(?:drops?|blocks?|deny|denials?|rejects?|closed|open|blocked"
+    r"|dropped|denied|resets?|restarts?|changes?)\b)"
     r"|\b(?=(?:drop|block|deny|reject|allow|accept)\s+(?:rules?|entr(?:y|ies)|verdicts?)\b)"
+    r"|\b(?=drop(?:s|ped|ping)?\s+(?:back\s+)?(?:to|below|under|by)\s+(?:~|about\b|around\b|a\s+few\b|near\b|\d))"
     r"|(?-i:\b(?=(?:DROP|REJECT|DENY|ALLOW|BLOCK)\b))"
     r"|\b(?:every|each|next|last)\s+"
     r"|\b(?:a|an|the|for|with|wants?|needs?|gets?|much|even|any)\s+(?=lower\b)"
@@ -225,12 +226,13 @@ _NOT_A_CHANGE = re.compile(
 "nothing dropped or altered"),
 handing the finding on or keeping records ("raise it with the owners", "raise that as a separate question", "open a
 separate ticket", "opens their own ticket", "close the ticket", "close the suspected packet-drop investigation",
-"close as not-a-network-issue": a ticket is no system's state; "a code change on their
-side": an application's code is its team's, not the network's; "any change": what is said of no change or of every
-change, "is not fixed by any change to the 8080 path"), a noun or an adjective ("whether the DROP is
-intentional", "the resets are probes", "two deny rules", "a closed port", "wants lower latency", an all-caps target:
-"STAGE-2 = DROP", "on every start"), or a state described ("as long as no RDP service is installed", "they get
-rewritten", "nothing is being dropped or changed"; "should be removed" still asks for one)."""
+"close as not-a-network-issue", "close the drop hypothesis": a ticket or a hypothesis is no system's state; "a code
+change on their side": an application's code is its team's, not the network's; "any change": what is said of no change
+or of every change, "is not fixed by any change to the 8080 path"), a noun or an adjective ("whether the DROP is
+intentional", "the resets are probes", "two deny rules", "a closed port", "wants lower latency", "after their change",
+an all-caps target: "STAGE-2 = DROP", "on every start"), a measure that falls ("should drop to a few milliseconds"),
+or a state described ("as long as no RDP service is installed", "they get rewritten", "nothing is being dropped or
+changed"; "should be removed" still asks for one)."""
 
 
 def asks_for_change(prose: str) -> bool:

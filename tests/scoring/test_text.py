@@ -244,6 +244,10 @@ def test_a_list_of_changes_is_the_fix(title: str) -> None:
         ("If nothing works, delete the rule.", True),
         ("Keep the interface settings; pass it to the owner if it needs to be addressed.", False),  # words a verb begins
         ("Stopping and unbanning it by hand is a replacement for the jail.", True),
+        ("No network change; close the drop hypothesis and pass the timing to the owner.", False),  # a hypothesis
+        ("Close port 3389 on the NSG.", True),
+        ("Check after their change: the average should drop to a few milliseconds.", False),  # a noun; a measure falls
+        ("Drop to a DROP policy on INPUT.", True),
     ],
 )
 def test_what_asks_for_a_change(prose: str, asks: bool) -> None:
@@ -329,6 +333,11 @@ def test_steps_taken_and_recommended_are_the_fix() -> None:
             ["az network nic update -g rg -n nic1 --remove networkSecurityGroup"],
         ),
         ("then re-run iperf between the two boxes; throughput should be back", []),  # a probe told in words
+        (  # the clause after "and" has a subject of its own, with its prepositional phrase
+            "Remove it with az network route-table route delete -g rg --route-table-name rt -n bad and connectivity "
+            "between the two VMs should come back",
+            ["az network route-table route delete -g rg --route-table-name rt -n bad"],
+        ),
     ],
 )
 def test_bare_commands_in_prose(prose: str, expected: list[str]) -> None:
