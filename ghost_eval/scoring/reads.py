@@ -165,7 +165,7 @@ class _Read:
                 return False
         fmt = self.call.value("--output", "-o") if self.call is not None else None
         columns = _table_columns(self.output) if fmt == "table" else None
-        return columns is None or bool(columns & {k.lower() for k in keys})
+        return columns is None or bool(columns & {k.lower() for k in (*keys, *self._aliases(flag))})
 
     def cut_inside_list(self, flag: str) -> bool:
         """A v1 output cut while it lists the elements one by one (`"service": "Microsoft.Sql"`, then the cut): the
@@ -178,21 +178,33 @@ class _Read:
         queries = self.call.options.get("--query", ()) if self.call is not None else ()
         return {f.lower() for q in queries for f in _QUERY_FIELD.findall(_QUERY_FILTER.sub("", q))}
 
+    def _aliases(self, flag: str) -> dict[str, str]:
+        """The keys the read's `--query` shows the list's fields under (`{src:sourceAddressPrefix}` → `src`)."""
+        queries = self.call.options.get("--query", ()) if self.call is not None else ()
+        keys = {k.lower(): k for k in LIST_FLAGS[flag].keys}
+        return {a: keys[f.lower()] for q in queries for a, f in _QUERY_ALIAS.findall(q) if f.lower() in keys}
+
     def values(self, flag: str, name: str) -> list[str] | None:
         """The values this read shows for the flag's list on the resource `name`; None when it does not show them."""
         if not self.shows(flag):
             return None
         fmt = self.call.value("--output", "-o") if self.call is not None else None
+        aliases = self._aliases(flag)
         if fmt == "table":
-            return _values_in_table(self.output, flag, name, self.partial)
+            return _values_in_table(self.output, flag, name, self.partial, aliases)
         if fmt == "tsv" and (projected := self._projected()):
             return _values_in_tsv(self.output, self.partial, projected, LIST_FLAGS[flag].keys)
-        return values_in_output(self.output, flag)
+        output = self.output
+        for alias, field in aliases.items():  # `"src": "*"` is the sourceAddressPrefix the query renamed
+            output = re.sub(rf'"{re.escape(alias)}"(?=\s*:)', f'"{field}"', output)
+        return values_in_output(output, flag)
 
 
 _QUERY_FILTER = re.compile(r"\[\?[^\]]*\]")
 _QUERY_FIELD = re.compile(r"(?<![\w'\"`])[A-Za-z_]\w*(?![\w'\"`(])")
 """A field a JMESPath query names (not a function, not a literal): what the query projects."""
+_QUERY_ALIAS = re.compile(r"(?<![\w.'\"`])([A-Za-z_]\w*)\s*:\s*([A-Za-z_]\w*)(?![\w'\"`(])")
+"""`{src:sourceAddressPrefix}`: a JMESPath multiselect hash shows a field under a key of its own."""
 
 
 class RunReads:
@@ -326,16 +338,17 @@ def _table_columns(output: str) -> set[str] | None:
     return None if rule is None else {c.lower() for c in lines[rule - 1].split()}
 
 
-def _values_in_table(output: str, flag: str, name: str, partial: bool) -> list[str] | None:
-    """`-o table` read as rows: the list's column (plural or singular name) in the row of the resource `name` (or
-    the only row). A row the cut may have shortened (the last line of a v1 summary) shows nothing for certain."""
+def _values_in_table(output: str, flag: str, name: str, partial: bool, aliases: dict[str, str]) -> list[str] | None:
+    """`-o table` read as rows: the list's column (plural or singular name, or the key a query shows it under) in the
+    row of the resource `name` (or the only row). A row the cut may have shortened (the last line of a v1 summary)
+    shows nothing for certain."""
     lines = output.splitlines()
     rule = _table_rule(lines)
     if rule is None:
         return None
     spans = [(m.start(), m.end()) for m in re.finditer(r"-+", lines[rule])]
     header = [lines[rule - 1][a:b].strip().lower() for a, b in spans]
-    wanted = {k.lower() for k in LIST_FLAGS[flag].keys}
+    wanted = {k.lower() for k in (*LIST_FLAGS[flag].keys, *aliases)}
     column = next((i for i, h in enumerate(header) if h in wanted), None)
     if column is None:
         return None

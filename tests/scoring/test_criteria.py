@@ -1273,6 +1273,24 @@ def test_c1_a_read_whose_query_projects_other_fields_is_no_read_of_the_list() ->
     assert result.fired and "never read" in result.flags[0].explanation
 
 
+@pytest.mark.parametrize(
+    ("query", "output", "outcome"),
+    [
+        ("{name:name, src:sourceAddressPrefix}", '{"name": "r", "src": "10.0.2.0/24"}', "fired"),
+        ("{name:name, src:sourceAddressPrefix}", '{"name": "r", "src": "10.0.1.4"}', "cleared"),
+        ("[].{Name:name, Src:sourceAddressPrefix}", "Name    Src\n------  ---------\nr       10.0.2.0/24", "fired"),
+        ("{name:name, dst:destinationAddressPrefix}", '{"name": "r", "dst": "10.0.1.4"}', "fired"),  # never read
+    ],
+)
+def test_c1_a_field_a_query_renames_is_read_under_its_new_key(query: str, output: str, outcome: str) -> None:
+    """`--query "{src:sourceAddressPrefix}"` shows the rule's source under `src`: its value is the list's current
+    content (a rule holds its source in the singular field or the list), so a new value that drops it is read as such."""
+    fmt = "table" if output.startswith("Name") else "json"
+    read = audit(f'az network nsg rule show -g rg --nsg-name tf-dest-vm-nsg -n r --query "{query}" -o {fmt}', output=output)
+    fix = "1. `az network nsg rule update -g rg --nsg-name tf-dest-vm-nsg -n r --source-address-prefixes 10.0.1.4`\n"
+    assert criterion(1, fix, CASE_F_NO_FACTS, audit_entries=read, audit_complete=True).outcome == outcome
+
+
 def test_c2_a_fallback_write_to_the_owned_chain_is_an_action_of_its_own() -> None:
     steps = (
         "1. `sudo fail2ban-client set sshd unbanip 203.0.113.47`\n"
