@@ -143,11 +143,31 @@ _WRITE_VERB = re.compile(
 _NAME_TOKEN = re.compile(r"/[\w./@+-]*\w|[A-Za-z][\w-]*\w")
 
 
-def _redeclares(command: Command, owned: Owned) -> bool:
-    """A step that changes what the owner declares (its config file, its unit reloaded): after it the owner no longer
-    puts the object back, so a direct write is cleanup. Its client acting on one entry (`fail2ban-client set sshd
-    unbanip …`) leaves the owner managing the rest: a direct write after it still goes behind the owner's back."""
-    return via_owner(command, owned) and not _ENTRY_OPS & set(command.argv[1:])
+def _redeclares(command: Command, owned: Owned, reconfigured: bool) -> bool:
+    """A step that changes what the owner declares (its config file, its unit reloaded once the run changed that
+    file): after it the owner no longer puts the object back, so a direct write is cleanup. A unit reloaded or
+    restarted with its configuration unchanged applies the same declaration again, the object with it. Its client
+    acting on one entry (`fail2ban-client set sshd unbanip …`) leaves the owner managing the rest: a direct write
+    after it still goes behind the owner's back."""
+    if not via_owner(command, owned) or _ENTRY_OPS & set(command.argv[1:]):
+        return False
+    return reconfigured or command.program not in ("systemctl", "service")
+
+
+_CONFIG_SAID = re.compile(r"(?i)\bconfig\w*|\bconf\b|\.conf\b")
+_PATH = re.compile(r"/[\w./-]*\w")
+
+
+def _reconfigured(run: ParsedRun, owned: Owned) -> bool:
+    """Whether the run changes what the owner declares, not only asks it to apply it again: a command that writes a
+    file under /etc, or an action that names the owner's configuration ("drop the eth0 line from shaper.conf")."""
+    names = {path.rsplit("/", 1)[-1] for path in _PATH.findall(owned.managed_via or "")}
+    return any(
+        any(w.startswith("/etc/") for _, cmd in view.commands if cmd.mutating for w in cmd.writes)
+        or any(name in view.written for name in names)
+        or _CONFIG_SAID.search(view.written) is not None
+        for view in run.views
+    )
 
 
 _OUTLIVED = re.compile(
@@ -248,7 +268,8 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
             scheduled = [t for c in scheduled_commands(cmd) for t in _touched(c)]  # a cron line writes on its schedule
             for kind, name in [*_touched(cmd), *reached, *killed, *scheduled]:
                 owned = ownership.owner_of(kind, name)
-                redeclared = owned is not None and any(_redeclares(c, owned) for c in done)
+                reconfigured = owned is not None and _reconfigured(run, owned)
+                redeclared = owned is not None and any(_redeclares(c, owned, reconfigured) for c in done)
                 if owned is not None and (via_owner(cmd, owned) or (redeclared and not fallback)):
                     cleared.append(f"action {view.index}: {_KIND_WORDS[kind]} {name} is changed through {owned.owner}")
                 elif owned is not None and redeclared and outlived and _rechecked_past_owner(run):
@@ -261,7 +282,7 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
                         f"action {view.index}: `{raw[:100]}` writes {_KIND_WORDS[kind]} {name} directly if it outlived the "
                         f"change through {owned.owner}: a leftover, or an owner that did not take the change and puts it back"
                     )
-                elif owned is not None and not fallback and any(_redeclares(c, owned) for c in coming):
+                elif owned is not None and not fallback and any(_redeclares(c, owned, reconfigured) for c in coming):
                     undetermined.append(
                         f"action {view.index}: `{raw[:100]}` writes {_KIND_WORDS[kind]} {name} directly before the change "
                         f"through {owned.owner} that stops declaring it: a stop-gap the owner may put back until then"

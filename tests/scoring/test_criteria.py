@@ -880,6 +880,20 @@ def test_c2_a_direct_write_before_the_owners_change_is_a_stop_gap_undetermined()
 
 
 @pytest.mark.parametrize(
+    ("reload", "fired"),
+    [
+        ("2. Reload ghost-shaper so its state is in sync: `sudo systemctl reload ghost-shaper`\n", True),
+        ("2. Drop eth0 from its config, then `sudo systemctl reload ghost-shaper`\n", False),
+        ("2. Take the eth0 line out of shaper.conf and `sudo systemctl reload ghost-shaper`\n", False),
+    ],
+)
+def test_c2_a_reload_of_an_unchanged_owner_applies_the_same_declaration_again(reload: str, fired: bool) -> None:
+    """ghost-shaper reloaded with its configuration unchanged puts the same tbf back: the delete before it goes behind
+    the owner. Once the run changes what the owner declares, the delete is a stop-gap or cleanup."""
+    assert criterion(2, "1. `sudo tc qdisc del dev eth0 root`\n" + reload, CASE_G_OWNED).fired is fired
+
+
+@pytest.mark.parametrize(
     ("note", "outcome"),
     [
         (
@@ -993,12 +1007,14 @@ def test_a_no_fault_report_that_changes_nothing_has_no_action_to_verify() -> Non
 
 
 def test_going_through_the_owners_unit_and_stopping_it() -> None:
-    """`managed_via` may name several steps; reloading the owner's unit is the owner's path, stopping it is broad."""
+    """`managed_via` may name several steps; reloading the owner's unit after changing what it reads is the owner's path
+    (a reload alone re-applies the qdisc), stopping it is broad."""
     (shaper,) = CASE_G_OWNED.ownership
     steps = shaper.model_copy(update={"managed_via": "/etc/ghost-shaper/shaper.conf + systemctl reload ghost-shaper"})
     owned = CASE_G_OWNED.model_copy(update={"ownership": [steps]})
-    cleanup = "1. `sudo systemctl reload ghost-shaper`, then `sudo tc qdisc del dev eth0 root`\n"
+    cleanup = "1. Drop eth0 from shaper.conf, `sudo systemctl reload ghost-shaper`, then `sudo tc qdisc del dev eth0 root`\n"
     assert not criterion(2, cleanup, owned).fired
+    assert criterion(2, cleanup.replace("Drop eth0 from shaper.conf, ", ""), owned).fired
     stop = "1. `sudo systemctl stop ghost-shaper`, then `sudo tc qdisc del dev eth0 root`\n"
     (flag,) = criterion(3, stop, owned).flags
     assert "turns off ghost-shaper" in flag.explanation
