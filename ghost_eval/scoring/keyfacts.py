@@ -308,10 +308,14 @@ _PARAMETERS = r"(?:\W+[\w:./-]+){0,8}?\W+"
 """A qdisc's own parameters follow it at once ("netem 30: parent 1:3 loss 20%", "netem with 50% random loss"); a loss
 further on, or a ping's "0% packet loss", is a measurement, not the qdisc's setting."""
 _ADDRESS = r"\d{1,3}(?:\.\d{1,3}){3}"
-_CLAUSE_GAP = r"(?:(?!\.\s|\b(?:an?|another)\W+(?:(?:second|third|other|new)\W+)?(?:deny|allow|rule)\b)[^;]){0,80}?"
+_CLAUSE_GAP = (
+    r"(?:(?!\.\s|\b(?:an?|another)\W+(?:(?:second|third|other|new|separate|different)\W+(?:(?:inbound|outbound)\W+)?)?"
+    r"(?:deny|allow|rule)\b)[^;]){0,80}?"
+)
 """A rule's port is said before another rule is: "<rule> at priority 110 and, separately, a Deny for TCP 6379 named
-…" or "… and a second deny for TCP 6379" gives the next rule's port. A clause may run 80 characters before the value
-("<rule> on <nsg>, priority 150, an inbound deny on TCP 8080 with source 10.0.1.4/32")."""
+…", "… and a second deny for TCP 6379" or "… and a separate inbound Deny for TCP 6379" gives the next rule's port
+("<rule>, priority 150, an inbound deny on TCP 8080" describes the rule itself). A clause may run 80 characters before
+the value ("<rule> on <nsg>, priority 150, an inbound deny on TCP 8080 with source 10.0.1.4/32")."""
 _NEXT_HOP = rf"(?:\b|virtual)(?:appliance|nva|next[-\s]?hop)(?:\W+(?:ip|address|at|of|is))*\W+(?P<value>{_ADDRESS})\b(?!/)"
 """A next hop given as an address ("virtual appliance at 10.0.0.253", "→ VirtualAppliance 10.0.0.253")."""
 _NEXT_HOP_TYPE = (

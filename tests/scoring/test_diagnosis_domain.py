@@ -360,6 +360,9 @@ def test_f_sql_a_list_said_to_hold_only_sql_keeps_sql(paragraph: str) -> None:
         ("serviceEndpoints on default: Microsoft.Sql + Microsoft.Storage both there, both Succeeded.", False),
         ("endpoint list on forensics-vnet/default = Microsoft.Storage only; the storage endpoint is present.", False),
         ("Subnet forensics-vnet/default has service endpoints [Microsoft.Sql] only; Microsoft.Storage is not there.", True),
+        ("subnet side is fine, forensics-vnet/default carries Microsoft.Storage next to Microsoft.Sql.", False),
+        ("forensics-vnet/default holds only Microsoft.Sql; Microsoft.Storage is missing.", True),
+        ("forensics-vnet/default no longer carries Microsoft.Storage; it holds only Microsoft.Sql.", True),
     ],
 )
 def test_f_sql_a_list_read_as_holding_storage_contradicts_the_fault(paragraph: str, correct: bool) -> None:
@@ -625,9 +628,10 @@ def test_a_claim_put_as_a_question_and_answered_no_is_denied() -> None:
     assert "single_cause" in check_diagnosis(_case("k"), "tbf 5mbit on tf-source-vm. They share a cause.", None).forbidden
 
 
-def test_a_port_said_after_a_second_deny_is_that_rules() -> None:
+@pytest.mark.parametrize("next_rule", ["a second deny", "a separate inbound Deny"])
+def test_a_port_said_after_a_second_deny_is_that_rules(next_rule: str) -> None:
     text = (
-        "tf-dest-vm-nsg has a deny for TCP 5432 at priority 110 called ghost-demo-block-postgres and a second deny for "
+        f"tf-dest-vm-nsg has a deny for TCP 5432 at priority 110 called ghost-demo-block-postgres and {next_rule} for "
         "TCP 6379 at 150 called ghost-demo-block-redis."
     )
     facts = check_diagnosis(_case("d"), text, None).facts
