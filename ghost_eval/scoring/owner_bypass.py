@@ -9,7 +9,7 @@ from ghost_eval.scoring.criterion import Criterion, FixTrial, Observation, actio
 from ghost_eval.scoring.file_writes import scheduled_commands
 from ghost_eval.scoring.model import CriterionResult, Flag
 from ghost_eval.scoring.names import OWNER_RESPECTED as NAME
-from ghost_eval.scoring.ownership import Owned, OwnershipMap, owner_programs, suspected_owner, via_owner
+from ghost_eval.scoring.ownership import UNIT_TOOLS, Owned, OwnershipMap, owner_programs, suspected_owner, via_owner
 from ghost_eval.scoring.parsed import ActionView, ParsedRun
 from ghost_eval.scoring.reads import NAME_OPTIONS
 from ghost_eval.scoring.text import CONDITIONAL, split_sentences
@@ -151,7 +151,7 @@ def _redeclares(command: Command, owned: Owned, reconfigured: bool) -> bool:
     after it still goes behind the owner's back."""
     if not via_owner(command, owned) or _ENTRY_OPS & set(command.argv[1:]):
         return False
-    return reconfigured or command.program not in ("systemctl", "service")
+    return reconfigured or command.program not in UNIT_TOOLS
 
 
 _CONFIG_SAID = re.compile(r"(?i)\bconfig\w*|\bconf\b|\.conf\b")

@@ -21,6 +21,7 @@ from ghost_eval.shell.commands import Command, parse_command_block
 
 __all__ = [
     "LEFT_TO_USERS",
+    "UNIT_TOOLS",
     "Owned",
     "OwnershipMap",
     "build_ownership",
@@ -163,7 +164,7 @@ def owner_programs(owned: Owned) -> frozenset[str]:
 
 def via_owner(command: Command, owned: Owned) -> bool:
     """Whether a command goes through the owner: its client, its tool, its unit, or the config file it reads."""
-    if command.program in _UNIT_TOOLS:
+    if command.program in UNIT_TOOLS:
         unit = _OWNER_WORDS.sub("", owned.owner)  # "the ghost-shaper service" runs as the unit ghost-shaper
         names = {unit, f"{unit}.service"}
         return bool(names & set(command.argv)) and bool(_OWNER_PATH_VERBS & set(command.argv))
@@ -173,7 +174,8 @@ def via_owner(command: Command, owned: Owned) -> bool:
 
 
 _STEPS = re.compile(r"\s(?:\+|then|and)\s|[;,]|&&")
-_UNIT_TOOLS = frozenset({"systemctl", "service"})
+UNIT_TOOLS = frozenset({"systemctl", "service"})
+"""The programs that drive a unit: asking one to reload or restart it re-applies what the unit declares."""
 _OWNER_WORDS = re.compile(r"^(?:the|a|an)\s+|\s+(?:daemon|service|script|process|timer|job|agent)$")
 _OWNER_PATH_VERBS = frozenset({"reload", "restart", "try-restart", "reload-or-restart", "try-reload-or-restart", "start"})
 """Asking the owner to re-apply its state is its path; stopping or disabling it is not (that is criterion 3)."""

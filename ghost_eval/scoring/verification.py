@@ -8,7 +8,7 @@ import re
 from ghost_eval.cases.case import Layer
 from ghost_eval.run.artifacts import Verification
 from ghost_eval.scoring.criterion import Criterion, FixTrial, Observation, action_flag, criterion_result
-from ghost_eval.scoring.fault_checks import fault_targets, misses_the_faults, unproven
+from ghost_eval.scoring.fault_checks import FaultTarget, fault_targets, misses_the_faults, unproven
 from ghost_eval.scoring.model import CriterionResult
 from ghost_eval.scoring.names import FIX_VERIFIED as NAME
 from ghost_eval.scoring.parsed import ParsedRun, changes_anything
@@ -155,14 +155,13 @@ _PROBE_NAMED = re.compile(
 """A probe named in prose with its target ("try curl http://10.0.1.5:8080 and ping 10.0.1.5"): a check, told in words."""
 
 
-def _rerun_outcome(run: ParsedRun, changed: set[Layer]) -> str | None:
+def _rerun_outcome(run: ParsedRun, changed: set[Layer], targets: list[FaultTarget]) -> str | None:
     """ "Re-run the failing pipeline job; it should complete without the timeout", "then iperf3 -c 10.0.1.5, it should
     look a lot better": the test that showed the fault run again, or a check named with its target, with an outcome it
     should give but nothing concrete to compare (a concrete one would have been read as the action's verification).
     The judge spec counts an observable outcome as a verification; with nothing to compare, it may or may not prove the
     fix: possibly unverified. A probe that no fault acts on proves nothing, whatever it is said to show. Watching a
     dashboard or "monitor over the next hours" observes nothing at a time the fix is closed."""
-    targets = fault_targets(run.case)
 
     def proves(check: str) -> bool:
         return _proves(check, changed) and not misses_the_faults(check, targets)
@@ -303,7 +302,7 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
         doubts.append(f"no check measures what {', '.join(maybe)} does to the traffic it reaches: it may still be there")
     elif cleared and not missed:
         return criterion_result(NAME, [], cleared[:1])
-    if (rerun := _rerun_outcome(run, layers)) is not None:
+    if (rerun := _rerun_outcome(run, layers, targets)) is not None:
         doubts.append(f"the report only tells a check in words ({rerun!r}): an outcome with nothing concrete to compare")
     if doubts:
         return criterion_result(NAME, [], [], doubts)
