@@ -26,7 +26,9 @@ def test_the_kit_holds_every_fault_case_and_no_answer_key(tmp_path: Path) -> Non
         case = yaml.safe_load(path.read_text(encoding="utf-8"))
         assert not ANSWER_KEYS & _keys(case), path.name  # h's lab environment restates key facts and scope, t's phases
         assert "lab" not in case.get("environments", {}) or case["environments"]["lab"].get("differences"), path.name
-        assert all(not FAULT_KEYS & set(fault) for fault in case["ground_truth"]), path.name  # d's faults say `reported`
+        assert all(not FAULT_KEYS & set(fault) for fault in case["ground_truth"]), (
+            path.name
+        )  # d's faults say `reported`, v's `probe_visible`
     assert (tmp_path / "kit" / "FORMAT.md").read_text(encoding="utf-8").startswith("# Writing a blind corpus part")
 
 
