@@ -364,11 +364,12 @@ def _introduces_code(item: _Item) -> bool:
 
 
 _BLOCKS_RESULT = re.compile(
-    r"(?i)^\W*(?:(?:you|it|this|that|the\s+output|output)\s+)?(?:should|must|will)\s+(?:now\s+)?\w|^\W*expect"
+    r"(?i)^\W*(?:(?:you|it|(?:the|this|that)(?:\s+(?:output|command|query|listing|check|call))?|output)\s+)?"
+    r"(?:should|must|will)\s+(?:now\s+)?\w|^\W*expect"
     r"|^\W*you\s+(?:want|need|ought)\s+to\s+see\b"
 )
-"""A paragraph that opens on a result ("you should see two lines, …", "expect `Allow`"): the result of the code block
-just before it."""
+"""A paragraph that opens on a result ("you should see two lines, …", "expect `Allow`", "the command should return no
+rows"): the result of the code block just before it."""
 
 
 def _paragraph_items(section: Section) -> list[_Item]:

@@ -672,10 +672,17 @@ def test_a_command_continued_over_lines_stands_alone() -> None:
     assert "--priority 100" in action.commands[0]
 
 
-@pytest.mark.parametrize(("opening", "joined"), [("you should see two lines, A and B.", True), ("Also look at the logs.", False)])
+@pytest.mark.parametrize(
+    ("opening", "joined"),
+    [
+        ("you should see two lines, A and B.", True),
+        ("The command should return two lines once the update has completed.", True),
+        ("Also look at the logs.", False),
+    ],
+)
 def test_a_paragraph_opening_on_a_result_states_the_result_of_the_block_above(opening: str, joined: bool) -> None:
-    """ "Check afterwards:", an indented block, then "you should see two lines, …": the sentence is the block's result;
-    a paragraph that opens on anything else is an item of its own."""
+    """ "Check afterwards:", an indented block, then "you should see two lines, …" or "The command should return …":
+    the sentence is the block's result; a paragraph that opens on anything else is an item of its own."""
     text = report("1. `az network vnet subnet update -n default --add serviceEndpoints service=Microsoft.Storage`\n") + (
         "## Check afterwards\n\n    az network vnet subnet show -n default --query serviceEndpoints -o tsv\n\n" + opening + "\n"
     )
