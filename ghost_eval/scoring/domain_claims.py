@@ -207,11 +207,12 @@ interface", "tf-source-vm outbound nic"), "tf-dest-vm's f2b-sshd chain",
 "tf-dest-vm eth0:", "tf-source-vm has an iptables OUTPUT rule" (its address in brackets between: "tf-dest-vm (10.0.1.5)
 has a tbf qdisc")."""
 _ITS = re.compile(
-    r"(?i)(?:\s*\([^()]{0,40}\))?(?:[^.;:]{0,30}?[:,])?[^.;:]{0,30}?\s+its\s+(?:eth\d|nic|interface|egress|qdisc|firewall|"
+    r"(?i)(?:\s*\([^()]{0,40}\))?(?:[^.;:]{0,30}?[:,])?[^.;:]{0,60}?\s+its\s+(?:eth\d|nic|interface|egress|qdisc|firewall|"
     r"iptables|INPUT|OUTPUT|[\w-]+\s+chain)\b"
 )
 """A VM as the subject, its part named by "its" ("tf-dest-vm delays its replies: its eth0 has a netem qdisc", "comes
-from tf-dest-vm (10.0.1.5): a netem qdisc on its interface")."""
+from tf-dest-vm (10.0.1.5): a netem qdisc on its interface", "tf-dest-vm drops a fifth of the packets arriving on its
+eth0"): what stands by that part is placed on the VM too."""
 _CLEAN = re.compile(
     r"(?i)\b(?:default(?![-\s]+(?:route|class|band|gw|gateway)\b)|clean|fq_codel|mq|pfifo\w*|nothing|none|no|not|without|"
     r"only\s+the|unaffected|untouched)\b|n['\u2019]t\b"
@@ -232,6 +233,11 @@ _FAULT_KINDS = {
 """An OS fault's kind: what names it, what says it is there, and the claim a sentence putting it elsewhere makes."""
 
 
+def _near(place: tuple[int, int], words: tuple[int, int]) -> bool:
+    """Whether a fault's words stand by a place: at most 60 characters from the place to the words' far end."""
+    return max(place[0], words[1]) - min(place[1], words[0]) <= 60
+
+
 def _fault_elsewhere(case: Case, kind: str, sentence: str) -> bool:
     """Whether the sentence puts the case's OS fault of this kind (a qdisc, a firewall rule) on a VM that has none: it
     places it on one VM ("on tf-source-vm", "tf-source-vm's eth0"), not a faulty one of that kind, and says the fault is
@@ -242,14 +248,18 @@ def _fault_elsewhere(case: Case, kind: str, sentence: str) -> bool:
     if not hosts:
         return False
     for clause in sentence.split(";"):  # "… in tf-source-vm's OUTPUT chain …; tf-dest-vm is clean": each clause apart
-        placed = {
-            m.group(0)
-            for m in LAB_VM.finditer(clause)
-            if (_PLACED_ON.search(clause[max(0, m.start() - 12) : m.end() + 40]) or _ITS.match(clause, m.end()))
-            and any(
-                len(clause[min(m.end(), n.start()) : max(m.start(), n.end())]) <= 60 for n in names.finditer(clause)
-            )  # the fault's own words stand by the VM
-        }
+        placed = set()
+        for m in LAB_VM.finditer(clause):
+            its = _ITS.match(clause, m.end())
+            if not _PLACED_ON.search(clause[max(0, m.start() - 12) : m.end() + 40]) and its is None:
+                continue
+            after = its.end() if its is not None else m.end()  # "… arriving on its eth0 through a netem rule"
+            if any(
+                _near(m.span(), n.span())
+                or (n.start() >= after and _near((after, after), n.span()) and not LAB_VM.search(clause, after, n.start()))
+                for n in names.finditer(clause)
+            ):
+                placed.add(m.group(0))  # the fault's words stand by the VM, or follow the part of it "its" names
         if len(placed) == 1 and not placed <= hosts and says.search(clause) is not None and _CLEAN.search(clause) is None:
             return True
     return False

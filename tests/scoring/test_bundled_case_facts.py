@@ -668,9 +668,13 @@ def test_a_value_other_than_the_cases_contradicts_its_fact(case_id: str, text: s
         ("tf-dest-vm eth0: `netem loss 20%` under a prio root.", True),
         ("A netem qdisc drops 20% of packets, so the transfer to tf-dest-vm retransmits constantly.", False),
         ("tf-dest-vm has the default mq/fq_codel qdisc; the netem loss is on tf-source-vm.", False),
+        ("tf-dest-vm drops a fifth of the packets that arrive on its eth0 through a netem rule.", True),
+        ("tf-dest-vm keeps a firm hold on what arrives at its eth0, and tf-source-vm's netem drops 20%.", False),
     ],
 )
 def test_shaping_put_on_a_vm_that_has_none_is_a_wrong_claim(text: str, placed: bool) -> None:
+    """A VM's part named by "its" places what follows it on that VM ("… on its eth0 through a netem rule"), up to the
+    next VM named."""
     assert ("shaping_placement" in check_diagnosis(_case("g"), text, None).forbidden) is placed
 
 
