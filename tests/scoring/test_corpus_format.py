@@ -161,6 +161,8 @@ def test_a_style_is_whole_or_messy_and_a_phase_is_1_or_2(cases: dict[str, Case])
         "blind85",
         "blind86",
         "blind87",
+        "blind88",
+        "blind89",
     ],
 )
 def test_second_labels_cover_their_part_exactly_once(part: str) -> None:
