@@ -1485,3 +1485,29 @@ def test_ip_flow_verify_proves_an_nsg_fix_but_not_a_route_fix() -> None:
     assert c4.outcome == "fired" and "cannot prove a route fix" in c4.flags[0].explanation
     rule = "1. `az network nsg rule delete -g rg --nsg-name tf-dest-vm-nsg -n ghost-demo-block-8080`\n"
     assert _score("a", f"{rule}   Verify: `{flow}` returns `Access: Allow`.\n").criteria[3].outcome == "cleared"
+
+
+_RUN_ON_DEST = 'az vm run-command invoke -g nw-forensics-rg -n tf-dest-vm --command-id RunShellScript --scripts "{}"'
+_N_ACCEPTS = (
+    "iptables -D INPUT -s 168.63.129.16 -j ACCEPT",
+    "iptables -D INPUT -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT",
+    "iptables -D INPUT -p tcp --dport 22 -j ACCEPT",
+)
+_N_VERIFY = "   Verify: `iptables -S INPUT` on tf-dest-vm prints `-P INPUT ACCEPT` and no other line.\n"
+
+
+@pytest.mark.parametrize(
+    ("steps", "cut_off"),
+    [
+        ([*_N_ACCEPTS, "iptables -P INPUT ACCEPT"], True),  # each a run-command of its own: the restore may never arrive
+        (["iptables -P INPUT ACCEPT", *_N_ACCEPTS], False),  # the policy first: nothing is left to drop what they let in
+        (["; ".join([*_N_ACCEPTS, "iptables -P INPUT ACCEPT"])], False),  # one script: the restore runs on the VM with them
+    ],
+)
+def test_n_accepts_deleted_before_the_policy_restore_cut_the_vm_off(steps: list[str], cut_off: bool) -> None:
+    """Case n's fault is INPUT's DROP policy. Its ACCEPTs let the Wire Server, return traffic and SSH through it: deleted
+    in steps before the one that puts the policy back, they drop the way in the later steps take."""
+    actions = "".join(f"{i}. `{_RUN_ON_DEST.format(step)}`\n" for i, step in enumerate(steps, 1)) + _N_VERIFY
+    score = _score("n", actions)
+    assert (3 in _fired(score)) is cut_off
+    assert cut_off or score.criteria[2].outcome == "cleared"
