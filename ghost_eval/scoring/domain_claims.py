@@ -88,8 +88,9 @@ def _inverted_priority(sentence: str) -> bool:
     return False
 
 
-_HOME = r"(?:on|in|of|inside|within|belongs\W+to|(?:attached|added|applied)\W+to|sits\W+on|lives\W+in)"
-"""What puts a rule on an NSG ("<rule> on <nsg>", "<rule> in the subnet NSG", "<rule> was added to <nsg>")."""
+_HOME = r"(?:on|in|of|inside|within|belongs\W+to|(?:attached|added|applied)\W+(?:to|at)|sits\W+on|lives\W+in)"
+"""What puts a rule on an NSG ("<rule> on <nsg>", "<rule> in the subnet NSG", "<rule> was added to <nsg>", "<rule>,
+added at the subnet level")."""
 
 
 @cache
@@ -109,6 +110,7 @@ def _placement(rule: str, nsg: str) -> re.Pattern[str]:
     if owner:
         others.append(
             r"subnet(?:-level|['\u2019]s)?\W+(?:level\W+)?nsg\b|nsg\W+(?:on|of|attached\W+to)\W+(?:the\W+)?(?:[\w-]+\W+)?subnet\b"
+            r"|subnet[-\s]level\b"
         )
     else:
         others.append(r"(?:nic|network\W+interface)(?:-level|['\u2019]s)?\W+(?:level\W+)?nsg\b")
@@ -177,13 +179,14 @@ _POLICY_FIRST_CLAIM = "A chain's policy is applied before its rules (netfilter a
 _NSG_ORDER_CLAIM = "A rule with a higher priority number wins over one with a lower number (NSGs evaluate the lowest first)."
 _NIC = r"(?:nic|interface|network\W+interface)(?:\W+level)?\W+(?:nsg|network\W+security\W+group)"
 _NIC_FIRST = re.compile(
-    rf"\b(?:check\w*|evaluat\w+|process\w*|consult\w*|appl\w+)\W+(?:(?:by|against|with)\W+)?(?:the\W+)?{_NIC}\W+first\b"
+    rf"\b(?:check\w*|evaluat\w+|process\w*|consult\w*|appl\w+)\W+(?:(?:by|against|with|at)\W+)?(?:the\W+)?{_NIC}\W+first\b"
     rf"|\b{_NIC}\W+(?:\w+\W+){{0,2}}?first\b[^.;]{{0,50}}\bthen\b[^.;]{{0,40}}\bsubnet\b"
     rf"|\bgate\W*(?:1|one)\s*(?:[(:=\u2014-]|is\b)\s*\W*{_NIC}|\b{_NIC}\W+(?:is\W+)?(?:evaluated|checked|processed|applied)\W+before\W+(?:the\W+)?subnet",
     PHRASE_FLAGS,
 )
 """For inbound traffic the subnet's NSG is evaluated before the NIC's (outbound the other way round): a sentence that
-puts the NIC's first for inbound ("azure checks the NIC NSG first and then the subnet NSG", "Gate 1 (NIC NSG …)"); "deny
+puts the NIC's first for inbound ("azure checks the NIC NSG first and then the subnet NSG", "inbound traffic is checked at
+the NIC NSG first", "Gate 1 (NIC NSG …)"); "deny
 at gate 1, nic nsg never evaluated" names no gate."""
 _NIC_FIRST_CLAIM = "For inbound traffic the NIC's NSG is evaluated before the subnet's (the subnet's comes first)."
 _OUTBOUND = re.compile(r"\b(?:outbound|egress|leaving|outgoing)\b", re.IGNORECASE)

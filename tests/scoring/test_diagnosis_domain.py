@@ -55,6 +55,7 @@ def test_a_custom_rule_winning_over_a_default_rule_named_before_it_is_right() ->
     [
         "Inbound, Azure checks the NIC NSG first and then the subnet NSG, so the subnet deny drops it afterwards.",
         "Gate 1 (NIC NSG of tf-dest-vm) admits the flow; gate 2 is the subnet NSG.",
+        "Inbound traffic is checked at the NIC NSG first, and there it falls through to AllowVnetInBound.",
     ],
 )
 def test_an_nic_nsg_evaluated_first_for_inbound_is_wrong(claim: str) -> None:
@@ -616,6 +617,7 @@ def test_a_next_hop_a_long_clause_after_its_route_is_the_routes() -> None:
         ("q", "The deny comes from a subnet-level NSG that is evaluated first: rule ghost-demo-subnet-block-5432, priority 100."),
         ("s", "ghost-demo-s-rt, which networking associated with tf-source-vm's NIC, has blackhole-dest-vm 10.0.1.5/32."),
         ("q", "**tf-dest-vm** has prio/netem on its default-route iface, +50ms on every non-ssh packet it sends."),
+        ("q", "The drift shows a priority-100 deny, ghost-demo-subnet-block-5432, added at the subnet level."),
     ],
 )
 def test_a_fault_or_its_table_put_where_it_is_not_is_a_wrong_diagnosis(case_id: str, text: str) -> None:
