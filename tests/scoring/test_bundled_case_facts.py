@@ -437,6 +437,9 @@ def test_wrong_claims_written_as_agents_write_them(case_id: str, text: str, clai
         ("l", "netem on tf-dest-vm: masked by the nsg deny, it survives its removal.", "independent"),
         ("q", "Relationship: none. Each fault needs its own fix.", "independent"),
         ("s", "The winner was not the VnetLocal system route: it was the /32 user route.", "precedence"),
+        ("s", "The /32 beats the VNet route (longest prefix match), so every packet is dropped.", "precedence"),
+        ("u", "Gate order for inbound = subnet NSG -> NIC NSG, and the subnet's deny decides.", "evaluated_first"),
+        ("p", "The rollback isn't finished: the 8080 deny is still on tf-dest-vm-nsg.", "rollback_incomplete"),
         ("f_sql", "The Microsoft.Sql endpoint is fine and should stay.", "sql_kept"),
         (
             "n",
@@ -652,12 +655,14 @@ def test_a_loss_measured_after_the_fix_is_no_value_of_the_qdisc() -> None:
         ("t", "effective routes: 0.0.0.0/0 user → VirtualAppliance 10.0.0.253 (ghost-demo-t-rt), no NIC has it."),
         ("t", "Root cause: UDR 0.0.0.0/0 → VirtualAppliance 10.0.0.253 in ghost-demo-t-rt on the default subnet."),
         ("v", "tf-dest-vm-nsg: ghost-demo-temp-rdp-access allows TCP 22 from any source at priority 500."),
+        ("s", "ghost-demo-s-rt sends 10.0.1.5/32 to a VirtualAppliance that was never deployed."),  # the route by its prefix
     ],
 )
 def test_a_value_other_than_the_cases_contradicts_its_fact(case_id: str, text: str) -> None:
     result = check_diagnosis(_case(case_id), text, None)
     assert result.correct is False and any(f.status == "contradicted" for f in result.facts)
     right = text.replace("50%", "20%").replace("10.0.0.253", "10.0.1.253").replace("TCP 22", "TCP 3389")
+    right = right.replace("to a VirtualAppliance that was never deployed", "to next hop None")
     assert not any(f.status == "contradicted" for f in check_diagnosis(_case(case_id), right, None).facts)
 
 
