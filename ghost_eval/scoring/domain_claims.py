@@ -463,7 +463,7 @@ _UNDECIDED = re.compile(
     r"|\bbefore\s+(?:i['\u2019]d|i\s+would|i\s+can|we\s+can|anyone\s+can)\s+(?:call|pin|blame)\s+(?:it|this)\b"
     r"|\beither\s+(?:\w+\s+){1,3}or\s+(?:\w+\s+){1,3}or\s+both\b"
     r"|\b(?:either|any)\s+(?:one\s+)?(?:of\s+(?:these|those|them|the\s+\w+)\s*(?:(?:two|three|four|\d)\s+)?)?(?:\([^)]{0,40}\)\s*|,[^,.;]{0,40},\s*)?"
-    r"(?:could|might|may)\s+(?:(?:well|also|equally)\s+)?(?:be\b|explain|account|cause)"
+    r"(?:could|might|may|would)\s+(?:(?:well|also|equally)\s+)?(?:be\b|explain|account|cause)"
     r"|\bany\s+of\s+(?:these|those|them)\s*="
     r"|\b(?:determine|say|tell|know|decide|confirm|separate|isolate)\s+which\s+(?:of\s+(?:these|them|the\s+\w+)\s+)?(?:one\s+)?"
     r"(?:dominates|matters\s+most|is\s+(?:the\s+)?(?:primary|dominant|main|real|actual))\b"

@@ -62,9 +62,11 @@ _CLOSING_QUESTION = re.compile(r"\?(?=\W*$)")
 """The question mark that ends the sentence (not one inside a `--query "[?…]"`)."""
 _REFUTED_LABEL = re.compile(rf"\W*(?:(?:hypothesis\W*\d*|h\d+|\d+[.)])\W*)?{_REFUTATION}", PHRASE_FLAGS)
 """A board label opening the sentence: "Refuted: …", "H2 (refuted): …", "Ruled out - …"."""
-_CLAUSE = re.compile(r";|:\s|\s[\u2014\u2013]\s|\s--?\s|,\s*(?=(?:but|whereas|while|however|instead)\b)", re.IGNORECASE)
+_CLAUSE = re.compile(r";|:\s|\s[\u2014\u2013]\s|\s--?\s|,\s*(?=(?i:but|whereas|while|however|instead)\b)|\n(?=[ \t]*[A-Z])")
 """Where a sentence's clauses part: a refutation in one clause does not take the others with it ("the claim is
-disproved by the drift check: the rule was added" keeps what follows the colon)."""
+disproved by the drift check: the rule was added" keeps what follows the colon). A line that opens on a capital parts
+them too: a list item runs on into the unmarked lines after it ("- rule-b | prio 150 | Deny" then "H3 (routing)
+REFUTED"), each a statement of its own; a line wrapped mid-sentence goes on in lower case ("not the cause\nof …")."""
 _BLOCK_TOKENS = frozenset({"inline"})
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
 _ROW = re.compile(r"^\s*\|", re.MULTILINE)

@@ -440,6 +440,14 @@ def test_wrong_claims_written_as_agents_write_them(case_id: str, text: str, clai
         ("s", "The /32 beats the VNet route (longest prefix match), so every packet is dropped.", "precedence"),
         ("u", "Gate order for inbound = subnet NSG -> NIC NSG, and the subnet's deny decides.", "evaluated_first"),
         ("p", "The rollback isn't finished: the 8080 deny is still on tf-dest-vm-nsg.", "rollback_incomplete"),
+        ("f_sql", "Querying the subnet returns a single service endpoint, Microsoft.Sql. Storage is not listed.", "sql_kept"),
+        ("n", "New inbound connections fall all the way through to the policy and are discarded.", "unmatched_dropped"),
+        (
+            "d",
+            "ROOT CAUSE: two denies\n- ghost-demo-block-postgres | prio 110 | Deny\n- ghost-demo-block-redis | prio 150 | Deny\n"
+            "H1 CONFIRMED  H3 (vnet routing) REFUTED  H4 (services not running) REFUTED",
+            "redis_rule",
+        ),
         ("f_sql", "The Microsoft.Sql endpoint is fine and should stay.", "sql_kept"),
         (
             "n",
@@ -451,6 +459,11 @@ def test_wrong_claims_written_as_agents_write_them(case_id: str, text: str, clai
 )
 def test_facts_written_as_agents_write_them(case_id: str, text: str, fact: str) -> None:
     assert fact in check_diagnosis(_case(case_id), text, None).matched
+
+
+def test_a_list_said_to_hold_neither_endpoint_keeps_no_sql() -> None:
+    text = "The subnet has no service endpoints: the list was cleared, so neither Microsoft.Sql nor Microsoft.Storage is there."
+    assert "sql_kept" not in check_diagnosis(_case("f_sql"), text, None).matched
 
 
 @pytest.mark.parametrize(

@@ -795,6 +795,7 @@ def test_an_order_chain_or_jump_the_setup_contradicts_is_wrong(case_id: str, cla
         "The captures match, but that does not settle the question: the server could be serialising requests, or its "
         "backlog could be overflowing. A longer capture would be needed to tell these apart.",
         "Several things could explain a total loss of egress: the route to 10.0.1.253, outbound SNAT, or DNS.",
+        "The server may serialise requests, or its backlog may overflow. Any of these would explain the delay.",
     ],
 )
 def test_a_report_that_leaves_the_alternatives_open_is_undecided(paragraph: str) -> None:
