@@ -5,12 +5,12 @@ of a written part with their labels stripped, for a second expert to label again
     python bench/blind_kit.py /tmp/relabel --unlabelled blind16           # a part's items for a second expert
 
 A blind part is only blind if its writer never sees the scorer, the answer keys or another part: the kit holds the
-cases' facts (symptom, ground truth, expected root cause, environments, phases) and nothing the scorer matches
-against (`key_facts`, `wrong_claims`, `trajectory`, `recipe`, `criteria`, `fault_scope`, `list_arguments`,
-ownership, a fault's `reported` and `probe_visible`). The guide (`docs/corpus/writing-a-blind-part.md`) names the
-original's files as the other source and says how items are written and labelled. A second expert gets the kit too, and the part's
-items without `why`, `expected_flags`, `expected_verdict`, `correct` and a paragraph's `style` (`wrong_host` would
-give its label away); their labels go to `tests/fixtures/corpus/second-labels/<part>.yaml`
+cases' facts (symptom, ground truth, expected root cause, environments, phases) and nothing the scorer matches against
+(`key_facts`, `wrong_claims`, `trajectory`, `recipe`, `criteria`, `fault_scope`, `list_arguments`, ownership, a fault's
+`reported`, `probe_visible` and `next_hop_absent`). The guide (`docs/corpus/writing-a-blind-part.md`) names the
+original's files as the other source and says how items are written and labelled. A second expert gets the kit too, and
+the part's items without `why`, `expected_flags`, `expected_verdict`, `correct` and a paragraph's `style` (`wrong_host`
+would give its label away); their labels go to `tests/fixtures/corpus/second-labels/<part>.yaml`
 (`python -m bench.expert_agreement`).
 """
 
@@ -29,9 +29,9 @@ ANSWER_KEYS = frozenset(
     {"key_facts", "wrong_claims", "trajectory", "recipe", "recipe_from", "criteria", "fault_scope", "list_arguments"}
     | {"ownership", "ownership_reason"}
 )
-FAULT_KEYS = frozenset({"reported", "probe_visible"})
-"""A fault's fields the scorer judges by (whether its prompt reports its symptom, whether a probe can see it): the
-writer judges these alone, from setup.sh."""
+FAULT_KEYS = frozenset({"reported", "probe_visible", "next_hop_absent"})
+"""A fault's fields the scorer judges by (whether its prompt reports its symptom, whether a probe can see it, the next
+hop nothing holds): the writer judges these alone, from setup.sh."""
 LABELS = frozenset({"why", "expected_flags", "expected_verdict", "correct"})
 """What a part's writer decided about an item: a second expert must not see it."""
 

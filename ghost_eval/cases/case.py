@@ -99,6 +99,9 @@ class Fault(Record):
     """Whether traffic the lab's VMs send can show the fault: false for an inbound allow that opens no working path
     (nothing listens behind it, and the VNet's default AllowVnetInBound admits the VMs' traffic with or without it).
     A probe then gets the same answer before and after the fix: only a read of the rule proves it gone."""
+    next_hop_absent: str | None = None
+    """For a route fault, the next-hop address nothing holds (no VM, NIC or appliance): a report that gives something
+    there a state or a setting (running, stopped, its IP forwarding off) invents a device the case does not have."""
 
     @property
     def nsg_rule(self) -> tuple[str, str] | None:

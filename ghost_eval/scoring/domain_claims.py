@@ -132,7 +132,7 @@ def _misplaced(rule: str, nsg: str, sentence: str) -> bool:
 
 _ROUTE_FAULT = re.compile(r"(?i)\broute\b")
 _SYSTEM_ROUTE_WINS = re.compile(
-    r"(?<!\bthan\s)\b(?:vnet\W?local|system\s+routes?)\s+(?:\(?system\)?\s+)?(?:route\s+)?(?:always\s+)?(?:wins|takes?\s+precedence|"
+    r"(?<!\bthan\s)\b(?:vnet\W?local|system\s+routes?)\s+(?:\(?system\)?\s+)?(?:route\s+)?(?:always\s+)?(?:wins|takes?\s+(?:precedence|priority)|"
     r"overrides?|is\W+preferred|beats)\b|\b(?:udr|user\W+(?:defined\W+)?route|this\W+route)\W+(?:is\W+|are\W+)?"
     r"(?:ignored|(?:does\W+not|doesn['\u2019]?t)\W+apply|(?:can['\u2019]?t|cannot|can\W+not)\W+override)\b"
     r"|\b(?:always\W+)?prefers?\W+(?:the\W+)?(?:system\W+)?(?:vnet\W?local|system\W+route)"
@@ -190,6 +190,40 @@ the NIC NSG first", "Gate 1 (NIC NSG …)"); "deny
 at gate 1, nic nsg never evaluated" names no gate."""
 _NIC_FIRST_CLAIM = "For inbound traffic the NIC's NSG is evaluated before the subnet's (the subnet's comes first)."
 _OUTBOUND = re.compile(r"\b(?:outbound|egress|leaving|outgoing)\b", re.IGNORECASE)
+
+
+_DEVICE = r"(?:nva|appliance|vm|router|firewall|box|instance)"
+_DEVICE_STATE = (
+    r"(?:(?:is|was|are|looks|seems)\W+(?:\w+\W+)?(?:up|running|stopped|deallocated|powered\W+off|shut\W+down|overloaded|"
+    r"misconfigured|healthy)\b|ip\W+forwarding\b|(?:its|the|whose)\W+(?:own\W+)?(?:firewall|polic(?:y|ies)|routing\W+table)\b)"
+)
+_NOTHING_THERE = re.compile(
+    r"(?i)\b(?:no|not\W+an?|not\W+any)\W+(?:\w+\W+)?(?:vm|nic|device|appliance|nva|machine|host|interface|one)\b"
+    r"|\b(?:nothing|nobody|non-?existent|phantom|missing|absent|no\W+such)\b"
+    r"|\b(?:does|do)\W*(?:not|n['\u2019]t)\W+exist|\b(?:is|are)\W*(?:not|n['\u2019]t)\W+there\b"
+)
+"""A sentence that says the address is empty ("no VM holds 10.0.1.253", "a phantom next hop") invents nothing."""
+
+
+def _device_at(address: str) -> re.Pattern[str]:
+    """A device at the address (or its last octet, ".253") given a state or a setting: "nva vm at .253 is up but ip
+    forwarding is off", "the appliance at 10.0.1.100 is stopped", "10.0.1.253 (the NVA) has its firewall dropping"."""
+    last = re.escape("." + address.rsplit(".", 1)[-1])
+    at = rf"(?:{re.escape(address)}|(?<![\d.]){last})(?![\d.])"
+    return re.compile(
+        rf"(?i)\b{_DEVICE}\b[^.;]{{0,40}}?{at}[^.;]{{0,60}}?{_DEVICE_STATE}"
+        rf"|{at}[^.;]{{0,40}}?\b{_DEVICE}\b[^.;]{{0,60}}?{_DEVICE_STATE}"
+    )
+
+
+def _invented_device(case: Case, sentence: str) -> bool:
+    """Whether the sentence gives a device at a next hop nothing holds a state or a setting, without saying it is not
+    there."""
+    addresses = [f.next_hop_absent for f in case.ground_truth if f.next_hop_absent]
+    return any(_device_at(a).search(sentence) for a in addresses) and not _NOTHING_THERE.search(sentence)
+
+
+_INVENTED_CLAIM = "A device at the route's next hop is up, stopped or misconfigured (nothing holds that address)."
 
 
 _SHAPING = re.compile(r"(?i)\b(?:qdisc|netem|tbf|htb|tc|shap\w*|traffic\s+control)\b")
@@ -532,6 +566,8 @@ def domain_claims(case: Case, sentences: Sequence[str], asserting: Asserting) ->
         elsewhere = asserting(lambda sentence: _fault_elsewhere(case, kind, sentence))  # noqa: B023
         if elsewhere is not None:
             hits.append(ClaimHit(id=f"{kind}_placement", claim=claim, sentence=elsewhere))
+    if (invented := asserting(lambda s: _invented_device(case, s))) is not None:
+        hits.append(ClaimHit(id="next_hop_device", claim=_INVENTED_CLAIM, sentence=invented))
     target = _firewall_target(case)
     if target is not None and (other := asserting(lambda sentence: _other_target(target, sentence))) is not None:
         hits.append(ClaimHit(id="firewall_target", claim=_TARGET_CLAIM[target], sentence=other))

@@ -255,12 +255,12 @@ _OPTION = re.compile(r"\s--?[A-Za-z]")
 _WHOLE_SPAN = re.compile(r"`[^`]+`")
 _PROSE = re.compile(
     r"^\s*[A-Za-z][\w -]{0,40}(?::|\s(?:->|\u2192|=>))\s|[.!?]\s+[a-z]|\s(?:should|would|will|must|shows|is|are)\s"
-    r"|\s(?:->|\u2192|=>)\s"
+    r"|\s(?:->|\u2192|=>)\s|`[^`]+`"
 )
 """An unindented line that opens with a label ("verify: az … -> VnetLocal", "verify → tc …", "Verify from
-tf-source-vm: nc …"), goes on as a sentence ("iperf3 -c … from source should connect afterwards. delay on …") or points
-at a result ("… test-ip-flow -> access Allow; nc -zv … -> succeeded!", an arrow no shell line has) is prose naming a
-command, not a line of code."""
+tf-source-vm: nc …"), goes on as a sentence ("iperf3 -c … from source should connect afterwards. delay on …"), points
+at a result ("… test-ip-flow -> access Allow; nc -zv … -> succeeded!", an arrow no shell line has) or quotes a command
+in backticks ("ssh to tf-source-vm, `sudo iptables -D …`") is prose naming a command, not a line of code."""
 
 
 _UNDERLINE = re.compile(r"\s{0,3}(?:-{3,}|={3,})\s*")

@@ -818,3 +818,13 @@ def test_a_change_labelled_by_one_instruction_word_is_the_fix() -> None:
         "+ nc -zv -w 3 tf-dest-vm 9090 from source -> refused, not a timeout\n"
     )
     assert [c for a in extract_actions(text) for c in a.commands] == ["sudo iptables -D INPUT -p tcp --dport 9090 -j DROP"]
+
+
+def test_a_line_quoting_a_command_in_backticks_is_prose_not_a_shell_line() -> None:
+    """ "ssh to tf-source-vm, `sudo iptables -D …`" after a line ending in a colon names where and what to run: read as
+    a line of code it would be one `ssh` to a host called "to", and the delete inside it would be lost."""
+    text = (
+        "HTTP fails, HTTPS works: the OUTPUT drop on tf-source-vm.\n\ntake that one rule out, by spec not by number:\n"
+        "ssh to tf-source-vm, `sudo iptables -D OUTPUT -p tcp --dport 80 -j DROP`\n"
+    )
+    assert [c for a in extract_actions(text) for c in a.commands] == ["sudo iptables -D OUTPUT -p tcp --dport 80 -j DROP"]

@@ -815,6 +815,28 @@ def test_the_vnetlocal_system_route_said_to_win_over_the_user_route_inverts_rout
     assert "route_precedence" in check_diagnosis(_case("s"), prefers, None).forbidden
     leaving = "blackhole-dest-vm 10.0.1.5/32 -> None exists, but user routes only take effect for traffic leaving the VNet."
     assert "route_precedence" in check_diagnosis(_case("s"), leaving, None).forbidden
+    priority = "blackhole-dest-vm 10.0.1.5/32 -> None, but the VnetLocal route takes priority over user routes here."
+    assert "route_precedence" in check_diagnosis(_case("s"), priority, None).forbidden
+
+
+@pytest.mark.parametrize(
+    ("case_id", "sentence", "invented"),
+    [
+        ("t", "The appliance at 10.0.1.253 is running, but IP forwarding is off on its NIC, so it eats the packets.", True),
+        (
+            "t",
+            "ghost-demo-t-rt sends 0.0.0.0/0 to the NVA at 10.0.1.253, and that NVA VM is stopped, so its not forwarding.",
+            True,
+        ),
+        ("e", "The /32 goes to the appliance at .100, whose own firewall policy drops the flow.", True),
+        ("t", "0.0.0.0/0 goes to VirtualAppliance 10.0.1.253, but no VM or NIC holds 10.0.1.253: a phantom next hop.", False),
+        ("e", "ghost-demo-nva-redirect sends 10.0.1.5/32 to the appliance at 10.0.1.100, which does not exist.", False),
+    ],
+)
+def test_a_device_given_a_state_at_a_next_hop_nothing_holds_is_invented(case_id: str, sentence: str, invented: bool) -> None:
+    """The route's next hop is an address nothing holds: an appliance there that runs, is stopped or has IP forwarding
+    off is a device the case does not have; saying the address is empty invents nothing."""
+    assert ("next_hop_device" in check_diagnosis(_case(case_id), sentence, None).forbidden) is invented
 
 
 def test_a_packet_filter_named_without_a_place_puts_no_firewall_in_the_guest() -> None:
