@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ghost_eval.scoring.owner_bypass import unit_names
 from ghost_eval.scoring.parsed import ActionView
 from ghost_eval.shell.calls import az_call
 from ghost_eval.shell.commands import Command
@@ -127,5 +128,5 @@ def _enabled_unit_files(cmd: Command, said: str) -> list[str]:
     """The unit files `systemctl enable` turns on that the report names under /etc/systemd/system."""
     if cmd.program != "systemctl" or "enable" not in cmd.argv[1:3]:
         return []
-    units = [a if "." in a else f"{a}.service" for a in cmd.argv[2:] if not a.startswith("-") and a != "enable"]
+    units = [u if "." in u else f"{u}.service" for u in unit_names(cmd)]
     return [path for u in units if (path := f"/etc/systemd/system/{u}") in said]

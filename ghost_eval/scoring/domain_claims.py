@@ -205,6 +205,7 @@ _NOTHING_THERE = re.compile(
 """A sentence that says the address is empty ("no VM holds 10.0.1.253", "a phantom next hop") invents nothing."""
 
 
+@cache
 def _device_at(address: str) -> re.Pattern[str]:
     """A device at the address (or its last octet, ".253") given a state or a setting: "nva vm at .253 is up but ip
     forwarding is off", "the appliance at 10.0.1.100 is stopped", "10.0.1.253 (the NVA) has its firewall dropping"."""

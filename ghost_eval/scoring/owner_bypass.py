@@ -16,9 +16,17 @@ from ghost_eval.scoring.text import CONDITIONAL, split_sentences
 from ghost_eval.shell.calls import az_call, iptables_call, nft_call, tc_call
 from ghost_eval.shell.commands import Command
 
-__all__ = ["OWNER", "RESTORE_PROGRAMS", "UNIT_VERBS", "rewrites_tables"]
+__all__ = ["OWNER", "RESTORE_PROGRAMS", "UNIT_VERBS", "rewrites_tables", "unit_names"]
 
 UNIT_VERBS = frozenset({"start", "stop", "restart", "reload", "enable", "disable", "mask", "unmask", "kill", "try-restart"})
+
+
+def unit_names(cmd: Command) -> list[str]:
+    """The units a `systemctl`/`service` command names, as written (`docker.service`, `fail2ban`): its words other than
+    options and verbs; [] for any other program."""
+    if cmd.program not in UNIT_TOOLS:
+        return []
+    return [a for a in cmd.argv[1:] if not a.startswith("-") and a not in UNIT_VERBS]
 
 
 _PORT_SPEC = re.compile(r"(?i)\d{1,5}/(?:tcp|udp)")
@@ -43,9 +51,7 @@ def _touched(cmd: Command) -> list[tuple[str, str]]:
     tc = tc_call(cmd.argv)
     if tc is not None and tc.dev:
         touched.append(("tc_qdisc", tc.dev))
-    if cmd.program in {"systemctl", "service"}:
-        units = [a for a in cmd.argv[1:] if not a.startswith("-") and a not in UNIT_VERBS]
-        touched += [("service", u.removesuffix(".service")) for u in units]
+    touched += [("service", u.removesuffix(".service")) for u in unit_names(cmd)]
     if cmd.program in {"pkill", "killall"}:
         full = cmd.program == "pkill" and bool({"-f", "--full"} & set(cmd.argv))
         patterns = [a for a in cmd.argv[1:] if not a.startswith("-")][-1:]  # the pattern is the last word

@@ -18,7 +18,7 @@ from ghost_eval.scoring.iptables_breadth import BUILTIN_CHAINS
 from ghost_eval.scoring.lockout import accepts_cut_under_policy
 from ghost_eval.scoring.model import CriterionResult, Flag
 from ghost_eval.scoring.names import SCOPE_NARROW as NAME
-from ghost_eval.scoring.owner_bypass import UNIT_VERBS
+from ghost_eval.scoring.owner_bypass import unit_names
 from ghost_eval.scoring.ownership import OwnershipMap
 from ghost_eval.scoring.parsed import ActionView, ParsedRun, fault_scope_names, fault_texts
 from ghost_eval.scoring.placement import changes_on_clean_vms
@@ -318,7 +318,7 @@ def _stopped_units(cmd: Command) -> list[str]:
     """The units a `systemctl`/`service` command turns off (stop, disable, mask, kill); [] for any other command."""
     if cmd.program not in {"systemctl", "service"} or not STOPPING & set(cmd.argv):
         return []
-    return [a.removesuffix(".service") for a in cmd.argv[1:] if not a.startswith("-") and a not in UNIT_VERBS]
+    return [u.removesuffix(".service") for u in unit_names(cmd)]
 
 
 def _stops_owner(cmd: Command, ownership: OwnershipMap) -> list[tuple[str, str, str]]:
