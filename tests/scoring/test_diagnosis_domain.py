@@ -948,3 +948,57 @@ def test_a_label_line_that_opens_a_window_is_read_with_the_lines_it_introduces()
         "source vm qdisc is stock. independent faults, two separate rollbacks"
     )
     assert "netem_on_dest" in check_diagnosis(_case("l"), text, None).matched
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "The hardening tooling keeps its ruleset enforced; it puts the rule back whenever it is deleted by hand.",
+        "It is saved in the persisted ruleset that netfilter-persistent reloads, so a plain iptables -D won't stick.",
+        "The hardening run saved it with iptables-persistent, so it comes back at the next boot.",
+    ],
+)
+def test_j_a_keeper_of_the_runtime_drop_is_invented(claim: str) -> None:
+    """setup.sh inserts the DROP once; a report that says something puts it back gives the case an owner it lacks."""
+    assert check_diagnosis(_case("j"), J_RIGHT, None).correct is True
+    result = check_diagnosis(_case("j"), f"{J_RIGHT} {claim}", None)
+    assert result.correct is False and "owner_invented" in result.forbidden
+
+
+@pytest.mark.parametrize(
+    "denial",
+    [
+        "On tf-dest-vm it is one runtime iptables rule; no service or rules file re-applies it.",
+        "It is a runtime rule that nothing on the machine re-applies.",
+        "A reboot clears it: the rule won't survive a reboot.",
+    ],
+)
+def test_j_a_keeper_denied_is_no_claim(denial: str) -> None:
+    assert check_diagnosis(_case("j"), f"{J_RIGHT} {denial}", None).correct is True
+
+
+@pytest.mark.parametrize(
+    ("case_id", "right", "claim"),
+    [
+        (
+            "j_hardened",
+            "tf-dest-vm's INPUT chain drops tcp/5001 (-j DROP); harden-net re-applies /etc/iptables/rules.v4 every 600 s. "
+            "Separately, tf-source-vm's eth0 is shaped by an htb/tbf with 30 ms latency, which only adds delay.",
+            "The rule sits in /etc/iptables/rules.v4, which netfilter-persistent loads at boot.",
+        ),
+        (
+            "m",
+            M_RIGHT,
+            "The chain is pushed by Microsoft Defender for Cloud just-in-time access, which manages SSH exposure.",
+        ),
+    ],
+)
+def test_a_keeper_the_case_does_not_run_contradicts_its_owner(case_id: str, right: str, claim: str) -> None:
+    """The process that keeps the fault is a fact of the case; naming another one as its keeper is a wrong owner."""
+    assert "owner_other" not in check_diagnosis(_case(case_id), right, None).forbidden
+    assert "owner_other" in check_diagnosis(_case(case_id), f"{right} {claim}", None).forbidden
+
+
+def test_a_keeper_ruled_out_by_name_is_no_claim() -> None:
+    said = f"{M_RIGHT} fail2ban manages f2b-sshd; it is not Defender for Cloud or JIT, and not ufw either."
+    assert "owner_other" not in check_diagnosis(_case("m"), said, None).forbidden
