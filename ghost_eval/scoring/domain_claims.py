@@ -234,16 +234,16 @@ _SHAPING_FAULT = re.compile(
 """What says the shaping at fault is there: its kind or effect, or a name for the fault ("throughput issue = tc on
 tf-dest-vm")."""
 _PLACED_ON = re.compile(
-    rf"(?i)(?:\b(?:on|in)\W+(?:the\W+)?\**{LAB_VM_NAME}|^\W*{LAB_VM_NAME}\W*:)"
+    rf"(?i)(?:\b(?:on|in|(?:comes?|coming|originates?|originating)\s+from)\W+(?:the\W+)?\**{LAB_VM_NAME}|^\W*{LAB_VM_NAME}\W*:)"
     rf"|{LAB_VM_NAME}\**(?:\s*\([^()]{{0,40}}\))?(?:['\u2019]s\W+(?:[\w-]+\s+)?(?:eth\d|nic|(?:network\s+)?interface|egress|primary"
     r"|firewall|iptables|qdisc|[\w-]+\s+chain)|\s+eth\d|\s+(?:outbound|inbound|egress|ingress|primary|main)\s+(?:nic|interface)\b"
-    r"|\s+(?:has|carries|holds|runs)\s+(?:an?\s+|the\s+)?(?:\w+[\s/]+){0,2}?(?:iptables|nft|firewall|netem|tbf|htb|qdisc|"
-    r"INPUT|OUTPUT|rule))"
+    r"|\s+(?:has|carries|holds|runs)\s+(?:an?\s+|the\s+)?(?:[\w-]+[\s/]+){0,2}?(?:iptables|nft|firewall|netem|tbf|htb|qdisc|"
+    r"INPUT|OUTPUT|rule|chain))"
 )
 """Where a sentence places a thing on a VM: "on tf-dest-vm", "tf-dest-vm's eth0" (or "tf-dest-vm's default-route
 interface", "tf-source-vm outbound nic"), "tf-dest-vm's f2b-sshd chain",
-"tf-dest-vm eth0:", "tf-source-vm has an iptables OUTPUT rule" (its address in brackets between: "tf-dest-vm (10.0.1.5)
-has a tbf qdisc")."""
+"tf-dest-vm eth0:", "tf-source-vm has an iptables OUTPUT rule" or "has a f2b-sshd chain" (its address in brackets between:
+"tf-dest-vm (10.0.1.5) has a tbf qdisc"), "the latency comes from tf-dest-vm"."""
 _ITS = re.compile(
     r"(?i)(?:\s*\([^()]{0,40}\))?(?:[^.;:]{0,30}?[:,])?[^.;:]{0,60}?\s+its\s+(?:eth\d|nic|interface|egress|qdisc|firewall|"
     r"iptables|INPUT|OUTPUT|[\w-]+\s+chain)\b"
@@ -253,10 +253,11 @@ from tf-dest-vm (10.0.1.5): a netem qdisc on its interface", "tf-dest-vm drops a
 eth0"): what stands by that part is placed on the VM too."""
 _CLEAN = re.compile(
     r"(?i)\b(?:default(?![-\s]+(?:route|class|band|gw|gateway)\b)|clean|fq_codel|mq|pfifo\w*|nothing|none|no|not|without|"
-    r"only\s+the|unaffected|untouched)\b|n['\u2019]t\b"
+    r"only\s+the|unaffected|untouched)\b|\b(?:is|has|does|was|are|have|do|did)n['\u2019]?t\b"
 )
-"""What a sentence about a VM's qdisc says when it calls that VM clean ("tf-dest-vm has the default mq/fq_codel"); the
-default route's interface and htb's default class are parts of a shaping, not a clean VM."""
+"""What a sentence about a VM's qdisc says when it calls that VM clean ("tf-dest-vm has the default mq/fq_codel", "it
+isn't shaped"); the default route's interface and htb's default class are parts of a shaping, not a clean VM, and traffic
+that "can't" pass is the fault's effect."""
 
 
 _FIREWALL = re.compile(

@@ -1002,3 +1002,35 @@ def test_a_keeper_the_case_does_not_run_contradicts_its_owner(case_id: str, righ
 def test_a_keeper_ruled_out_by_name_is_no_claim() -> None:
     said = f"{M_RIGHT} fail2ban manages f2b-sshd; it is not Defender for Cloud or JIT, and not ufw either."
     assert "owner_other" not in check_diagnosis(_case("m"), said, None).forbidden
+
+
+@pytest.mark.parametrize(
+    ("case_id", "text", "kind"),
+    [
+        (
+            "m",
+            "the first box it touches is tf-source-vm, and tf-source-vm has a f2b-sshd chain with 203.0.113.47/32 REJECT.",
+            "firewall_placement",
+        ),
+        (
+            "r",
+            "9090 problem is on tf-source-vm -- its iptables has a DROP for tcp 9090 so the scraper can't open the "
+            "connection to tf-dest-vm.",
+            "firewall_placement",
+        ),
+        (
+            "q",
+            "The NSG rule ghost-demo-subnet-block-5432 blocks 5432. The latency comes from tf-dest-vm: a netem qdisc "
+            "there adds 50 ms to its replies.",
+            "shaping_placement",
+        ),
+    ],
+)
+def test_a_fault_put_on_the_other_vm_in_more_ways(case_id: str, text: str, kind: str) -> None:
+    """A VM that "has a f2b-sshd chain", a fault that "comes from" a VM, and a clause where traffic "can't" pass (which
+    is not the VM called clean) all place the fault on that VM."""
+    assert kind in check_diagnosis(_case(case_id), text, None).forbidden
+    right = text.replace("tf-source-vm", "tf-xx").replace("tf-dest-vm", "tf-source-vm").replace("tf-xx", "tf-dest-vm")
+    if case_id == "q":
+        right = text.replace("from tf-dest-vm", "from tf-source-vm")
+    assert kind not in check_diagnosis(_case(case_id), right, None).forbidden
