@@ -304,6 +304,24 @@ def _fault_elsewhere(case: Case, kind: str, sentence: str) -> bool:
     return False
 
 
+_SSH = r"(?:\bport\s+22\b|\btcp/22\b|\b[ds]?port\s+22\b|(?<![\w-])(?<!non\s)ssh\b)"
+_SPARED_SHAPED = re.compile(
+    rf"(?<!except\s)(?<!for\s)(?<!but\s)(?<!than\s){_SSH}(?:(?!\b(?:but|while|whereas|except|other|rest|else|everything|bypass\w*|exempt\w*|skip\w*|untouched"
+    r"|unshaped|not|no|never|1:1)\b|n['\u2019]t\b)[^.;,])*?"
+    r"\b(?:into|through|via|gets|get)\s+(?:the\s+)?(?:[\w-]+\s+)?(?:netem|tbf|shap\w*|delay)\b"
+    rf"|\b(?:only|mostly|just)\s+(?:the\s+)?{_SSH}(?:/\w+)?\s+(?:traffic\s+)?(?:is\s+|are\s+)?(?:being\s+)?"
+    r"(?:delayed|slowed|shaped|throttled|hit|dropped)\b",
+    PHRASE_FLAGS,
+)
+"""SSH said to be what the shaper acts on ("the u32 filters put port 22 traffic into the netem band", "SSH goes through
+netem", "only SSH is being delayed"), where the case's filters keep port 22 out of it."""
+_SPARED_CLAIM = "SSH (port 22) goes through the shaping; the case's filters keep port 22 out of it."
+
+
+def _spares_ssh(case: Case) -> bool:
+    return any(f.layer is Layer.OS and "tcp/22" in f.spares and _SHAPING.search(f.resource or "") for f in case.ground_truth)
+
+
 _JUMP = re.compile(r"-j\s+(DROP|REJECT)\b")
 _SAID_TARGET = {
     "DROP": re.compile(
@@ -626,6 +644,8 @@ def domain_claims(case: Case, sentences: Sequence[str], asserting: Asserting) ->
             hits.append(ClaimHit(id=f"{kind}_placement", claim=claim, sentence=elsewhere))
     if (invented := asserting(lambda s: _invented_device(case, s))) is not None:
         hits.append(ClaimHit(id="next_hop_device", claim=_INVENTED_CLAIM, sentence=invented))
+    if _spares_ssh(case) and (spared := asserting(lambda s: _SPARED_SHAPED.search(s) is not None)) is not None:
+        hits.append(ClaimHit(id="spared_shaped", claim=_SPARED_CLAIM, sentence=spared))
     target = _firewall_target(case)
     if target is not None and (other := asserting(lambda sentence: _other_target(target, sentence))) is not None:
         hits.append(ClaimHit(id="firewall_target", claim=_TARGET_CLAIM[target], sentence=other))

@@ -1034,3 +1034,29 @@ def test_a_fault_put_on_the_other_vm_in_more_ways(case_id: str, text: str, kind:
     if case_id == "q":
         right = text.replace("from tf-dest-vm", "from tf-source-vm")
     assert kind not in check_diagnosis(_case(case_id), right, None).forbidden
+
+
+@pytest.mark.parametrize(
+    ("case_id", "claim"),
+    [
+        ("g", "the u32 filters put port 22 traffic into the netem band 1:3 and everything else goes via 1:1 untouched"),
+        ("h", "the filters match port 22 and send it to 1:3, so SSH goes through netem"),
+        ("h", "the filters map port 22 into the netem band, so only SSH is being delayed"),
+        ("k", "the u32 filters match port 22 (dport and sport) and those are what get pushed into the shaped band"),
+    ],
+)
+def test_ssh_said_to_go_through_a_shaper_that_spares_it_is_wrong(case_id: str, claim: str) -> None:
+    """setup.sh's u32 filters send port 22 to the unshaped band: SSH is the one traffic the shaper leaves alone."""
+    assert "spared_shaped" in check_diagnosis(_case(case_id), f"netem on tf-source-vm's eth0; {claim}.", None).forbidden
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "a prio root qdisc steers everything except SSH into a netem qdisc with 100 ms of delay",
+        "it sends all non-SSH traffic through a netem band adding 100 ms",
+        "port 22 goes to band 1:1 and skips the netem; the catch-all sends the rest through it",
+    ],
+)
+def test_ssh_kept_out_of_the_shaper_is_no_claim(said: str) -> None:
+    assert "spared_shaped" not in check_diagnosis(_case("h"), f"On tf-source-vm {said}.", None).forbidden
