@@ -163,6 +163,8 @@ def test_a_style_is_whole_or_messy_and_a_phase_is_1_or_2(cases: dict[str, Case])
         "blind87",
         "blind88",
         "blind89",
+        "blind90",
+        "blind91",
     ],
 )
 def test_second_labels_cover_their_part_exactly_once(part: str) -> None:
