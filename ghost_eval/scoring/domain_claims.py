@@ -16,6 +16,7 @@ from functools import cache
 from ghost_eval.cases.case import Case, Layer
 from ghost_eval.cases.phrases import PHRASE_FLAGS
 from ghost_eval.scoring.model import ClaimHit
+from ghost_eval.scoring.owner_claims import owner_claims
 from ghost_eval.scoring.text import LAB_VM, LAB_VM_NAME, denied_before
 
 __all__ = ["Asserting", "domain_claims"]
@@ -480,82 +481,6 @@ def _blames_fabric(sentence: str) -> bool:
     return any(not denied_before(sentence, m.start(), words=2) for m in _FABRIC.finditer(sentence))
 
 
-_NO_OWNER = re.compile(
-    r"\b(?:no\s+(?:daemon|service|process|tool|agent|one|owner)\s+(?:\w+\s+)?(?:manages|owns|maintains|re-?applies|re-?creates)"
-    r"|(?:not|un)[-\s]?managed|nothing\s+(?:\w+\s+)?(?:manages|owns|maintains|re-?applies|re-?creates)|static\s+leftover"
-    r"|hand-?made|no\s+jail\s+state)\b",
-    PHRASE_FLAGS,
-)
-
-
-def _owner_denied(sentence: str) -> bool:
-    """Whether the sentence says nothing manages the fault's object ("no daemon manages it, so it is a static leftover",
-    "nothing re-applies it", "a hand-made rule"), not denied itself ("the policy isn't hand-made")."""
-    return any(not denied_before(sentence, m.start(), words=1) for m in _NO_OWNER.finditer(sentence))
-
-
-_REAPPLIED = re.compile(
-    r"\b(?:re-?appl(?:ies|ied)|re-?enforc(?:es|ed)|re-?runs|re-?asserts)\b"
-    r"|\b(?:puts|will\s+put)\s+(?:it|them|the\s+\w+)\s+back\b|\bkeeps?\s+(?:it|them|its\s+\w+|the\s+\w+)\s+(?:enforced|in\s+place)\b"
-    r"|\b(?:comes?|coming)\s+back\s+(?:at|after|on)\b|\bsurviv\w*\s+(?:a\s+|the\s+next\s+)?(?:re)?boots?\b"
-    r"|\bpersist\w*\s+(?:across|through|over)\s+(?:re)?boots?\b|\bwo(?:n['\u2019]?t|uld\s*n['\u2019]?t|uld\s+not|\s+not)\s+stick\b"
-    r"|\b(?:saved|loaded|reloaded|restored)\s+(?:\w+\s+){0,3}?(?:by|with|from|through)\s+(?:netfilter|iptables)-persistent\b"
-    r"|\b(?:netfilter|iptables)-persistent\s+(?:re)?loads\b",
-    PHRASE_FLAGS,
-)
-_INVENTED_OWNER_CLAIM = "Something re-applies or persists the fault; setup.sh writes it once and nothing puts it back."
-
-
-def _reapplied(sentence: str) -> bool:
-    """Whether the sentence says something puts the fault back ("the hardening tooling will put the rule back", "a
-    plain iptables -D won't stick", "saved with iptables-persistent, so it comes back at boot"), not denied."""
-    return any(_NEGATION.search(_clause_before(sentence, m.start())) is None for m in _REAPPLIED.finditer(sentence))
-
-
-_OTHER_OWNER = re.compile(
-    r"\b(?:cron(?:tab)?|(?:systemd-)?networkd|NetworkManager|netplan|(?:netfilter|iptables)-persistent|ufw|firewalld"
-    r"|cloud-init|rc\.local|Azure\s+Policy|Defender(?:\s+for\s+Cloud)?|just-in-time|JIT|wa(?:linux)?agent)\b",
-    PHRASE_FLAGS,
-)
-_MANAGES = re.compile(
-    r"\b(?:manages|managed\s+by|owned\s+by|owner\s+is|pushed\s+by|maintains|maintained\s+by|enforces|enforced\s+by"
-    r"|re-?creat(?:es|ed)\s+by)\b",
-    PHRASE_FLAGS,
-)
-
-
-def _other_owner(owners: tuple[str, ...], sentence: str) -> bool:
-    """Whether the sentence makes a process the case does not run the fault's keeper ("networkd puts the tbf back",
-    "pushed by Defender for Cloud just-in-time access", "rules.v4, which netfilter-persistent loads at boot"): a
-    keeper is a fact of the case, and a named stranger contradicts it."""
-    if not (_reapplied(sentence) or _MANAGES.search(sentence)):
-        return False
-    return any(
-        m.group(0).lower() not in owners and _NEGATION.search(_clause_before(sentence, m.start())) is None
-        for m in _OTHER_OWNER.finditer(sentence)
-    )
-
-
-_NEGATION = re.compile(r"\b(?:no|not|nothing|never|none|neither|nor|without)\b|n['\u2019]?t\b", PHRASE_FLAGS)
-
-
-def _clause_before(sentence: str, at: int) -> str:
-    """The words of the clause that lead up to `at` ("no service or rules file re-applies it": the negation governs the
-    verb however many words stand between them)."""
-    return re.split(r"[.;:,()\u2014]|\s(?:but|and|so)\s", sentence[max(0, at - 80) : at])[-1]
-
-
-@cache
-def _owner_absent(owners: tuple[str, ...]) -> re.Pattern[str]:
-    """The case's owner said to play no part ("fail2ban isnt in the picture here", "harden-net is not involved")."""
-    named = "|".join(re.escape(o) for o in owners)
-    return re.compile(
-        rf"\b(?:{named})(?:\.service)?\W+(?:is|was|has)\W*(?:n['\u2019]?t|\s+not|\s+nothing)\W+(?:\w+\W+){{0,3}}?"
-        r"(?:picture|involved|responsible|part|to\W+do|at\W+fault|the\W+(?:cause|owner|culprit))\b",
-        PHRASE_FLAGS,
-    )
-
-
 _UNDECIDED = re.compile(
     r"\b(?:cannot|can['\u2019]?t|could\s+not|couldn['\u2019]?t)\s+(?:confirm|tell|say|determine)\s+which\s+"
     r"(?:one|is\s+responsible|(?:of\s+(?:these|them|the\s+\w+))|cause)\b"
@@ -608,16 +533,7 @@ def domain_claims(case: Case, sentences: Sequence[str], asserting: Asserting) ->
     undecided = next((s for s in sentences if _UNDECIDED.search(s)), None)
     if undecided is not None:
         hits.append(ClaimHit(id="undecided", claim=_UNDECIDED_CLAIM, sentence=undecided))
-    if case.ownership:  # with no owner, `_owner_absent` would name none and match any "is not involved"
-        absent = _owner_absent(tuple(sorted({o.owner for o in case.ownership})))
-        owners = " / ".join(sorted({f"{o.owner} manages {o.name}" for o in case.ownership}))
-        if (unowned := asserting(lambda s: _owner_denied(s) or absent.search(s) is not None)) is not None:
-            hits.append(ClaimHit(id="owner_denied", claim=f"Nothing manages the fault's object; {owners}.", sentence=unowned))
-        named = tuple(sorted({o.owner.lower() for o in case.ownership}))
-        if (stranger := asserting(lambda s: _other_owner(named, s))) is not None:
-            hits.append(ClaimHit(id="owner_other", claim=f"Another process keeps the fault; {owners}.", sentence=stranger))
-    elif case.ground_truth and (kept := asserting(_reapplied)) is not None:
-        hits.append(ClaimHit(id="owner_invented", claim=_INVENTED_OWNER_CLAIM, sentence=kept))
+    hits += owner_claims(case, asserting)
     if case.ground_truth and (fabric := asserting(_blames_fabric)) is not None:
         hits.append(ClaimHit(id="fabric", claim=_FABRIC_CLAIM, sentence=fabric))
     inverted = asserting(_inverted_priority)
