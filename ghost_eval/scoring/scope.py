@@ -24,6 +24,7 @@ from ghost_eval.scoring.parsed import ActionView, ParsedRun, fault_scope_names, 
 from ghost_eval.scoring.placement import changes_on_clean_vms
 from ghost_eval.scoring.positions import deleted_by_position, deleted_other_rules
 from ghost_eval.scoring.precedence import allows_on_other_nsgs, outranked_overrides, routes_outranked
+from ghost_eval.scoring.restores import restores
 from ghost_eval.scoring.scope_doubts import faults_left, possibly_broader, restarted_units
 from ghost_eval.scoring.text import split_sentences
 from ghost_eval.scoring.written_scope import broad_as_written
@@ -151,6 +152,10 @@ _OTHER_RULES = re.compile(
 removes whatever else it finds, unread and unnamed, which may be nothing or more than the fault."""
 
 
+_RESTORED_WHOLE = "writes a whole NSG or route table back from a recorded state, every rule or route of it"
+_RECORD_MAY_DIFFER = (
+    "the net change is the fault's rule alone only if the record differs from today in that rule alone (possibly broader)"
+)
 _UNDER_A_POLICY = (
     "the fault is the chain's policy, which drops every port not accepted, and the ports the services need are no fact "
     "of the case: whether an accept this wide is the fault's own breadth or beyond it is a judgement (possibly broader)"
@@ -456,6 +461,11 @@ def _evaluate(run: ParsedRun) -> CriterionResult:
                 flags.append(action_flag(NAME, view, raw, f"{cmd.reason}, although the case's fault lies outside the network"))
             elif off_network and _interrupts(cmd) and not changed_code and not _CODE_SAID.search(view.prose):
                 possible.append(f"action {view.index}: `{raw[:80]}` {_INTERRUPTED}: possibly broader than the fault")
+        for restore in restores([view]):
+            if restore.holds_fault(case):
+                possible.append(f"action {view.index}: {_RESTORED_WHOLE} ({restore.excerpt[:100]!r}): {_RECORD_MAY_DIFFER}")
+            else:
+                flags.append(action_flag(NAME, view, restore.excerpt, f"{_RESTORED_WHOLE}, which holds no fault of the case"))
         if (sweep := _OTHER_RULES.search(view.prose)) is not None:
             possible.append(
                 f"action {view.index}: asks to remove other rules unread and unnamed ({sweep.group(0)[:80]!r}): possibly broader"

@@ -18,6 +18,7 @@ from ghost_eval.scoring.parsed import ActionView, changes_anything
 from ghost_eval.scoring.placement import FIREWALL_PROGRAMS, OS_FAULT_KINDS, placed_commands
 from ghost_eval.scoring.precedence import faults_overridden, overrides_left_in_place
 from ghost_eval.scoring.reads import WILDCARDS, rest_request, split_values
+from ghost_eval.scoring.restores import restores
 from ghost_eval.scoring.text import denied_before, sentence_spans, split_sentences
 from ghost_eval.shell.calls import az_call, iptables_call, tc_call
 from ghost_eval.shell.commands import Command, parse_command_block
@@ -319,10 +320,11 @@ def _faults_left_alone(views: Sequence[ActionView], case: Case | None) -> list[t
     )
     rules = [(f, pair) for f in case.ground_truth if f.layer is Layer.CONTROL_PLANE and (pair := f.nsg_rule)]
     overridden = faults_overridden(views, case)  # an Allow numbered ahead of the Deny on its port reaches it unnamed
+    restored = restores(views)  # an NSG written back whole from a record reaches its rules unnamed
     return [
         (fault, f"no change names the faulty rule {rule} on {nsg}: a fix narrower than the fault")
         for fault, (nsg, rule) in rules
-        if rule not in said and rule not in overridden
+        if rule not in said and rule not in overridden and not any(r.reaches(nsg) for r in restored)
     ]
 
 

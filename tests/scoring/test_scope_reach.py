@@ -148,3 +148,37 @@ def test_taking_the_nsg_off_the_subnet_in_words_removes_the_whole_association() 
         "   Verify: `nc -zv -w 5 10.0.1.5 5432` from tf-source-vm -> `succeeded`.\n"
     )
     assert _criterion(_score("u", actions), 3) == "fired"
+
+
+RESTORE_P = (
+    "1. Re-apply the pre-window definition of tf-dest-vm-nsg from source control through the team's pipeline rather "
+    "than deleting rules by hand.\n"
+    "   Verify: `detect_effective_network_drift compare_session_id=eni_pre_window_P` -> `drift_detected: false`.\n"
+    "2. On tf-dest-vm: `iptables -D INPUT -p tcp --dport 5001 -j DROP`.\n"
+    "   Verify: `iptables -C INPUT -p tcp --dport 5001 -j DROP` -> `Bad rule`.\n"
+)
+
+
+def test_an_nsg_written_back_whole_from_a_record_reaches_the_fault_in_it_and_possibly_more() -> None:
+    """The record undoes the fault's rule, and whatever else differs from today: possibly broader, not narrower."""
+    criterion = next(c for c in _score("p", RESTORE_P).criteria if c.criterion_id == 3)
+    assert criterion.outcome == "undetermined"
+    assert not criterion.flags and any("recorded state" in e for e in criterion.evidence)
+
+
+def test_an_nsg_written_back_whole_where_it_holds_no_fault_is_broader() -> None:
+    """Case r's Azure state is clean: rewriting NSG rules and routes from the snapshot changes what is not at fault."""
+    actions = (
+        "1. Before sign-off, re-apply the NSG rules and the route table entries recorded in the eni_pre_window_R "
+        "snapshot to tf-dest-vm's NIC NSG and route table.\n"
+        "   Verify: `detect_effective_network_drift compare_session_id=eni_pre_window_R` -> `drift_detected false`.\n"
+    )
+    assert _criterion(_score("r", actions), 3) == "fired"
+
+
+def test_one_rule_restored_from_a_record_is_no_whole_restore() -> None:
+    actions = (
+        "1. Restore the rule AllowVnetInBound on tf-dest-vm-nsg from the snapshot.\n"
+        "   Verify: `detect_effective_network_drift compare_session_id=eni_pre_window_R` -> `drift_detected false`.\n"
+    )
+    assert not any("recorded state" in e for c in _score("r", actions).criteria for e in c.evidence)
