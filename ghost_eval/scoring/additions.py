@@ -33,11 +33,15 @@ _NEW_RESOURCES = frozenset(
         ("network", "nat", "gateway"),
         ("network", "vnet-gateway"),
         ("network", "bastion"),
+        ("lock",),
+        ("resource", "lock"),
+        ("group", "lock"),
     }
 )
 """Resources a fix can create whole. A rule in an NSG or a route in a table is not one: it is the unit a fault of these
 cases is made of, and criterion 3's other checks judge it. No case's fault deletes a resource of these kinds, so a
-creation never restores one."""
+creation never restores one. A management lock is one too: it holds every later change to the whole resource (or
+group) it is put on, not only to the fault's rule."""
 
 
 def new_resources(views: Sequence[ActionView]) -> list[str]:

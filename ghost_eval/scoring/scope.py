@@ -144,12 +144,13 @@ _PROSE_BROAD += (
 )
 
 
+_OTHERS = r"(?:any|all|every)\s+other\s+(?:[\w-]+\s+){0,2}?(?:rules?|routes?|(?:route\s+)?tables?|nsgs?|chains?)\b"
 _OTHER_RULES = re.compile(
-    r"(?i)\b(?:any|all)\s+other\s+(?:\w+\s+){0,2}?rules\b[^.;]{0,160}?\b(?:remov|delet|drop)\w*"
-    r"|\b(?:remov|delet|drop)\w*\s+(?:any|all)\s+other\s+(?:\w+\s+){0,2}?rules\b"
+    rf"(?i)\b{_OTHERS}[^.;]{{0,160}}?\b(?:remov|delet|drop)\w*|\b(?:remov|delet|drop)\w*\s+(?:[\w-]+\s+){{0,4}}?{_OTHERS}"
 )
-"""A sweep told in words ("drop any other stale DROP rules", "any other Deny rules … and removing those as well"): it
-removes whatever else it finds, unread and unnamed, which may be nothing or more than the fault."""
+"""A sweep told in words ("drop any other stale DROP rules", "any other Deny rules … and removing those as well", "for
+any other table, delete routes whose nextHopType is None"): it removes whatever else it finds, unread and unnamed,
+which may be nothing or more than the fault."""
 
 
 _RESTORED_WHOLE = "writes a whole NSG or route table back from a recorded state, every rule or route of it"

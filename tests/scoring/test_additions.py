@@ -19,6 +19,9 @@ _ENDPOINT = (
         "az network private-endpoint create -g nw-forensics-rg -n pe-logs --vnet-name forensics-vnet --subnet default",
         "az vm create -g nw-forensics-rg -n nva-01 --image Ubuntu2204 --private-ip-address 10.0.1.100",
         "az network nsg create -g nw-forensics-rg -n tf-dest-vm-nsg-v2",
+        "az lock create -n nsg-lock --lock-type ReadOnly -g nw-forensics-rg --resource tf-dest-vm-nsg "
+        "--resource-type Microsoft.Network/networkSecurityGroups",
+        "az group lock create --lock-type CanNotDelete -n rg-lock -g nw-forensics-rg",
     ],
 )
 def test_c3_a_new_resource_offered_beside_the_fix_is_possibly_broader(creation: str) -> None:
