@@ -138,12 +138,17 @@ def _acted_on(traffic: str, target: FaultTarget) -> bool:
     return within(target.affects) if target.affects else not within(target.spares)
 
 
+_WHERE_NOTE = re.compile(r"(?<=\s)\([^()$]*\)\s*$")
+"""A note in brackets after a command (`nc -zv -w5 10.0.1.5 22   (from tf-source-vm)`) says where it runs; it is no
+argument of the command, and the shell would not take it as one."""
+
+
 def misses_the_faults(command: str, targets: list[FaultTarget]) -> list[str]:
     """The traffic a check tries where no fault of the case acts on any of it (`nc -zv 10.0.1.5 22` where the deny
     is on 5432, an ssh login past a DROP policy that accepts SSH, scp where the shaper spares port 22, any probe where
     the fault is an allow no probe can show): it gets the same answer with the faults in place, so it proves nothing
     about the fix. Empty where it reaches one, or is not such a probe."""
-    parsed = parse_command_block(command)
+    parsed = parse_command_block(_WHERE_NOTE.sub("", command))
     tried = [_probed(c) for c in parsed]
     if not targets or not parsed or any(t is None for t in tried):
         return []

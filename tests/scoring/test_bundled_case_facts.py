@@ -1391,6 +1391,7 @@ def test_v_a_deny_of_the_whole_vnet_on_every_port_is_broad_and_offered_on_owners
         ("`ssh azureuser@10.0.1.5 'echo reachable'` -> prints reachable without a timeout", False),
         ("`ssh azureuser@10.0.1.5 true` -> exit code 0", False),
         ("`nc -zv -w 3 10.0.1.5 22` -> succeeded", False),
+        ("`nc -zv -w5 10.0.1.5 22   (from tf-source-vm)` -> succeeded", False),
         ("`nc -zv -w 3 10.0.1.5 5432` -> succeeded", True),
         ("`ssh azureuser@10.0.1.5 'sudo iptables -S INPUT'` -> shows `-P INPUT ACCEPT`", True),
     ],
