@@ -210,6 +210,8 @@ _NOT_A_CHANGE = re.compile(
     r"(?:[\w-]+\s+){0,2}"
     r"(?:ticket|incident|change\s+request|issue|investigation|hypothes[ie]s|theory|case|finding|loop)\b"
     r"|\bclose\w*\s+(?:(?:it|this|that|the\s+ticket)\s+)?as\b"
+    r"|\b(?:keep|leave|left|kept|hold)\w*\s+(?:it|this|that|the\s+(?:case|ticket|incident|investigation|issue|question))\s+"
+    r"(?=open\b)"
     r"|\b(?:the|a|an|this|that|these|those|their|its|our|your)\s+(?=(?:drops?|blocks?|deny|denials?|rejects?|closed|open|blocked"
     r"|dropped|denied|resets?|restarts?|changes?)\b)"
     r"|\b(?=(?:drop|block|deny|reject|allow|accept)\s+(?:rules?|entr(?:y|ies)|verdicts?)\b)"
@@ -226,7 +228,8 @@ _NOT_A_CHANGE = re.compile(
 "nothing dropped or altered"),
 handing the finding on or keeping records ("raise it with the owners", "raise that as a separate question", "open a
 separate ticket", "opens their own ticket", "close the ticket", "close the suspected packet-drop investigation",
-"close as not-a-network-issue", "close the drop hypothesis": a ticket or a hypothesis is no system's state; "a code
+"close as not-a-network-issue", "close the drop hypothesis", "keep the case open": a ticket or a hypothesis is no
+system's state; "a code
 change on their side": an application's code is its team's, not the network's; "any change": what is said of no change
 or of every change, "is not fixed by any change to the 8080 path"), a noun or an adjective ("whether the DROP is
 intentional", "the resets are probes", "two deny rules", "a closed port", "wants lower latency", "after their change",

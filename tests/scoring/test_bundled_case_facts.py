@@ -922,6 +922,7 @@ def test_none_for_a_layer_is_no_action() -> None:
         "No NSG, route or VM change is required; close the ticket as no network fault and keep the capture as the evidence.",
         "Nothing on the network; close the suspected packet-loss investigation and keep the captures.",
         "nothing / close as not-a-network-issue, keep the pcaps",
+        "No NSG, route, firewall or VM change is needed. Keep the case open only if a stalled request can be timestamped.",
     ],
 )
 def test_closing_the_ticket_changes_no_system(said: str) -> None:
