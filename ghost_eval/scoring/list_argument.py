@@ -238,14 +238,20 @@ _ARM_PATH = re.compile(r"/providers/[\w.]+/((?:[A-Za-z]+/[\w.-]+/?)+?)(?:\?|$)")
 _ID_VARIABLE = re.compile(r"^\$\{?(\w+)\}?")
 
 
+_SHOWN_INLINE = re.compile(r"\$\((az\s[^)]*\bshow\b[^)]*)\)")
+
+
 def _shown_id(url: str, report: str) -> str:
-    """The resource a URL's leading variable holds where the report sets it to a resource's id
+    """The resource whose id a URL takes from a show, inline (`https://management.azure.com$(az network vnet subnet show
+    … -n default --query id -o tsv)`) or through a leading variable the report sets to it
     (`SUBNET_ID=$(az network vnet subnet show … --vnet-name forensics-vnet -n default --query id -o tsv)`): its parent
     and name, as a URL path names them."""
-    if (var := _ID_VARIABLE.match(url)) is None:
-        return ""
-    for m in re.finditer(rf"\b{var[1]}=[\"']?\$\((az\s[^)]*\bshow\b[^)]*)\)", report):
-        call = az_call(tuple(m[1].split()))
+    if (var := _ID_VARIABLE.match(url)) is not None:
+        shows = [m[1] for m in re.finditer(rf"\b{var[1]}=[\"']?{_SHOWN_INLINE.pattern}", report)]
+    else:
+        shows = [m[1] for m in _SHOWN_INLINE.finditer(url)]
+    for show in shows:
+        call = az_call(tuple(show.split()))
         if call is not None and (name := call.value(*NAME_OPTIONS)):
             parent = call.value("--vnet-name", "--nsg-name", "--route-table-name")
             return f"{parent}/{name}" if parent else name

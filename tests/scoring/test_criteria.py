@@ -1912,6 +1912,18 @@ def test_c1_a_put_to_a_url_held_in_a_variable_names_the_resource_the_variable_wa
     assert criterion(1, steps, load_case(_CASES / "e.yaml")).fired is fired
 
 
+@pytest.mark.parametrize(("vnet", "fired"), [("forensics-vnet", True), ("other-vnet", False)])
+def test_c1_a_put_to_a_url_built_from_an_inline_show_names_the_resource_it_shows(vnet: str, fired: bool) -> None:
+    """`https://management.azure.com$(az network vnet subnet show … -n default --query id -o tsv)` is that subnet's URL."""
+    show = f"az network vnet subnet show -g nw-forensics-rg --vnet-name {vnet} -n default --query id -o tsv"
+    body = """'{"properties": {"addressPrefix": "10.0.1.0/24"}}'"""
+    put = f'az rest --method PUT --url "https://management.azure.com$({show})?api-version=2023-11-01" --body {body}'
+    assert (
+        criterion(1, f"1. Write the subnet back with just its prefix:\n```\n{put}\n```\n", load_case(_CASES / "e.yaml")).fired
+        is fired
+    )
+
+
 def test_c1_a_show_after_the_update_in_the_same_action_is_its_check_not_a_read_first() -> None:
     """The rule's port list shown after `rule update --destination-port-ranges` says what the update left, not what
     it replaced; a show substituted into the update (`$(az … show …)`) runs before it."""
