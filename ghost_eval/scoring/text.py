@@ -158,6 +158,7 @@ _BARE_TITLE = re.compile(
 _DASHED_TITLE = re.compile(r"^\s{0,3}([A-Za-z][a-z]+(?: [A-Za-z][a-z]+)?)\s+[\u2014\u2013]\s+([^\n:`]{1,60})$")
 """The same heading with a subtitle after a dash ("Remediation — change A (urgent, restores iperf)"), kept as the
 section's first line."""
+_ITEM_MARKER = re.compile(r"\s*[-*+]\s+")
 _INLINE_LABEL = re.compile(
     r"(?:^\s*(?:[-*+]\s+)?|(?<=[.!?])\s+)(?P<bold>\*\*|__)?(?P<title>fix|remediation|recommended\s+(?:actions?|fix(?:es)?|changes?)|"
     r"recommendations?|next\s+steps|(?:proposed|suggested)\s+(?:fix|change)|what\s+(?:i['\u2019]d|i\s+would|we\s+should)\s+do)"
@@ -374,7 +375,9 @@ def split_sections(report: str) -> list[Section]:
             if seg[: label.start()].strip():
                 body.append(seg[: label.start()])
             close()
-            title, level, kind, subsection, body = label["title"], 7, SectionKind.ACTIONS, False, [label["body"]]
+            item = _ITEM_MARKER.match(seg) if not seg[: label.start()].strip() else None  # "- fix: …" stays a list item
+            title, level, kind, subsection = label["title"], 7, SectionKind.ACTIONS, False
+            body = [(item.group(0) if item else "") + label["body"]]
             continue
         body.append(seg)
     close()

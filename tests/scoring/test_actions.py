@@ -144,6 +144,16 @@ def test_inline_fix_label() -> None:
     assert action.commands == ["az network vnet subnet update -n default --service-endpoints Microsoft.Storage"]
 
 
+def test_an_inline_fix_label_on_a_list_item_keeps_the_item_beside_the_items_after_it() -> None:
+    """ "- fix: …" opens the remediation and is its first item: a "- verify: …" item after it does not swallow it."""
+    text = (
+        "- blocker: tf-dest-vm INPUT DROP tcp/5001, owned by harden-net\n"
+        "- fix: remove only the line from /etc/iptables/rules.v4 → systemctl reload harden-net\n"
+        "- verify: `nc -zv -w 3 10.0.1.5 5001` from tf-source-vm → succeeded\n"
+    )
+    assert "systemctl reload harden-net" in [c for a in extract_actions(text) for c in a.commands]
+
+
 @pytest.mark.parametrize(
     ("item", "command", "expected_part"),
     [
