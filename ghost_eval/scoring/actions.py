@@ -431,7 +431,11 @@ def actions_from_sections(sections: Sequence[Section]) -> list[RecommendedAction
     to do, are what it recommends: judged, not passed over."""
     if any(s.kind is SectionKind.ACTIONS for s in sections):
         kinds = [(s.kind, a) for s in sections for item in _section_items(s, verifying=False) if (a := _to_action(item))]
-        return [a for kind, a in kinds if _recommended_in(kind, a)]
+        recommended: list[RecommendedAction] = []
+        for kind, a in kinds:  # how to undo the fix, written after it, is no recommendation of its own
+            if _recommended_in(kind, a) and not (recommended and _ROLLBACK.search(a.description)):
+                recommended.append(a)
+        return recommended
     actions: list[RecommendedAction] = []
     for section in sections:
         if section.kind is SectionKind.OTHER:
@@ -522,7 +526,7 @@ _DONE_WITH = re.compile(r"(?i)\b(?:it|this|that|them|rule|entry|route|qdisc)\s+(
 """A change handed to its command inside the sentence ("remove it w/ iptables -D …", "delete the rule with `…`")."""
 
 
-_ROLLBACK = re.compile(r"(?i)^\W*(?:to\s+roll\s*back|rollback\s*:|to\s+undo|to\s+revert)\b")
+_ROLLBACK = re.compile(r"(?i)^\W*(?:to\s+roll\s*back\b|roll-?back\s*:|to\s+undo\b|to\s+revert\b)")
 """How to undo the fix, which a report without headings writes beside it: not a recommendation."""
 _RECOMMENDS = re.compile(
     r"(?i)\b(?:recommend\w*|(?:my|the)\s+(?:\w+\s+)?(?:fix|recommendation|remediation)\b|fix\s+(?:is|would\s+be)\s+to"

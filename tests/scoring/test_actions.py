@@ -838,3 +838,13 @@ def test_a_line_quoting_a_command_in_backticks_is_prose_not_a_shell_line() -> No
         "ssh to tf-source-vm, `sudo iptables -D OUTPUT -p tcp --dport 80 -j DROP`\n"
     )
     assert [c for a in extract_actions(text) for c in a.commands] == ["sudo iptables -D OUTPUT -p tcp --dport 80 -j DROP"]
+
+
+def test_how_to_undo_the_fix_after_it_is_no_action_of_its_own() -> None:
+    """ "Rollback: `az … rule delete …`" under the fix says how to take it back, not a change to make."""
+    create = "az network nsg rule create -g rg --nsg-name nsg -n allow-pg --priority 150 --access Allow"
+    text = (
+        "## Recommended change\nOpen only the paged flow:\n\n```\n" + create + "\n```\n\n"
+        "Rollback: `az network nsg rule delete -g rg --nsg-name nsg -n allow-pg`.\n"
+    )
+    assert [a.commands for a in extract_actions(text)] == [[create]]
