@@ -72,9 +72,9 @@ CONCEPTS: dict[str, str] = {
     # relations ("independant": a common misspelling in quick notes)
     "independent": r"\bindepend[ae]nt\w*|\bseparate\w*|\bunrelated\b|\bdistinct\b|\bnot\W+(?:related|connected|linked)\b"
     r"|\bdifferent\W+(?:root\W+)?(?:causes?|faults?|issues?|problems?)\b|\b(?:two|2)\W+(?:\w+\W+){0,2}?(?:faults|issues|problems"
-    r"|causes|findings|misconfigurations|changes|defects|breakages)\b|\bsecond\W+(?:\w+\W+)?(?:fault|issue|finding|problem"
+    r"|causes|findings|misconfigurations|changes|defects|breakages)\b|\bsecond(?:ary)?\W+(?:\w+\W+)?(?:fault|issue|finding|problem"
     r"|cause|misconfiguration)\b|\bboth\W+(?:faults|issues|problems)\b|\bco-?incident\w*|\bcoincid\w+|\bon\W+its\W+own\b"
-    r"|\bnothing\W+to\W+do\W+with\b|\bnothing\W+in\W+common\b|\b(?:its|their)\W+own\W+fix(?:es)?\b|\bdoes\W+not\W+(?:explain|cause)\b|\bno\W+(?:causal\W+)?(?:link|relation|connection)\b|\brelation(?:ship)?\W+(?:none|no)\b"
+    r"|\bnothing\W+to\W+do\W+with\b|\bnothing\W+in\W+common\b|\b(?:its|their)\W+own\W+fix(?:es)?\b|\bdo(?:es)?(?:\W+not|n['\u2019]?t)\W+(?:explain|cause|touch|affect)\b|\bno\W+(?:causal\W+)?(?:link|relation|connection)\b|\brelation(?:ship)?\W+(?:none|no)\b"
     r"|\b(?:additionally|also|in\W+addition|as\W+well|besides)\b"
     r"|\b(?:remains?|persists?|stays?|still\W+(?:be\W+)?(?:there|present|active|in\W+place|hurts?)|(?:will\W+)?(?:show|hurt|wreck|surface"
     r"|appear)\w*|see\W+it)\W+(?:\w+\W+){0,3}?(?:after|once|the\W+moment|as\W+soon\W+as)\b"

@@ -323,6 +323,28 @@ def _spares_ssh(case: Case) -> bool:
     return any(f.layer is Layer.OS and "tcp/22" in f.spares and _SHAPING.search(f.resource or "") for f in case.ground_truth)
 
 
+_ENI_HOLDS_OS = re.compile(
+    r"(?:detect_effective_network_drift|effective[-\s]network[-\s]drift|\beni(?:_\w+)?\b|\bazure(?:[-\s]only)?\s+(?:baseline|"
+    r"snapshot|drift))[^.;]{0,120}?\b(?P<verb>has|have|had|shows?|showed|lists?|listed|flag(?:s|ged)?|records?|recorded"
+    r"|includes?|included|contains?|contained|catch(?:es)?|caught|surfac(?:es|ed)|reveal(?:s|ed)|report(?:s|ed)|sees|saw)\b"
+    r"(?P<held>[^.;]{0,160}?)\b(?:iptables|INPUT\s+chain|(?:host|guest|os)\s+firewall)",
+    PHRASE_FLAGS,
+)
+"""The Azure-side drift check (`detect_effective_network_drift` against an `eni_…` baseline) said to hold a guest
+firewall rule ("the eni_pre_window_P drift report lists … and the iptables rule", "the ENI snapshot records the VM's
+effective state including its iptables rules"): it compares NSGs and routes only, as the original's tool says."""
+_ENI_CLAIM = "The Azure drift check shows a guest firewall rule; it compares NSGs and routes only."
+
+
+def _eni_holds_os(sentence: str) -> bool:
+    m = _ENI_HOLDS_OS.search(sentence)
+    return (
+        m is not None
+        and not denied_before(sentence, m.start("verb"), words=3)
+        and re.search(r"(?i)\b(?:only|not|no|but|without)\b|n['\u2019]t\b", m["held"]) is None
+    )
+
+
 _JUMP = re.compile(r"-j\s+(DROP|REJECT)\b")
 _SAID_TARGET = {
     "DROP": re.compile(
@@ -562,6 +584,9 @@ def domain_claims(case: Case, sentences: Sequence[str], asserting: Asserting) ->
         hits.append(ClaimHit(id="next_hop_device", claim=_INVENTED_CLAIM, sentence=invented))
     if _spares_ssh(case) and (spared := asserting(lambda s: _SPARED_SHAPED.search(s) is not None)) is not None:
         hits.append(ClaimHit(id="spared_shaped", claim=_SPARED_CLAIM, sentence=spared))
+    os_faults = any(f.layer is Layer.OS for f in case.ground_truth)
+    if os_faults and (eni := asserting(_eni_holds_os)) is not None:
+        hits.append(ClaimHit(id="azure_drift_sees_os", claim=_ENI_CLAIM, sentence=eni))
     target = _firewall_target(case)
     if target is not None and (other := asserting(lambda sentence: _other_target(target, sentence))) is not None:
         hits.append(ClaimHit(id="firewall_target", claim=_TARGET_CLAIM[target], sentence=other))

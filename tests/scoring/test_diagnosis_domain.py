@@ -1060,3 +1060,52 @@ def test_ssh_said_to_go_through_a_shaper_that_spares_it_is_wrong(case_id: str, c
 )
 def test_ssh_kept_out_of_the_shaper_is_no_claim(said: str) -> None:
     assert "spared_shaped" not in check_diagnosis(_case("h"), f"On tf-source-vm {said}.", None).forbidden
+
+
+@pytest.mark.parametrize(
+    ("claim", "wrong"),
+    [
+        ("The ENI snapshot records the VM's effective state including its iptables rules.", True),
+        ("The eni_pre_window_R drift report lists two items, an NSG rule and the iptables DROP on tf-dest-vm.", True),
+        ("The baseline is Azure-only, so eni_pre_window_R couldn't show the iptables rule either way.", False),
+        ("The eni_pre_window_R diff shows only NSG and route state, not the iptables DROP.", False),
+    ],
+)
+def test_the_azure_drift_check_said_to_hold_a_guest_firewall_rule_is_wrong(claim: str, wrong: bool) -> None:
+    """detect_effective_network_drift compares NSGs and routes: a guest's iptables rule is outside what it reads."""
+    result = check_diagnosis(_case("r"), f"{R_RIGHT} {claim}", None)
+    assert ("azure_drift_sees_os" in result.forbidden) is wrong
+
+
+@pytest.mark.parametrize(
+    ("case_id", "text"),
+    [
+        (
+            "j",
+            "## Blocking fault — tf-dest-vm\niptables INPUT rule 1 is `-p tcp --dport 5001 -j DROP`; iperf hangs.\n\n"
+            "## Secondary fault — tf-source-vm\nThe default-route interface has a prio root qdisc whose band 1:3 feeds "
+            "`netem delay 30ms`; it adds ~30 ms and blocks nothing.",
+        ),
+        (
+            "p",
+            "eni drift vs eni_pre_window_P -> added: ghost-demo-rollback-block-8080 on tf-dest-vm-nsg, inbound Deny Tcp "
+            "8080 pri 150, the rollback claim is false. On tf-dest-vm iptables INPUT #1 is DROP tcp dpt:5001; it doesn't "
+            "touch 8080 but both have to be undone.",
+        ),
+    ],
+)
+def test_a_secondary_fault_or_one_that_does_not_touch_the_other_symptom_is_independent(case_id: str, text: str) -> None:
+    assert "independent" in check_diagnosis(_case(case_id), text, None).matched
+
+
+def test_a_policy_change_written_as_an_arrow_without_spaces_is_read() -> None:
+    said = "diff vs the pre-hardening snapshot: policy_changes: INPUT ACCEPT->DROP on tf-dest-vm, plus 3 ACCEPT rules."
+    assert "policy_accept_to_drop" in check_diagnosis(_case("n"), said, None).matched
+
+
+def test_more_than_a_leftover_rule_says_it_is_not_one() -> None:
+    said = (
+        "tf-dest-vm's INPUT chain has a DROP for TCP 5001. What makes this more than a leftover rule is where it lives: "
+        "harden-net re-applies /etc/iptables/rules.v4 every ten minutes."
+    )
+    assert "owner_denied" not in check_diagnosis(_case("j_hardened"), said, None).forbidden
