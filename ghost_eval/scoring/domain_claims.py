@@ -381,10 +381,11 @@ def _fault_chain(case: Case) -> str | None:
 @cache
 def _drop_in_builtin(chain: str, own: str) -> re.Pattern[str]:
     """A sentence that puts the drop in a built-in chain, written in capitals as iptables names it ("a rule in OUTPUT
-    dropping tcp 9090", "the DROP sits in OUTPUT", "tf-dest-vm's OUTPUT chain: a DROP on …"), where the words between do
-    not name the fault's own chain."""
+        dropping tcp 9090", "an OUTPUT-chain rule drops ICMP", "the DROP sits in OUTPUT", "tf-dest-vm's OUTPUT chain: a DROP
+    on …"), where the words between do
+        not name the fault's own chain."""
     return re.compile(
-        rf"(?<![\w-]){chain}(?![\w-])(?:(?!{own}){_NOT_THERE}){{0,60}}?{_DROP_WORD}"
+        rf"(?<![\w-]){chain}(?:-chain\b|(?![\w-]))(?:(?!{own}){_NOT_THERE}){{0,60}}?{_DROP_WORD}"
         rf"|\b(?:DROP|drop)\W+(?:\w+\W+){{0,2}}?(?:is|happens|sits|lives)\W+in\W+(?:the\W+)?{chain}(?![\w-])"
         rf"|(?<![\w-]){chain}\W+chain\s*:\s*(?:an?\s+|the\s+)?{_DROP_WORD}"
     )

@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable
 from functools import cache
 
-from ghost_eval.cases.case import Case
+from ghost_eval.cases.case import Case, Ownership
 from ghost_eval.cases.phrases import PHRASE_FLAGS
 from ghost_eval.scoring.model import ClaimHit
 from ghost_eval.scoring.text import denied_before
@@ -91,6 +91,28 @@ def _owner_absent(owners: tuple[str, ...]) -> re.Pattern[str]:
     )
 
 
+_EVERY = re.compile(r"(?i)\bevery\s+(\d+)\s*(s|secs?|seconds?|m|mins?|minutes?|h|hours?)\b")
+_SECONDS = {"s": 1, "m": 60, "h": 3600}
+_PATH = re.compile(r"/etc/[\w./-]*\w")
+
+
+def _owner_misdescribed(owner: Ownership, sentence: str) -> bool:
+    """Whether a sentence naming the owner gives it another interval than the case's ("ghost-shaper re-applies it every
+    60 seconds" where it does every 300) or another file in its own folder (`/etc/ghost-shaper/ghost-shaper.yaml`
+    where it reads `/etc/ghost-shaper/shaper.conf`): how the owner keeps the fault is a fact of the case."""
+    if owner.owner.lower() not in sentence.lower():
+        return False
+    if owner.reapply_seconds is not None and any(
+        int(m[1]) * _SECONDS[m[2][0].lower()] != owner.reapply_seconds for m in _EVERY.finditer(sentence)
+    ):
+        return True
+    known = set(_PATH.findall(f"{owner.managed_via or ''} {owner.name}"))
+    folder = f"/etc/{owner.owner}/"
+    return any(p.startswith(folder) and p not in known for p in _PATH.findall(sentence)) and any(
+        k.startswith(folder) for k in known
+    )
+
+
 def owner_claims(case: Case, asserting: Callable[[Callable[[str], bool]], str | None]) -> list[ClaimHit]:
     """The owner claims a diagnosis asserts that the case contradicts."""
     hits: list[ClaimHit] = []
@@ -99,6 +121,10 @@ def owner_claims(case: Case, asserting: Callable[[Callable[[str], bool]], str | 
         owners = " / ".join(sorted({f"{o.owner} manages {o.name}" for o in case.ownership}))
         if (unowned := asserting(lambda s: _owner_denied(s) or absent.search(s) is not None)) is not None:
             hits.append(ClaimHit(id="owner_denied", claim=f"Nothing manages the fault's object; {owners}.", sentence=unowned))
+        if (misdescribed := asserting(lambda s: any(_owner_misdescribed(o, s) for o in case.ownership))) is not None:
+            hits.append(
+                ClaimHit(id="owner_facts", claim=f"The owner keeps the fault otherwise; {owners}.", sentence=misdescribed)
+            )
         named = tuple(sorted({o.owner.lower() for o in case.ownership}))
         if (stranger := asserting(lambda s: _other_owner(named, s))) is not None:
             hits.append(ClaimHit(id="owner_other", claim=f"Another process keeps the fault; {owners}.", sentence=stranger))

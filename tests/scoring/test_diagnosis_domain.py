@@ -1109,3 +1109,26 @@ def test_more_than_a_leftover_rule_says_it_is_not_one() -> None:
         "harden-net re-applies /etc/iptables/rules.v4 every ten minutes."
     )
     assert "owner_denied" not in check_diagnosis(_case("j_hardened"), said, None).forbidden
+
+
+def test_an_output_chain_written_with_a_hyphen_is_the_other_direction() -> None:
+    said = (
+        "The slow copies come from a 5 Mbit/s tbf on tf-source-vm's egress. The ping failure is separate: on tf-dest-vm "
+        "an OUTPUT-chain rule drops ICMP leaving the VM."
+    )
+    assert "drop_builtin_chain" in check_diagnosis(_case("k"), said, None).forbidden
+
+
+@pytest.mark.parametrize(
+    ("said", "wrong"),
+    [
+        ("ghost-shaper re-applies it every 60 seconds from /etc/ghost-shaper/shaper.conf", True),
+        ("ghost-shaper re-applies it every 5 minutes from /etc/ghost-shaper/ghost-shaper.yaml", True),
+        ("ghost-shaper re-applies it every 300 s from /etc/ghost-shaper/shaper.conf", False),
+        ("ghost-shaper re-applies it every 5 min from its config", False),
+    ],
+)
+def test_the_owner_given_another_interval_or_file_is_misdescribed(said: str, wrong: bool) -> None:
+    """ghost-shaper puts its qdisc back every 300 s from /etc/ghost-shaper/shaper.conf, as the case's owner says."""
+    text = f"tbf on tf-source-vm eth0 (8mbit, 8kb burst) drops the transfer's bursts; {said}."
+    assert ("owner_facts" in check_diagnosis(_case("g_daemon"), text, None).forbidden) is wrong
