@@ -99,8 +99,9 @@ added at the subnet level")."""
 def _placement(rule: str, nsg: str) -> re.Pattern[str]:
     """A sentence that puts `rule` on an NSG other than `nsg`: another NSG's name, another VM's NSG (either way round:
     "<vm>'s NSG", "the NSG of <vm>'s NIC", or just "on <vm>'s nic: <rule>"), or a subnet NSG (named or not: "the NSG
-    on the default subnet") for a NIC's (`<vm>-nsg`) and a NIC's for a subnet's, as the rule's home, or as what a colon
-    after that NSG introduces ("a subnet-level NSG that is evaluated first: rule <rule>, priority 100")."""
+    on the default subnet", "the NSG associated with forensics-vnet/default") for a NIC's (`<vm>-nsg`) and a NIC's for
+    a subnet's, as the rule's home, or as what a colon after that NSG introduces ("a subnet-level NSG that is evaluated
+    first: rule <rule>, priority 100")."""
     owner = nsg.lower().removesuffix("-nsg") if nsg.lower().endswith("-vm-nsg") else None
     others = [
         rf"(?<![\w.-])(?!{re.escape(nsg)}\b)[\w.-]+-nsg\b",
@@ -111,7 +112,8 @@ def _placement(rule: str, nsg: str) -> re.Pattern[str]:
     ]
     if owner:
         others.append(
-            r"subnet(?:-level|['\u2019]s)?\W+(?:level\W+)?nsg\b|nsg\W+(?:on|of|attached\W+to)\W+(?:the\W+)?(?:[\w-]+\W+)?subnet\b"
+            r"subnet(?:-level|['\u2019]s)?\W+(?:level\W+)?nsg\b|nsg\W+(?:on|of|(?:attached|associated)\W+(?:to|with))\W+(?:the\W+)?"
+            r"(?:(?:[\w-]+\W+)?subnet\b|[\w-]+-vnet/[\w-]+\b)"
             r"|subnet[-\s]level\b"
         )
     else:
@@ -154,6 +156,16 @@ _TYPE_OVER_PREFIX = re.compile(
 """A user route said to win whatever the prefixes ("Azure lets a user-defined route override a system route regardless
 of prefix length"): Azure picks the longest prefix first; a route's type decides only between equal prefixes."""
 _TYPE_OVER_PREFIX_CLAIM = "A user route wins over a system route whatever their prefixes (the longest prefix is chosen first)."
+_ROUTE_PRIORITY = re.compile(
+    r"(?i)\broutes?\b[^.;]{0,80}?\b(?:priority|precedence\s+value)\s*(?:of\s+|=\s*|:\s*)?\d+"
+    r"|\b(?:lower|raise|change|set)\w*\s+(?:its|the\s+route['\u2019]?s?)\s+priority\b"
+)
+"""A route given a priority number ("this user route was created with priority 100"): Azure routes have none; a route
+is chosen by the longest prefix, then by its source (user, BGP, system)."""
+_ROUTE_PRIORITY_CLAIM = "A route has a priority number (Azure routes have none; the longest prefix is chosen)."
+
+
+_NSG_WORD = re.compile(r"(?i)\bnsgs?\b|security\s+(?:group|rule)|\bAllowVnet|\bDenyAll")
 _TABLE_ON_NIC = re.compile(
     r"(?:\b(?:route\W+)?table\b|[\w-]+-rt\b)[^.;]{0,60}?\b(?:attached|associated|applied|bound|linked)\W+(?:\w+\W+){0,3}?"
     r"(?:to|with)\W+(?:the\W+)?"
@@ -535,6 +547,9 @@ def domain_claims(case: Case, sentences: Sequence[str], asserting: Asserting) ->
         by_type = asserting(lambda sentence: _TYPE_OVER_PREFIX.search(sentence) is not None)
         if by_type is not None:
             hits.append(ClaimHit(id="route_type_over_prefix", claim=_TYPE_OVER_PREFIX_CLAIM, sentence=by_type))
+        numbered = asserting(lambda s: _ROUTE_PRIORITY.search(s) is not None and not _NSG_WORD.search(s))
+        if numbered is not None:
+            hits.append(ClaimHit(id="route_priority", claim=_ROUTE_PRIORITY_CLAIM, sentence=numbered))
         on_nic = asserting(lambda sentence: _TABLE_ON_NIC.search(sentence) is not None)
         if on_nic is not None:
             hits.append(ClaimHit(id="route_table_on_nic", claim=_TABLE_ON_NIC_CLAIM, sentence=on_nic))

@@ -1132,3 +1132,26 @@ def test_the_owner_given_another_interval_or_file_is_misdescribed(said: str, wro
     """ghost-shaper puts its qdisc back every 300 s from /etc/ghost-shaper/shaper.conf, as the case's owner says."""
     text = f"tbf on tf-source-vm eth0 (8mbit, 8kb burst) drops the transfer's bursts; {said}."
     assert ("owner_facts" in check_diagnosis(_case("g_daemon"), text, None).forbidden) is wrong
+
+
+@pytest.mark.parametrize(
+    ("claim", "wrong"),
+    [
+        ("this user route was created with priority 100, which puts it ahead of VnetLocal, so it gets picked", True),
+        ("lower its priority or delete it", True),
+        ("the /32 user route is more specific than VnetLocal's 10.0.0.0/16, so it is picked", False),
+        ("the NSG rules at priority 65000 allow the VNet, so the NSG is not it", False),
+    ],
+)
+def test_a_route_given_a_priority_number_is_invented(claim: str, wrong: bool) -> None:
+    """Azure routes have no priority: the longest prefix wins, then the route's source."""
+    text = f"blackhole-dest-vm in ghost-demo-s-rt: 10.0.1.5/32 -> None; {claim}."
+    assert ("route_priority" in check_diagnosis(_case("s"), text, None).forbidden) is wrong
+
+
+def test_an_nsg_associated_with_the_subnet_is_a_subnet_nsg() -> None:
+    said = (
+        "The NSG associated with forensics-vnet/default carries ghost-demo-temp-rdp-access, an inbound allow for TCP "
+        "3389 from any source at priority 500."
+    )
+    assert "nsg_placement" in check_diagnosis(_case("v"), said, None).forbidden
