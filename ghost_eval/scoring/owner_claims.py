@@ -75,9 +75,9 @@ _NEGATION = re.compile(r"\b(?:no|not|nothing|never|none|neither|nor|without)\b|n
 
 
 def _clause_before(sentence: str, at: int) -> str:
-    """The words of the clause that lead up to `at` ("no service or rules file re-applies it": the negation governs the
-    verb however many words stand between them)."""
-    return re.split(r"[.;:,()\u2014]|\s(?:but|and|so)\s", sentence[max(0, at - 80) : at])[-1]
+    """The words of the clause that lead up to `at` ("no rules file, unit or cron job on the VM contains or re-applies
+    it": the negation governs the verb however many words, commas of a list among them, stand between them)."""
+    return re.split(r"[.;:()\u2014]|\s(?:but|so|while|whereas)\s", sentence[max(0, at - 80) : at])[-1]
 
 
 @cache

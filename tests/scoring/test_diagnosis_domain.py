@@ -970,6 +970,8 @@ def test_j_a_keeper_of_the_runtime_drop_is_invented(claim: str) -> None:
     [
         "On tf-dest-vm it is one runtime iptables rule; no service or rules file re-applies it.",
         "It is a runtime rule that nothing on the machine re-applies.",
+        "It is a runtime rule: no rules file, unit or cron job on the VM contains or re-applies it, so nothing will put it "
+        "back once deleted.",
         "A reboot clears it: the rule won't survive a reboot.",
     ],
 )
