@@ -102,6 +102,8 @@ FLOORS = {
     "blind87": 0.87,
     "blind88": 0.89,
     "blind89": 0.89,
+    "blind90": 0.89,
+    "blind91": 0.87,
 }
 """The tune half is what the detectors were written against; the other parts were measured after the fact. blind10
 and blind11 (issue 20's blind parts) measured 0.67 and 0.70 first; after their misses were read and mended by domain
@@ -196,6 +198,8 @@ DIAGNOSIS_FLOORS = {
     "blind87": 0.96,
     "blind88": 0.93,
     "blind89": 0.95,
+    "blind90": 0.96,
+    "blind91": 0.98,
 }
 """Diagnosis agreement of issue 20's blind parts, first measured 0.80 and 0.90, now 0.907 (88/97) and 0.904 (113/125);
 elsewhere FLOORS serves both."""
