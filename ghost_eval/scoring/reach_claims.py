@@ -1,5 +1,6 @@
 """What a diagnosis says a fault or a tool reaches, against what the case and the tools can: SSH put through a shaper
-whose filters keep port 22 out of it, the Azure drift check said to show a guest's firewall rule."""
+whose filters keep port 22 out of it, the Azure drift check said to show a guest's firewall rule, a service said to
+listen behind an allow that opens no working path."""
 
 from __future__ import annotations
 
@@ -54,6 +55,25 @@ def _eni_holds_os(sentence: str) -> bool:
     )
 
 
+_LISTENER = re.compile(
+    r"\b(?:xrdp|rdp\s+(?:service|server|daemon)|(?:a|an|the)\s+(?:rdp\s+|remote\s+desktop\s+)?(?:service|server|listener|daemon))"
+    r"\b[^.;]{0,60}?\b(?P<verb>(?:is\s+)?running|listening|answer(?:s|ing)|listens|accepts?\s+connections|responds)\b"
+    r"|\b(?P<state>listening|answering)\s+on\s+(?:tcp\s*/?\s*)?(?:port\s+)?\d+",
+    PHRASE_FLAGS,
+)
+"""A service said to listen behind an allow that opens no working path ("xrdp is actually running on the box and
+answering on 3389"): the case starts none, which is why no probe can see the fault."""
+_LISTENER_CLAIM = "A service listens behind the rule; the case starts none, so the rule opens no working path."
+
+
+def _listener_said(sentence: str) -> bool:
+    return any(
+        not denied_before(sentence, m.start("verb") if m["verb"] else m.start("state"), words=3)
+        and not denied_before(sentence, m.start(), words=2)
+        for m in _LISTENER.finditer(sentence)
+    )
+
+
 def reach_claims(case: Case, asserting: Callable[[Callable[[str], bool]], str | None]) -> list[ClaimHit]:
     """The reach claims a diagnosis asserts that the case or the tools contradict."""
     hits: list[ClaimHit] = []
@@ -61,4 +81,6 @@ def reach_claims(case: Case, asserting: Callable[[Callable[[str], bool]], str | 
         hits.append(ClaimHit(id="spared_shaped", claim=_SPARED_CLAIM, sentence=spared))
     if any(f.layer is Layer.OS for f in case.ground_truth) and (eni := asserting(_eni_holds_os)) is not None:
         hits.append(ClaimHit(id="azure_drift_sees_os", claim=_ENI_CLAIM, sentence=eni))
+    if any(not f.probe_visible for f in case.ground_truth) and (listener := asserting(_listener_said)) is not None:
+        hits.append(ClaimHit(id="listener_invented", claim=_LISTENER_CLAIM, sentence=listener))
     return hits

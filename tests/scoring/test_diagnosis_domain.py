@@ -1157,3 +1157,18 @@ def test_an_nsg_associated_with_the_subnet_is_a_subnet_nsg() -> None:
         "3389 from any source at priority 500."
     )
     assert "nsg_placement" in check_diagnosis(_case("v"), said, None).forbidden
+
+
+@pytest.mark.parametrize(
+    ("claim", "wrong"),
+    [
+        ("xrdp is actually running on the box and answering on 3389, so this is a live login", True),
+        ("an xrdp service on the VM answers on that port, giving anyone a login prompt", True),
+        ("nothing on the Linux VM listens on 3389, so no probe trips over it", False),
+        ("no RDP service is running on the VM, so it is an exposure finding", False),
+    ],
+)
+def test_a_service_said_to_listen_behind_an_allow_that_opens_no_path_is_invented(claim: str, wrong: bool) -> None:
+    """Case v starts nothing on 3389: the rule is an exposure, and a listener behind it is a fact the case lacks."""
+    text = f"ghost-demo-temp-rdp-access on tf-dest-vm-nsg allows TCP 3389 from any source at priority 500; {claim}."
+    assert ("listener_invented" in check_diagnosis(_case("v"), text, None).forbidden) is wrong
