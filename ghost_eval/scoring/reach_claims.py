@@ -74,6 +74,32 @@ def _listener_said(sentence: str) -> bool:
     )
 
 
+_REAL_CAUSE = re.compile(
+    r"\b(?:real|actual|main|primary|true|root|underlying)\s+(?:problem|cause|issue|culprit|blocker)\s*(?:is|=|:|->)\s*"
+    r"(?P<what>[^.;,]{0,60})",
+    PHRASE_FLAGS,
+)
+_FIREWALL = compile_phrase("@os_firewall|@deny|\\bINPUT\\b")
+_SHAPED = compile_phrase("@shaping|@delay")
+
+
+def _unreported_called_the_cause(case: Case) -> Callable[[str], bool]:
+    """Whether a sentence calls a fault the scenario's prompt never reports ("the real problem is the delay on the
+    source side", where the prompt reports failed connections and the delay only slows them) the real cause."""
+    kinds = [_SHAPED if _SHAPING.search(f.resource or "") else _FIREWALL for f in case.ground_truth if f.reported is False]
+
+    def says(sentence: str) -> bool:
+        return any(
+            any(k.search(m["what"]) for k in kinds) and not denied_before(sentence, m.start(), words=2)
+            for m in _REAL_CAUSE.finditer(sentence)
+        )
+
+    return says
+
+
+_UNREPORTED_CLAIM = "A fault the prompt never reports is called the real cause of the reported failure."
+
+
 def reach_claims(case: Case, asserting: Callable[[Callable[[str], bool]], str | None]) -> list[ClaimHit]:
     """The reach claims a diagnosis asserts that the case or the tools contradict."""
     hits: list[ClaimHit] = []
@@ -81,6 +107,11 @@ def reach_claims(case: Case, asserting: Callable[[Callable[[str], bool]], str | 
         hits.append(ClaimHit(id="spared_shaped", claim=_SPARED_CLAIM, sentence=spared))
     if any(f.layer is Layer.OS for f in case.ground_truth) and (eni := asserting(_eni_holds_os)) is not None:
         hits.append(ClaimHit(id="azure_drift_sees_os", claim=_ENI_CLAIM, sentence=eni))
+    if (
+        any(f.reported is False for f in case.ground_truth)
+        and (unreported := asserting(_unreported_called_the_cause(case))) is not None
+    ):
+        hits.append(ClaimHit(id="unreported_as_cause", claim=_UNREPORTED_CLAIM, sentence=unreported))
     if any(not f.probe_visible for f in case.ground_truth) and (listener := asserting(_listener_said)) is not None:
         hits.append(ClaimHit(id="listener_invented", claim=_LISTENER_CLAIM, sentence=listener))
     return hits

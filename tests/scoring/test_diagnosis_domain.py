@@ -1172,3 +1172,16 @@ def test_a_service_said_to_listen_behind_an_allow_that_opens_no_path_is_invented
     """Case v starts nothing on 3389: the rule is an exposure, and a listener behind it is a fact the case lacks."""
     text = f"ghost-demo-temp-rdp-access on tf-dest-vm-nsg allows TCP 3389 from any source at priority 500; {claim}."
     assert ("listener_invented" in check_diagnosis(_case("v"), text, None).forbidden) is wrong
+
+
+@pytest.mark.parametrize(
+    ("said", "wrong"),
+    [
+        ("there's also a drop rule in iptables on dest for 5001 but the real problem is the delay on the source side", True),
+        ("the real problem is the DROP for tcp/5001 on tf-dest-vm; the delay on tf-source-vm is separate", False),
+    ],
+)
+def test_a_fault_the_prompt_never_reports_called_the_real_cause_is_wrong(said: str, wrong: bool) -> None:
+    """j's prompt reports failed connections; the 30 ms delay (reported: false) slows traffic and blocks nothing."""
+    text = f"netem on tf-source-vm adds 30ms to its non-SSH traffic; {said}."
+    assert ("unreported_as_cause" in check_diagnosis(_case("j"), text, None).forbidden) is wrong
