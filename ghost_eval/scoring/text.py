@@ -491,7 +491,8 @@ def terse_result(text: str) -> bool:
 
 _RELATIVE = re.compile(
     r"(?i)\b(?:normal(?:ly)?|better|improv\w*|comparable|baseline|substantial(?:ly)?|significant(?:ly)?|something|"
-    r"happ(?:y|ier)|health(?:y|ier)|as\s+(?:before|usual)|faster|slower|lower|higher|recover\w*)\b"
+    r"happ(?:y|ier)|health(?:y|ier)|as\s+(?:before|usual)|faster|slower|lower|higher|recover\w*|in\s+line\s+with"
+    r"|pre-?(?:change|window|incident)|works?\s+again|working\s+again)\b"
 )
 _VALUE = re.compile(
     r"(?i)\d|[\"\[{]|(?<!\w)'|\b(?:succeed\w*|success\w*|connected|refused|timed?\s*out|timeouts?|empty|nothing|no\s+output|"
@@ -501,7 +502,8 @@ _VALUE = re.compile(
 
 
 def relative_only(text: str, command: str = "") -> bool:
-    """ "Latency should look much better / back to normal", "comparable to the baseline": a result stated only against
+    """ "Latency should look much better / back to normal", "comparable to the baseline", "in line with pre-change
+    performance", "ping works again": a result stated only against
     a state nobody measured, with no output, count or value to compare; such a check may prove the fix or not. The
     check's own `command` and inline code are not the result (a port or an address in them is no value)."""
     prose = mask_code(text.replace(command, " ") if command else text).replace("`", " ")

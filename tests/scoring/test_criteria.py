@@ -750,6 +750,8 @@ def test_c4_structured_verifications_are_judged_by_their_content() -> None:
         "latency should drop substantially compared with the previous run",
         "you should get something back this time",
         "throughput should look healthier than before the change",
+        "results should be in line with pre-change performance",
+        "ping works again",
     ],
 )
 def test_c4_a_result_stated_only_as_better_or_normal_is_undetermined(expected: str) -> None:
