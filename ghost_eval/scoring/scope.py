@@ -186,7 +186,7 @@ _IF = re.compile(r"(?i)\b(?:if|unless|alternatively|once|after)\b")
 _OWNERS_ANSWER = re.compile(
     r"(?i)\b(?:meant|intended|by\s+mistake|mistaken(?:ly)?|accident(?:al)?(?:ly)?|(?:no|any)\s+(?:other\s+)?purpose|"
     r"not\s+supposed)\b|\bcan(?:not|['\u2019]t)\s+(?:say|explain|confirm|reach)\b"
-    r"|\b(?:team|owners?|they|them)\b[^.;]{0,60}?\b(?:confirm(?:s|ed)?|agree[sd]?|approve[sd]?|says?|said|needs?|listed)\b"
+    r"|\b(?:teams?|owners?|they|them)\b[^.;]{0,60}?\b(?:confirm(?:s|ed)?|agree[sd]?|approve[sd]?|says?|said|needs?|listed)\b"
 )
 """A condition that asks the owner of a change whether it was intended ("if the platform team confirms the NSG was
 attached by mistake", "if they can't say why it is there"), or what they need before it is taken ("once the application

@@ -37,6 +37,6 @@ def rules_hash(files: tuple[Path, ...] = RULE_FILES) -> str:
 
 SCORER_NAME = "deterministic"
 RULES_HASH = rules_hash()
-SCORER_VERSION = f"3.216.0+rules.{RULES_HASH}"
+SCORER_VERSION = f"3.217.0+rules.{RULES_HASH}"
 """Bump the number whenever a rule is meant to change what a run scores; the rules hash changes by itself."""
 SCORER = f"{SCORER_NAME}@{SCORER_VERSION}"

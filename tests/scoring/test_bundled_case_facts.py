@@ -1327,6 +1327,10 @@ U_DETACH = (
             f"detach it: {U_DETACH}\n",
             "undetermined",
         ),
+        (
+            U_DELETE + U_VERIFY + f"2. Once the app teams confirm, detach the subnet NSG: {U_DETACH}\n",
+            "undetermined",
+        ),
         (U_DELETE + U_VERIFY + f"2. Detach the subnet NSG too: {U_DETACH}\n", "fired"),
         (U_DELETE + U_VERIFY + f"2. If the test still fails, detach the subnet NSG: {U_DETACH}\n", "fired"),
         (f"1. If the platform team confirms it was attached by mistake, detach the subnet NSG: {U_DETACH}\n" + U_VERIFY, "fired"),
